@@ -1,0 +1,91 @@
+// Package model defines the provider interface luban's run loop talks to and
+// the provider-neutral message shapes (OpenAI Chat Completions vocabulary:
+// messages, tool calls, tool results).
+package model
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Role of a message in the conversation.
+type Role string
+
+// Message roles.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// ToolCall is one tool call in an assistant message. Arguments is the raw
+// JSON text exactly as the model produced it (it may be invalid JSON).
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Message is one conversation message. An assistant message may carry
+// ToolCalls; a tool message answers exactly one of them via ToolCallID.
+type Message struct {
+	Role       Role       `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"toolCalls,omitempty"`
+	ToolCallID string     `json:"toolCallId,omitempty"`
+	// Name is the tool's name on a tool message.
+	Name string `json:"name,omitempty"`
+	// IsError marks a tool message whose result is an error.
+	IsError bool `json:"isError,omitempty"`
+}
+
+// ToolSpec is a tool as the model sees it: name, description and the JSON
+// Schema of its arguments.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Request is one model call.
+type Request struct {
+	Messages []Message
+	Tools    []ToolSpec
+}
+
+// Response is the complete assistant turn of one model call.
+type Response struct {
+	// Message has Role RoleAssistant, the full text and every tool call in
+	// the order the model emitted them.
+	Message Message
+	// FinishReason as the provider reported it ("stop", "tool_calls", ...).
+	FinishReason string
+	// Retries is how many times the call was retried before it succeeded.
+	Retries int
+}
+
+// Provider generates one assistant turn. Implementations stream text through
+// onDelta (called from the calling goroutine, in order; may be nil) and return
+// the whole turn when the stream ends. A returned error means no part of the
+// turn is to be applied.
+type Provider interface {
+	// Name is the provider and model as shown to people, e.g.
+	// "openai:gpt-4o-mini" or "scripted:demo".
+	Name() string
+	Generate(ctx context.Context, req *Request, onDelta func(text string)) (*Response, error)
+}
+
+// ProviderFunc adapts a function to Provider, with a fixed name.
+type ProviderFunc struct {
+	ProviderName string
+	Fn           func(ctx context.Context, req *Request, onDelta func(text string)) (*Response, error)
+}
+
+// Name returns f.ProviderName.
+func (f ProviderFunc) Name() string { return f.ProviderName }
+
+// Generate calls f.Fn.
+func (f ProviderFunc) Generate(ctx context.Context, req *Request, onDelta func(string)) (*Response, error) {
+	return f.Fn(ctx, req, onDelta)
+}
