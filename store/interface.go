@@ -1,0 +1,66 @@
+package store
+
+import "context"
+
+// Executor is every query luban makes. Methods follow NounVerb(ctx, params)
+// (STYLE rule 3) and are sorted by noun. Conditional writes return whether
+// they won.
+type Executor interface {
+	AuditInsert(ctx context.Context, p *AuditInsertParams) error
+	AuditList(ctx context.Context, sessionID string) ([]*AuditEntry, error)
+
+	// EventAppend assigns the session's next sequence number. Inside InTx the
+	// event reaches Subscribe channels only after the commit.
+	EventAppend(ctx context.Context, p *EventAppendParams) (*Event, error)
+	EventList(ctx context.Context, p *EventListParams) ([]*Event, error)
+
+	InteractionGet(ctx context.Context, id string) (*Interaction, error)
+	InteractionGetByToolCall(ctx context.Context, sessionID, toolCallID string) (*Interaction, error)
+	InteractionGetLastResolved(ctx context.Context, sessionID string) (*Interaction, error)
+	InteractionGetPending(ctx context.Context, sessionID string) (*Interaction, error)
+	InteractionInsert(ctx context.Context, p *InteractionInsertParams) (*Interaction, error)
+	InteractionList(ctx context.Context, sessionID string) ([]*Interaction, error)
+	InteractionListExpired(ctx context.Context, p *InteractionListExpiredParams) ([]*Interaction, error)
+	InteractionResolve(ctx context.Context, p *InteractionResolveParams) (bool, error)
+
+	MessageInsert(ctx context.Context, p *MessageInsertParams) (*Message, error)
+	MessageList(ctx context.Context, sessionID string) ([]*Message, error)
+
+	RunGet(ctx context.Context, id string) (*Run, error)
+	RunGetActive(ctx context.Context, sessionID string) (*Run, error)
+	RunInsert(ctx context.Context, p *RunInsertParams) (*Run, error)
+	RunLease(ctx context.Context, p *RunLeaseParams) (bool, error)
+	RunListRecoverable(ctx context.Context, p *RunListRecoverableParams) ([]*Run, error)
+	RunUpdate(ctx context.Context, p *RunUpdateParams) (bool, error)
+
+	SessionCreate(ctx context.Context, p *SessionCreateParams) (*Session, error)
+	SessionGet(ctx context.Context, id string) (*Session, error)
+	SessionList(ctx context.Context, p *SessionListParams) ([]*Session, error)
+	SessionSetStatus(ctx context.Context, p *SessionSetStatusParams) error
+
+	TraceInsert(ctx context.Context, p *TraceInsertParams) error
+	TraceList(ctx context.Context, sessionID string) ([]*TraceEntry, error)
+}
+
+// Tx is an Executor inside one transaction.
+type Tx interface {
+	Executor
+}
+
+// Store is a database. Reads and single writes may be made on it directly;
+// multi-row changes go through InTx.
+type Store interface {
+	Executor
+	// InTx runs fn in one transaction: committed when fn returns nil, rolled
+	// back otherwise (fn's error is returned). Events appended in fn are
+	// announced to subscribers after the commit.
+	InTx(ctx context.Context, fn func(tx Tx) error) error
+	// Subscribe returns a channel that receives a value (coalesced, never
+	// blocking the writer) after events of sessionID were committed, and a
+	// func to unsubscribe. The event log stays the source of truth: a
+	// subscriber re-reads it with EventList after each wake-up.
+	Subscribe(sessionID string) (<-chan struct{}, func())
+	// Durable reports whether rows survive a restart ("memory" does not).
+	Durable() bool
+	Close() error
+}

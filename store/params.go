@@ -1,0 +1,129 @@
+package store
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// SessionCreateParams creates a session with status "idle".
+type SessionCreateParams struct {
+	ID, Owner, Title string
+	Now              time.Time
+}
+
+// SessionListParams lists a principal's sessions, newest first.
+type SessionListParams struct {
+	Owner string
+	Limit int // 0 means 100
+}
+
+// SessionSetStatusParams records the session's latest run status.
+type SessionSetStatusParams struct {
+	ID, Status string
+	Now        time.Time
+}
+
+// RunInsertParams inserts a run in status running, leased to LeaseOwner.
+// It fails with ErrRunActive when the session already has an active run.
+type RunInsertParams struct {
+	ID, SessionID, Agent string
+	LeaseOwner           string
+	LeaseUntil           time.Time
+	Now                  time.Time
+}
+
+// RunUpdateParams moves a run from one of From to To, conditionally. When
+// LeaseOwner is set the row must also be leased to it. Error is stored when
+// not empty. Steps and InvalidStreak are written when not nil.
+type RunUpdateParams struct {
+	ID            string
+	From          []RunStatus
+	To            RunStatus
+	LeaseOwner    string
+	Error         string
+	Steps         *int
+	InvalidStreak *int
+	Now           time.Time
+}
+
+// RunLeaseParams takes or extends the lease of a running run: it wins when
+// the run is running and unleased, leased to Owner, or its lease expired.
+type RunLeaseParams struct {
+	ID, Owner string
+	Until     time.Time
+	Now       time.Time
+}
+
+// RunListRecoverableParams lists running runs whose lease expired before Now.
+type RunListRecoverableParams struct {
+	Now   time.Time
+	Limit int
+}
+
+// MessageInsertParams inserts a message. A tool message (ToolCallID set,
+// Role "tool") fails with ErrDuplicate when that call already has a result.
+type MessageInsertParams struct {
+	ID, SessionID, RunID string
+	Role, Content        string
+	ToolCalls            json.RawMessage
+	ToolCallID, Name     string
+	IsError              bool
+	Metadata             json.RawMessage
+	ParentID             string
+	CallIndex            int
+	Now                  time.Time
+}
+
+// InteractionInsertParams inserts a pending interaction. It fails with
+// ErrDuplicate when the tool call already has one.
+type InteractionInsertParams struct {
+	ID, SessionID, RunID, ToolCallID, Tool string
+	Request                                json.RawMessage
+	Now, ExpiresAt                         time.Time
+}
+
+// InteractionResolveParams resolves a pending interaction in one conditional
+// write (seed 000 §6.2 "一次性消费"): it wins only when the row is still
+// pending, belongs to SessionID, and — unless Status is "expired" — has not
+// passed its expiresAt at Now. For Status "expired" the row must have passed it.
+type InteractionResolveParams struct {
+	ID, SessionID string
+	Status        string
+	Answer        json.RawMessage
+	Now           time.Time
+}
+
+// InteractionListExpiredParams lists pending interactions past expiresAt.
+type InteractionListExpiredParams struct {
+	Now   time.Time
+	Limit int
+}
+
+// EventAppendParams appends an event with the session's next sequence number.
+type EventAppendParams struct {
+	SessionID, Name string
+	Data            json.RawMessage
+	Now             time.Time
+}
+
+// EventListParams lists events with Seq > AfterSeq, ascending.
+type EventListParams struct {
+	SessionID string
+	AfterSeq  int64
+	Limit     int // 0 means 1000
+}
+
+// AuditInsertParams records one audit entry.
+type AuditInsertParams struct {
+	SessionID, RequestID, ToolCallID, RunID string
+	Action, Reason                          string
+	Summary                                 json.RawMessage
+	Now                                     time.Time
+}
+
+// TraceInsertParams records one trace entry.
+type TraceInsertParams struct {
+	SessionID, RunID, Kind string
+	Data                   json.RawMessage
+	Now                    time.Time
+}

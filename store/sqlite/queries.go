@@ -1,0 +1,483 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lubanhq/luban/store"
+)
+
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// executor implements store.Executor on a reader (r) and a writer (w); in a
+// transaction both are the *sql.Tx. onEvent is told of every appended event.
+type executor struct {
+	r, w    querier
+	onEvent func(sessionID string)
+}
+
+func ts(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+func tm(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(v).UTC()
+}
+
+func nullJSON(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+func rawJSON(s sql.NullString) json.RawMessage {
+	if !s.Valid || s.String == "" {
+		return nil
+	}
+	return json.RawMessage(s.String)
+}
+
+func isUnique(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+func notFound(err error, what string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%s: %w", what, store.ErrNotFound)
+	}
+	return fmt.Errorf("sqlite: %s: %w", what, err)
+}
+
+// ---- audit
+
+func (e executor) AuditInsert(ctx context.Context, p *store.AuditInsertParams) error {
+	_, err := e.w.ExecContext(ctx, `INSERT INTO audit (session_id, request_id, tool_call_id, run_id, action, reason, summary, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, p.SessionID, p.RequestID, p.ToolCallID, p.RunID, p.Action, p.Reason, nullJSON(p.Summary), ts(p.Now))
+	if err != nil {
+		return fmt.Errorf("sqlite: audit insert: %w", err)
+	}
+	return nil
+}
+
+func (e executor) AuditList(ctx context.Context, sessionID string) ([]*store.AuditEntry, error) {
+	rows, err := e.r.QueryContext(ctx, `SELECT id, session_id, request_id, tool_call_id, run_id, action, reason, summary, at
+		FROM audit WHERE session_id = ? ORDER BY id`, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: audit list: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.AuditEntry
+	for rows.Next() {
+		a := &store.AuditEntry{}
+		var sum sql.NullString
+		var at int64
+		if err := rows.Scan(&a.ID, &a.SessionID, &a.RequestID, &a.ToolCallID, &a.RunID, &a.Action, &a.Reason, &sum, &at); err != nil {
+			return nil, err
+		}
+		a.Summary, a.At = rawJSON(sum), tm(at)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// ---- events
+
+func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (*store.Event, error) {
+	var seq int64
+	err := e.w.QueryRowContext(ctx, `UPDATE sessions SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq`, p.SessionID).Scan(&seq)
+	if err != nil {
+		return nil, notFound(err, "event append: session "+p.SessionID)
+	}
+	if _, err := e.w.ExecContext(ctx, `INSERT INTO events (session_id, seq, name, data, created_at) VALUES (?, ?, ?, ?, ?)`,
+		p.SessionID, seq, p.Name, string(p.Data), ts(p.Now)); err != nil {
+		return nil, fmt.Errorf("sqlite: event append: %w", err)
+	}
+	if e.onEvent != nil {
+		e.onEvent(p.SessionID)
+	}
+	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, CreatedAt: p.Now}, nil
+}
+
+func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*store.Event, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	rows, err := e.r.QueryContext(ctx, `SELECT seq, name, data, created_at FROM events
+		WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`, p.SessionID, p.AfterSeq, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: event list: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Event
+	for rows.Next() {
+		ev := &store.Event{SessionID: p.SessionID}
+		var data string
+		var at int64
+		if err := rows.Scan(&ev.Seq, &ev.Name, &data, &at); err != nil {
+			return nil, err
+		}
+		ev.Data, ev.CreatedAt = json.RawMessage(data), tm(at)
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
+
+// ---- interactions
+
+const interactionCols = `id, session_id, run_id, tool_call_id, tool, request, status, answer, created_at, expires_at, resolved_at`
+
+func scanInteraction(sc interface{ Scan(...any) error }) (*store.Interaction, error) {
+	it := &store.Interaction{}
+	var req string
+	var ans sql.NullString
+	var c, x, r int64
+	if err := sc.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &r); err != nil {
+		return nil, err
+	}
+	it.Request, it.Answer = json.RawMessage(req), rawJSON(ans)
+	it.CreatedAt, it.ExpiresAt, it.ResolvedAt = tm(c), tm(x), tm(r)
+	return it, nil
+}
+
+func (e executor) interactionOne(ctx context.Context, what, query string, args ...any) (*store.Interaction, error) {
+	it, err := scanInteraction(e.r.QueryRowContext(ctx, `SELECT `+interactionCols+` FROM interactions `+query, args...))
+	if err != nil {
+		return nil, notFound(err, what)
+	}
+	return it, nil
+}
+
+func (e executor) InteractionGet(ctx context.Context, id string) (*store.Interaction, error) {
+	return e.interactionOne(ctx, "interaction "+id, `WHERE id = ?`, id)
+}
+
+func (e executor) InteractionGetByToolCall(ctx context.Context, sessionID, toolCallID string) (*store.Interaction, error) {
+	return e.interactionOne(ctx, "interaction for tool call "+toolCallID, `WHERE session_id = ? AND tool_call_id = ?`, sessionID, toolCallID)
+}
+
+func (e executor) InteractionGetPending(ctx context.Context, sessionID string) (*store.Interaction, error) {
+	return e.interactionOne(ctx, "pending interaction", `WHERE session_id = ? AND status = 'pending' ORDER BY created_at LIMIT 1`, sessionID)
+}
+
+func (e executor) InteractionGetLastResolved(ctx context.Context, sessionID string) (*store.Interaction, error) {
+	return e.interactionOne(ctx, "resolved interaction", `WHERE session_id = ? AND status <> 'pending' ORDER BY resolved_at DESC, created_at DESC LIMIT 1`, sessionID)
+}
+
+func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionInsertParams) (*store.Interaction, error) {
+	_, err := e.w.ExecContext(ctx, `INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`, p.ID, p.SessionID, p.RunID, p.ToolCallID, p.Tool, string(p.Request), ts(p.Now), ts(p.ExpiresAt))
+	if isUnique(err) {
+		return nil, fmt.Errorf("interaction for tool call %s: %w", p.ToolCallID, store.ErrDuplicate)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: interaction insert: %w", err)
+	}
+	return &store.Interaction{ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, ToolCallID: p.ToolCallID, Tool: p.Tool,
+		Request: p.Request, Status: "pending", CreatedAt: p.Now, ExpiresAt: p.ExpiresAt}, nil
+}
+
+func (e executor) interactionMany(ctx context.Context, query string, args ...any) ([]*store.Interaction, error) {
+	rows, err := e.r.QueryContext(ctx, `SELECT `+interactionCols+` FROM interactions `+query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: interaction list: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Interaction
+	for rows.Next() {
+		it, err := scanInteraction(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}
+
+func (e executor) InteractionList(ctx context.Context, sessionID string) ([]*store.Interaction, error) {
+	return e.interactionMany(ctx, `WHERE session_id = ? ORDER BY created_at, id`, sessionID)
+}
+
+func (e executor) InteractionListExpired(ctx context.Context, p *store.InteractionListExpiredParams) ([]*store.Interaction, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	return e.interactionMany(ctx, `WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?`, ts(p.Now), limit)
+}
+
+func (e executor) InteractionResolve(ctx context.Context, p *store.InteractionResolveParams) (bool, error) {
+	cmp := `expires_at > ?`
+	if p.Status == "expired" {
+		cmp = `expires_at <= ?`
+	}
+	res, err := e.w.ExecContext(ctx, `UPDATE interactions SET status = ?, answer = ?, resolved_at = ?
+		WHERE id = ? AND session_id = ? AND status = 'pending' AND `+cmp,
+		p.Status, nullJSON(p.Answer), ts(p.Now), p.ID, p.SessionID, ts(p.Now))
+	if err != nil {
+		return false, fmt.Errorf("sqlite: interaction resolve: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// ---- messages
+
+func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParams) (*store.Message, error) {
+	var seq int64
+	err := e.w.QueryRowContext(ctx, `INSERT INTO messages (id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+		p.ID, p.SessionID, p.RunID, p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata), p.ParentID, p.CallIndex, ts(p.Now)).Scan(&seq)
+	if isUnique(err) {
+		return nil, fmt.Errorf("tool result for %s: %w", p.ToolCallID, store.ErrDuplicate)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: message insert: %w", err)
+	}
+	return &store.Message{Seq: seq, ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, Role: p.Role, Content: p.Content,
+		ToolCalls: p.ToolCalls, ToolCallID: p.ToolCallID, Name: p.Name, IsError: p.IsError, Metadata: p.Metadata,
+		ParentID: p.ParentID, CallIndex: p.CallIndex, CreatedAt: p.Now}, nil
+}
+
+func (e executor) MessageList(ctx context.Context, sessionID string) ([]*store.Message, error) {
+	rows, err := e.r.QueryContext(ctx, `SELECT seq, id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at
+		FROM messages WHERE session_id = ? ORDER BY seq`, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: message list: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Message
+	for rows.Next() {
+		m := &store.Message{}
+		var calls, meta sql.NullString
+		var at int64
+		if err := rows.Scan(&m.Seq, &m.ID, &m.SessionID, &m.RunID, &m.Role, &m.Content, &calls, &m.ToolCallID, &m.Name, &m.IsError, &meta, &m.ParentID, &m.CallIndex, &at); err != nil {
+			return nil, err
+		}
+		m.ToolCalls, m.Metadata, m.CreatedAt = rawJSON(calls), rawJSON(meta), tm(at)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// ---- runs
+
+const runCols = `id, session_id, agent, status, steps, invalid_streak, error, lease_owner, lease_until, created_at, updated_at`
+
+func scanRun(sc interface{ Scan(...any) error }) (*store.Run, error) {
+	r := &store.Run{}
+	var lu, c, u int64
+	if err := sc.Scan(&r.ID, &r.SessionID, &r.Agent, &r.Status, &r.Steps, &r.InvalidStreak, &r.Error, &r.LeaseOwner, &lu, &c, &u); err != nil {
+		return nil, err
+	}
+	r.LeaseUntil, r.CreatedAt, r.UpdatedAt = tm(lu), tm(c), tm(u)
+	return r, nil
+}
+
+func (e executor) RunGet(ctx context.Context, id string) (*store.Run, error) {
+	r, err := scanRun(e.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	if err != nil {
+		return nil, notFound(err, "run "+id)
+	}
+	return r, nil
+}
+
+func (e executor) RunGetActive(ctx context.Context, sessionID string) (*store.Run, error) {
+	r, err := scanRun(e.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE session_id = ? AND status IN ('running', 'waiting_input')`, sessionID))
+	if err != nil {
+		return nil, notFound(err, "active run")
+	}
+	return r, nil
+}
+
+func (e executor) RunInsert(ctx context.Context, p *store.RunInsertParams) (*store.Run, error) {
+	_, err := e.w.ExecContext(ctx, `INSERT INTO runs (id, session_id, agent, status, lease_owner, lease_until, created_at, updated_at)
+		VALUES (?, ?, ?, 'running', ?, ?, ?, ?)`, p.ID, p.SessionID, p.Agent, p.LeaseOwner, ts(p.LeaseUntil), ts(p.Now), ts(p.Now))
+	if isUnique(err) {
+		return nil, fmt.Errorf("run insert: %w", store.ErrRunActive)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: run insert: %w", err)
+	}
+	return &store.Run{ID: p.ID, SessionID: p.SessionID, Agent: p.Agent, Status: store.RunRunning,
+		LeaseOwner: p.LeaseOwner, LeaseUntil: p.LeaseUntil, CreatedAt: p.Now, UpdatedAt: p.Now}, nil
+}
+
+func (e executor) RunLease(ctx context.Context, p *store.RunLeaseParams) (bool, error) {
+	res, err := e.w.ExecContext(ctx, `UPDATE runs SET lease_owner = ?, lease_until = ?
+		WHERE id = ? AND status = 'running' AND (lease_owner = '' OR lease_owner = ? OR lease_until < ?)`,
+		p.Owner, ts(p.Until), p.ID, p.Owner, ts(p.Now))
+	if err != nil {
+		return false, fmt.Errorf("sqlite: run lease: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func (e executor) RunListRecoverable(ctx context.Context, p *store.RunListRecoverableParams) ([]*store.Run, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := e.r.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE status = 'running' AND lease_until < ? ORDER BY updated_at LIMIT ?`, ts(p.Now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: run list recoverable: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func (e executor) RunUpdate(ctx context.Context, p *store.RunUpdateParams) (bool, error) {
+	set := []string{"status = ?", "updated_at = ?"}
+	args := []any{string(p.To), ts(p.Now)}
+	if p.Error != "" {
+		set = append(set, "error = ?")
+		args = append(args, p.Error)
+	}
+	if p.Steps != nil {
+		set = append(set, "steps = ?")
+		args = append(args, *p.Steps)
+	}
+	if p.InvalidStreak != nil {
+		set = append(set, "invalid_streak = ?")
+		args = append(args, *p.InvalidStreak)
+	}
+	if p.To.Terminal() || p.To == store.RunWaitingInput {
+		set = append(set, "lease_owner = ''", "lease_until = 0")
+	}
+	where := []string{"id = ?"}
+	args = append(args, p.ID)
+	if len(p.From) > 0 {
+		ph := make([]string, len(p.From))
+		for i, f := range p.From {
+			ph[i] = "?"
+			args = append(args, string(f))
+		}
+		where = append(where, "status IN ("+strings.Join(ph, ", ")+")")
+	}
+	if p.LeaseOwner != "" {
+		where = append(where, "lease_owner = ?")
+		args = append(args, p.LeaseOwner)
+	}
+	res, err := e.w.ExecContext(ctx, `UPDATE runs SET `+strings.Join(set, ", ")+` WHERE `+strings.Join(where, " AND "), args...)
+	if isUnique(err) {
+		return false, fmt.Errorf("run update: %w", store.ErrRunActive)
+	}
+	if err != nil {
+		return false, fmt.Errorf("sqlite: run update: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// ---- sessions
+
+const sessionCols = `id, owner, title, status, last_seq, created_at, updated_at`
+
+func scanSession(sc interface{ Scan(...any) error }) (*store.Session, error) {
+	s := &store.Session{}
+	var c, u int64
+	if err := sc.Scan(&s.ID, &s.Owner, &s.Title, &s.Status, &s.LastSeq, &c, &u); err != nil {
+		return nil, err
+	}
+	s.CreatedAt, s.UpdatedAt = tm(c), tm(u)
+	return s, nil
+}
+
+func (e executor) SessionCreate(ctx context.Context, p *store.SessionCreateParams) (*store.Session, error) {
+	if _, err := e.w.ExecContext(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at) VALUES (?, ?, ?, 'idle', ?, ?)`,
+		p.ID, p.Owner, p.Title, ts(p.Now), ts(p.Now)); err != nil {
+		return nil, fmt.Errorf("sqlite: session create: %w", err)
+	}
+	return &store.Session{ID: p.ID, Owner: p.Owner, Title: p.Title, Status: "idle", CreatedAt: p.Now, UpdatedAt: p.Now}, nil
+}
+
+func (e executor) SessionGet(ctx context.Context, id string) (*store.Session, error) {
+	s, err := scanSession(e.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id))
+	if err != nil {
+		return nil, notFound(err, "session "+id)
+	}
+	return s, nil
+}
+
+func (e executor) SessionList(ctx context.Context, p *store.SessionListParams) ([]*store.Session, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := e.r.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE owner = ? ORDER BY updated_at DESC, id LIMIT ?`, p.Owner, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: session list: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Session
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+func (e executor) SessionSetStatus(ctx context.Context, p *store.SessionSetStatusParams) error {
+	if _, err := e.w.ExecContext(ctx, `UPDATE sessions SET status = ?, updated_at = ? WHERE id = ?`, p.Status, ts(p.Now), p.ID); err != nil {
+		return fmt.Errorf("sqlite: session set status: %w", err)
+	}
+	return nil
+}
+
+// ---- trace
+
+func (e executor) TraceInsert(ctx context.Context, p *store.TraceInsertParams) error {
+	if _, err := e.w.ExecContext(ctx, `INSERT INTO trace (session_id, run_id, kind, data, at) VALUES (?, ?, ?, ?, ?)`,
+		p.SessionID, p.RunID, p.Kind, string(p.Data), ts(p.Now)); err != nil {
+		return fmt.Errorf("sqlite: trace insert: %w", err)
+	}
+	return nil
+}
+
+func (e executor) TraceList(ctx context.Context, sessionID string) ([]*store.TraceEntry, error) {
+	rows, err := e.r.QueryContext(ctx, `SELECT id, session_id, run_id, kind, data, at FROM trace WHERE session_id = ? ORDER BY id`, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: trace list: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.TraceEntry
+	for rows.Next() {
+		t := &store.TraceEntry{}
+		var data string
+		var at int64
+		if err := rows.Scan(&t.ID, &t.SessionID, &t.RunID, &t.Kind, &data, &at); err != nil {
+			return nil, err
+		}
+		t.Data, t.At = json.RawMessage(data), tm(at)
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}

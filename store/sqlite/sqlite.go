@@ -1,0 +1,181 @@
+// Package sqlite is luban's embedded store driver: SQLite through the pure-Go
+// modernc.org/sqlite driver (no cgo), WAL journal, a busy timeout, one writer
+// connection (SQLite allows one writer; funnelling writes through one
+// connection avoids SQLITE_BUSY between our own goroutines) and a pool of
+// reader connections. Migrations are embedded and applied by goose at Open.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/pressly/goose/v3"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/lubanhq/luban/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is a store.Store on one SQLite file.
+type Store struct {
+	executor
+	rdb, wdb *sql.DB
+	hub      store.Hub
+	path     string
+	temp     bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Options configures Open. The zero value is valid.
+type Options struct {
+	// BusyTimeoutMS is how long a connection waits for a lock held by another
+	// process, in milliseconds. Default 5000.
+	BusyTimeoutMS int
+	// Readers is the size of the read pool. Default max(4, GOMAXPROCS).
+	Readers int
+}
+
+// Open opens (creating when missing) the SQLite database at path and applies
+// the embedded migrations. The special path "memory" opens a database in a
+// temporary file that Close removes: nothing is kept (DESIGN §8 --db memory),
+// and Durable reports false.
+func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	temp := false
+	if path == "memory" {
+		f, err := os.CreateTemp("", "luban-memory-*.db")
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: create memory database: %w", err)
+		}
+		path = f.Name()
+		f.Close()
+		temp = true
+	} else if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("sqlite: create directory for %s: %w", path, err)
+		}
+	}
+	busy := opts.BusyTimeoutMS
+	if busy <= 0 {
+		busy = 5000
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy))
+	q.Add("_pragma", "journal_mode(WAL)")
+	// NORMAL in WAL mode survives a process crash (kill -9); only an OS crash
+	// or power loss can lose the last transactions. See docs/durability.md.
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_txlock", "immediate")
+	dsn := "file:" + path + "?" + q.Encode()
+
+	wdb, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	wdb.SetConnMaxLifetime(0)
+	if err := wdb.PingContext(ctx); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if err := migrate(ctx, wdb); err != nil {
+		wdb.Close()
+		return nil, err
+	}
+	rq := url.Values{}
+	rq.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy))
+	rq.Add("_pragma", "query_only(1)")
+	rdb, err := sql.Open("sqlite", "file:"+path+"?"+rq.Encode())
+	if err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite: open readers %s: %w", path, err)
+	}
+	n := opts.Readers
+	if n <= 0 {
+		n = max(4, runtime.GOMAXPROCS(0))
+	}
+	rdb.SetMaxOpenConns(n)
+	rdb.SetMaxIdleConns(n)
+	s := &Store{rdb: rdb, wdb: wdb, path: path, temp: temp}
+	s.executor = executor{r: rdb, w: wdb, onEvent: s.hub.Notify}
+	return s, nil
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	fsys, err := fsSub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys)
+	if err != nil {
+		return fmt.Errorf("sqlite: migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("sqlite: apply migrations: %w", err)
+	}
+	return nil
+}
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Durable is false for the "memory" database.
+func (s *Store) Durable() bool { return !s.temp }
+
+// Subscribe implements store.Store.
+func (s *Store) Subscribe(sessionID string) (<-chan struct{}, func()) {
+	return s.hub.Subscribe(sessionID)
+}
+
+// InTx implements store.Store. Transactions start with BEGIN IMMEDIATE.
+func (s *Store) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
+	sqlTx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: begin: %w", err)
+	}
+	sessions := map[string]struct{}{}
+	tx := &txExecutor{executor{r: sqlTx, w: sqlTx, onEvent: func(id string) { sessions[id] = struct{}{} }}}
+	if err := fn(tx); err != nil {
+		if rbErr := sqlTx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
+			return errors.Join(err, rbErr)
+		}
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	for id := range sessions {
+		s.hub.Notify(id)
+	}
+	return nil
+}
+
+// Close closes both pools; a "memory" database's file is removed.
+func (s *Store) Close() error {
+	err := errors.Join(s.rdb.Close(), s.wdb.Close())
+	if s.temp {
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			os.Remove(s.path + suffix)
+		}
+	}
+	return err
+}
+
+type txExecutor struct{ executor }
+
+func fsSub(f fs.FS, dir string) (fs.FS, error) { return fs.Sub(f, dir) }

@@ -1,0 +1,148 @@
+// Package store hides luban's database behind one interface: sessions, runs,
+// messages, interactions (pending questions), the per-session event log, the
+// audit trail and the trace. Drivers live in sub-packages (store/sqlite, and
+// later store/postgres); store/storetest is the conformance suite every driver
+// runs.
+//
+// Rules every driver follows (DESIGN §4, STYLE rules 3–4):
+//   - every state change is one conditional write that reports whether it won
+//     (for example InteractionResolve updates only a row still 'pending');
+//   - events appended inside InTx reach subscribers only after the commit
+//     ("persist first, then emit");
+//   - at most one tool result per tool call and one interaction per tool call,
+//     enforced by unique indexes, so a retried step can never write twice.
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Sentinel errors. Drivers wrap them with %w.
+var (
+	// ErrNotFound: the row does not exist.
+	ErrNotFound = errors.New("store: not found")
+	// ErrRunActive: the session already has a run in running or waiting_input
+	// (DESIGN §4 "one active run per session").
+	ErrRunActive = errors.New("store: session has an active run")
+	// ErrDuplicate: a unique row (tool result, interaction for a tool call)
+	// already exists.
+	ErrDuplicate = errors.New("store: duplicate")
+)
+
+// RunStatus is a run's state (DESIGN §4 state machine).
+type RunStatus string
+
+// Run states.
+const (
+	// RunRunning: a process drives the run (model call or tool execution).
+	RunRunning RunStatus = "running"
+	// RunWaitingInput: paused on a pending interaction; no goroutine holds it.
+	RunWaitingInput RunStatus = "waiting_input"
+	// RunCompleted: the model ended its turn without tool calls.
+	RunCompleted RunStatus = "completed"
+	// RunCancelled: the user cancelled; no further model call is made.
+	RunCancelled RunStatus = "cancelled"
+	// RunExpired: a pending question passed its expiresAt.
+	RunExpired RunStatus = "expired"
+	// RunFailed: the run stopped on an error (an error event says which).
+	RunFailed RunStatus = "failed"
+)
+
+// Terminal reports whether s is an end state.
+func (s RunStatus) Terminal() bool {
+	return s == RunCompleted || s == RunCancelled || s == RunExpired || s == RunFailed
+}
+
+// Session is a conversation owned by one principal.
+type Session struct {
+	ID        string
+	Owner     string
+	Title     string
+	Status    string // the latest run's status, or "idle"
+	LastSeq   int64  // the last event sequence number used
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Run is one agent run inside a session.
+type Run struct {
+	ID            string
+	SessionID     string
+	Agent         string
+	Status        RunStatus
+	Steps         int // model calls made
+	InvalidStreak int // consecutive model turns with invalid ask arguments
+	Error         string
+	LeaseOwner    string
+	LeaseUntil    time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// Message is one stored conversation message. Tool results carry ParentID
+// (the assistant message) and CallIndex (position of the call in it).
+type Message struct {
+	Seq        int64
+	ID         string
+	SessionID  string
+	RunID      string
+	Role       string
+	Content    string
+	ToolCalls  json.RawMessage // JSON array of model.ToolCall, assistant only
+	ToolCallID string
+	Name       string
+	IsError    bool
+	Metadata   json.RawMessage
+	ParentID   string
+	CallIndex  int
+	CreatedAt  time.Time
+}
+
+// Interaction is one question put to a person (seed 000 §2 pendingInteraction).
+type Interaction struct {
+	ID         string
+	SessionID  string
+	RunID      string
+	ToolCallID string
+	Tool       string
+	Request    json.RawMessage // askuser.InputRequest without resumable
+	Status     string          // pending | answered | cancelled | expired
+	Answer     json.RawMessage // askuser.Answer, when resolved
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	ResolvedAt time.Time
+}
+
+// Event is one entry of a session's event log; Seq is the SSE id.
+type Event struct {
+	SessionID string
+	Seq       int64
+	Name      string
+	Data      json.RawMessage
+	CreatedAt time.Time
+}
+
+// AuditEntry is one line of an interaction's life (DESIGN §5).
+type AuditEntry struct {
+	ID         int64
+	SessionID  string
+	RequestID  string
+	ToolCallID string
+	RunID      string
+	Action     string // requested | answered | cancelled | expired | rejected
+	Reason     string // duplicate | session_mismatch | expired | invalid_answer | ""
+	Summary    json.RawMessage
+	At         time.Time
+}
+
+// TraceEntry is one thing that happened in a run, for GET .../trace.
+type TraceEntry struct {
+	ID        int64
+	SessionID string
+	RunID     string
+	Kind      string // model_call | tool_call | tool_result | interaction | tool_started
+	Data      json.RawMessage
+	At        time.Time
+}
