@@ -1,0 +1,323 @@
+package askuser
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// FieldError is one problem with an answer, as listed in the details of a
+// 422 invalid_answer response (DESIGN §3). Field names the part of the answer
+// body at fault: "selections", "selections[1]", "customInput", "answers",
+// "answers[0].selected", "answers[1].other"; Message says what is wrong in a
+// sentence a person can act on.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// AnswerError is returned by ValidateAnswer when an answer breaks its
+// request. Details holds one FieldError per problem, in the order of the
+// answer's fields; it is never empty. A rejected answer consumes nothing: the
+// request stays pending (DESIGN §4).
+type AnswerError struct {
+	Details []FieldError
+}
+
+// Error joins the details: "invalid answer: selections[0]: ...; customInput: ...".
+func (e *AnswerError) Error() string {
+	parts := make([]string, len(e.Details))
+	for i, d := range e.Details {
+		parts[i] = d.Field + ": " + d.Message
+	}
+	return "invalid answer: " + strings.Join(parts, "; ")
+}
+
+// AnswerOptions configures answer validation. The zero value is valid and
+// rejects every directory answer.
+type AnswerOptions struct {
+	// Workspace is the absolute root that directory answers must stay inside
+	// (luban serve --workspace, DESIGN §8). Empty means the directory mode
+	// rejects every answer with a message saying no workspace is configured.
+	Workspace string
+}
+
+// ValidateAnswer checks what a person sent against the prompt they were shown
+// (issue 2 §3, seed 000 §3 UserInputCard rules) and returns the normalized
+// answer.
+//
+// With a.Cancelled nothing is validated (DESIGN §4: a cancel is never
+// validated against the form) and the result is a clean cancel: empty
+// selections, empty customInput, Cancelled true.
+//
+// ask_user, by mode:
+//   - single: exactly one known option id; or, with allowCustom, no id and a
+//     non-blank customInput.
+//   - multiple: any number of distinct known ids, zero included. An explicit
+//     [] is a valid answer and is never replaced by the recommended options.
+//   - toggle: at least one distinct known id.
+//   - text: a non-blank customInput.
+//   - number: a finite decimal number written in full in customInput: 42,
+//     -3.5, 1e3 (the grammar of an HTML number input); 42xyz, NaN, Inf, empty
+//     and values beyond float64 are rejected. Surrounding spaces are trimmed;
+//     otherwise the string is kept as written.
+//   - date: a real calendar day YYYY-MM-DD (year 0001–9999), kept as the same
+//     string with no time-zone conversion.
+//   - directory: a path relative to opts.Workspace that stays inside it after
+//     cleaning and resolving symbolic links; customInput is replaced by the
+//     cleaned relative path with forward slashes ("." for the root). See
+//     AnswerOptions.
+//
+// Choice modes (single, multiple, toggle) accept a customInput only with
+// allowCustom; free-input modes accept no selections. customInput is at most
+// MaxCustomInput characters in every mode.
+//
+// AskUser (AgentScope AskUserMetadata): a.Answers holds one
+// {question, selected: [labels], other} per question, matched by question
+// text and returned in the prompt's question order; labels are known and
+// distinct; a single-select question takes at most one label and, without
+// one, a non-blank other; each other is at most MaxCustomInput characters;
+// selections and customInput stay empty.
+//
+// On success the returned Answer has non-nil Selections (and non-nil Selected
+// in every QuestionAnswer). On failure the error is a *AnswerError.
+func ValidateAnswer(p *Prompt, a Answer, opts AnswerOptions) (Answer, error) {
+	if p == nil {
+		return Answer{}, &AnswerError{Details: []FieldError{{Field: "requestId", Message: "there is no question to answer"}}}
+	}
+	if a.Cancelled {
+		return Answer{Selections: []string{}, Cancelled: true}, nil
+	}
+	v := answerValidator{}
+	var out Answer
+	if p.Tool == ToolAskUserBatch || p.Mode == ModeQuestions {
+		out = v.questions(p, a)
+	} else {
+		out = v.askUser(p, a, opts)
+	}
+	if len(v.details) > 0 {
+		return Answer{}, &AnswerError{Details: v.details}
+	}
+	return out, nil
+}
+
+type answerValidator struct {
+	details []FieldError
+}
+
+func (v *answerValidator) add(field, format string, args ...any) {
+	v.details = append(v.details, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+func (v *answerValidator) askUser(p *Prompt, a Answer, opts AnswerOptions) Answer {
+	out := Answer{Selections: []string{}, CustomInput: a.CustomInput}
+	if a.Selections != nil {
+		out.Selections = append(out.Selections, a.Selections...)
+	}
+	if len(a.Answers) > 0 {
+		v.add("answers", "answers are only for AskUser questions; this is an ask_user %s request", p.Mode)
+	}
+	if n := utf8.RuneCountInString(a.CustomInput); n > MaxCustomInput {
+		v.add("customInput", "too long: %d characters, at most %d", n, MaxCustomInput)
+		return out
+	}
+	switch p.Mode {
+	case ModeSingle, ModeMultiple, ModeToggle:
+		v.choice(p, a)
+	case ModeText, ModeNumber, ModeDate, ModeDirectory:
+		if len(a.Selections) > 0 {
+			v.add("selections", "mode %s takes no selections, got %d", p.Mode, len(a.Selections))
+		}
+		switch p.Mode {
+		case ModeText:
+			if isBlank(a.CustomInput) {
+				v.add("customInput", "enter some text")
+			}
+		case ModeNumber:
+			if s, msg := checkNumber(a.CustomInput); msg != "" {
+				v.add("customInput", "%s", msg)
+			} else {
+				out.CustomInput = s
+			}
+		case ModeDate:
+			if msg := checkDate(a.CustomInput); msg != "" {
+				v.add("customInput", "%s", msg)
+			}
+		case ModeDirectory:
+			if rel, msg := checkDirectory(opts.Workspace, a.CustomInput); msg != "" {
+				v.add("customInput", "%s", msg)
+			} else {
+				out.CustomInput = rel
+			}
+		}
+	default:
+		v.add("mode", "unknown mode %q", p.Mode)
+	}
+	return out
+}
+
+// choice validates single, multiple and toggle answers.
+func (v *answerValidator) choice(p *Prompt, a Answer) {
+	known := make(map[string]bool, len(p.Options))
+	for _, o := range p.Options {
+		known[o.ID] = true
+	}
+	seen := map[string]int{}
+	for i, id := range a.Selections {
+		field := fmt.Sprintf("selections[%d]", i)
+		if !known[id] {
+			v.add(field, "unknown option id %q", id)
+			continue
+		}
+		if j, dup := seen[id]; dup {
+			v.add(field, "duplicate of selections[%d]", j)
+			continue
+		}
+		seen[id] = i
+	}
+	custom := !isBlank(a.CustomInput)
+	if custom && !p.AllowCustom {
+		v.add("customInput", "this question does not accept custom input (allowCustom is false)")
+	}
+	n := len(a.Selections)
+	switch p.Mode {
+	case ModeSingle:
+		switch {
+		case n > 1:
+			v.add("selections", "choose exactly one option, got %d", n)
+		case n == 0 && p.AllowCustom && !custom:
+			v.add("selections", "choose one option or write an answer in customInput")
+		case n == 0 && !p.AllowCustom:
+			v.add("selections", "choose exactly one option, got none")
+		}
+	case ModeToggle:
+		if n == 0 {
+			v.add("selections", "switch on at least one option")
+		}
+	}
+}
+
+// questions validates AskUser answers.
+func (v *answerValidator) questions(p *Prompt, a Answer) Answer {
+	out := Answer{Selections: []string{}}
+	if len(a.Selections) > 0 {
+		v.add("selections", "AskUser answers go in answers, not selections")
+	}
+	if a.CustomInput != "" {
+		v.add("customInput", "AskUser answers go in answers[].other, not customInput")
+	}
+	index := make(map[string]int, len(p.Questions))
+	for i, q := range p.Questions {
+		index[q.Question] = i
+	}
+	byQuestion := make([]*QuestionAnswer, len(p.Questions))
+	for i := range a.Answers {
+		qa := &a.Answers[i]
+		field := fmt.Sprintf("answers[%d]", i)
+		qi, ok := index[qa.Question]
+		if !ok {
+			v.add(field+".question", "unknown question %q", qa.Question)
+			continue
+		}
+		if byQuestion[qi] != nil {
+			v.add(field+".question", "a second answer to question %q", qa.Question)
+			continue
+		}
+		byQuestion[qi] = qa
+		v.questionAnswer(field, p.Questions[qi], qa)
+	}
+	for i, q := range p.Questions {
+		if byQuestion[i] == nil {
+			v.add("answers", "missing an answer to question %q", q.Question)
+		}
+	}
+	for i, qa := range byQuestion {
+		if qa == nil {
+			continue
+		}
+		selected := append([]string{}, qa.Selected...)
+		out.Answers = append(out.Answers, QuestionAnswer{Question: p.Questions[i].Question, Selected: selected, Other: qa.Other})
+	}
+	return out
+}
+
+func (v *answerValidator) questionAnswer(field string, q Question, qa *QuestionAnswer) {
+	known := make(map[string]bool, len(q.Options))
+	for _, o := range q.Options {
+		known[o.Label] = true
+	}
+	seen := map[string]int{}
+	for k, label := range qa.Selected {
+		f := fmt.Sprintf("%s.selected[%d]", field, k)
+		if !known[label] {
+			v.add(f, "unknown option label %q", label)
+			continue
+		}
+		if j, dup := seen[label]; dup {
+			v.add(f, "duplicate of %s.selected[%d]", field, j)
+			continue
+		}
+		seen[label] = k
+	}
+	if n := utf8.RuneCountInString(qa.Other); n > MaxCustomInput {
+		v.add(field+".other", "too long: %d characters, at most %d", n, MaxCustomInput)
+	}
+	if !q.MultiSelect {
+		switch n := len(qa.Selected); {
+		case n > 1:
+			v.add(field+".selected", "choose at most one option, got %d", n)
+		case n == 0 && isBlank(qa.Other):
+			v.add(field+".selected", "choose one option or write an answer in other")
+		}
+	}
+}
+
+// numberGrammar is an HTML "valid floating-point number": what
+// <input type=number> submits (seed 000 §3: number renders input[type=number]).
+var numberGrammar = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+
+// checkNumber returns the trimmed number string, or a message.
+func checkNumber(s string) (string, string) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return "", "enter a number"
+	}
+	if !numberGrammar.MatchString(t) {
+		return "", fmt.Sprintf("%q is not a number written in full (like 42, -3.5 or 1e3)", clip(t))
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return "", fmt.Sprintf("%q is out of range", clip(t))
+	}
+	return t, ""
+}
+
+var dateGrammar = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+
+// checkDate returns a message unless s is a real calendar day YYYY-MM-DD.
+func checkDate(s string) string {
+	if s == "" {
+		return "enter a date as YYYY-MM-DD"
+	}
+	if !dateGrammar.MatchString(s) {
+		return fmt.Sprintf("%q is not a date written as YYYY-MM-DD", clip(s))
+	}
+	d, err := time.Parse(time.DateOnly, s)
+	if err != nil || d.Year() < 1 {
+		return fmt.Sprintf("%q is not a real calendar day", s)
+	}
+	return ""
+}
+
+// clip shortens s for a message to at most 40 characters.
+func clip(s string) string {
+	if utf8.RuneCountInString(s) <= 40 {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:40]) + "…"
+}

@@ -1,0 +1,160 @@
+package askuser
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// maxSymlinks bounds the symbolic links followed while resolving one answer,
+// like the kernel's ELOOP limit.
+const maxSymlinks = 40
+
+// checkDirectory validates a directory answer (issue 2 §3, seed 000 §3
+// "directory: 目录相对路径"): input must be a relative path that stays inside
+// workspace after cleaning and after resolving every symbolic link on the way,
+// dangling links included. A path whose tail does not exist yet is allowed
+// when its existing part resolves inside. It returns the cleaned relative path
+// with forward slashes ("." for the root) or a message for the person.
+func checkDirectory(workspace, input string) (string, string) {
+	if workspace == "" {
+		return "", "directory answers are disabled: the server has no workspace root configured (--workspace)"
+	}
+	if isBlank(input) {
+		return "", `enter a directory path relative to the workspace ("." for the workspace itself)`
+	}
+	if strings.ContainsRune(input, 0) {
+		return "", "the path must not contain NUL bytes"
+	}
+	if filepath.IsAbs(input) || strings.HasPrefix(input, "/") || strings.HasPrefix(input, `\`) || filepath.VolumeName(input) != "" {
+		return "", fmt.Sprintf("%q is absolute; enter a path relative to the workspace", clip(input))
+	}
+	clean := filepath.Clean(filepath.FromSlash(input))
+	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		return "", fmt.Sprintf("%q leads outside the workspace", clip(input))
+	}
+	if !filepath.IsAbs(workspace) {
+		return "", "the server's workspace root is not an absolute path"
+	}
+	root, err := filepath.EvalSymlinks(workspace)
+	if err != nil {
+		return "", "the server's workspace root cannot be read"
+	}
+	resolved, isDir, err := resolvePath(root, clean)
+	switch {
+	case errors.Is(err, errNotDirectory):
+		return "", fmt.Sprintf("%q goes through a file, not a directory", clip(input))
+	case errors.Is(err, errSymlinkLoop):
+		return "", fmt.Sprintf("%q has too many levels of symbolic links", clip(input))
+	case err != nil:
+		return "", fmt.Sprintf("%q cannot be checked: %v", clip(input), unwrapPathError(err))
+	}
+	if !within(root, resolved) {
+		return "", fmt.Sprintf("%q resolves outside the workspace through a symbolic link", clip(input))
+	}
+	if !isDir {
+		return "", fmt.Sprintf("%q is a file, not a directory", clip(input))
+	}
+	return filepath.ToSlash(clean), ""
+}
+
+var (
+	errNotDirectory = errors.New("not a directory")
+	errSymlinkLoop  = errors.New("too many symbolic links")
+)
+
+// resolvePath resolves rel below root the way the kernel would, one
+// component at a time, following every symbolic link (including dangling
+// ones, whose target is resolved as far as it exists). Once a component does
+// not exist, the rest is joined lexically. isDir is true when the result is
+// an existing directory or does not exist yet.
+func resolvePath(root, rel string) (resolved string, isDir bool, err error) {
+	pending := splitPath(rel)
+	cur := root
+	links := 0
+	for len(pending) > 0 {
+		c := pending[0]
+		pending = pending[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			return filepath.Join(append([]string{next}, pending...)...), true, nil
+		}
+		if errors.Is(err, syscall.ENOTDIR) {
+			return "", false, errNotDirectory
+		}
+		if err != nil {
+			return "", false, err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			links++
+			if links > maxSymlinks {
+				return "", false, errSymlinkLoop
+			}
+			target, err := os.Readlink(next)
+			if err != nil {
+				return "", false, err
+			}
+			if filepath.IsAbs(target) {
+				vol := filepath.VolumeName(target)
+				cur = vol + string(filepath.Separator)
+				target = target[len(vol):]
+			}
+			pending = append(splitPath(target), pending...)
+			continue
+		}
+		cur = next
+		if !fi.IsDir() {
+			if hasNamedComponent(pending) {
+				return "", false, errNotDirectory
+			}
+			return cur, false, nil
+		}
+	}
+	return cur, true, nil
+}
+
+func splitPath(p string) []string {
+	return strings.Split(filepath.ToSlash(p), "/")
+}
+
+// hasNamedComponent reports whether any component would descend further.
+func hasNamedComponent(cs []string) bool {
+	for _, c := range cs {
+		if c != "" && c != "." {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether p is root or below it. The separator check defeats
+// the sibling-prefix trick (/work/ws-evil is not inside /work/ws).
+func within(root, p string) bool {
+	if p == root {
+		return true
+	}
+	if !strings.HasSuffix(root, string(filepath.Separator)) {
+		root += string(filepath.Separator)
+	}
+	return strings.HasPrefix(p, root)
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
