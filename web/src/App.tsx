@@ -1,0 +1,359 @@
+import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react'
+import { Api, ApiError, StreamLostError, type StreamHandlers } from './api'
+import { initialState, reduce, type CardItem, type Item } from './chatState'
+import { Markdown } from './components/Markdown'
+import { runText } from './components/Receipt'
+import { ToolCallView } from './components/ToolCallView'
+import { UserInputCard } from './components/UserInputCard'
+import { dicts, formatTime, LangContext, type Dict, type Lang } from './i18n'
+import { Deduper } from './sse'
+import type { Answer, SessionSummary } from './types'
+
+const ASK_TOOLS = new Set(['ask_user', 'AskUser'])
+
+/** AppProps lets tests inject a client; the page uses the same-origin default. */
+export type AppProps = { api?: Api; initialLang?: Lang }
+
+function sessionFromPath(): string | undefined {
+  const m = /^\/s\/([^/]+)$/.exec(window.location.pathname)
+  return m ? decodeURIComponent(m[1]) : undefined
+}
+
+function storedLang(): Lang {
+  try {
+    return localStorage.getItem('luban.lang') === 'en' ? 'en' : 'zh'
+  } catch {
+    return 'zh'
+  }
+}
+
+/**
+ * App is the whole page: header (model name, language, new session), the
+ * session list, and the chat view with its question cards. A session is
+ * addressed as /s/{id}, which the Go handler serves by SPA fallback.
+ */
+export function App({ api: given, initialLang }: AppProps) {
+  const api = useMemo(() => given ?? new Api(), [given])
+  const [lang, setLang] = useState<Lang>(initialLang ?? storedLang())
+  const t = dicts[lang]
+  const [model, setModel] = useState('')
+  const [sessions, setSessions] = useState<SessionSummary[]>([])
+  const [unauthorized, setUnauthorized] = useState(false)
+  const [reconnecting, setReconnecting] = useState(false)
+  const [state, dispatch] = useReducer(reduce, initialState)
+  const dedupe = useRef(new Deduper())
+  const stream = useRef<AbortController | null>(null)
+  const sessionRef = useRef<string | undefined>(undefined)
+  sessionRef.current = state.sessionId
+
+  const fail = useCallback((e: unknown) => {
+    if (e instanceof ApiError && e.status === 401) {
+      setUnauthorized(true)
+      return true
+    }
+    if (e instanceof DOMException && e.name === 'AbortError') return true
+    return false
+  }, [])
+
+  const refreshSessions = useCallback(() => {
+    api.sessions().then(setSessions, fail)
+  }, [api, fail])
+
+  const handlers = useCallback(
+    (signal: AbortSignal): StreamHandlers => ({
+      onEvent: (ev) => {
+        if (signal.aborted) return
+        setReconnecting(false)
+        if (ev.event === 'session') {
+          const sid = (ev.data as { sessionId?: string })?.sessionId
+          if (sid && sid !== sessionFromPath()) window.history.pushState(null, '', `/s/${encodeURIComponent(sid)}`)
+        }
+        dispatch({ type: 'event', event: ev })
+      },
+      onReconnecting: () => {
+        if (!signal.aborted) setReconnecting(true)
+      },
+    }),
+    [],
+  )
+
+  /** follow runs one stream and reports what ended it. */
+  const follow = useCallback(
+    async (start: (signal: AbortSignal, h: StreamHandlers) => Promise<void>, onApiError?: (e: ApiError) => void) => {
+      stream.current?.abort()
+      const ac = new AbortController()
+      stream.current = ac
+      try {
+        await start(ac.signal, handlers(ac.signal))
+      } catch (e) {
+        if (ac.signal.aborted || fail(e)) return
+        if (e instanceof ApiError && onApiError) onApiError(e)
+        else if (e instanceof StreamLostError) dispatch({ type: 'notice', level: 'error', code: 'stream_lost', message: t.streamLost })
+        else if (e instanceof ApiError) dispatch({ type: 'notice', level: 'error', code: e.code, message: e.message })
+        else dispatch({ type: 'notice', level: 'error', code: 'network', message: String(e) })
+        dispatch({ type: 'running', running: false })
+      } finally {
+        if (stream.current === ac) {
+          setReconnecting(false)
+          refreshSessions()
+        }
+      }
+    },
+    [fail, handlers, refreshSessions, t.streamLost],
+  )
+
+  const enter = useCallback(
+    async (id: string | undefined) => {
+      stream.current?.abort()
+      stream.current = null
+      dedupe.current = new Deduper()
+      sessionRef.current = id
+      dispatch({ type: 'reset', sessionId: id })
+      if (!id) return
+      try {
+        const tr = await api.session(id)
+        if (sessionRef.current !== id) return
+        dispatch({ type: 'transcript', transcript: tr })
+        const p = await api.pending(id)
+        if (sessionRef.current !== id) return
+        dispatch({ type: 'pending', pending: p })
+        if (tr.session?.status === 'running') {
+          void follow((signal, h) => api.subscribe(id, dedupe.current, h, signal))
+        }
+      } catch (e) {
+        if (!fail(e)) {
+          const code = e instanceof ApiError ? e.code : 'network'
+          dispatch({ type: 'notice', level: 'error', code, message: `${t.loadFailed}: ${e instanceof Error ? e.message : String(e)}` })
+        }
+      }
+    },
+    [api, fail, follow, t.loadFailed],
+  )
+
+  useEffect(() => {
+    api.info().then((i) => setModel(i.model), fail)
+    refreshSessions()
+    void enter(sessionFromPath())
+    const onPop = () => void enter(sessionFromPath())
+    window.addEventListener('popstate', onPop)
+    return () => {
+      window.removeEventListener('popstate', onPop)
+      stream.current?.abort()
+    }
+    // Runs once: enter/refresh are stable for one api.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [api])
+
+  useEffect(() => {
+    document.documentElement.lang = lang === 'zh' ? 'zh-CN' : 'en'
+  }, [lang])
+
+  const switchLang = () => {
+    const next: Lang = lang === 'zh' ? 'en' : 'zh'
+    setLang(next)
+    try {
+      localStorage.setItem('luban.lang', next)
+    } catch {
+      // Private mode: the switch still works for this page.
+    }
+  }
+
+  const open = (id: string | undefined) => {
+    const path = id ? `/s/${encodeURIComponent(id)}` : '/'
+    if (window.location.pathname !== path) window.history.pushState(null, '', path)
+    void enter(id)
+  }
+
+  const send = (text: string) => {
+    const sessionId = state.sessionId
+    dispatch({ type: 'localUser', text })
+    void follow(
+      (signal, h) => api.chat(sessionId ? { sessionId, message: text } : { message: text }, dedupe.current, h, signal),
+      (e) => {
+        dispatch({ type: 'running', running: false })
+        const msg = e.code === 'run_in_progress' ? t.runInProgress : e.code === 'interaction_pending' ? t.interactionPending : e.message
+        dispatch({ type: 'notice', level: 'error', code: e.code, message: msg })
+        if (e.pending) dispatch({ type: 'pending', pending: { pending: e.pending, last: null } })
+      },
+    )
+  }
+
+  const answer = (card: CardItem, a: Answer) => {
+    const sessionId = state.sessionId ?? card.request.sessionId
+    if (!sessionId || card.phase !== 'editing') return
+    const requestId = card.request.id
+    dispatch({ type: 'cardSubmitting', requestId })
+    void follow(
+      (signal, h) => api.continueChat({ sessionId, requestId, ...a }, dedupe.current, h, signal),
+      (e) => dispatch({ type: 'cardFailed', requestId, error: e }),
+    )
+  }
+
+  const stop = () => {
+    if (state.sessionId) api.cancel(state.sessionId).catch(fail)
+  }
+
+  return (
+    <LangContext.Provider value={lang}>
+      <div className="app">
+        <header className="header">
+          <h1>{t.appTitle}</h1>
+          {model && (
+            <span className="model" data-testid="model-name" title={t.model}>
+              {model}
+            </span>
+          )}
+          <span className="spacer" />
+          <button type="button" onClick={() => open(undefined)} data-testid="new-session">
+            {t.newSession}
+          </button>
+          <button type="button" onClick={switchLang} aria-label={t.languageLabel} data-testid="lang-switch">
+            {t.language}
+          </button>
+        </header>
+        {unauthorized && (
+          <div className="banner banner-error" role="alert" data-testid="unauthorized">
+            {t.unauthorized}
+          </div>
+        )}
+        <div className="main">
+          <nav className="sessions" aria-label={t.sessions} data-testid="session-list">
+            <h2>{t.sessions}</h2>
+            {sessions.length === 0 && <p className="muted">{t.noSessions}</p>}
+            <ul>
+              {sessions.map((s) => (
+                <li key={s.id}>
+                  <button
+                    type="button"
+                    className="session"
+                    aria-current={s.id === state.sessionId ? 'page' : undefined}
+                    data-testid={`session-${s.id}`}
+                    onClick={() => open(s.id)}
+                  >
+                    <span className="session-title">{s.title || s.id}</span>
+                    <span className="session-meta">
+                      {s.status} · {formatTime(s.updatedAt, lang)}
+                    </span>
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          <main className="chat" data-testid="chat" data-session-id={state.sessionId ?? ''}>
+            <div className="items" aria-live="polite">
+              {state.items.map((it) => (
+                <ItemView key={it.key} item={it} t={t} onAnswer={answer} onExpire={(id) => dispatch({ type: 'cardExpired', requestId: id })} />
+              ))}
+              {state.running && (
+                <div className="muted" data-testid="running">
+                  {t.running}
+                </div>
+              )}
+              {reconnecting && (
+                <div className="banner" role="status" data-testid="reconnecting">
+                  {t.reconnecting}
+                </div>
+              )}
+            </div>
+            <Composer t={t} running={state.running} onSend={send} onStop={stop} />
+          </main>
+        </div>
+      </div>
+    </LangContext.Provider>
+  )
+}
+
+function ItemView({
+  item,
+  t,
+  onAnswer,
+  onExpire,
+}: {
+  item: Item
+  t: Dict
+  onAnswer: (c: CardItem, a: Answer) => void
+  onExpire: (requestId: string) => void
+}) {
+  switch (item.kind) {
+    case 'message':
+      return (
+        <article className={`msg msg-${item.role}`} data-testid={`message-${item.role}`} data-message-id={item.id}>
+          <div className="msg-who">{item.role === 'user' ? t.you : t.assistant}</div>
+          {item.role === 'user' ? <p className="msg-user-text">{item.content}</p> : <Markdown text={item.content} />}
+        </article>
+      )
+    case 'tool':
+      // An ask tool is shown by its card; only a rejected call shows as a row.
+      if (ASK_TOOLS.has(item.name) && !item.result?.isError) return null
+      return <ToolCallView item={item} />
+    case 'input':
+      return <CardSlot card={item} onAnswer={onAnswer} onExpire={onExpire} />
+    case 'notice': {
+      const run = item.code.startsWith('run_') ? runText(t, item.code.slice(4) as CardItem['runStatus']) : ''
+      return (
+        <div className={`notice notice-${item.level}`} role={item.level === 'error' ? 'alert' : 'status'} data-testid="notice" data-code={item.code}>
+          {run || (item.level === 'error' ? `${t.errorPrefix}: ${item.message}` : item.message)}
+        </div>
+      )
+    }
+  }
+}
+
+function CardSlot({ card, onAnswer, onExpire }: { card: CardItem; onAnswer: (c: CardItem, a: Answer) => void; onExpire: (id: string) => void }) {
+  const id = card.request.id
+  const expire = useCallback(() => onExpire(id), [onExpire, id])
+  return (
+    <UserInputCard
+      card={card}
+      onSubmit={(a) => onAnswer(card, a)}
+      onCancel={() => onAnswer(card, { selections: [], customInput: '', cancelled: true })}
+      onExpire={expire}
+    />
+  )
+}
+
+function Composer({ t, running, onSend, onStop }: { t: Dict; running: boolean; onSend: (s: string) => void; onStop: () => void }) {
+  const [text, setText] = useState('')
+  const send = () => {
+    const v = text.trim()
+    if (!v || running) return
+    onSend(v)
+    setText('')
+  }
+  return (
+    <form
+      className="composer"
+      onSubmit={(e) => {
+        e.preventDefault()
+        send()
+      }}
+    >
+      <label htmlFor="composer-input" className="visually-hidden">
+        {t.messageLabel}
+      </label>
+      <textarea
+        id="composer-input"
+        data-testid="composer"
+        rows={2}
+        placeholder={t.messagePlaceholder}
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+            e.preventDefault()
+            send()
+          }
+        }}
+      />
+      {running ? (
+        <button type="button" onClick={onStop} data-testid="stop">
+          {t.stop}
+        </button>
+      ) : (
+        <button type="submit" className="primary" data-testid="send" disabled={!text.trim()}>
+          {t.send}
+        </button>
+      )}
+    </form>
+  )
+}

@@ -1,0 +1,218 @@
+// The typed client of luban's HTTP API (DESIGN §3). Every call sends the
+// HttpOnly auth cookie (credentials: 'same-origin'); the page never sees the
+// token. Streams reconnect through GET /api/sessions/{id}/events with
+// Last-Event-ID after a drop, and a Deduper keeps every event shown once.
+import { Deduper, isTerminal, readSSE, type SSEEvent } from './sse'
+import type { Answer, FieldError, Info, InputRequest, Pending, Receipt, SessionSummary, Transcript } from './types'
+
+/**
+ * ApiError is a JSON error answered before any stream started:
+ * `{"error": {"code", "message", "details"?, "receipt"?, "pending"?}}`.
+ */
+export class ApiError extends Error {
+  readonly status: number
+  readonly code: string
+  readonly details?: FieldError[]
+  readonly receipt?: Receipt
+  readonly pending?: InputRequest
+
+  constructor(status: number, body: unknown) {
+    const e = (body as { error?: Record<string, unknown> } | null)?.error ?? {}
+    const code = typeof e.code === 'string' ? e.code : `http_${status}`
+    super(typeof e.message === 'string' ? e.message : code)
+    this.status = status
+    this.code = code
+    if (Array.isArray(e.details)) this.details = e.details as FieldError[]
+    if (e.receipt && typeof e.receipt === 'object') this.receipt = e.receipt as Receipt
+    if (e.pending && typeof e.pending === 'object') this.pending = e.pending as InputRequest
+  }
+}
+
+/** StreamLostError means a stream dropped and every reconnect failed. */
+export class StreamLostError extends Error {
+  constructor() {
+    super('stream lost')
+  }
+}
+
+/** ApiOptions configures an Api; the zero value talks to the page's origin. */
+export type ApiOptions = {
+  /** base is prefixed to every path; default '' (same origin). */
+  base?: string
+  /** retryDelayMs is the first reconnect delay, doubled per attempt; default 500. */
+  retryDelayMs?: number
+  /** maxRetries is how many reconnects follow one drop; default 5. */
+  maxRetries?: number
+}
+
+/** StreamHandlers receive the events of one stream, each at most once. */
+export type StreamHandlers = {
+  onEvent: (ev: SSEEvent) => void
+  /** onReconnecting is told before each reconnect attempt (1-based). */
+  onReconnecting?: (attempt: number) => void
+}
+
+/** ChatBody is the body of POST /api/chat. */
+export type ChatBody = { sessionId?: string; message: string }
+
+/** ContinueBody is the body of POST /api/chat/continue (seed 000 §2). */
+export type ContinueBody = Answer & { sessionId: string; requestId: string }
+
+/** Api is the page's client; one instance is shared by the whole page. */
+export class Api {
+  private base: string
+  private retryDelayMs: number
+  private maxRetries: number
+
+  constructor(opts: ApiOptions = {}) {
+    this.base = opts.base ?? ''
+    this.retryDelayMs = opts.retryDelayMs ?? 500
+    this.maxRetries = opts.maxRetries ?? 5
+  }
+
+  private async request(path: string, init: RequestInit = {}): Promise<Response> {
+    const res = await fetch(this.base + path, { credentials: 'same-origin', ...init })
+    if (!res.ok) {
+      let body: unknown = null
+      try {
+        body = await res.json()
+      } catch {
+        // Not JSON: the status alone decides.
+      }
+      throw new ApiError(res.status, body)
+    }
+    return res
+  }
+
+  private async json<T>(path: string, init?: RequestInit): Promise<T> {
+    const res = await this.request(path, { ...init, headers: { Accept: 'application/json', ...init?.headers } })
+    return (await res.json()) as T
+  }
+
+  /** info is GET /api/info: the model name and the ask tools offered. */
+  info(): Promise<Info> {
+    return this.json('/api/info')
+  }
+
+  /** sessions is GET /api/sessions, newest first. */
+  async sessions(): Promise<SessionSummary[]> {
+    return (await this.json<{ sessions: SessionSummary[] }>('/api/sessions')).sessions ?? []
+  }
+
+  /** session is GET /api/sessions/{id}: the transcript. */
+  session(id: string): Promise<Transcript> {
+    return this.json(`/api/sessions/${encodeURIComponent(id)}`)
+  }
+
+  /** pending is GET /api/interactions/pending?sessionId= (seed 000 §2 refresh). */
+  pending(sessionId: string): Promise<Pending> {
+    return this.json(`/api/interactions/pending?sessionId=${encodeURIComponent(sessionId)}`)
+  }
+
+  /** cancel is POST /api/sessions/{id}/cancel: stop the active run. */
+  cancel(sessionId: string): Promise<{ status: string }> {
+    return this.json(`/api/sessions/${encodeURIComponent(sessionId)}/cancel`, { method: 'POST' })
+  }
+
+  private post(path: string, body: unknown, signal?: AbortSignal): Promise<Response> {
+    return this.request(path, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+      body: JSON.stringify(body),
+      signal,
+    })
+  }
+
+  private openEvents(sessionId: string, last: number, signal?: AbortSignal): Promise<Response> {
+    const headers: Record<string, string> = { Accept: 'text/event-stream' }
+    if (last > 0) headers['Last-Event-ID'] = String(last)
+    return this.request(`/api/sessions/${encodeURIComponent(sessionId)}/events`, { headers, signal })
+  }
+
+  /**
+   * chat is POST /api/chat. It resolves when the run paused or ended and
+   * rejects with ApiError before the stream, or StreamLostError after it.
+   * The first event is `session {sessionId, runId}`.
+   */
+  chat(body: ChatBody, dedupe: Deduper, h: StreamHandlers, signal?: AbortSignal): Promise<void> {
+    let sid = body.sessionId
+    return this.run(
+      () => this.post('/api/chat', body, signal),
+      () => sid,
+      dedupe,
+      {
+        ...h,
+        onEvent: (ev) => {
+          const d = ev.data as { sessionId?: unknown }
+          if (ev.event === 'session' && typeof d?.sessionId === 'string') sid = d.sessionId
+          h.onEvent(ev)
+        },
+      },
+      signal,
+    )
+  }
+
+  /** continueChat is POST /api/chat/continue; it starts with `user_input_resolved`. */
+  continueChat(body: ContinueBody, dedupe: Deduper, h: StreamHandlers, signal?: AbortSignal): Promise<void> {
+    return this.run(() => this.post('/api/chat/continue', body, signal), () => body.sessionId, dedupe, h, signal)
+  }
+
+  /** subscribe follows GET /api/sessions/{id}/events until the run pauses or ends. */
+  subscribe(sessionId: string, dedupe: Deduper, h: StreamHandlers, signal?: AbortSignal): Promise<void> {
+    return this.run(() => this.openEvents(sessionId, dedupe.last, signal), () => sessionId, dedupe, h, signal, true)
+  }
+
+  private async run(
+    open: () => Promise<Response>,
+    sessionId: () => string | undefined,
+    dedupe: Deduper,
+    h: StreamHandlers,
+    signal?: AbortSignal,
+    following = false,
+  ): Promise<void> {
+    const first = await open()
+    let res: Response | null = first
+    let terminal = false
+    let attempt = 0
+    for (;;) {
+      if (res?.body) {
+        try {
+          await readSSE(res.body, (ev) => {
+            if (!dedupe.accept(ev)) return terminal
+            attempt = 0
+            h.onEvent(ev)
+            if (isTerminal(ev)) terminal = true
+            // POST streams end by themselves after the pause or end; a
+            // subscription (or a reconnect) stays open and is closed here.
+            return terminal && (following || res !== first)
+          })
+        } catch (e) {
+          if (signal?.aborted) throw e
+        }
+      }
+      if (terminal || signal?.aborted) return
+      const sid = sessionId()
+      if (!sid || attempt >= this.maxRetries) throw new StreamLostError()
+      attempt++
+      h.onReconnecting?.(attempt)
+      await delay(this.retryDelayMs * 2 ** (attempt - 1), signal)
+      try {
+        res = await this.openEvents(sid, dedupe.last, signal)
+      } catch (e) {
+        if (e instanceof ApiError && e.status < 500) throw e
+        if (signal?.aborted) throw e
+        res = null
+      }
+    }
+  }
+}
+
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(resolve, ms)
+    signal?.addEventListener('abort', () => {
+      clearTimeout(t)
+      reject(signal.reason)
+    })
+  })
+}

@@ -1,0 +1,301 @@
+// The chat view's state as a pure reducer: transcript, pending restore and
+// SSE events all fold into one list of items. Entities are keyed by their own
+// ids (messageId, toolCallId, requestId) so a replayed event or a transcript
+// overlap never shows anything twice.
+import type { ApiError } from './api'
+import { isInputRequest, type SSEEvent } from './sse'
+import type { FieldError, InputRequest, Pending, Receipt, RunStatus, Transcript } from './types'
+
+/** CardPhase is the life of a question card (seed 000 §6.3). */
+export type CardPhase = 'editing' | 'submitting' | 'resolved' | 'not_resumable'
+
+/** CardItem is a question card; it becomes a read-only receipt once resolved. */
+export type CardItem = {
+  kind: 'input'
+  key: string
+  request: InputRequest
+  phase: CardPhase
+  receipt?: Receipt
+  /** fieldErrors are a 422 `invalid_answer`'s details, shown by their fields. */
+  fieldErrors?: FieldError[]
+  /** error is a code or message to show on an editable card (413, 5xx). */
+  error?: { code: string; message: string }
+  /** runStatus is "continuing" after an answer until `done` names the end. */
+  runStatus?: RunStatus | 'continuing'
+}
+
+/** MessageItem is a user or assistant message; streaming while deltas arrive. */
+export type MessageItem = {
+  kind: 'message'
+  key: string
+  id: string
+  role: 'user' | 'assistant'
+  content: string
+  streaming?: boolean
+  local?: boolean
+}
+
+/** ToolItem is one tool call and, once it came, its result. */
+export type ToolItem = {
+  kind: 'tool'
+  key: string
+  toolCallId: string
+  name: string
+  arguments: unknown
+  result?: { content: string; isError: boolean }
+}
+
+/** NoticeItem is a line from the page itself (an error, a run's end). */
+export type NoticeItem = { kind: 'notice'; key: string; level: 'error' | 'info'; code: string; message: string }
+
+/** Item is one row of the chat view. */
+export type Item = MessageItem | ToolItem | CardItem | NoticeItem
+
+/** ChatState is the open session as the page shows it. */
+export type ChatState = { sessionId?: string; runId?: string; running: boolean; items: Item[] }
+
+/** Action is everything that changes ChatState. */
+export type Action =
+  | { type: 'reset'; sessionId?: string }
+  | { type: 'transcript'; transcript: Transcript }
+  | { type: 'pending'; pending: Pending }
+  | { type: 'event'; event: SSEEvent }
+  | { type: 'localUser'; text: string }
+  | { type: 'running'; running: boolean }
+  | { type: 'cardSubmitting'; requestId: string }
+  | { type: 'cardFailed'; requestId: string; error: ApiError }
+  | { type: 'cardExpired'; requestId: string }
+  | { type: 'notice'; level: 'error' | 'info'; code: string; message: string }
+
+/** initialState is an empty new session. */
+export const initialState: ChatState = { running: false, items: [] }
+
+let seq = 0
+const key = (p: string) => `${p}-${++seq}`
+
+function expiredReceipt(r: InputRequest): Receipt {
+  return {
+    requestId: r.id,
+    toolCallId: r.toolCallId,
+    status: 'expired',
+    selections: [],
+    customInput: '',
+    resolvedAt: r.expiresAt ?? new Date().toISOString(),
+  }
+}
+
+function newCard(r: InputRequest): CardItem {
+  return { kind: 'input', key: `card-${r.id}`, request: r, phase: r.resumable === false ? 'not_resumable' : 'editing' }
+}
+
+/** insertCard puts a card right after its tool call, or at the end. */
+function insertCard(items: Item[], card: CardItem): Item[] {
+  const at = items.findIndex((i) => i.kind === 'tool' && i.toolCallId === card.request.toolCallId)
+  if (at < 0) return [...items, card]
+  return [...items.slice(0, at + 1), card, ...items.slice(at + 1)]
+}
+
+function updateCard(items: Item[], requestId: string, f: (c: CardItem) => CardItem): Item[] {
+  return items.map((i) => (i.kind === 'input' && i.request.id === requestId ? f(i) : i))
+}
+
+function resolveCard(items: Item[], rec: Receipt): Item[] {
+  return updateCard(items, rec.requestId, (c) => ({
+    ...c,
+    phase: 'resolved',
+    receipt: rec,
+    fieldErrors: undefined,
+    error: undefined,
+    runStatus: c.runStatus ?? (rec.status === 'answered' ? 'continuing' : undefined),
+  }))
+}
+
+function fromTranscript(t: Transcript): Item[] {
+  let items: Item[] = []
+  for (const m of t.messages ?? []) {
+    if (m.role === 'tool') {
+      const result = { content: m.content, isError: !!m.isError }
+      const has = items.some((i) => i.kind === 'tool' && i.toolCallId === m.toolCallId)
+      items = has
+        ? items.map((i) => (i.kind === 'tool' && i.toolCallId === m.toolCallId ? { ...i, result } : i))
+        : [...items, { kind: 'tool', key: `tool-${m.toolCallId}`, toolCallId: m.toolCallId ?? '', name: m.name ?? '', arguments: {}, result }]
+      continue
+    }
+    if (m.content) items.push({ kind: 'message', key: `msg-${m.id}`, id: m.id, role: m.role, content: m.content })
+    for (const tc of m.toolCalls ?? []) {
+      items.push({ kind: 'tool', key: `tool-${tc.id}`, toolCallId: tc.id, name: tc.name, arguments: tc.arguments })
+    }
+  }
+  const st = t.session?.status
+  for (const it of t.interactions ?? []) {
+    const card = newCard(it.request)
+    if (it.status !== 'pending') {
+      card.phase = 'resolved'
+      card.receipt = it.receipt ?? expiredReceipt(it.request)
+      if (card.receipt.status === 'answered') {
+        card.runStatus = st === 'running' ? 'continuing' : isRunStatus(st) ? st : undefined
+      }
+    }
+    items = insertCard(items, card)
+  }
+  return items
+}
+
+function isRunStatus(s: unknown): s is RunStatus {
+  return s === 'completed' || s === 'cancelled' || s === 'expired' || s === 'failed'
+}
+
+function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
+  const d = (ev.data ?? {}) as Record<string, unknown>
+  const str = (k: string) => (typeof d[k] === 'string' ? (d[k] as string) : '')
+  switch (ev.event) {
+    case 'session':
+      return { ...s, sessionId: str('sessionId') || s.sessionId, runId: str('runId') || s.runId, running: true }
+    case 'message_delta': {
+      const id = str('messageId')
+      const cur = s.items.find((i): i is MessageItem => i.kind === 'message' && i.id === id)
+      if (!cur) {
+        const m: MessageItem = { kind: 'message', key: `msg-${id}`, id, role: 'assistant', content: str('delta'), streaming: true }
+        return { ...s, items: [...s.items, m] }
+      }
+      if (!cur.streaming) return s
+      return { ...s, items: s.items.map((i) => (i === cur ? { ...cur, content: cur.content + str('delta') } : i)) }
+    }
+    case 'message': {
+      const id = str('messageId')
+      const role = str('role')
+      if (role !== 'user' && role !== 'assistant') return s
+      const content = str('content')
+      if (s.items.some((i) => i.kind === 'message' && i.id === id)) {
+        return {
+          ...s,
+          items: s.items.map((i) => (i.kind === 'message' && i.id === id ? { ...i, content, streaming: false } : i)),
+        }
+      }
+      const local = s.items.findIndex((i) => i.kind === 'message' && i.local && i.role === role && i.content === content)
+      const m: MessageItem = { kind: 'message', key: `msg-${id}`, id, role, content }
+      if (local >= 0) return { ...s, items: s.items.map((i, n) => (n === local ? m : i)) }
+      if (!content) return s
+      return { ...s, items: [...s.items, m] }
+    }
+    case 'tool_call': {
+      const id = str('toolCallId')
+      if (s.items.some((i) => i.kind === 'tool' && i.toolCallId === id)) return s
+      const t: ToolItem = { kind: 'tool', key: `tool-${id}`, toolCallId: id, name: str('name'), arguments: d.arguments }
+      return { ...s, items: [...s.items, t] }
+    }
+    case 'tool_result': {
+      const id = str('toolCallId')
+      const result = { content: str('content'), isError: d.isError === true }
+      if (!s.items.some((i) => i.kind === 'tool' && i.toolCallId === id)) {
+        const t: ToolItem = { kind: 'tool', key: `tool-${id}`, toolCallId: id, name: str('name'), arguments: undefined, result }
+        return { ...s, items: [...s.items, t] }
+      }
+      return { ...s, items: s.items.map((i) => (i.kind === 'tool' && i.toolCallId === id ? { ...i, result } : i)) }
+    }
+    case 'user_input_required': {
+      // The seed's minimal check (seed 000 §3): nothing else is rendered.
+      if (!isInputRequest(ev.data)) return s
+      const r = ev.data
+      if (s.items.some((i) => i.kind === 'input' && i.request.id === r.id)) return { ...s, running: false }
+      return { ...s, running: false, items: insertCard(s.items, newCard(r)) }
+    }
+    case 'user_input_resolved': {
+      const rec = ev.data as Receipt
+      if (typeof rec?.requestId !== 'string') return s
+      return { ...s, items: resolveCard(s.items, rec) }
+    }
+    case 'done': {
+      const status = str('status')
+      let touched = false
+      let items = s.items.map((i) => {
+        if (i.kind === 'input' && i.runStatus === 'continuing' && isRunStatus(status)) {
+          touched = true
+          return { ...i, runStatus: status }
+        }
+        return i
+      })
+      items = items.map((i) => (i.kind === 'message' && i.streaming ? { ...i, streaming: false } : i))
+      if (!touched && status && status !== 'completed') {
+        items = [...items, { kind: 'notice', key: key('done'), level: 'info', code: `run_${status}`, message: status }]
+      }
+      return { ...s, running: false, items }
+    }
+    case 'error':
+      return {
+        ...s,
+        running: false,
+        items: [...s.items, { kind: 'notice', key: key('err'), level: 'error', code: str('code'), message: str('message') }],
+      }
+    default:
+      return s
+  }
+}
+
+function failCard(c: CardItem, e: ApiError): CardItem {
+  if (e.status === 422) return { ...c, phase: 'editing', fieldErrors: e.details ?? [], error: e.details?.length ? undefined : { code: e.code, message: e.message } }
+  if (e.code === 'already_resolved' && e.receipt) return { ...c, phase: 'resolved', receipt: e.receipt, fieldErrors: undefined, error: undefined }
+  if (e.code === 'interaction_expired') return { ...c, phase: 'resolved', receipt: e.receipt ?? expiredReceipt(c.request), fieldErrors: undefined, error: undefined }
+  if (e.code === 'interaction_not_found' || e.code === 'not_resumable') return { ...c, phase: 'not_resumable' }
+  return { ...c, phase: 'editing', fieldErrors: undefined, error: { code: e.code, message: e.message } }
+}
+
+/** reduce is the chat view's reducer. */
+export function reduce(s: ChatState, a: Action): ChatState {
+  switch (a.type) {
+    case 'reset':
+      return { running: false, items: [], sessionId: a.sessionId }
+    case 'transcript':
+      return {
+        ...s,
+        sessionId: a.transcript.session?.id ?? s.sessionId,
+        running: a.transcript.session?.status === 'running',
+        items: fromTranscript(a.transcript),
+      }
+    case 'pending': {
+      let items = s.items
+      const p = a.pending.pending
+      if (p && isInputRequest(p)) {
+        const has = items.some((i) => i.kind === 'input' && i.request.id === p.id)
+        items = has
+          ? updateCard(items, p.id, (c) =>
+              c.phase === 'resolved' ? c : { ...c, request: p, phase: p.resumable === false ? 'not_resumable' : c.phase },
+            )
+          : insertCard(items, newCard(p))
+      }
+      const last = a.pending.last
+      if (last && typeof last.requestId === 'string') {
+        if (!items.some((i) => i.kind === 'input' && i.request.id === last.requestId)) {
+          const r: InputRequest = { id: last.requestId, toolCallId: last.toolCallId, title: '', mode: 'single' }
+          items = insertCard(items, newCard(r))
+        }
+        items = resolveCard(items, last)
+        items = updateCard(items, last.requestId, (c) => (c.runStatus === 'continuing' && !s.running ? { ...c, runStatus: undefined } : c))
+      }
+      return { ...s, items }
+    }
+    case 'event':
+      return applyEvent(s, a.event)
+    case 'localUser':
+      return {
+        ...s,
+        running: true,
+        items: [...s.items, { kind: 'message', key: key('local'), id: '', role: 'user', content: a.text, local: true }],
+      }
+    case 'running':
+      return { ...s, running: a.running }
+    case 'cardSubmitting':
+      return { ...s, items: updateCard(s.items, a.requestId, (c) => ({ ...c, phase: 'submitting', error: undefined })) }
+    case 'cardFailed':
+      return { ...s, items: updateCard(s.items, a.requestId, (c) => failCard(c, a.error)) }
+    case 'cardExpired':
+      return {
+        ...s,
+        items: updateCard(s.items, a.requestId, (c) =>
+          c.phase === 'editing' ? { ...c, phase: 'resolved', receipt: expiredReceipt(c.request) } : c,
+        ),
+      }
+    case 'notice':
+      return { ...s, items: [...s.items, { kind: 'notice', key: key('notice'), level: a.level, code: a.code, message: a.message }] }
+  }
+}

@@ -1,0 +1,188 @@
+import { useId, useState } from 'react'
+import type { CardItem } from '../chatState'
+import { useT } from '../i18n'
+import type { Answer, Question } from '../types'
+import { CardError, FieldMessages, otherErrors } from './fieldErrors'
+
+type QState = { selected: string[]; otherOn: boolean; other: string; focused: number }
+
+/** answered reports whether a question has a choice or non-empty Other text. */
+function answered(q: QState): boolean {
+  return q.selected.length > 0 || (q.otherOn && q.other.trim() !== '')
+}
+
+/**
+ * AskUserForm is the card of an AskUser batch (AgentScope AskUser): 1–4
+ * questions, each with its header chip, its context above the options,
+ * single or multi select, and an "Other" free-text choice. A single-select
+ * question with previews shows the focused option's preview beside the
+ * options, as text in a <pre>. The answer is `answers: [{question,
+ * selected: [labels], other}]` with empty selections and customInput.
+ */
+export function AskUserForm({ card, onSubmit, onCancel }: { card: CardItem; onSubmit: (a: Answer) => void; onCancel: () => void }) {
+  const t = useT()
+  const uid = useId()
+  const questions = card.request.questions ?? []
+  const [state, setState] = useState<QState[]>(() => questions.map(() => ({ selected: [], otherOn: false, other: '', focused: 0 })))
+  const busy = card.phase === 'submitting'
+  const ready = questions.length > 0 && state.every(answered)
+
+  const set = (i: number, f: (q: QState) => QState) => setState((cur) => cur.map((q, n) => (n === i ? f(q) : q)))
+
+  const submit = (e: React.FormEvent) => {
+    e.preventDefault()
+    if (!ready || busy) return
+    onSubmit({
+      selections: [],
+      customInput: '',
+      cancelled: false,
+      answers: questions.map((q, i) => ({
+        question: q.question,
+        selected: state[i].selected,
+        other: state[i].otherOn ? state[i].other : '',
+      })),
+    })
+  }
+
+  const fields = questions.map((_, i) => `answers[${i}]`)
+  const hintId = `${uid}-hint`
+  return (
+    <form onSubmit={submit} noValidate>
+      <fieldset disabled={busy} className="card-body">
+        {questions.map((q, i) => (
+          <QuestionField key={i} index={i} q={q} s={state[i]} uid={uid} errs={card.fieldErrors} set={(f) => set(i, f)} />
+        ))}
+        <FieldMessages errors={card.fieldErrors?.filter((e) => e.field === 'answers')} field="answers" />
+        <CardError card={card} unmatched={otherErrors(card.fieldErrors, [...fields, 'answers'])} />
+        <div className="actions">
+          <button type="submit" className="primary" data-testid="submit" disabled={!ready || busy} aria-describedby={!ready ? hintId : undefined}>
+            {busy ? t.submitting : card.request.submitLabel || t.submit}
+          </button>
+          <button type="button" data-testid="cancel" onClick={onCancel} disabled={busy}>
+            {t.cancel}
+          </button>
+          {!ready && (
+            <span className="hint" id={hintId} data-testid="hint">
+              {t.questionNeedsAnswer}
+            </span>
+          )}
+        </div>
+      </fieldset>
+    </form>
+  )
+}
+
+type QProps = {
+  index: number
+  q: Question
+  s: QState
+  uid: string
+  errs: CardItem['fieldErrors']
+  set: (f: (q: QState) => QState) => void
+}
+
+function QuestionField({ index: i, q, s, uid, errs, set }: QProps) {
+  const t = useT()
+  const multi = q.multi_select
+  const withPreview = !multi && q.options.some((o) => o.preview)
+  const name = `${uid}-q${i}`
+  const otherId = `${name}-other`
+  const choose = (label: string, on: boolean) =>
+    set((cur) =>
+      multi
+        ? { ...cur, selected: on ? [...cur.selected.filter((l) => l !== label), label] : cur.selected.filter((l) => l !== label) }
+        : { ...cur, selected: [label], otherOn: false },
+    )
+  const setOther = (on: boolean) => set((cur) => ({ ...cur, otherOn: on, selected: multi || !on ? cur.selected : [] }))
+  const focus = (j: number) => set((cur) => (cur.focused === j ? cur : { ...cur, focused: j }))
+  const preview = q.options[s.focused]?.preview
+
+  const options = (
+    <div className="options" role="group" aria-labelledby={`${name}-legend`}>
+      {q.options.map((o, j) => {
+        const id = `${name}-o${j}`
+        const checked = s.selected.includes(o.label)
+        return (
+          <div key={j} className={`option${checked ? ' option-checked' : ''}`} onMouseEnter={() => withPreview && focus(j)}>
+            <input
+              id={id}
+              type={multi ? 'checkbox' : 'radio'}
+              name={name}
+              checked={checked}
+              data-testid={`q${i}-option-${j}`}
+              onFocus={() => focus(j)}
+              onChange={(e) => {
+                choose(o.label, e.target.checked)
+                focus(j)
+              }}
+              aria-describedby={o.description ? `${id}-desc` : undefined}
+            />
+            <label htmlFor={id}>
+              <span className="option-label">{o.label}</span>
+              {o.description && (
+                <span className="option-desc" id={`${id}-desc`}>
+                  {o.description}
+                </span>
+              )}
+            </label>
+          </div>
+        )
+      })}
+      <div className={`option option-other${s.otherOn ? ' option-checked' : ''}`}>
+        <input
+          id={otherId}
+          type={multi ? 'checkbox' : 'radio'}
+          name={name}
+          checked={s.otherOn}
+          data-testid={`q${i}-other`}
+          onChange={(e) => setOther(e.target.checked)}
+        />
+        <label htmlFor={otherId}>
+          <span className="option-label">{t.other}</span>
+        </label>
+        <input
+          type="text"
+          className="other-input"
+          aria-label={`${t.other}: ${q.question}`}
+          placeholder={t.otherPlaceholder}
+          data-testid={`q${i}-other-input`}
+          value={s.other}
+          onChange={(e) => {
+            const v = e.target.value
+            set((cur) => ({ ...cur, other: v, otherOn: v.trim() !== '' || cur.otherOn, selected: multi || !v.trim() ? cur.selected : [] }))
+          }}
+        />
+      </div>
+    </div>
+  )
+
+  return (
+    <fieldset className="question" data-testid={`question-${i}`}>
+      <legend id={`${name}-legend`}>
+        <span className="chip" data-testid={`question-header-${i}`}>
+          {q.header}
+        </span>{' '}
+        <span className="question-text">{q.question}</span>
+      </legend>
+      {q.context && (
+        <pre className="context" data-testid={`question-context-${i}`}>
+          {q.context}
+        </pre>
+      )}
+      {withPreview ? (
+        <div className="with-preview">
+          {options}
+          <div className="preview" aria-live="polite">
+            <div className="preview-label">
+              {t.preview}: {q.options[s.focused]?.label}
+            </div>
+            <pre data-testid={`q${i}-preview`}>{preview ?? t.noPreview}</pre>
+          </div>
+        </div>
+      ) : (
+        options
+      )}
+      <FieldMessages errors={errs} field={`answers[${i}]`} />
+    </fieldset>
+  )
+}

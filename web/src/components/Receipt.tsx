@@ -1,0 +1,90 @@
+import type { CardItem } from '../chatState'
+import { formatTime, useLang, useT, type Dict } from '../i18n'
+import type { Receipt } from '../types'
+
+function statusText(t: Dict, r: Receipt): string {
+  if (r.status === 'cancelled') return t.receiptCancelled
+  if (r.status === 'expired') return t.receiptExpired
+  return t.receiptAnswered
+}
+
+function timeLabel(t: Dict, r: Receipt): string {
+  if (r.status === 'cancelled') return t.cancelledAt
+  if (r.status === 'expired') return t.expiredAt
+  return t.submittedAt
+}
+
+/** runText names a run's state under a receipt (seed 000 §6.3 "继续执行中"). */
+export function runText(t: Dict, s: CardItem['runStatus']): string {
+  switch (s) {
+    case 'continuing':
+      return t.continuing
+    case 'completed':
+      return t.runCompleted
+    case 'cancelled':
+      return t.runCancelled
+    case 'expired':
+      return t.runExpired
+    case 'failed':
+      return t.runFailed
+    default:
+      return ''
+  }
+}
+
+/**
+ * ReceiptView is the read-only card after a request was resolved (seed 000
+ * §6.3): the chosen labels, the custom text, the time, then the run's state.
+ * Option ids are shown by their labels when the request still has them.
+ */
+export function ReceiptView({ card }: { card: CardItem }) {
+  const t = useT()
+  const lang = useLang()
+  const r = card.receipt!
+  const req = card.request
+  const labels = (r.selections ?? []).map((id) => req.options?.find((o) => o.id === id)?.label ?? id)
+  const run = runText(t, card.runStatus)
+  return (
+    <div className={`receipt receipt-${r.status}`} data-testid="receipt" data-status={r.status}>
+      <div className="receipt-head">
+        <span className="chip" data-testid="receipt-status">
+          {statusText(t, r)}
+        </span>
+        {req.title && <span className="receipt-title">{req.title}</span>}
+      </div>
+      {r.status === 'answered' && !r.answers?.length && (labels.length > 0 || !r.customInput) && (
+        <div data-testid="receipt-selections">
+          {t.selected}: {labels.length ? labels.join('、') : t.nothingSelected}
+        </div>
+      )}
+      {r.status === 'answered' &&
+        r.answers?.map((a, i) => (
+          <div key={i} className="receipt-answer" data-testid={`receipt-answer-${i}`}>
+            <div className="receipt-q">{a.question}</div>
+            <div>
+              {a.selected?.length ? a.selected.join('、') : ''}
+              {a.other ? `${a.selected?.length ? '；' : ''}${t.other}: ${a.other}` : ''}
+            </div>
+          </div>
+        ))}
+      {r.status === 'answered' && r.customInput && (
+        <div className="receipt-custom" data-testid="receipt-custom">
+          {r.customInput}
+        </div>
+      )}
+      <div className="receipt-time" data-testid="receipt-time">
+        {timeLabel(t, r)}: <time dateTime={r.resolvedAt}>{formatTime(r.resolvedAt, lang)}</time>
+      </div>
+      {r.status === 'expired' && req.expiresAt && (
+        <div data-testid="receipt-expires">
+          {t.expiresAt}: <time dateTime={req.expiresAt}>{formatTime(req.expiresAt, lang)}</time>
+        </div>
+      )}
+      {run && (
+        <div className="run-status" data-testid="run-status" data-run-status={card.runStatus} role="status">
+          {run}
+        </div>
+      )}
+    </div>
+  )
+}

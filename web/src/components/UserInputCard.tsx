@@ -1,0 +1,210 @@
+import { useEffect, useId, useState } from 'react'
+import type { CardItem } from '../chatState'
+import { formatTime, useLang, useT } from '../i18n'
+import type { Answer } from '../types'
+import { AskUserForm } from './AskUserForm'
+import { CardError, FieldMessages, otherErrors } from './fieldErrors'
+import { ReceiptView } from './Receipt'
+
+/** CardProps are the props of UserInputCard. */
+export type CardProps = {
+  card: CardItem
+  /** onSubmit sends an answer (POST /api/chat/continue). */
+  onSubmit: (a: Answer) => void
+  /** onCancel sends `cancelled: true` with empty selections. */
+  onCancel: () => void
+  /** onExpire is called once when expiresAt passes on an unanswered card. */
+  onExpire?: () => void
+}
+
+const FREE = new Set(['text', 'number', 'date', 'directory'])
+const MAX_TIMER = 2 ** 31 - 1
+
+/**
+ * UserInputCard renders one InputRequest by its mode (seed 000 §3 table;
+ * AskUser batches by AskUserForm), then the receipt it turned into, or the
+ * non-resumable notice. Every model-written string is rendered as text.
+ */
+export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps) {
+  const t = useT()
+  const lang = useLang()
+  const req = card.request
+  const editing = card.phase === 'editing' || card.phase === 'submitting'
+
+  useEffect(() => {
+    if (!editing || !onExpire || !req.expiresAt) return
+    const ms = new Date(req.expiresAt).getTime() - Date.now()
+    if (Number.isNaN(ms)) return
+    if (ms <= 0) {
+      onExpire()
+      return
+    }
+    const timer = setTimeout(onExpire, Math.min(ms, MAX_TIMER))
+    return () => clearTimeout(timer)
+  }, [editing, onExpire, req.expiresAt])
+
+  return (
+    <section
+      className={`card card-${card.phase}`}
+      data-testid="input-card"
+      data-request-id={req.id}
+      data-phase={card.phase}
+      data-mode={req.mode}
+      aria-label={req.title}
+    >
+      {card.phase === 'resolved' && card.receipt ? (
+        <ReceiptView card={card} />
+      ) : (
+        <>
+          <h3 className="card-title">{req.title}</h3>
+          {req.description && <p className="card-desc">{req.description}</p>}
+          {card.phase === 'not_resumable' ? (
+            <p className="not-resumable" data-testid="not-resumable" role="alert">
+              {t.notResumable}
+            </p>
+          ) : (
+            <>
+              {req.expiresAt && (
+                <p className="expires" data-testid="expires-at">
+                  {t.expiresAt}: <time dateTime={req.expiresAt}>{formatTime(req.expiresAt, lang)}</time>
+                </p>
+              )}
+              {req.mode === 'questions' ? (
+                <AskUserForm card={card} onSubmit={onSubmit} onCancel={onCancel} />
+              ) : (
+                <AskForm card={card} onSubmit={onSubmit} onCancel={onCancel} />
+              )}
+            </>
+          )}
+        </>
+      )}
+    </section>
+  )
+}
+
+type FormProps = { card: CardItem; onSubmit: (a: Answer) => void; onCancel: () => void }
+
+/** AskForm is the ask_user form for the seven modes of seed 000 §1. */
+function AskForm({ card, onSubmit, onCancel }: FormProps) {
+  const t = useT()
+  const uid = useId()
+  const req = card.request
+  const mode = req.mode
+  const free = FREE.has(mode)
+  const [selections, setSelections] = useState<string[]>([])
+  const [custom, setCustom] = useState('')
+  const busy = card.phase === 'submitting'
+  const errs = card.fieldErrors
+
+  let hint = ''
+  if (mode === 'toggle' && selections.length === 0) hint = t.toggleNeedsOne
+  else if (mode === 'single' && selections.length === 0 && !(req.allowCustom && custom.trim())) hint = t.singleNeedsOne
+  else if (free && !custom.trim()) hint = t.valueRequired
+
+  const toggle = (id: string, on: boolean) =>
+    setSelections((cur) => (mode === 'single' ? [id] : on ? [...cur.filter((x) => x !== id), id] : cur.filter((x) => x !== id)))
+
+  const submit = (e: React.FormEvent) => {
+    e.preventDefault()
+    if (hint || busy) return
+    onSubmit({ selections: free ? [] : selections, customInput: custom, cancelled: false })
+  }
+
+  const inputType = mode === 'single' ? 'radio' : 'checkbox'
+  const hintId = `${uid}-hint`
+  const customId = `${uid}-custom`
+  const freeLabel =
+    mode === 'number' ? t.numberInput : mode === 'date' ? t.dateInput : mode === 'directory' ? t.directoryInput : t.textInput
+
+  return (
+    <form onSubmit={submit} noValidate>
+      <fieldset disabled={busy} className="card-body">
+        {!free && (
+          <div role="group" aria-label={req.title} className={`options options-${mode}`}>
+            {(req.options ?? []).map((o) => {
+              const id = `${uid}-opt-${o.id}`
+              const checked = selections.includes(o.id)
+              return (
+                <div key={o.id} className={`option${checked ? ' option-checked' : ''}`}>
+                  <input
+                    id={id}
+                    type={inputType}
+                    role={mode === 'toggle' ? 'switch' : undefined}
+                    aria-checked={mode === 'toggle' ? checked : undefined}
+                    name={`${uid}-options`}
+                    value={o.id}
+                    checked={checked}
+                    data-testid={`option-${o.id}`}
+                    aria-describedby={o.description ? `${id}-desc` : undefined}
+                    onChange={(e) => toggle(o.id, e.target.checked)}
+                    className={mode === 'toggle' ? 'switch' : undefined}
+                  />
+                  <label htmlFor={id}>
+                    <span className="option-label">{o.label}</span>
+                    {o.recommended && (
+                      <span className="chip chip-recommended" data-testid={`recommended-${o.id}`}>
+                        {t.recommended}
+                      </span>
+                    )}
+                    {o.description && (
+                      <span className="option-desc" id={`${id}-desc`}>
+                        {o.description}
+                      </span>
+                    )}
+                  </label>
+                </div>
+              )
+            })}
+          </div>
+        )}
+        <FieldMessages errors={errs} field="selections" />
+        {(free || req.allowCustom) && (
+          <div className="custom">
+            <label htmlFor={customId}>{free ? freeLabel : t.customInput}</label>
+            {mode === 'text' ? (
+              <textarea
+                id={customId}
+                data-testid="custom-input"
+                value={custom}
+                rows={3}
+                onChange={(e) => setCustom(e.target.value)}
+              />
+            ) : (
+              <input
+                id={customId}
+                data-testid="custom-input"
+                type={mode === 'number' ? 'number' : mode === 'date' ? 'date' : 'text'}
+                inputMode={mode === 'number' ? 'decimal' : undefined}
+                step={mode === 'number' ? 'any' : undefined}
+                placeholder={mode === 'directory' ? 'src/app' : undefined}
+                aria-describedby={mode === 'directory' ? `${customId}-hint` : undefined}
+                value={custom}
+                onChange={(e) => setCustom(e.target.value)}
+              />
+            )}
+            {mode === 'directory' && (
+              <div className="hint" id={`${customId}-hint`} data-testid="directory-hint">
+                {t.directoryHint}
+              </div>
+            )}
+            <FieldMessages errors={errs} field="customInput" />
+          </div>
+        )}
+        <CardError card={card} unmatched={otherErrors(errs, ['selections', 'customInput'])} />
+        <div className="actions">
+          <button type="submit" className="primary" data-testid="submit" disabled={!!hint || busy} aria-describedby={hint ? hintId : undefined}>
+            {busy ? t.submitting : req.submitLabel || t.submit}
+          </button>
+          <button type="button" data-testid="cancel" onClick={onCancel} disabled={busy}>
+            {t.cancel}
+          </button>
+          {hint && (
+            <span className="hint" id={hintId} data-testid="hint">
+              {hint}
+            </span>
+          )}
+        </div>
+      </fieldset>
+    </form>
+  )
+}

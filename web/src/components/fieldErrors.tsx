@@ -1,0 +1,51 @@
+import type { CardItem } from '../chatState'
+import { useT } from '../i18n'
+import type { FieldError } from '../types'
+
+/**
+ * matchField reports whether a 422 detail's field belongs to a form field:
+ * "selections" matches "selections" and "selections[1]"; "answers[0]"
+ * matches "answers[0].selected" and "answers[0].other".
+ */
+export function matchField(detail: string, field: string): boolean {
+  return detail === field || detail.startsWith(field + '[') || detail.startsWith(field + '.')
+}
+
+/** FieldMessages shows the server's messages for one field, next to it. */
+export function FieldMessages({ errors, field, id }: { errors?: FieldError[]; field: string; id?: string }) {
+  const mine = (errors ?? []).filter((e) => matchField(e.field, field))
+  if (!mine.length) return null
+  return (
+    <ul className="field-errors" id={id} data-testid={`field-error-${field}`} role="alert">
+      {mine.map((e, i) => (
+        <li key={i}>{e.message}</li>
+      ))}
+    </ul>
+  )
+}
+
+/** otherErrors returns the details that match none of the given fields. */
+export function otherErrors(errors: FieldError[] | undefined, fields: string[]): FieldError[] {
+  return (errors ?? []).filter((e) => !fields.some((f) => matchField(e.field, f)))
+}
+
+/** CardError shows a card-level error (413, unmatched 422 details, 5xx). */
+export function CardError({ card, unmatched }: { card: CardItem; unmatched: FieldError[] }) {
+  const t = useT()
+  if (!card.error && !unmatched.length) return null
+  const text = (code: string, message: string) => {
+    if (code === 'payload_too_large') return t.payloadTooLarge
+    return message || code
+  }
+  return (
+    <div className="card-error" data-testid="card-error" role="alert">
+      {card.error && <div>{text(card.error.code, card.error.message)}</div>}
+      {unmatched.map((e, i) => (
+        <div key={i}>
+          {e.field ? `${e.field}: ` : ''}
+          {e.message}
+        </div>
+      ))}
+    </div>
+  )
+}

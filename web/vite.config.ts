@@ -1,0 +1,19 @@
+/// <reference types="vitest/config" />
+import { defineConfig } from 'vite'
+import react from '@vitejs/plugin-react'
+
+// The page is served by the Go binary (web/embed.go) from dist/; in dev mode
+// Vite proxies /api to a running `luban serve` (LUBAN_URL, default :8080).
+export default defineConfig({
+  plugins: [react()],
+  build: { outDir: 'dist', emptyOutDir: true, assetsDir: 'assets' },
+  server: {
+    proxy: { '/api': process.env.LUBAN_URL ?? 'http://127.0.0.1:8080' },
+  },
+  test: {
+    environment: 'jsdom',
+    globals: true,
+    setupFiles: ['./src/test/setup.ts'],
+    include: ['src/**/*.test.{ts,tsx}'],
+  },
+})
