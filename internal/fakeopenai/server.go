@@ -1,0 +1,282 @@
+// Package fakeopenai is a fake OpenAI-compatible Chat Completions server for
+// tests (DESIGN §6, issue 3 §6). It speaks the real wire format: POST
+// /v1/chat/completions with "stream": true answers Server-Sent Events whose
+// data lines are chat.completion.chunk JSON objects, flushed one by one and
+// ended by "data: [DONE]". Each test queues the turns the "model" plays with
+// Push and reads back every request body with Requests or WaitRequests, so it
+// can assert the exact messages luban sent (for example after a resume).
+//
+// It also reproduces the habits of real providers (issue 6): text and
+// tool-call arguments cut into pieces of a few bytes (even inside a UTF-8
+// character), parallel tool calls identified only by index after their first
+// chunk, DeepSeek's reasoning_content, 429/5xx answers with Retry-After, and
+// streams that are cut or end without [DONE].
+package fakeopenai
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// ToolCall is one tool call the fake model makes. Arguments is sent verbatim
+// (it need not be valid JSON), cut into Turn.ChunkBytes pieces.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// Turn is one answer of the fake model: either a stream (Status 0 or 200) or
+// an error response (any other Status).
+type Turn struct {
+	// Text is streamed as delta.content.
+	Text string
+	// Reasoning is streamed first as delta.reasoning_content (DeepSeek habit).
+	Reasoning string
+	// ToolCalls are streamed as parallel tool calls by index: the first chunk
+	// of each call carries index, id, type and name; later chunks carry only
+	// index and an argument piece. Pieces of different calls are interleaved
+	// round-robin, so a client must accumulate by index.
+	ToolCalls []ToolCall
+	// ChunkBytes is the size in BYTES of the pieces Text, Reasoning and each
+	// call's Arguments are cut into; a cut may fall inside a multibyte UTF-8
+	// character, whose bytes then travel raw in two JSON strings (as some
+	// local servers do). Zero means 4.
+	ChunkBytes int
+	// FinishReason of the last chunk. Empty means "tool_calls" when ToolCalls
+	// is set, otherwise "stop".
+	FinishReason string
+	// Status, when neither 0 nor 200, answers this HTTP status instead of a
+	// stream, with ErrorBody (default {"error":{"message":...}}) and the
+	// Retry-After header when RetryAfter is set (e.g. 429, 503).
+	Status     int
+	RetryAfter string
+	ErrorBody  string
+	// CutAfterChunks > 0 aborts the connection after that many chunks were
+	// flushed: no finish_reason, no [DONE], and the HTTP body ends without
+	// its terminating chunk, so the client sees an unexpected EOF.
+	CutAfterChunks int
+	// NoDone ends the stream normally (finish_reason included) but omits the
+	// final "data: [DONE]" line.
+	NoDone bool
+}
+
+// Request is one recorded request to the fake server.
+type Request struct {
+	// Raw is the request body exactly as received.
+	Raw []byte
+	// Body is Raw decoded as a JSON object (nil when it is not one).
+	Body map[string]any
+	// Messages is Body["messages"], each a JSON object.
+	Messages []map[string]any
+	// ToolNames are the names of Body["tools"][*].function.name, in order.
+	ToolNames []string
+	// Model is Body["model"].
+	Model string
+	// Header is the request's header (Authorization included).
+	Header http.Header
+}
+
+// Server is a running fake. Its methods are safe for concurrent use.
+type Server struct {
+	srv *httptest.Server
+
+	mu      sync.Mutex
+	queue   []Turn
+	handler func(r *Request) Turn
+	reqs    []*Request
+	changed chan struct{} // closed and replaced whenever a request is recorded
+	seq     int
+}
+
+// New starts a fake server on 127.0.0.1 and closes it when the test ends.
+func New(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{changed: make(chan struct{})}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// URL is the base URL ending in /v1, as OPENAI_BASE_URL expects.
+func (s *Server) URL() string { return s.srv.URL + "/v1" }
+
+// Push appends turns to the FIFO of answers. Each request consumes one turn;
+// when the queue is empty the handler set by SetHandler answers, and without
+// one the server answers 500 {"error":{"message":"fakeopenai: no turn queued"}}
+// so that a test notices an unexpected model call.
+func (s *Server) Push(turns ...Turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = append(s.queue, turns...)
+}
+
+// SetHandler sets a function that answers requests while the queue is empty.
+// It runs on the server's goroutine; nil removes it.
+func (s *Server) SetHandler(fn func(r *Request) Turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handler = fn
+}
+
+// Requests returns every request recorded so far, in arrival order.
+func (s *Server) Requests() []*Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*Request(nil), s.reqs...)
+}
+
+// WaitRequests blocks until at least n requests were recorded and returns
+// them all, or returns ctx's error. It waits on a signal, never by polling.
+func (s *Server) WaitRequests(ctx context.Context, n int) ([]*Request, error) {
+	for {
+		s.mu.Lock()
+		if len(s.reqs) >= n {
+			out := append([]*Request(nil), s.reqs...)
+			s.mu.Unlock()
+			return out, nil
+		}
+		ch := s.changed
+		got := len(s.reqs)
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("fakeopenai: %d of %d requests: %w", got, n, ctx.Err())
+		}
+	}
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+		writeError(w, http.StatusNotFound, "", fmt.Sprintf("fakeopenai: no route %s %s", r.Method, r.URL.Path))
+		return
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "", "fakeopenai: read body: "+err.Error())
+		return
+	}
+	req := parseRequest(raw, r.Header.Clone())
+
+	s.mu.Lock()
+	s.reqs = append(s.reqs, req)
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.seq++
+	id := fmt.Sprintf("chatcmpl-fake%d", s.seq)
+	var turn Turn
+	var have bool
+	if len(s.queue) > 0 {
+		turn, have = s.queue[0], true
+		s.queue = s.queue[1:]
+	}
+	handler := s.handler
+	s.mu.Unlock()
+
+	if !have && handler != nil {
+		turn, have = handler(req), true
+	}
+	if !have {
+		writeError(w, http.StatusInternalServerError, "", "fakeopenai: no turn queued")
+		return
+	}
+	if stream, _ := req.Body["stream"].(bool); !stream && (turn.Status == 0 || turn.Status == http.StatusOK) {
+		writeError(w, http.StatusBadRequest, "", "fakeopenai: only stream=true is supported")
+		return
+	}
+	if turn.Status != 0 && turn.Status != http.StatusOK {
+		if turn.RetryAfter != "" {
+			w.Header().Set("Retry-After", turn.RetryAfter)
+		}
+		writeError(w, turn.Status, turn.ErrorBody, fmt.Sprintf("fakeopenai: status %d", turn.Status))
+		return
+	}
+	streamTurn(w, id, req.Model, turn)
+}
+
+func parseRequest(raw []byte, h http.Header) *Request {
+	req := &Request{Raw: raw, Header: h}
+	if json.Unmarshal(raw, &req.Body) != nil {
+		return req
+	}
+	req.Model, _ = req.Body["model"].(string)
+	if msgs, ok := req.Body["messages"].([]any); ok {
+		for _, m := range msgs {
+			if mm, ok := m.(map[string]any); ok {
+				req.Messages = append(req.Messages, mm)
+			}
+		}
+	}
+	if tools, ok := req.Body["tools"].([]any); ok {
+		for _, t := range tools {
+			tm, _ := t.(map[string]any)
+			fn, _ := tm["function"].(map[string]any)
+			if name, ok := fn["name"].(string); ok {
+				req.ToolNames = append(req.ToolNames, name)
+			}
+		}
+	}
+	return req
+}
+
+func writeError(w http.ResponseWriter, status int, body, msg string) {
+	if body == "" {
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{
+			"message": msg, "type": "server_error", "code": nil, "param": nil,
+		}})
+		body = string(b)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+}
+
+// split cuts s into pieces of n bytes (the last may be shorter); "" gives none.
+func split(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	if s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// quote encodes s as a JSON string like encoding/json does, except that bytes
+// that are not valid UTF-8 are passed through raw instead of being replaced
+// by U+FFFD, so a character cut in two reaches the client byte-exact.
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			b.WriteString(`\"`)
+		case c == '\\':
+			b.WriteString(`\\`)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c < 0x20:
+			fmt.Fprintf(&b, `\u%04x`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

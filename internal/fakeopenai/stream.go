@@ -1,0 +1,103 @@
+package fakeopenai
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// streamTurn writes turn as a chat.completion.chunk event stream. Every chunk
+// is one "data: {...}\n\n" event, flushed on its own.
+func streamTurn(w http.ResponseWriter, id, model string, turn Turn) {
+	n := turn.ChunkBytes
+	if n <= 0 {
+		n = 4
+	}
+	finish := turn.FinishReason
+	if finish == "" {
+		finish = "stop"
+		if len(turn.ToolCalls) > 0 {
+			finish = "tool_calls"
+		}
+	}
+
+	// Deltas in order: role, reasoning pieces, text pieces, tool calls.
+	deltas := []string{`{"role":"assistant","content":""}`}
+	for _, p := range split(turn.Reasoning, n) {
+		deltas = append(deltas, `{"reasoning_content":`+quote(p)+`}`)
+	}
+	for _, p := range split(turn.Text, n) {
+		deltas = append(deltas, `{"content":`+quote(p)+`}`)
+	}
+	deltas = append(deltas, toolCallDeltas(turn.ToolCalls, n)...)
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+
+	created := time.Now().Unix()
+	sent := 0
+	write := func(delta, finishReason string) {
+		fr := "null"
+		if finishReason != "" {
+			fr = quote(finishReason)
+		}
+		fmt.Fprintf(w, `data: {"id":%s,"object":"chat.completion.chunk","created":%d,"model":%s,"choices":[{"index":0,"delta":%s,"logprobs":null,"finish_reason":%s}]}`+"\n\n",
+			quote(id), created, quote(model), delta, fr)
+		_ = rc.Flush()
+		sent++
+		if turn.CutAfterChunks > 0 && sent >= turn.CutAfterChunks {
+			// Abort the connection: the client reads an unexpected EOF.
+			panic(http.ErrAbortHandler)
+		}
+	}
+	for _, d := range deltas {
+		write(d, "")
+	}
+	write("{}", finish)
+	if !turn.NoDone {
+		_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
+		_ = rc.Flush()
+	}
+}
+
+// toolCallDeltas cuts every call's arguments into n-byte pieces and emits them
+// round-robin by call; each call's first delta carries its id, type and name.
+func toolCallDeltas(calls []ToolCall, n int) []string {
+	pieces := make([][]string, len(calls))
+	rounds := 1
+	for i, c := range calls {
+		pieces[i] = split(c.Arguments, n)
+		if len(pieces[i]) > rounds {
+			rounds = len(pieces[i])
+		}
+	}
+	var out []string
+	for r := 0; r < rounds; r++ {
+		for i, c := range calls {
+			var b strings.Builder
+			fmt.Fprintf(&b, `{"tool_calls":[{"index":%d`, i)
+			if r == 0 {
+				fmt.Fprintf(&b, `,"id":%s,"type":"function"`, quote(c.ID))
+			}
+			b.WriteString(`,"function":{`)
+			if r == 0 {
+				fmt.Fprintf(&b, `"name":%s,`, quote(c.Name))
+			}
+			arg := ""
+			switch {
+			case r < len(pieces[i]):
+				arg = pieces[i][r]
+			case r > 0:
+				continue // this call has no more pieces
+			}
+			fmt.Fprintf(&b, `"arguments":%s}}]}`, quote(arg))
+			out = append(out, b.String())
+		}
+	}
+	return out
+}
