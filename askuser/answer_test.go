@@ -1,0 +1,185 @@
+package askuser_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/lubanhq/luban/askuser"
+	"github.com/stretchr/testify/require"
+)
+
+type answerBundle struct {
+	prompts map[string]*askuser.Prompt
+}
+
+// setup parses one prompt per mode through ParseArgs, the way the run does.
+func setup(t *testing.T) answerBundle {
+	t.Helper()
+	raw := map[string][2]string{
+		"single":          {askuser.ToolAskUser, `{"title":"执行方式","mode":"single","options":[{"id":"safe","label":"先分析","recommended":true},{"id":"implement","label":"直接实现"}]}`},
+		"single+custom":   {askuser.ToolAskUser, `{"title":"t","mode":"single","allowCustom":true,"options":[{"id":"a","label":"A"},{"id":"b","label":"B"}]}`},
+		"multiple":        {askuser.ToolAskUser, `{"title":"t","mode":"multiple","options":[{"id":"a","label":"A","recommended":true},{"id":"b","label":"B"},{"id":"c","label":"C"}]}`},
+		"multiple+custom": {askuser.ToolAskUser, `{"title":"t","mode":"multiple","allowCustom":true,"options":[{"id":"a","label":"A"},{"id":"b","label":"B"}]}`},
+		"toggle":          {askuser.ToolAskUser, `{"title":"t","mode":"toggle","options":[{"id":"x","label":"X"},{"id":"y","label":"Y"}]}`},
+		"text":            {askuser.ToolAskUser, `{"title":"t","mode":"text"}`},
+		"number":          {askuser.ToolAskUser, `{"title":"t","mode":"number"}`},
+		"date":            {askuser.ToolAskUser, `{"title":"t","mode":"date"}`},
+		"batch": {askuser.ToolAskUserBatch, `{"questions":[
+			{"question":"Which database?","header":"DB","options":[{"label":"SQLite (Recommended)","description":""},{"label":"PostgreSQL","description":""}]},
+			{"question":"Which features?","header":"Features","multi_select":true,"options":[{"label":"Auth","description":""},{"label":"Search","description":""},{"label":"Export","description":""}]}]}`},
+	}
+	b := answerBundle{prompts: map[string]*askuser.Prompt{}}
+	for name, r := range raw {
+		p, err := askuser.ParseArgs(r[0], r[1])
+		require.NoError(t, err, name)
+		b.prompts[name] = p
+	}
+	return b
+}
+
+func TestValidateAnswerRejects(t *testing.T) {
+	t.Parallel()
+	type fe = askuser.FieldError
+	tests := []struct {
+		name   string
+		prompt string
+		answer askuser.Answer
+		want   []fe
+	}{
+		{"single: unknown id", "single", askuser.Answer{Selections: []string{"nope"}}, []fe{{"selections[0]", `unknown option id "nope"`}}},
+		{"single: two ids", "single", askuser.Answer{Selections: []string{"safe", "implement"}}, []fe{{"selections", "choose exactly one option, got 2"}}},
+		{"single: none", "single", askuser.Answer{Selections: []string{}}, []fe{{"selections", "choose exactly one option, got none"}}},
+		{"single: label instead of id", "single", askuser.Answer{Selections: []string{"先分析"}}, []fe{{"selections[0]", `unknown option id "先分析"`}}},
+		{"single: custom without allowCustom", "single", askuser.Answer{Selections: []string{"safe"}, CustomInput: "x"}, []fe{{"customInput", "this question does not accept custom input (allowCustom is false)"}}},
+		{"single+custom: nothing", "single+custom", askuser.Answer{CustomInput: "  "}, []fe{{"selections", "choose one option or write an answer in customInput"}}},
+		{"multiple: duplicate", "multiple", askuser.Answer{Selections: []string{"a", "b", "a"}}, []fe{{"selections[2]", "duplicate of selections[0]"}}},
+		{"multiple: unknown and custom", "multiple", askuser.Answer{Selections: []string{"a", "z"}, CustomInput: "note"}, []fe{{"selections[1]", `unknown option id "z"`}, {"customInput", "this question does not accept custom input (allowCustom is false)"}}},
+		{"toggle: none", "toggle", askuser.Answer{Selections: []string{}}, []fe{{"selections", "switch on at least one option"}}},
+		{"toggle: nil", "toggle", askuser.Answer{}, []fe{{"selections", "switch on at least one option"}}},
+		{"text: empty", "text", askuser.Answer{}, []fe{{"customInput", "enter some text"}}},
+		{"text: blank", "text", askuser.Answer{CustomInput: " \n"}, []fe{{"customInput", "enter some text"}}},
+		{"text: selections", "text", askuser.Answer{Selections: []string{"a"}, CustomInput: "x"}, []fe{{"selections", "mode text takes no selections, got 1"}}},
+		{"text: too long", "text", askuser.Answer{CustomInput: strings.Repeat("字", askuser.MaxCustomInput+1)}, []fe{{"customInput", "too long: 8001 characters, at most 8000"}}},
+		{"text: answers", "text", askuser.Answer{CustomInput: "x", Answers: []askuser.QuestionAnswer{{Question: "q"}}}, []fe{{"answers", "answers are only for AskUser questions; this is an ask_user text request"}}},
+		{"number: empty", "number", askuser.Answer{}, []fe{{"customInput", "enter a number"}}},
+		{"number: trailing garbage", "number", askuser.Answer{CustomInput: "42xyz"}, []fe{{"customInput", `"42xyz" is not a number written in full (like 42, -3.5 or 1e3)`}}},
+		{"number: NaN", "number", askuser.Answer{CustomInput: "NaN"}, []fe{{"customInput", `"NaN" is not a number written in full (like 42, -3.5 or 1e3)`}}},
+		{"number: Inf", "number", askuser.Answer{CustomInput: "Inf"}, []fe{{"customInput", `"Inf" is not a number written in full (like 42, -3.5 or 1e3)`}}},
+		{"number: hex", "number", askuser.Answer{CustomInput: "0x10"}, []fe{{"customInput", `"0x10" is not a number written in full (like 42, -3.5 or 1e3)`}}},
+		{"number: bare dot", "number", askuser.Answer{CustomInput: ".5"}, []fe{{"customInput", `".5" is not a number written in full (like 42, -3.5 or 1e3)`}}},
+		{"number: comma", "number", askuser.Answer{CustomInput: "1,5"}, []fe{{"customInput", `"1,5" is not a number written in full (like 42, -3.5 or 1e3)`}}},
+		{"number: overflow", "number", askuser.Answer{CustomInput: "1e400"}, []fe{{"customInput", `"1e400" is out of range`}}},
+		{"number: underscore", "number", askuser.Answer{CustomInput: "1_000"}, []fe{{"customInput", `"1_000" is not a number written in full (like 42, -3.5 or 1e3)`}}},
+		{"date: empty", "date", askuser.Answer{}, []fe{{"customInput", "enter a date as YYYY-MM-DD"}}},
+		{"date: Feb 30", "date", askuser.Answer{CustomInput: "2024-02-30"}, []fe{{"customInput", `"2024-02-30" is not a real calendar day`}}},
+		{"date: Feb 29 of a common year", "date", askuser.Answer{CustomInput: "2023-02-29"}, []fe{{"customInput", `"2023-02-29" is not a real calendar day`}}},
+		{"date: month 13", "date", askuser.Answer{CustomInput: "2024-13-01"}, []fe{{"customInput", `"2024-13-01" is not a real calendar day`}}},
+		{"date: year zero", "date", askuser.Answer{CustomInput: "0000-01-01"}, []fe{{"customInput", `"0000-01-01" is not a real calendar day`}}},
+		{"date: with time", "date", askuser.Answer{CustomInput: "2024-05-01T00:00:00Z"}, []fe{{"customInput", `"2024-05-01T00:00:00Z" is not a date written as YYYY-MM-DD`}}},
+		{"date: short month", "date", askuser.Answer{CustomInput: "2024-5-01"}, []fe{{"customInput", `"2024-5-01" is not a date written as YYYY-MM-DD`}}},
+		{"date: slashes", "date", askuser.Answer{CustomInput: "2024/05/01"}, []fe{{"customInput", `"2024/05/01" is not a date written as YYYY-MM-DD`}}},
+
+		// AskUser answers (AgentScope AskUserMetadata).
+		{"batch: missing answers", "batch", askuser.Answer{}, []fe{{"answers", `missing an answer to question "Which database?"`}, {"answers", `missing an answer to question "Which features?"`}}},
+		{"batch: unknown question and label", "batch", askuser.Answer{Answers: []askuser.QuestionAnswer{
+			{Question: "Which database?", Selected: []string{"MySQL"}},
+			{Question: "Which color?", Selected: []string{}},
+			{Question: "Which features?", Selected: []string{"Auth"}},
+		}}, []fe{{"answers[0].selected[0]", `unknown option label "MySQL"`}, {"answers[1].question", `unknown question "Which color?"`}}},
+		{"batch: single-select unanswered", "batch", askuser.Answer{Answers: []askuser.QuestionAnswer{
+			{Question: "Which database?", Selected: []string{}, Other: " "},
+			{Question: "Which features?"},
+		}}, []fe{{"answers[0].selected", "choose one option or write an answer in other"}}},
+		{"batch: two labels on single-select", "batch", askuser.Answer{Answers: []askuser.QuestionAnswer{
+			{Question: "Which database?", Selected: []string{"SQLite (Recommended)", "PostgreSQL"}},
+			{Question: "Which features?"},
+		}}, []fe{{"answers[0].selected", "choose at most one option, got 2"}}},
+		{"batch: duplicate answer and label", "batch", askuser.Answer{Answers: []askuser.QuestionAnswer{
+			{Question: "Which features?", Selected: []string{"Auth", "Auth"}},
+			{Question: "Which database?", Other: "DuckDB"},
+			{Question: "Which features?"},
+		}}, []fe{{"answers[0].selected[1]", "duplicate of answers[0].selected[0]"}, {"answers[2].question", `a second answer to question "Which features?"`}}},
+		{"batch: other too long", "batch", askuser.Answer{Answers: []askuser.QuestionAnswer{
+			{Question: "Which database?", Other: strings.Repeat("x", askuser.MaxCustomInput+1)},
+			{Question: "Which features?"},
+		}}, []fe{{"answers[0].other", "too long: 8001 characters, at most 8000"}}},
+		{"batch: selections and customInput", "batch", askuser.Answer{Selections: []string{"a"}, CustomInput: "x", Answers: []askuser.QuestionAnswer{
+			{Question: "Which database?", Selected: []string{"PostgreSQL"}},
+			{Question: "Which features?"},
+		}}, []fe{{"selections", "AskUser answers go in answers, not selections"}, {"customInput", "AskUser answers go in answers[].other, not customInput"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			got, err := askuser.ValidateAnswer(b.prompts[tt.prompt], tt.answer, askuser.AnswerOptions{})
+			require.Equal(t, askuser.Answer{}, got)
+			var ae *askuser.AnswerError
+			require.True(t, errors.As(err, &ae), "want *AnswerError, got %T %v", err, err)
+			require.Equal(t, tt.want, ae.Details)
+		})
+	}
+}
+
+func TestValidateAnswerAccepts(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		prompt string
+		answer askuser.Answer
+		want   askuser.Answer
+	}{
+		{"single", "single", askuser.Answer{Selections: []string{"implement"}}, askuser.Answer{Selections: []string{"implement"}}},
+		{"single+custom: custom only", "single+custom", askuser.Answer{Selections: []string{}, CustomInput: "都不要 🙅"}, askuser.Answer{Selections: []string{}, CustomInput: "都不要 🙅"}},
+		{"single+custom: id and note", "single+custom", askuser.Answer{Selections: []string{"a"}, CustomInput: "note"}, askuser.Answer{Selections: []string{"a"}, CustomInput: "note"}},
+		// An explicit [] is a valid multiple answer and is never replaced by the recommended option.
+		{"multiple: explicit empty", "multiple", askuser.Answer{Selections: []string{}}, askuser.Answer{Selections: []string{}}},
+		{"multiple: nil becomes empty", "multiple", askuser.Answer{}, askuser.Answer{Selections: []string{}}},
+		{"multiple: order kept", "multiple", askuser.Answer{Selections: []string{"c", "a"}}, askuser.Answer{Selections: []string{"c", "a"}}},
+		{"multiple+custom: both kept", "multiple+custom", askuser.Answer{Selections: []string{"b"}, CustomInput: "还有 <script>"}, askuser.Answer{Selections: []string{"b"}, CustomInput: "还有 <script>"}},
+		{"toggle", "toggle", askuser.Answer{Selections: []string{"y"}}, askuser.Answer{Selections: []string{"y"}}},
+		{"text: max length in runes", "text", askuser.Answer{CustomInput: strings.Repeat("字", askuser.MaxCustomInput)}, askuser.Answer{Selections: []string{}, CustomInput: strings.Repeat("字", askuser.MaxCustomInput)}},
+		{"number: integer", "number", askuser.Answer{CustomInput: "42"}, askuser.Answer{Selections: []string{}, CustomInput: "42"}},
+		{"number: negative decimal", "number", askuser.Answer{CustomInput: "-3.5"}, askuser.Answer{Selections: []string{}, CustomInput: "-3.5"}},
+		{"number: exponent kept as written", "number", askuser.Answer{CustomInput: "1e3"}, askuser.Answer{Selections: []string{}, CustomInput: "1e3"}},
+		{"number: spaces trimmed", "number", askuser.Answer{CustomInput: " 007 "}, askuser.Answer{Selections: []string{}, CustomInput: "007"}},
+		{"date: leap day", "date", askuser.Answer{CustomInput: "2024-02-29"}, askuser.Answer{Selections: []string{}, CustomInput: "2024-02-29"}},
+		{"cancel skips validation", "toggle", askuser.Answer{Selections: []string{"nope", "nope"}, CustomInput: "secret", Cancelled: true}, askuser.Answer{Selections: []string{}, Cancelled: true}},
+		{"batch: cancel", "batch", askuser.Answer{Cancelled: true}, askuser.Answer{Selections: []string{}, Cancelled: true}},
+		{"batch: reordered into question order", "batch", askuser.Answer{Answers: []askuser.QuestionAnswer{
+			{Question: "Which features?", Selected: []string{"Search", "Auth"}, Other: "also CSV"},
+			{Question: "Which database?", Selected: []string{"SQLite (Recommended)"}},
+		}}, askuser.Answer{Selections: []string{}, Answers: []askuser.QuestionAnswer{
+			{Question: "Which database?", Selected: []string{"SQLite (Recommended)"}},
+			{Question: "Which features?", Selected: []string{"Search", "Auth"}, Other: "also CSV"},
+		}}},
+		{"batch: other instead of a label, none on multi-select", "batch", askuser.Answer{Answers: []askuser.QuestionAnswer{
+			{Question: "Which database?", Other: "DuckDB"},
+			{Question: "Which features?"},
+		}}, askuser.Answer{Selections: []string{}, Answers: []askuser.QuestionAnswer{
+			{Question: "Which database?", Selected: []string{}, Other: "DuckDB"},
+			{Question: "Which features?", Selected: []string{}},
+		}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			got, err := askuser.ValidateAnswer(b.prompts[tt.prompt], tt.answer, askuser.AnswerOptions{})
+			require.NoError(t, err)
+			require.Equal(t, tt.want, got)
+			require.NotNil(t, got.Selections)
+		})
+	}
+}
+
+func TestAnswerErrorMessage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, err := askuser.ValidateAnswer(b.prompts["multiple"], askuser.Answer{Selections: []string{"z"}, CustomInput: "x"}, askuser.AnswerOptions{})
+	require.EqualError(t, err, `invalid answer: selections[0]: unknown option id "z"; customInput: this question does not accept custom input (allowCustom is false)`)
+
+	_, err = askuser.ValidateAnswer(nil, askuser.Answer{}, askuser.AnswerOptions{})
+	require.EqualError(t, err, "invalid answer: requestId: there is no question to answer")
+}
