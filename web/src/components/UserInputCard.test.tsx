@@ -1,0 +1,226 @@
+import { render, screen, within } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import { describe, expect, it, vi } from 'vitest'
+import type { CardItem } from '../chatState'
+import { LangContext, type Lang } from '../i18n'
+import type { InputRequest, Receipt } from '../types'
+import { UserInputCard } from './UserInputCard'
+
+const FUTURE = new Date(Date.now() + 3600_000).toISOString()
+
+function req(over: Partial<InputRequest> = {}): InputRequest {
+  return {
+    id: 'ask_1',
+    toolCallId: 'call_1',
+    sessionId: 's1',
+    runId: 'r1',
+    tool: 'ask_user',
+    title: '请选择执行方式',
+    description: '不同方式会影响接下来的工具权限。',
+    mode: 'single',
+    options: [
+      { id: 'safe', label: '先分析', description: '只阅读并给出方案', recommended: true },
+      { id: 'implement', label: '直接实现', description: '开始修改工作区' },
+    ],
+    createdAt: new Date().toISOString(),
+    expiresAt: FUTURE,
+    resumable: true,
+    ...over,
+  }
+}
+
+function setup(over: Partial<CardItem> & { request?: Partial<InputRequest> } = {}, lang: Lang = 'zh') {
+  const { request, ...rest } = over
+  const card: CardItem = { kind: 'input', key: 'k', phase: 'editing', ...rest, request: req(request) }
+  const onSubmit = vi.fn()
+  const onCancel = vi.fn()
+  const onExpire = vi.fn()
+  const user = userEvent.setup()
+  const ui = (c: CardItem) => (
+    <LangContext.Provider value={lang}>
+      <UserInputCard card={c} onSubmit={onSubmit} onCancel={onCancel} onExpire={onExpire} />
+    </LangContext.Provider>
+  )
+  const r = render(ui(card))
+  return { card, onSubmit, onCancel, onExpire, user, rerender: (c: CardItem) => r.rerender(ui(c)) }
+}
+
+describe('UserInputCard modes (seed 000 §3 table)', () => {
+  it('single: radios, one selection, recommended marked, descriptions, submitLabel', async () => {
+    const { user, onSubmit } = setup({ request: { submitLabel: '继续' } })
+    expect(screen.getByRole('heading', { name: '请选择执行方式' })).toBeInTheDocument()
+    expect(screen.getByText('不同方式会影响接下来的工具权限。')).toBeInTheDocument()
+    expect(screen.getByText('只阅读并给出方案')).toBeInTheDocument()
+    expect(screen.getByTestId('recommended-safe')).toHaveTextContent('推荐')
+    expect(screen.queryByTestId('recommended-implement')).toBeNull()
+    expect(screen.getByTestId('option-safe')).toHaveAttribute('type', 'radio')
+    const submit = screen.getByTestId('submit')
+    expect(submit).toHaveTextContent('继续')
+    expect(submit).toBeDisabled()
+    expect(screen.getByTestId('hint')).toHaveTextContent('请选择一项')
+    expect(screen.queryByTestId('custom-input')).toBeNull()
+
+    await user.click(screen.getByLabelText(/先分析/))
+    await user.click(screen.getByLabelText(/直接实现/))
+    expect(screen.getByTestId('option-safe')).not.toBeChecked()
+    await user.click(submit)
+    expect(onSubmit).toHaveBeenCalledExactlyOnceWith({ selections: ['implement'], customInput: '', cancelled: false })
+  })
+
+  it('multiple + allowCustom: checkboxes and the 其他说明 box', async () => {
+    const { user, onSubmit } = setup({ request: { mode: 'multiple', allowCustom: true } })
+    expect(screen.getByTestId('option-safe')).toHaveAttribute('type', 'checkbox')
+    expect(screen.getByLabelText('其他说明')).toBe(screen.getByTestId('custom-input'))
+    await user.click(screen.getByTestId('option-safe'))
+    await user.click(screen.getByTestId('option-implement'))
+    await user.click(screen.getByTestId('option-safe'))
+    await user.click(screen.getByTestId('option-safe'))
+    await user.type(screen.getByTestId('custom-input'), '只改 README')
+    await user.click(screen.getByTestId('submit'))
+    expect(onSubmit).toHaveBeenCalledExactlyOnceWith({ selections: ['implement', 'safe'], customInput: '只改 README', cancelled: false })
+  })
+
+  it('toggle: switches, at least one on before submit', async () => {
+    const { user, onSubmit } = setup({ request: { mode: 'toggle' } })
+    const sw = screen.getByRole('switch', { name: /直接实现/ })
+    expect(screen.getByTestId('submit')).toBeDisabled()
+    expect(screen.getByTestId('hint')).toHaveTextContent('至少打开一项才能提交')
+    await user.click(screen.getByTestId('submit'))
+    expect(onSubmit).not.toHaveBeenCalled()
+    await user.click(sw)
+    expect(sw).toBeChecked()
+    expect(screen.queryByTestId('hint')).toBeNull()
+    await user.click(screen.getByTestId('submit'))
+    expect(onSubmit).toHaveBeenCalledExactlyOnceWith({ selections: ['implement'], customInput: '', cancelled: false })
+  })
+
+  it.each([
+    ['text', 'textarea', null, '用中文写', '用中文写'],
+    ['number', 'input', 'number', '42.5', '42.5'],
+    ['date', 'input', 'date', '2026-05-01', '2026-05-01'],
+    ['directory', 'input', 'text', 'src/app', 'src/app'],
+  ] as const)('%s: the free-input control, value in customInput', async (mode, tag, type, typed, sent) => {
+    const { user, onSubmit } = setup({ request: { mode, options: undefined, allowCustom: true } })
+    const input = screen.getByTestId('custom-input')
+    expect(input.tagName.toLowerCase()).toBe(tag)
+    if (type) expect(input).toHaveAttribute('type', type)
+    // No 其他说明 box in free-input modes, even with allowCustom.
+    expect(screen.queryByText('其他说明')).toBeNull()
+    expect(screen.queryByTestId('option-safe')).toBeNull()
+    expect(screen.getByTestId('submit')).toBeDisabled()
+    if (mode === 'directory') expect(screen.getByTestId('directory-hint')).toHaveTextContent('相对路径')
+    await user.type(input, typed)
+    await user.click(screen.getByTestId('submit'))
+    expect(onSubmit).toHaveBeenCalledExactlyOnceWith({ selections: [], customInput: sent, cancelled: false })
+  })
+
+  it('cancel has its own button and is never validated', async () => {
+    const { user, onCancel, onSubmit } = setup({ request: { mode: 'toggle' } })
+    await user.click(screen.getByTestId('cancel'))
+    expect(onCancel).toHaveBeenCalledOnce()
+    expect(onSubmit).not.toHaveBeenCalled()
+  })
+
+  it('shows the expiry time and reports expiry once it passed', () => {
+    const { onExpire } = setup({ request: { expiresAt: '2000-01-01T00:00:00Z' } })
+    expect(screen.getByTestId('expires-at')).toHaveTextContent('有效期至')
+    expect(onExpire).toHaveBeenCalledOnce()
+  })
+
+  it('renders every model string as text, never as HTML', () => {
+    const evil = '<img src=x onerror=alert(1)>'
+    setup({
+      request: { title: evil, description: evil, allowCustom: true, options: [{ id: 'x', label: evil, description: evil }] },
+    })
+    const el = screen.getAllByTestId('input-card')[0]
+    expect(el.querySelector('img')).toBeNull()
+    expect(within(el).getByRole('heading')).toHaveTextContent(evil)
+    // title, description, option label, option description
+    expect(within(el).getAllByText(evil)).toHaveLength(4)
+  })
+
+  it('English strings by the switch', () => {
+    setup({ request: { mode: 'toggle' } }, 'en')
+    expect(screen.getByTestId('cancel')).toHaveTextContent('Cancel')
+    expect(screen.getByTestId('hint')).toHaveTextContent('Turn on at least one to submit')
+  })
+})
+
+describe('UserInputCard errors and receipts', () => {
+  it('422 keeps the card editable with each message next to its field', async () => {
+    const { user, rerender, card, onSubmit } = setup({ request: { mode: 'multiple', allowCustom: true } })
+    await user.click(screen.getByTestId('option-safe'))
+    await user.type(screen.getByTestId('custom-input'), 'abc')
+    rerender({ ...card, phase: 'submitting' })
+    expect(screen.getByTestId('submit')).toHaveTextContent('提交中')
+    expect(screen.getByTestId('option-safe')).toBeDisabled()
+    rerender({
+      ...card,
+      phase: 'editing',
+      fieldErrors: [
+        { field: 'selections', message: 'unknown option id "zzz"' },
+        { field: 'customInput', message: '自定义内容过长' },
+        { field: 'other', message: 'something else' },
+      ],
+    })
+    expect(screen.getByTestId('field-error-selections')).toHaveTextContent('unknown option id "zzz"')
+    expect(screen.getByTestId('field-error-customInput')).toHaveTextContent('自定义内容过长')
+    expect(screen.getByTestId('card-error')).toHaveTextContent('other: something else')
+    // What the user typed is kept and the card can be submitted again.
+    expect(screen.getByTestId('option-safe')).toBeChecked()
+    expect(screen.getByTestId('custom-input')).toHaveValue('abc')
+    await user.click(screen.getByTestId('submit'))
+    expect(onSubmit).toHaveBeenCalledOnce()
+  })
+
+  it('413 shows the too-large message on an editable card', () => {
+    setup({ error: { code: 'payload_too_large', message: 'body too large' } })
+    expect(screen.getByTestId('card-error')).toHaveTextContent('内容太长')
+    expect(screen.getByTestId('submit')).toBeInTheDocument()
+  })
+
+  it('an answered receipt shows labels, custom text, time and 继续执行中, then the final state', () => {
+    const receipt: Receipt = {
+      requestId: 'ask_1',
+      toolCallId: 'call_1',
+      status: 'answered',
+      selections: ['safe', 'implement'],
+      customInput: '只改 README',
+      resolvedAt: '2026-03-01T08:00:00Z',
+    }
+    const { rerender, card } = setup({ phase: 'resolved', receipt, runStatus: 'continuing' })
+    const r = screen.getByTestId('receipt')
+    expect(r).toHaveAttribute('data-status', 'answered')
+    expect(screen.getByTestId('receipt-status')).toHaveTextContent('已提交')
+    expect(screen.getByTestId('receipt-selections')).toHaveTextContent('先分析、直接实现')
+    expect(screen.getByTestId('receipt-custom')).toHaveTextContent('只改 README')
+    expect(screen.getByTestId('receipt-time')).toHaveTextContent('提交时间')
+    expect(screen.getByTestId('receipt-time').querySelector('time')).toHaveAttribute('dateTime', receipt.resolvedAt)
+    expect(screen.getByTestId('run-status')).toHaveTextContent('继续执行中')
+    expect(screen.queryByTestId('submit')).toBeNull()
+    expect(screen.queryByRole('radio')).toBeNull()
+    rerender({ ...card, runStatus: 'completed' })
+    expect(screen.getByTestId('run-status')).toHaveTextContent('任务已完成')
+  })
+
+  it('a cancelled receipt and an expired receipt with its expiry time', () => {
+    const base = { requestId: 'ask_1', toolCallId: 'call_1', selections: [], customInput: '', resolvedAt: '2026-03-01T08:00:00Z' }
+    const { rerender, card } = setup({ phase: 'resolved', receipt: { ...base, status: 'cancelled' }, runStatus: 'cancelled' })
+    expect(screen.getByTestId('receipt-status')).toHaveTextContent('已取消')
+    expect(screen.getByTestId('run-status')).toHaveTextContent('任务已取消')
+    expect(screen.queryByTestId('receipt-selections')).toBeNull()
+    rerender({ ...card, receipt: { ...base, status: 'expired' }, runStatus: 'expired' })
+    expect(screen.getByTestId('receipt')).toHaveAttribute('data-status', 'expired')
+    expect(screen.getByTestId('receipt-status')).toHaveTextContent('已超时')
+    expect(screen.getByTestId('receipt-expires')).toHaveTextContent('有效期至')
+    expect(screen.getByTestId('receipt-expires').querySelector('time')).toHaveAttribute('dateTime', FUTURE)
+  })
+
+  it('not resumable: only the notice, nothing to send', () => {
+    setup({ phase: 'not_resumable', request: { resumable: false } })
+    expect(screen.getByTestId('not-resumable')).toHaveTextContent('服务已重启，请重新发起任务')
+    expect(screen.queryByTestId('submit')).toBeNull()
+    expect(screen.queryByTestId('cancel')).toBeNull()
+    expect(screen.queryByRole('radio')).toBeNull()
+  })
+})
