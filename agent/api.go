@@ -1,0 +1,361 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/store"
+)
+
+// StartParams starts a run: Message from Owner in SessionID (a new session
+// when empty).
+type StartParams struct {
+	Owner, SessionID, Message string
+}
+
+// StartResult names the run; AfterSeq is the event sequence number just
+// before the run's first event, for streaming it.
+type StartResult struct {
+	SessionID, RunID string
+	AfterSeq         int64
+}
+
+// Start begins a run (POST /api/chat). Errors: ErrInvalidRequest (empty
+// message), ErrPayloadTooLarge, ErrSessionNotFound, *InteractionPendingError,
+// ErrRunInProgress.
+func (r *Runner) Start(ctx context.Context, p StartParams) (*StartResult, error) {
+	if strings.TrimSpace(p.Message) == "" {
+		return nil, fmt.Errorf("%w: message is empty", ErrInvalidRequest)
+	}
+	if utf8.RuneCountInString(p.Message) > MaxMessageRunes {
+		return nil, fmt.Errorf("%w: message is longer than %d characters", ErrPayloadTooLarge, MaxMessageRunes)
+	}
+	now := r.now()
+	sessionID := p.SessionID
+	if sessionID != "" {
+		if _, err := r.session(ctx, p.Owner, sessionID); err != nil {
+			return nil, err
+		}
+	}
+	agent := r.first
+	runID := NewID("run")
+	var res *StartResult
+	err := r.st.InTx(ctx, func(tx store.Tx) error {
+		if sessionID == "" {
+			sessionID = NewID("sess")
+			if _, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: sessionID, Owner: p.Owner, Title: titleOf(p.Message), Now: now}); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.RunInsert(ctx, &store.RunInsertParams{ID: runID, SessionID: sessionID, Agent: agent.Name,
+			LeaseOwner: r.opts.InstanceID, LeaseUntil: now.Add(r.opts.LeaseDuration), Now: now}); err != nil {
+			return err
+		}
+		ev, err := r.emit(ctx, tx, sessionID, EventSession, SessionEvent{SessionID: sessionID, RunID: runID})
+		if err != nil {
+			return err
+		}
+		msgID := NewID("msg")
+		if _, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: msgID, SessionID: sessionID, RunID: runID, Role: "user", Content: p.Message, Now: now}); err != nil {
+			return err
+		}
+		if _, err := r.emit(ctx, tx, sessionID, EventMessage, MessageEvent{MessageID: msgID, Role: "user", Content: p.Message}); err != nil {
+			return err
+		}
+		if err := tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: sessionID, Status: string(store.RunRunning), Now: now}); err != nil {
+			return err
+		}
+		res = &StartResult{SessionID: sessionID, RunID: runID, AfterSeq: ev.Seq - 1}
+		return nil
+	})
+	if errors.Is(err, store.ErrRunActive) {
+		if it, perr := r.st.InteractionGetPending(ctx, sessionID); perr == nil {
+			req, _ := r.inputRequest(ctx, it)
+			return nil, &InteractionPendingError{Pending: req}
+		}
+		return nil, ErrRunInProgress
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.Drive(runID)
+	return res, nil
+}
+
+func titleOf(msg string) string {
+	msg = strings.Join(strings.Fields(msg), " ")
+	if utf8.RuneCountInString(msg) <= 60 {
+		return msg
+	}
+	return string([]rune(msg)[:60]) + "…"
+}
+
+// session loads a session that belongs to owner (anything else is
+// ErrSessionNotFound: another principal's session does not exist for you).
+func (r *Runner) session(ctx context.Context, owner, id string) (*store.Session, error) {
+	s, err := r.st.SessionGet(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && s.Owner != owner) {
+		return nil, ErrSessionNotFound
+	}
+	return s, err
+}
+
+// Session returns owner's session id (ErrSessionNotFound otherwise).
+func (r *Runner) Session(ctx context.Context, owner, id string) (*store.Session, error) {
+	return r.session(ctx, owner, id)
+}
+
+// ContinueParams answers request RequestID of SessionID (POST
+// /api/chat/continue, seed 000 §2).
+type ContinueParams struct {
+	Owner, SessionID, RequestID string
+	Answer                      askuser.Answer
+}
+
+// ContinueResult is the receipt; AfterSeq is the sequence number just before
+// the user_input_resolved event, for streaming the continuation.
+type ContinueResult struct {
+	Receipt  *askuser.Receipt
+	RunID    string
+	AfterSeq int64
+}
+
+// Continue answers a pending request once and resumes its run. Errors:
+// ErrSessionNotFound, ErrInteractionNotFound (unknown, or another session's),
+// *AlreadyResolvedError, ErrInteractionExpired, ErrNotResumable,
+// ErrPayloadTooLarge, *askuser.AnswerError (nothing consumed: the request
+// stays pending).
+func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResult, error) {
+	if p.SessionID == "" || p.RequestID == "" {
+		return nil, fmt.Errorf("%w: sessionId and requestId are required", ErrInvalidRequest)
+	}
+	if _, err := r.session(ctx, p.Owner, p.SessionID); err != nil {
+		return nil, err
+	}
+	it, err := r.st.InteractionGet(ctx, p.RequestID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrInteractionNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if it.SessionID != p.SessionID {
+		r.audit(ctx, r.st, it, "rejected", "session_mismatch", nil)
+		return nil, ErrInteractionNotFound
+	}
+	if it.Status != string(askuser.StatusPending) {
+		r.audit(ctx, r.st, it, "rejected", "duplicate", nil)
+		return nil, &AlreadyResolvedError{Receipt: receiptOf(it)}
+	}
+	if !r.now().Before(it.ExpiresAt) {
+		r.audit(ctx, r.st, it, "rejected", "expired", nil)
+		if _, _, err := r.resolve(ctx, it, askuser.StatusExpired, askuser.Answer{}); err != nil {
+			return nil, err
+		}
+		return nil, ErrInteractionExpired
+	}
+	req, err := decodeRequest(it)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
+	}
+	if !r.resumable(ctx, it) {
+		return nil, ErrNotResumable
+	}
+	ans := p.Answer
+	status := askuser.StatusAnswered
+	if ans.Cancelled {
+		status = askuser.StatusCancelled
+		ans = askuser.Answer{Selections: []string{}, Cancelled: true}
+	} else {
+		if utf8.RuneCountInString(ans.CustomInput) > askuser.MaxCustomInput {
+			return nil, fmt.Errorf("%w: customInput is longer than %d characters", ErrPayloadTooLarge, askuser.MaxCustomInput)
+		}
+		for _, a := range ans.Answers {
+			if utf8.RuneCountInString(a.Other) > askuser.MaxCustomInput {
+				return nil, fmt.Errorf("%w: an answer's other text is longer than %d characters", ErrPayloadTooLarge, askuser.MaxCustomInput)
+			}
+		}
+		norm, verr := askuser.ValidateAnswer(&req.Prompt, ans, askuser.AnswerOptions{Workspace: r.opts.Workspace})
+		if verr != nil {
+			r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
+			return nil, verr
+		}
+		ans = norm
+	}
+	rc, ev, err := r.resolve(ctx, it, status, ans)
+	if err != nil {
+		return nil, err
+	}
+	if rc == nil {
+		// Lost the race: someone else resolved it between our read and write.
+		cur, gerr := r.st.InteractionGet(ctx, it.ID)
+		if gerr != nil {
+			return nil, gerr
+		}
+		if cur.Status == string(askuser.StatusPending) {
+			return nil, ErrInteractionExpired
+		}
+		r.audit(ctx, r.st, cur, "rejected", "duplicate", nil)
+		return nil, &AlreadyResolvedError{Receipt: receiptOf(cur)}
+	}
+	return &ContinueResult{Receipt: rc, RunID: it.RunID, AfterSeq: ev - 1}, nil
+}
+
+// resumable reports whether the interaction's run can be continued here: its
+// run is stored and its agent exists (DESIGN §4).
+func (r *Runner) resumable(ctx context.Context, it *store.Interaction) bool {
+	run, err := r.st.RunGet(ctx, it.RunID)
+	if err != nil {
+		return false
+	}
+	_, ok := r.agents[run.Agent]
+	return ok
+}
+
+// CancelParams stops SessionID's active run (POST /api/sessions/{id}/cancel).
+type CancelParams struct {
+	Owner, SessionID string
+}
+
+// Cancel stops the session's active run: a pending request is resolved as
+// cancelled (its ToolResult says so); a running run stops with no further
+// model call. It returns the session's resulting status ("cancelled", or the
+// status it already had when nothing was active).
+func (r *Runner) Cancel(ctx context.Context, p CancelParams) (string, error) {
+	s, err := r.session(ctx, p.Owner, p.SessionID)
+	if err != nil {
+		return "", err
+	}
+	if it, err := r.st.InteractionGetPending(ctx, p.SessionID); err == nil {
+		rc, _, err := r.resolve(ctx, it, askuser.StatusCancelled, askuser.Answer{Selections: []string{}, Cancelled: true})
+		if err != nil {
+			return "", err
+		}
+		if rc != nil {
+			return string(store.RunCancelled), nil
+		}
+	}
+	run, err := r.st.RunGetActive(ctx, p.SessionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return s.Status, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	won := false
+	err = r.st.InTx(ctx, func(tx store.Tx) error {
+		var ferr error
+		won, ferr = r.finish(ctx, tx, run, []store.RunStatus{store.RunRunning, store.RunWaitingInput}, store.RunCancelled, nil)
+		return ferr
+	})
+	if err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	if cancel := r.active[run.ID]; cancel != nil {
+		cancel()
+	}
+	r.mu.Unlock()
+	if !won {
+		cur, err := r.st.RunGet(ctx, run.ID)
+		if err != nil {
+			return "", err
+		}
+		return string(cur.Status), nil
+	}
+	return string(store.RunCancelled), nil
+}
+
+// PendingResult is GET /api/interactions/pending: the pending request (nil
+// when none) and the last receipt (nil when none).
+type PendingResult struct {
+	Pending *askuser.InputRequest `json:"pending"`
+	Last    *askuser.Receipt      `json:"last"`
+}
+
+// Pending returns what a refreshed page needs to restore its card.
+func (r *Runner) Pending(ctx context.Context, owner, sessionID string) (*PendingResult, error) {
+	if _, err := r.session(ctx, owner, sessionID); err != nil {
+		return nil, err
+	}
+	out := &PendingResult{}
+	if it, err := r.st.InteractionGetPending(ctx, sessionID); err == nil {
+		if out.Pending, err = r.inputRequest(ctx, it); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	if it, err := r.st.InteractionGetLastResolved(ctx, sessionID); err == nil {
+		out.Last = receiptOf(it)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	return out, nil
+}
+
+// InputRequest decodes a stored interaction into the InputRequest a client
+// sees, with Resumable computed now.
+func (r *Runner) inputRequest(ctx context.Context, it *store.Interaction) (*askuser.InputRequest, error) {
+	req, err := decodeRequest(it)
+	if err != nil {
+		return nil, err
+	}
+	req.Resumable = it.Status == string(askuser.StatusPending) && r.resumable(ctx, it)
+	return req, nil
+}
+
+// InteractionView is one interaction in a transcript.
+type InteractionView struct {
+	Request *askuser.InputRequest `json:"request"`
+	Status  string                `json:"status"`
+	Receipt *askuser.Receipt      `json:"receipt"`
+}
+
+// Interactions lists a session's interactions with their receipts.
+func (r *Runner) Interactions(ctx context.Context, sessionID string) ([]InteractionView, error) {
+	its, err := r.st.InteractionList(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]InteractionView, 0, len(its))
+	for _, it := range its {
+		req, err := r.inputRequest(ctx, it)
+		if err != nil {
+			return nil, err
+		}
+		v := InteractionView{Request: req, Status: it.Status}
+		if it.Status != string(askuser.StatusPending) {
+			v.Receipt = receiptOf(it)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func decodeRequest(it *store.Interaction) (*askuser.InputRequest, error) {
+	var req askuser.InputRequest
+	if err := json.Unmarshal(it.Request, &req); err != nil {
+		return nil, fmt.Errorf("stored request %s: %w", it.ID, err)
+	}
+	return &req, nil
+}
+
+func receiptOf(it *store.Interaction) *askuser.Receipt {
+	rc := &askuser.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: askuser.Status(it.Status), Selections: []string{}, ResolvedAt: it.ResolvedAt}
+	if len(it.Answer) > 0 {
+		var a askuser.Answer
+		if json.Unmarshal(it.Answer, &a) == nil {
+			if a.Selections != nil {
+				rc.Selections = a.Selections
+			}
+			rc.CustomInput, rc.Answers = a.CustomInput, a.Answers
+		}
+	}
+	return rc
+}

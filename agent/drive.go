@@ -1,0 +1,444 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/tool"
+)
+
+// Drive makes this process drive run id until it pauses or ends, in a
+// goroutine of its own; it returns at once. It does nothing when the run is
+// already driven here, or when another process holds its lease.
+func (r *Runner) Drive(id string) {
+	r.mu.Lock()
+	if _, ok := r.active[id]; ok || r.baseCtx.Err() != nil {
+		r.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(r.baseCtx)
+	r.active[id] = cancel
+	r.wg.Add(1)
+	r.mu.Unlock()
+	go func() {
+		defer r.wg.Done()
+		defer func() {
+			r.mu.Lock()
+			delete(r.active, id)
+			r.mu.Unlock()
+			cancel()
+		}()
+		r.drive(ctx, id)
+	}()
+}
+
+func (r *Runner) drive(ctx context.Context, id string) {
+	now := r.now()
+	won, err := r.st.RunLease(ctx, &store.RunLeaseParams{ID: id, Owner: r.opts.InstanceID, Until: now.Add(r.opts.LeaseDuration), Now: now})
+	if err != nil || !won {
+		return
+	}
+	hbDone := make(chan struct{})
+	defer close(hbDone)
+	go r.heartbeat(ctx, id, hbDone)
+	for {
+		paused, err := r.step(ctx, id)
+		if err == nil && !paused {
+			continue
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				// Shutdown or cancel: the run keeps its checkpoint. Release
+				// the lease so the next process continues at once.
+				r.release(id)
+				return
+			}
+			r.log.Error("run step failed", "runId", id, "err", err)
+			r.fail(context.WithoutCancel(ctx), id, "internal_error", err.Error())
+		}
+		return
+	}
+}
+
+func (r *Runner) heartbeat(ctx context.Context, id string, done <-chan struct{}) {
+	t := time.NewTicker(r.opts.LeaseDuration / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			now := r.now()
+			won, err := r.st.RunLease(ctx, &store.RunLeaseParams{ID: id, Owner: r.opts.InstanceID, Until: now.Add(r.opts.LeaseDuration), Now: now})
+			if err == nil && !won {
+				return // paused, ended, or taken over: the step's conditional writes will notice
+			}
+		}
+	}
+}
+
+func (r *Runner) release(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _ = r.st.RunLease(ctx, &store.RunLeaseParams{ID: id, Owner: r.opts.InstanceID, Now: r.now()})
+}
+
+func (r *Runner) fail(ctx context.Context, id, code, msg string) {
+	run, err := r.st.RunGet(ctx, id)
+	if err != nil {
+		return
+	}
+	err = r.st.InTx(ctx, func(tx store.Tx) error {
+		_, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunRunning}, store.RunFailed, &ErrorEvent{Code: code, Message: msg})
+		return err
+	})
+	if err != nil {
+		r.log.Error("run fail", "runId", id, "err", err)
+	}
+}
+
+// step performs one step of the run: tool calls still without results, or
+// one model call. It reports paused=true when the run is now waiting for
+// input or has ended.
+func (r *Runner) step(ctx context.Context, id string) (paused bool, err error) {
+	run, err := r.st.RunGet(ctx, id)
+	if err != nil {
+		return true, err
+	}
+	if run.Status != store.RunRunning || run.LeaseOwner != r.opts.InstanceID {
+		return true, nil
+	}
+	agent := r.agents[run.Agent]
+	if agent == nil {
+		r.fail(ctx, id, "agent_not_found", fmt.Sprintf("agent %q no longer exists", run.Agent))
+		return true, nil
+	}
+	msgs, err := r.st.MessageList(ctx, run.SessionID)
+	if err != nil {
+		return true, err
+	}
+	if last, missing := missingCalls(msgs, run.ID); len(missing) > 0 {
+		return r.toolCalls(ctx, run, agent, last, missing)
+	}
+	return r.modelTurn(ctx, run, agent, msgs)
+}
+
+// toolCalls gives every tool call of the assistant message its ToolResult:
+// first everything that needs no person (other tools, unknown tools, invalid
+// ask arguments) in call order, then the questions one after another.
+func (r *Runner) toolCalls(ctx context.Context, run *store.Run, agent *Agent, last *store.Message, missing []pendingCall) (bool, error) {
+	type ask struct {
+		pc     pendingCall
+		prompt *askuser.Prompt
+	}
+	var asks []ask
+	for _, pc := range missing {
+		c := pc.call
+		entry, registered := r.tools.Get(c.Name)
+		var res askuser.ToolResult
+		switch {
+		case !registered || !agent.Tools.Allows(c.Name):
+			res = askuser.ToolResult{Content: fmt.Sprintf("unknown tool %q: this agent has no such tool", c.Name), IsError: true}
+		case askuser.IsAskTool(c.Name):
+			p, perr := askuser.ParseArgs(c.Name, c.Arguments)
+			if perr == nil {
+				asks = append(asks, ask{pc, p})
+				continue
+			}
+			res = askuser.ToolResult{Content: "invalid arguments for " + c.Name + ": " + perr.Error(), IsError: true}
+		default:
+			var err error
+			if res, err = r.runTool(ctx, run, entry.Tool, entry.Idempotent, c); err != nil {
+				return true, err
+			}
+		}
+		err := r.st.InTx(ctx, func(tx store.Tx) error {
+			if ok, err := r.stillOurs(ctx, tx, run.ID); err != nil || !ok {
+				return errLost(err)
+			}
+			return r.writeResult(ctx, tx, run, last.ID, pc.index, c, res)
+		})
+		if errors.Is(err, errLeaseLost) || errors.Is(err, store.ErrDuplicate) {
+			return true, nil
+		}
+		if err != nil {
+			return true, err
+		}
+	}
+	if len(asks) == 0 {
+		return false, nil
+	}
+	return true, r.ask(ctx, run, asks[0].pc.call, asks[0].prompt)
+}
+
+var errLeaseLost = errors.New("agent: run is no longer driven by this process")
+
+func errLost(err error) error {
+	if err != nil {
+		return err
+	}
+	return errLeaseLost
+}
+
+func (r *Runner) stillOurs(ctx context.Context, tx store.Tx, id string) (bool, error) {
+	run, err := tx.RunGet(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	return run.Status == store.RunRunning && run.LeaseOwner == r.opts.InstanceID, nil
+}
+
+// runTool executes a non-ask tool. A tool that a crash interrupted before
+// (a tool_started trace without a result) is not run again when it is not
+// idempotent: its result says it was interrupted (issue 5).
+func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idempotent bool, c model.ToolCall) (askuser.ToolResult, error) {
+	if !idempotent {
+		entries, err := r.st.TraceList(ctx, run.SessionID)
+		if err != nil {
+			return askuser.ToolResult{}, err
+		}
+		for _, e := range entries {
+			if e.Kind != "tool_started" {
+				continue
+			}
+			var d struct {
+				ToolCallID string `json:"toolCallId"`
+			}
+			if json.Unmarshal(e.Data, &d) == nil && d.ToolCallID == c.ID {
+				return askuser.ToolResult{Content: interruptedToolMessage, IsError: true}, nil
+			}
+		}
+	}
+	r.trace(ctx, r.st, run, "tool_started", map[string]any{"toolCallId": c.ID, "name": c.Name})
+	r.fault("tool_running")
+	res, err := t.Call(ctx, json.RawMessage(c.Arguments))
+	if err != nil {
+		if ctx.Err() != nil {
+			return askuser.ToolResult{}, ctx.Err()
+		}
+		return askuser.ToolResult{Content: "tool error: " + err.Error(), IsError: true}, nil
+	}
+	return askuser.ToolResult{Content: res.Content, IsError: res.IsError}, nil
+}
+
+// ask puts a validated question in front of a person: the interaction, the
+// run's move to waiting_input, the user_input_required event and the audit
+// entry are one transaction (persist first, then emit).
+func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *askuser.Prompt) error {
+	if it, err := r.st.InteractionGetByToolCall(ctx, run.SessionID, c.ID); err == nil {
+		// Asked before a crash but the run was not moved: pause again.
+		_, err := r.st.RunUpdate(ctx, &store.RunUpdateParams{ID: run.ID, From: []store.RunStatus{store.RunRunning}, To: store.RunWaitingInput, Now: r.now()})
+		_ = it
+		return err
+	}
+	now := r.now()
+	req := askuser.InputRequest{ID: NewID("ask"), ToolCallID: c.ID, SessionID: run.SessionID, RunID: run.ID, Prompt: *p,
+		CreatedAt: now, ExpiresAt: now.Add(r.opts.InteractionTTL).Truncate(time.Second)}
+	stored, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	req.Resumable = true
+	err = r.st.InTx(ctx, func(tx store.Tx) error {
+		won, err := tx.RunUpdate(ctx, &store.RunUpdateParams{ID: run.ID, From: []store.RunStatus{store.RunRunning}, LeaseOwner: r.opts.InstanceID, To: store.RunWaitingInput, Now: now})
+		if err != nil || !won {
+			return errLost(err)
+		}
+		it, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: req.ID, SessionID: run.SessionID, RunID: run.ID,
+			ToolCallID: c.ID, Tool: c.Name, Request: stored, Now: now, ExpiresAt: req.ExpiresAt})
+		if err != nil {
+			return err
+		}
+		if _, err := r.emit(ctx, tx, run.SessionID, EventUserInputRequired, req); err != nil {
+			return err
+		}
+		r.audit(ctx, tx, it, "requested", "", map[string]any{"mode": p.Mode, "tool": c.Name, "optionCount": len(p.Options), "questionCount": len(p.Questions)})
+		r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": req.ID, "toolCallId": c.ID, "action": "requested"})
+		return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunWaitingInput), Now: now})
+	})
+	if errors.Is(err, errLeaseLost) {
+		return nil
+	}
+	if err == nil {
+		r.fault("interaction_committed")
+	}
+	return err
+}
+
+// modelTurn makes one model call with the whole conversation and stores the
+// assistant message and its tool calls in one transaction.
+func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, msgs []*store.Message) (bool, error) {
+	if run.InvalidStreak > MaxInvalidAskRetries {
+		r.fail(ctx, run.ID, "invalid_tool_arguments", fmt.Sprintf("the model sent invalid ask arguments %d times in a row", run.InvalidStreak))
+		return true, nil
+	}
+	if run.Steps >= agent.MaxSteps {
+		r.fail(ctx, run.ID, "max_steps", fmt.Sprintf("the run reached its limit of %d model calls", agent.MaxSteps))
+		return true, nil
+	}
+	specs, err := r.tools.Specs(agent.Tools)
+	if err != nil {
+		return true, err
+	}
+	req := &model.Request{Messages: BuildMessages(agent.System, msgs), Tools: specs}
+	msgID := NewID("msg")
+	onDelta := func(text string) {
+		if text == "" {
+			return
+		}
+		if _, err := r.emit(ctx, r.st, run.SessionID, EventMessageDelta, MessageDeltaEvent{MessageID: msgID, Delta: text}); err != nil && ctx.Err() == nil {
+			r.log.Error("emit delta", "err", err)
+		}
+		r.fault("model_stream")
+	}
+	start := time.Now()
+	resp, err := agent.Provider.Generate(ctx, req, onDelta)
+	latency := time.Since(start)
+	toolNames := make([]string, len(specs))
+	for i, s := range specs {
+		toolNames[i] = s.Name
+	}
+	callTrace := map[string]any{"provider": agent.Provider.Name(), "tools": toolNames, "messageCount": len(req.Messages), "latencyMs": latency.Milliseconds()}
+	if err != nil {
+		if ctx.Err() != nil {
+			return true, ctx.Err()
+		}
+		callTrace["error"] = err.Error()
+		r.trace(ctx, r.st, run, "model_call", callTrace)
+		r.fail(ctx, run.ID, "model_error", "the model call failed: "+err.Error())
+		return true, nil
+	}
+	callTrace["retries"], callTrace["finishReason"] = resp.Retries, resp.FinishReason
+	calls := uniqueCallIDs(resp.Message.ToolCalls, msgs)
+	streak := 0
+	for _, c := range calls {
+		if askuser.IsAskTool(c.Name) {
+			if _, perr := askuser.ParseArgs(c.Name, c.Arguments); perr != nil {
+				streak = run.InvalidStreak + 1
+				break
+			}
+		}
+	}
+	steps := run.Steps + 1
+	var callsJSON json.RawMessage
+	if len(calls) > 0 {
+		if callsJSON, err = json.Marshal(calls); err != nil {
+			return true, err
+		}
+	}
+	now := r.now()
+	err = r.st.InTx(ctx, func(tx store.Tx) error {
+		won, err := tx.RunUpdate(ctx, &store.RunUpdateParams{ID: run.ID, From: []store.RunStatus{store.RunRunning}, LeaseOwner: r.opts.InstanceID,
+			To: store.RunRunning, Steps: &steps, InvalidStreak: &streak, Now: now})
+		if err != nil || !won {
+			return errLost(err)
+		}
+		if err := tx.TraceInsert(ctx, &store.TraceInsertParams{SessionID: run.SessionID, RunID: run.ID, Kind: "model_call", Data: mustJSON(callTrace), Now: now}); err != nil {
+			return err
+		}
+		if _, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: msgID, SessionID: run.SessionID, RunID: run.ID, Role: "assistant",
+			Content: resp.Message.Content, ToolCalls: callsJSON, Now: now}); err != nil {
+			return err
+		}
+		if _, err := r.emit(ctx, tx, run.SessionID, EventMessage, MessageEvent{MessageID: msgID, Role: "assistant", Content: resp.Message.Content}); err != nil {
+			return err
+		}
+		for _, c := range calls {
+			r.trace(ctx, tx, run, "tool_call", map[string]any{"toolCallId": c.ID, "name": c.Name, "arguments": c.Arguments})
+			if _, err := r.emit(ctx, tx, run.SessionID, EventToolCall, ToolCallEvent{ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments}); err != nil {
+				return err
+			}
+		}
+		if len(calls) == 0 {
+			_, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunRunning}, store.RunCompleted, nil)
+			return err
+		}
+		return nil
+	})
+	if errors.Is(err, errLeaseLost) {
+		return true, nil
+	}
+	return len(calls) == 0, err
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// uniqueCallIDs gives every tool call an id that is unique in the session:
+// a missing id, or one the session already used (some local servers number
+// their calls call_0, call_1, ... in every turn), is replaced by a fresh one.
+func uniqueCallIDs(calls []model.ToolCall, msgs []*store.Message) []model.ToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	used := map[string]bool{}
+	for _, m := range msgs {
+		if m.Role == "assistant" && len(m.ToolCalls) > 0 {
+			var cs []model.ToolCall
+			if json.Unmarshal(m.ToolCalls, &cs) == nil {
+				for _, c := range cs {
+					used[c.ID] = true
+				}
+			}
+		}
+	}
+	out := make([]model.ToolCall, len(calls))
+	for i, c := range calls {
+		if c.ID == "" || used[c.ID] {
+			c.ID = NewID("call")
+		}
+		used[c.ID] = true
+		out[i] = c
+	}
+	return out
+}
+
+// BuildMessages turns stored messages into the model's conversation: the
+// system prompt, then every message in order, each assistant message followed
+// by the ToolResults of its calls in call order (whatever order they were
+// produced in). The result depends only on the stored rows, so a request
+// made after a restart is the request a process that never stopped makes.
+func BuildMessages(system string, msgs []*store.Message) []model.Message {
+	out := make([]model.Message, 0, len(msgs)+1)
+	if system != "" {
+		out = append(out, model.Message{Role: model.RoleSystem, Content: system})
+	}
+	results := map[string][]*store.Message{}
+	for _, m := range msgs {
+		if m.Role == "tool" {
+			results[m.ParentID] = append(results[m.ParentID], m)
+		}
+	}
+	for _, m := range msgs {
+		switch m.Role {
+		case "user":
+			out = append(out, model.Message{Role: model.RoleUser, Content: m.Content})
+		case "assistant":
+			am := model.Message{Role: model.RoleAssistant, Content: m.Content}
+			if len(m.ToolCalls) > 0 {
+				_ = json.Unmarshal(m.ToolCalls, &am.ToolCalls)
+			}
+			out = append(out, am)
+			rs := results[m.ID]
+			sort.SliceStable(rs, func(i, j int) bool { return rs[i].CallIndex < rs[j].CallIndex })
+			for _, t := range rs {
+				out = append(out, model.Message{Role: model.RoleTool, Content: t.Content, ToolCallID: t.ToolCallID, Name: t.Name, IsError: t.IsError})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,50 @@
+package agent
+
+import (
+	"errors"
+
+	"github.com/lubanhq/luban/askuser"
+)
+
+// Errors returned by the Runner. server/errors.go maps them to the statuses
+// and codes of DESIGN §3.
+var (
+	// ErrSessionNotFound: the session does not exist or belongs to another
+	// principal (404 session_not_found).
+	ErrSessionNotFound = errors.New("session not found")
+	// ErrInteractionNotFound: the request does not exist or belongs to
+	// another session (404 interaction_not_found).
+	ErrInteractionNotFound = errors.New("interaction not found")
+	// ErrRunInProgress: the session's run is running (409 run_in_progress).
+	ErrRunInProgress = errors.New("a run is in progress in this session")
+	// ErrInteractionExpired: the request passed its expiresAt (410 interaction_expired).
+	ErrInteractionExpired = errors.New("the request has expired")
+	// ErrNotResumable: the stored state cannot be resumed, e.g. its agent no
+	// longer exists (410 not_resumable).
+	ErrNotResumable = errors.New("the run cannot be resumed: 服务已重启，请重新发起任务")
+	// ErrPayloadTooLarge: free text above askuser.MaxCustomInput or a
+	// message above MaxMessageRunes (413 payload_too_large).
+	ErrPayloadTooLarge = errors.New("payload too large")
+	// ErrInvalidRequest: a required field is missing (400 invalid_request).
+	ErrInvalidRequest = errors.New("invalid request")
+)
+
+// InteractionPendingError: a new message was sent while a question is
+// pending (409 interaction_pending); Pending is that question.
+type InteractionPendingError struct {
+	Pending *askuser.InputRequest
+}
+
+func (e *InteractionPendingError) Error() string {
+	return "a question is waiting for an answer in this session"
+}
+
+// AlreadyResolvedError: the request was already answered, cancelled or
+// expired (409 already_resolved); Receipt is how it was resolved.
+type AlreadyResolvedError struct {
+	Receipt *askuser.Receipt
+}
+
+func (e *AlreadyResolvedError) Error() string {
+	return "the request was already " + string(e.Receipt.Status)
+}

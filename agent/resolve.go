@@ -1,0 +1,241 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/store"
+)
+
+// resolve consumes a pending interaction once (one conditional write) and, in
+// the same transaction, writes the ToolResult of the original tool call, the
+// user_input_resolved and tool_result events and the audit entry. An answer
+// moves the run back to running (and this process drives it); a cancel or an
+// expiry ends the run with no further model call. It returns a nil receipt
+// when the write lost (already resolved, or expired for an answer), and the
+// sequence number of the user_input_resolved event.
+func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status askuser.Status, ans askuser.Answer) (*askuser.Receipt, int64, error) {
+	req, err := decodeRequest(it)
+	if err != nil {
+		return nil, 0, err
+	}
+	if ans.Selections == nil {
+		ans.Selections = []string{}
+	}
+	var result askuser.ToolResult
+	switch status {
+	case askuser.StatusAnswered:
+		result = askuser.AnsweredResult(&req.Prompt, ans)
+	case askuser.StatusCancelled:
+		result = askuser.CancelledResult(&req.Prompt)
+	case askuser.StatusExpired:
+		result = askuser.ExpiredResult(&req.Prompt)
+	default:
+		return nil, 0, fmt.Errorf("agent: cannot resolve as %q", status)
+	}
+	ansJSON, err := json.Marshal(ans)
+	if err != nil {
+		return nil, 0, err
+	}
+	now := r.now()
+	var rc *askuser.Receipt
+	var seq int64
+	err = r.st.InTx(ctx, func(tx store.Tx) error {
+		won, err := tx.InteractionResolve(ctx, &store.InteractionResolveParams{ID: it.ID, SessionID: it.SessionID, Status: string(status), Answer: ansJSON, Now: now})
+		if err != nil || !won {
+			return err
+		}
+		run, err := tx.RunGet(ctx, it.RunID)
+		if err != nil {
+			return err
+		}
+		rc = &askuser.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: status, Selections: ans.Selections,
+			CustomInput: ans.CustomInput, Answers: ans.Answers, ResolvedAt: now}
+		ev, err := r.emit(ctx, tx, it.SessionID, EventUserInputResolved, rc)
+		if err != nil {
+			return err
+		}
+		seq = ev.Seq
+		parent, idx, err := findCall(ctx, tx, it.SessionID, it.ToolCallID)
+		if err != nil {
+			return err
+		}
+		if err := r.writeResult(ctx, tx, run, parent, idx, model.ToolCall{ID: it.ToolCallID, Name: it.Tool}, result); err != nil {
+			return err
+		}
+		r.audit(ctx, tx, it, string(status), "", askuser.Summarize(&req.Prompt, ans))
+		r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": it.ID, "toolCallId": it.ToolCallID, "action": status})
+		if status == askuser.StatusAnswered {
+			ok, err := tx.RunUpdate(ctx, &store.RunUpdateParams{ID: run.ID, From: []store.RunStatus{store.RunWaitingInput}, To: store.RunRunning, Now: now})
+			if err != nil {
+				return err
+			}
+			if ok {
+				_, err = tx.RunLease(ctx, &store.RunLeaseParams{ID: run.ID, Owner: r.opts.InstanceID, Until: now.Add(r.opts.LeaseDuration), Now: now})
+				if err == nil {
+					err = tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunRunning), Now: now})
+				}
+			}
+			return err
+		}
+		to := store.RunCancelled
+		if status == askuser.StatusExpired {
+			to = store.RunExpired
+		}
+		_, err = r.finish(ctx, tx, run, []store.RunStatus{store.RunWaitingInput, store.RunRunning}, to, nil)
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if rc == nil {
+		return nil, 0, nil
+	}
+	if status == askuser.StatusAnswered {
+		r.fault("answer_committed")
+		r.Drive(it.RunID)
+	}
+	return rc, seq, nil
+}
+
+// finish ends a run in status to (conditionally from one of from). Every tool
+// call of the run that has no ToolResult yet gets one saying it was not run,
+// so the transcript stays valid for the next run's model calls. errEv, when
+// not nil, is emitted before done.
+func (r *Runner) finish(ctx context.Context, tx store.Tx, run *store.Run, from []store.RunStatus, to store.RunStatus, errEv *ErrorEvent) (bool, error) {
+	now := r.now()
+	p := &store.RunUpdateParams{ID: run.ID, From: from, To: to, Now: now}
+	if errEv != nil {
+		p.Error = errEv.Message
+	}
+	won, err := tx.RunUpdate(ctx, p)
+	if err != nil || !won {
+		return won, err
+	}
+	msgs, err := tx.MessageList(ctx, run.SessionID)
+	if err != nil {
+		return false, err
+	}
+	if last, missing := missingCalls(msgs, run.ID); last != nil {
+		for _, mc := range missing {
+			res := askuser.ToolResult{Content: fmt.Sprintf("not run: the run ended (%s) before this tool call was handled", to), IsError: true}
+			if err := r.writeResult(ctx, tx, run, last.ID, mc.index, mc.call, res); err != nil {
+				return false, err
+			}
+		}
+	}
+	if errEv != nil {
+		errEv.RunID = run.ID
+		if _, err := r.emit(ctx, tx, run.SessionID, EventError, errEv); err != nil {
+			return false, err
+		}
+	}
+	if _, err := r.emit(ctx, tx, run.SessionID, EventDone, DoneEvent{RunID: run.ID, Status: string(to)}); err != nil {
+		return false, err
+	}
+	if err := tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(to), Now: now}); err != nil {
+		return false, err
+	}
+	r.log.Info("run ended", "sessionId", run.SessionID, "runId", run.ID, "status", to)
+	return true, nil
+}
+
+// writeResult stores the ToolResult of one tool call and emits tool_result.
+func (r *Runner) writeResult(ctx context.Context, tx store.Executor, run *store.Run, parentID string, idx int, call model.ToolCall, res askuser.ToolResult) error {
+	if _, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: NewID("msg"), SessionID: run.SessionID, RunID: run.ID, Role: "tool",
+		Content: res.Content, ToolCallID: call.ID, Name: call.Name, IsError: res.IsError, Metadata: res.Metadata,
+		ParentID: parentID, CallIndex: idx, Now: r.now()}); err != nil {
+		return err
+	}
+	r.trace(ctx, tx, run, "tool_result", map[string]any{"toolCallId": call.ID, "name": call.Name, "isError": res.IsError, "content": res.Content})
+	_, err := r.emit(ctx, tx, run.SessionID, EventToolResult, ToolResultEvent{ToolCallID: call.ID, Name: call.Name, Content: res.Content, IsError: res.IsError, Metadata: res.Metadata})
+	return err
+}
+
+func (r *Runner) audit(ctx context.Context, ex store.Executor, it *store.Interaction, action, reason string, summary any) {
+	var sum json.RawMessage
+	if summary != nil {
+		sum, _ = json.Marshal(summary)
+	}
+	err := ex.AuditInsert(ctx, &store.AuditInsertParams{SessionID: it.SessionID, RequestID: it.ID, ToolCallID: it.ToolCallID, RunID: it.RunID,
+		Action: action, Reason: reason, Summary: sum, Now: r.now()})
+	if err != nil {
+		r.log.Error("audit insert", "err", err)
+	}
+	r.log.Info("interaction", "sessionId", it.SessionID, "requestId", it.ID, "toolCallId", it.ToolCallID, "runId", it.RunID,
+		"action", action, "reason", reason, "summary", json.RawMessage(sum))
+}
+
+func (r *Runner) trace(ctx context.Context, ex store.Executor, run *store.Run, kind string, data any) {
+	b, err := json.Marshal(data)
+	if err == nil {
+		err = ex.TraceInsert(ctx, &store.TraceInsertParams{SessionID: run.SessionID, RunID: run.ID, Kind: kind, Data: b, Now: r.now()})
+	}
+	if err != nil {
+		r.log.Error("trace insert", "err", err)
+	}
+}
+
+// findCall finds the assistant message holding toolCallID and the call's index.
+func findCall(ctx context.Context, ex store.Executor, sessionID, toolCallID string) (string, int, error) {
+	msgs, err := ex.MessageList(ctx, sessionID)
+	if err != nil {
+		return "", 0, err
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Role != "assistant" || len(m.ToolCalls) == 0 {
+			continue
+		}
+		var calls []model.ToolCall
+		if json.Unmarshal(m.ToolCalls, &calls) != nil {
+			continue
+		}
+		for j, c := range calls {
+			if c.ID == toolCallID {
+				return m.ID, j, nil
+			}
+		}
+	}
+	return "", 0, fmt.Errorf("agent: no assistant message holds tool call %s", toolCallID)
+}
+
+type pendingCall struct {
+	index int
+	call  model.ToolCall
+}
+
+// missingCalls returns the run's last assistant message and those of its
+// tool calls that have no ToolResult yet, in call order.
+func missingCalls(msgs []*store.Message, runID string) (*store.Message, []pendingCall) {
+	var last *store.Message
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].RunID == runID && msgs[i].Role == "assistant" {
+			last = msgs[i]
+			break
+		}
+	}
+	if last == nil || len(last.ToolCalls) == 0 {
+		return last, nil
+	}
+	var calls []model.ToolCall
+	if err := json.Unmarshal(last.ToolCalls, &calls); err != nil {
+		return last, nil
+	}
+	done := map[string]bool{}
+	for _, m := range msgs {
+		if m.Role == "tool" && m.ParentID == last.ID {
+			done[m.ToolCallID] = true
+		}
+	}
+	var out []pendingCall
+	for i, c := range calls {
+		if !done[c.ID] {
+			out = append(out, pendingCall{index: i, call: c})
+		}
+	}
+	return last, out
+}

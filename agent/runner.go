@@ -1,0 +1,214 @@
+// Package agent owns luban's loop: a run is a state machine persisted at
+// every step boundary (DESIGN §4). A paused run holds no goroutine, channel
+// or future: it is rows in the store. Resuming means loading the rows,
+// applying the answer and continuing; the same code path serves "continue
+// after three seconds" and "continue after a restart a week later".
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/tool"
+)
+
+// Defaults of Options and Agent fields.
+const (
+	DefaultInteractionTTL  = 24 * time.Hour
+	DefaultLeaseDuration   = 15 * time.Second
+	DefaultSweepInterval   = time.Second
+	DefaultMaxSteps        = 25
+	MaxInvalidAskRetries   = 3 // model turns in a row with invalid ask arguments before the run fails (issue 3)
+	MaxMessageRunes        = 32000
+	defaultAgentName       = "default"
+	defaultSystemPrompt    = "You are luban, a helpful assistant. When information needed to continue is missing, ask the user with the ask_user or AskUser tool instead of guessing, then continue with their answer."
+	interruptedToolMessage = "interrupted: the server stopped while this tool was running; it was not run again because it is not idempotent"
+)
+
+// Agent is a named configuration: a model, a system prompt and the tools it
+// may see (its allowlist).
+type Agent struct {
+	// Name identifies the agent in stored runs; a run whose agent no longer
+	// exists is not resumable. Default "default".
+	Name     string
+	System   string // default: a short luban prompt
+	Provider model.Provider
+	// Tools is the allowlist, in the order offered to the model.
+	Tools tool.Allowlist
+	// MaxSteps bounds model calls per run. Default 25.
+	MaxSteps int
+}
+
+// Options configures a Runner. Store, Tools and at least one Agent are required.
+type Options struct {
+	Store store.Store
+	Tools *tool.Registry
+	// Agents; the first is used for new runs.
+	Agents []*Agent
+	// InteractionTTL is how long a question waits for an answer. Default 24h.
+	InteractionTTL time.Duration
+	// Workspace is the root directory answers in mode "directory" stay inside.
+	Workspace string
+	// LeaseDuration is how long a run stays owned by this process without a
+	// heartbeat. Default 15s.
+	LeaseDuration time.Duration
+	// SweepInterval is how often expired questions and orphaned runs are
+	// looked for. Default 1s.
+	SweepInterval time.Duration
+	// InstanceID names this process in leases. Default random.
+	InstanceID string
+	Logger     *slog.Logger
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// Fault, when set, is called at named points of a step (fault injection
+	// for crash tests: "interaction_committed", "answer_committed",
+	// "model_stream", "tool_running"). Nil in production.
+	Fault func(point string)
+}
+
+// Runner drives runs. It is safe for concurrent use.
+type Runner struct {
+	opts   Options
+	st     store.Store
+	tools  *tool.Registry
+	agents map[string]*Agent
+	first  *Agent
+	log    *slog.Logger
+
+	baseCtx context.Context
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	active  map[string]context.CancelFunc
+}
+
+// New validates opts and returns a Runner. Call Run to start the sweeper
+// and the recovery of orphaned runs.
+func New(opts Options) (*Runner, error) {
+	if opts.Store == nil || opts.Tools == nil || len(opts.Agents) == 0 {
+		return nil, errors.New("agent: Options needs Store, Tools and at least one Agent")
+	}
+	if opts.InteractionTTL <= 0 {
+		opts.InteractionTTL = DefaultInteractionTTL
+	}
+	if opts.LeaseDuration <= 0 {
+		opts.LeaseDuration = DefaultLeaseDuration
+	}
+	if opts.SweepInterval <= 0 {
+		opts.SweepInterval = DefaultSweepInterval
+	}
+	if opts.InstanceID == "" {
+		opts.InstanceID = NewID("inst")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	r := &Runner{opts: opts, st: opts.Store, tools: opts.Tools, agents: map[string]*Agent{}, log: opts.Logger, active: map[string]context.CancelFunc{}}
+	for _, a := range opts.Agents {
+		if a.Name == "" {
+			a.Name = defaultAgentName
+		}
+		if a.System == "" {
+			a.System = defaultSystemPrompt
+		}
+		if a.MaxSteps <= 0 {
+			a.MaxSteps = DefaultMaxSteps
+		}
+		if a.Provider == nil {
+			return nil, fmt.Errorf("agent %q: no Provider", a.Name)
+		}
+		if _, err := r.tools.Specs(a.Tools); err != nil {
+			return nil, fmt.Errorf("agent %q: %w", a.Name, err)
+		}
+		if _, dup := r.agents[a.Name]; dup {
+			return nil, fmt.Errorf("agent %q defined twice", a.Name)
+		}
+		r.agents[a.Name] = a
+	}
+	r.first = opts.Agents[0]
+	r.baseCtx, r.stop = context.WithCancel(context.Background())
+	return r, nil
+}
+
+// DefaultAgent is the agent new runs use.
+func (r *Runner) DefaultAgent() *Agent { return r.first }
+
+// Store is the runner's store.
+func (r *Runner) Store() store.Store { return r.st }
+
+func (r *Runner) now() time.Time { return r.opts.Now().UTC() }
+
+func (r *Runner) fault(point string) {
+	if r.opts.Fault != nil {
+		r.opts.Fault(point)
+	}
+}
+
+// Run sweeps expired questions and recovers orphaned runs (status running
+// with an expired lease, e.g. after a crash) every SweepInterval until ctx
+// is done. It then stops driving runs: each keeps its last checkpoint and
+// its lease is released so the next process continues it at once.
+func (r *Runner) Run(ctx context.Context) error {
+	t := time.NewTicker(r.opts.SweepInterval)
+	defer t.Stop()
+	for {
+		r.sweep(ctx)
+		select {
+		case <-ctx.Done():
+			r.Shutdown()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Shutdown stops every run this process drives at its next step boundary
+// (an in-flight model call is abandoned and made again by the next process),
+// releases their leases and waits for the drivers to return.
+func (r *Runner) Shutdown() {
+	r.stop()
+	r.wg.Wait()
+}
+
+func (r *Runner) sweep(ctx context.Context) {
+	now := r.now()
+	expired, err := r.st.InteractionListExpired(ctx, &store.InteractionListExpiredParams{Now: now, Limit: 100})
+	if err != nil && ctx.Err() == nil {
+		r.log.Error("sweep: list expired", "err", err)
+	}
+	for _, it := range expired {
+		if _, _, err := r.resolve(ctx, it, askuser.StatusExpired, askuser.Answer{}); err != nil && ctx.Err() == nil {
+			r.log.Error("sweep: expire", "requestId", it.ID, "err", err)
+		}
+	}
+	runs, err := r.st.RunListRecoverable(ctx, &store.RunListRecoverableParams{Now: now, Limit: 100})
+	if err != nil && ctx.Err() == nil {
+		r.log.Error("sweep: list recoverable", "err", err)
+	}
+	for _, run := range runs {
+		r.Drive(run.ID)
+	}
+}
+
+// NewID returns prefix_ followed by 26 characters of crypto-random base32
+// (128 bits): unguessable identifiers for sessions, runs and requests.
+func NewID(prefix string) string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return prefix + "_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}

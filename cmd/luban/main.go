@@ -1,0 +1,69 @@
+// Command luban is the agent server: `luban serve` runs the HTTP API, the
+// SSE streams and the embedded page (DESIGN §8).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(Run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Run runs the luban command line with args and returns the exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = (&Serve{Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}).Run(ctx, args[1:])
+	case "version":
+		fmt.Fprintln(stdout, "luban", version)
+	case "help", "-h", "--help":
+		usage(stdout)
+	default:
+		fmt.Fprintf(stderr, "luban: unknown command %q\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "luban:", err)
+		var u *usageError
+		if errors.As(err, &u) {
+			fmt.Fprintln(stderr, "Try: luban serve --help")
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+var version = "dev"
+
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `luban — an agent server whose heart is structured human-in-the-loop input
+
+Usage:
+  luban serve [flags]   run the HTTP/SSE server and the page (see luban serve --help)
+  luban version         print the version
+`)
+}

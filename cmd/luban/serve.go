@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/server"
+	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/store/sqlite"
+	"github.com/lubanhq/luban/tool"
+	"github.com/lubanhq/luban/web"
+)
+
+// Serve is `luban serve`. Every flag has an environment twin (DESIGN §8);
+// a flag given on the command line wins over its variable.
+type Serve struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+}
+
+type serveConfig struct {
+	addr, db, model, workspace, authToken, askTools string
+	ttl, lease, heartbeat                           time.Duration
+}
+
+func defaultDB(getenv func(string) string) string {
+	if d := getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "luban", "luban.db")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "luban", "luban.db")
+	}
+	return "luban.db"
+}
+
+func (c *Serve) flags(cfg *serveConfig) *flag.FlagSet {
+	env := func(name, def string) string {
+		if v := c.Getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	envDur := func(name string, def time.Duration) time.Duration {
+		if v := c.Getenv(name); v != "" {
+			if d, err := time.ParseDuration(v); err == nil {
+				return d
+			}
+		}
+		return def
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(c.Stderr)
+	fs.StringVar(&cfg.addr, "addr", env("LUBAN_ADDR", "127.0.0.1:8080"), "listen address (LUBAN_ADDR)")
+	fs.StringVar(&cfg.db, "db", env("LUBAN_DB", defaultDB(c.Getenv)), "SQLite file path, postgres://… URL, or memory (LUBAN_DB)")
+	fs.StringVar(&cfg.model, "model", env("LUBAN_MODEL", ""), "openai:<name>, anthropic:<name>, scripted or scripted:<file> (LUBAN_MODEL); default scripted when no API key is set")
+	wd, _ := os.Getwd()
+	fs.StringVar(&cfg.workspace, "workspace", env("LUBAN_WORKSPACE", wd), "root directory that `directory` answers must stay inside (LUBAN_WORKSPACE)")
+	fs.DurationVar(&cfg.ttl, "interaction-ttl", envDur("LUBAN_INTERACTION_TTL", agent.DefaultInteractionTTL), "how long a question waits for an answer (LUBAN_INTERACTION_TTL)")
+	fs.StringVar(&cfg.authToken, "auth-token", env("LUBAN_AUTH_TOKEN", ""), "bearer token, or a comma list of tokens (one principal each) (LUBAN_AUTH_TOKEN); default: a random one, printed")
+	fs.StringVar(&cfg.askTools, "ask-tools", env("LUBAN_ASK_TOOLS", "ask_user,AskUser"), "ask tools offered to the model: ask_user, AskUser or both (LUBAN_ASK_TOOLS)")
+	fs.DurationVar(&cfg.lease, "lease", envDur("LUBAN_LEASE", agent.DefaultLeaseDuration), "how long a run stays owned by a process without a heartbeat (LUBAN_LEASE)")
+	fs.DurationVar(&cfg.heartbeat, "sse-heartbeat", envDur("LUBAN_SSE_HEARTBEAT", 15*time.Second), "interval of SSE heartbeat comments (LUBAN_SSE_HEARTBEAT)")
+	return fs
+}
+
+// Run parses args and serves until ctx is done (SIGINT/SIGTERM), then drains.
+func (c *Serve) Run(ctx context.Context, args []string) error {
+	var cfg serveConfig
+	fs := c.flags(&cfg)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	log := slog.New(slog.NewTextHandler(c.Stderr, nil))
+
+	askTools, err := parseAskTools(cfg.askTools)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	provider, err := providerFor(cfg.model, c.Getenv)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg.db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	workspace, err := filepath.Abs(cfg.workspace)
+	if err != nil {
+		return fmt.Errorf("--workspace: %w", err)
+	}
+	reg := tool.NewRegistry()
+	if err := reg.Register(tool.CurrentTime(nil), true); err != nil {
+		return err
+	}
+	if err := reg.Register(tool.ListFiles(workspace), true); err != nil {
+		return err
+	}
+	allow := append(tool.Allowlist{}, askTools...)
+	allow = append(allow, "current_time", "list_files")
+	runner, err := agent.New(agent.Options{
+		Store: st, Tools: reg, Workspace: workspace, InteractionTTL: cfg.ttl, LeaseDuration: cfg.lease, Logger: log,
+		Agents: []*agent.Agent{{Name: "default", Provider: provider, Tools: allow}},
+		Fault:  faultFromEnv(c.Getenv("LUBAN_FAULT"), log),
+	})
+	if err != nil {
+		return err
+	}
+
+	tokens, generated := splitTokens(cfg.authToken)
+	srv, err := server.New(server.Options{Runner: runner, Tokens: tokens, Web: web.Handler(), Heartbeat: cfg.heartbeat, AskTools: askTools, Logger: log})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	hs.RegisterOnShutdown(srv.Close)
+
+	runCtx, stopRunner := context.WithCancel(context.Background())
+	runnerDone := make(chan struct{})
+	go func() { defer close(runnerDone); _ = runner.Run(runCtx) }()
+
+	url := "http://" + ln.Addr().String() + "/"
+	if generated {
+		fmt.Fprintf(c.Stdout, "luban serving on %s\nopen %s?token=%s\n", url, url, tokens[0])
+	} else {
+		fmt.Fprintf(c.Stdout, "luban serving on %s\nopen %s?token=<your LUBAN_AUTH_TOKEN>\n", url, url)
+	}
+	fmt.Fprintf(c.Stdout, "model %s · database %s\n", provider.Name(), describeDB(cfg.db))
+
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		stopRunner()
+		<-runnerDone
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: ending streams, checkpointing runs")
+	shCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = hs.Shutdown(shCtx)
+	stopRunner()
+	<-runnerDone
+	return err
+}
+
+func parseAskTools(v string) ([]string, error) {
+	var out []string
+	for _, t := range strings.Split(v, ",") {
+		t = strings.TrimSpace(t)
+		if t == "" {
+			continue
+		}
+		if !askuser.IsAskTool(t) {
+			return nil, fmt.Errorf("--ask-tools: %q is not an ask tool (use ask_user, AskUser or both)", t)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func splitTokens(v string) ([]string, bool) {
+	var out []string
+	for _, t := range strings.Split(v, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	if len(out) > 0 {
+		return out, false
+	}
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return []string{hex.EncodeToString(b[:])}, true
+}
+
+func openStore(ctx context.Context, db string) (store.Store, error) {
+	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
+		return openPostgres(ctx, db)
+	}
+	return sqlite.Open(ctx, db, nil)
+}
+
+func describeDB(db string) string {
+	if i := strings.Index(db, "@"); i > 0 && strings.Contains(db, "://") {
+		return db[:strings.Index(db, "://")+3] + "…" + db[i:]
+	}
+	return db
+}
+
+// faultFromEnv returns the fault-injection hook for crash tests: with
+// LUBAN_FAULT=<point> (or <point>:<n> for the n-th time) the process kills
+// itself with SIGKILL when the run reaches that point. Nil when unset.
+func faultFromEnv(v string, log *slog.Logger) func(string) {
+	if v == "" {
+		return nil
+	}
+	point, nth := v, 1
+	if i := strings.LastIndex(v, ":"); i > 0 {
+		if _, err := fmt.Sscanf(v[i+1:], "%d", &nth); err == nil {
+			point = v[:i]
+		}
+	}
+	seen := 0
+	return func(p string) {
+		if p != point {
+			return
+		}
+		seen++
+		if seen == nth {
+			log.Warn("fault injection: killing the process", "point", p)
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+	}
+}

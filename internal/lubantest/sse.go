@@ -1,0 +1,196 @@
+package lubantest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Event is one SSE event as read off the wire.
+type Event struct {
+	ID   int64
+	Name string
+	Data json.RawMessage
+}
+
+// Decode unmarshals the event's data into v.
+func (e Event) Decode(v any) error { return json.Unmarshal(e.Data, v) }
+
+// Stream reads SSE frames from a response body, keeping every raw byte.
+type Stream struct {
+	Resp *http.Response
+	Raw  bytes.Buffer
+	br   *bufio.Reader
+	srv  *Server
+	name string
+}
+
+// Open wraps resp (status must be 200 text/event-stream; the caller checks).
+func (s *Server) Open(resp *http.Response, name string) *Stream {
+	st := &Stream{Resp: resp, srv: s, name: name}
+	st.br = bufio.NewReader(io.TeeReader(resp.Body, writerFunc(func(p []byte) (int, error) {
+		st.Raw.Write(p)
+		s.record(name+".sse", p)
+		return len(p), nil
+	})))
+	return st
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// Next returns the next event (heartbeat comments are skipped), io.EOF at
+// the end of the stream, or ctx's error. Give ctx a deadline.
+func (st *Stream) Next(ctx context.Context) (Event, error) {
+	type res struct {
+		ev  Event
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		ev, err := st.read()
+		ch <- res{ev, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.ev, r.err
+	case <-ctx.Done():
+		st.Resp.Body.Close()
+		return Event{}, ctx.Err()
+	}
+}
+
+func (st *Stream) read() (Event, error) {
+	var ev Event
+	var data []string
+	seen := false
+	for {
+		line, err := st.br.ReadString('\n')
+		if err != nil {
+			if err == io.EOF && seen {
+				return Event{}, fmt.Errorf("stream ended inside an event: %w", io.ErrUnexpectedEOF)
+			}
+			return Event{}, err
+		}
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case line == "":
+			if seen {
+				ev.Data = json.RawMessage(strings.Join(data, "\n"))
+				return ev, nil
+			}
+		case strings.HasPrefix(line, ":"):
+		case strings.HasPrefix(line, "id: "):
+			seen = true
+			n, err := strconv.ParseInt(line[4:], 10, 64)
+			if err != nil {
+				return Event{}, fmt.Errorf("bad id line %q", line)
+			}
+			ev.ID = n
+		case strings.HasPrefix(line, "event: "):
+			seen = true
+			ev.Name = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			seen = true
+			data = append(data, line[6:])
+		default:
+			return Event{}, fmt.Errorf("unexpected SSE line %q", line)
+		}
+	}
+}
+
+// All reads events until the stream ends (within d).
+func (st *Stream) All(d time.Duration) ([]Event, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var out []Event
+	for {
+		ev, err := st.Next(ctx)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ev)
+	}
+}
+
+// Until reads events until one named name arrives (returned last) or d passes.
+func (st *Stream) Until(name string, d time.Duration) ([]Event, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var out []Event
+	for {
+		ev, err := st.Next(ctx)
+		if err != nil {
+			return out, fmt.Errorf("waiting for %q: %w (got %v)", name, err, names(out))
+		}
+		out = append(out, ev)
+		if ev.Name == name {
+			return out, nil
+		}
+	}
+}
+
+// Close closes the body.
+func (st *Stream) Close() { st.Resp.Body.Close() }
+
+func names(evs []Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.Name
+	}
+	return out
+}
+
+// Names lists the events' names, in order.
+func Names(evs []Event) []string { return names(evs) }
+
+// Find returns the first event named name.
+func Find(evs []Event, name string) (Event, bool) {
+	for _, e := range evs {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Event{}, false
+}
+
+// Chat posts a message (sessionID "" for a new session) and returns the
+// stream; it fails the test unless the answer is a 200 SSE stream.
+func (s *Server) Chat(sessionID, message string) *Stream {
+	s.t.Helper()
+	resp := s.Request("POST", "/api/chat", map[string]any{"sessionId": sessionID, "message": message}, "")
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		s.t.Fatalf("POST /api/chat: %s %s", resp.Status, b)
+	}
+	return s.Open(resp, "chat")
+}
+
+// Continue posts an answer and returns the raw response (the caller checks
+// the status; on 200 wrap it with Open).
+func (s *Server) Continue(body map[string]any) *http.Response {
+	s.t.Helper()
+	return s.Request("POST", "/api/chat/continue", body, "")
+}
+
+// Events subscribes to a session's event log after lastID.
+func (s *Server) Events(sessionID string, lastID int64) *Stream {
+	s.t.Helper()
+	resp := s.Request("GET", "/api/sessions/"+sessionID+"/events", nil, "", "Last-Event-ID", strconv.FormatInt(lastID, 10))
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		s.t.Fatalf("GET events: %s %s", resp.Status, b)
+	}
+	return s.Open(resp, "events")
+}

@@ -1,0 +1,104 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// CookieName is the HttpOnly cookie that carries the page's token.
+const CookieName = "luban_token"
+
+type principalKey struct{}
+
+// Principal returns the authenticated principal of a request handled by the
+// API: "p_" and the first 16 hex digits of the SHA-256 of its token.
+func Principal(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
+func principalOf(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return "p_" + hex.EncodeToString(sum[:8])
+}
+
+// authenticate returns the principal for a token, or "".
+func (s *Server) authenticate(token string) string {
+	if token == "" {
+		return ""
+	}
+	for _, t := range s.opts.Tokens {
+		if len(t) == len(token) && subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 {
+			return principalOf(t)
+		}
+	}
+	return ""
+}
+
+// requireAuth authenticates /api calls: "Authorization: Bearer <token>", or
+// the page's cookie. A state-changing call authenticated by the cookie alone
+// must come from the page's own origin (DESIGN §8), so another site cannot
+// answer a question in the user's name.
+func (s *Server) requireAuth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h := r.Header.Get("Authorization"); h != "" {
+			tok, ok := strings.CutPrefix(h, "Bearer ")
+			p := ""
+			if ok {
+				p = s.authenticate(strings.TrimSpace(tok))
+			}
+			if p == "" {
+				writeError(w, http.StatusUnauthorized, ErrorDetail{Code: CodeUnauthorized, Message: "invalid bearer token"})
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+			return
+		}
+		c, err := r.Cookie(CookieName)
+		p := ""
+		if err == nil {
+			p = s.authenticate(c.Value)
+		}
+		if p == "" {
+			writeError(w, http.StatusUnauthorized, ErrorDetail{Code: CodeUnauthorized, Message: "authentication required: send Authorization: Bearer <token>, or open the URL the server printed"})
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && !sameOrigin(r) {
+			writeError(w, http.StatusForbidden, ErrorDetail{Code: CodeForbiddenOrigin, Message: "cross-origin request refused"})
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+	})
+}
+
+func sameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return r.Header.Get("Sec-Fetch-Site") == "same-origin"
+	}
+	u, err := url.Parse(origin)
+	return err == nil && u.Host == r.Host && (u.Scheme == "http" || u.Scheme == "https")
+}
+
+// tokenLogin handles GET /?token=…: a valid token becomes the HttpOnly
+// cookie and the browser is sent to the page without the token in its URL.
+func (s *Server) tokenLogin(w http.ResponseWriter, r *http.Request) bool {
+	tok := r.URL.Query().Get("token")
+	if tok == "" {
+		return false
+	}
+	if s.authenticate(tok) == "" {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte("invalid token: open the URL printed by `luban serve`\n"))
+		return true
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+	return true
+}

@@ -1,0 +1,234 @@
+// Package server is luban's HTTP API (DESIGN §3): decode, authorize, call
+// the agent.Runner, stream events. It never builds ToolResults itself.
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/askuser"
+)
+
+// Options configures a Server. Runner and at least one token are required.
+type Options struct {
+	Runner *agent.Runner
+	// Tokens are the accepted bearer tokens; each one is its own principal
+	// and sees only its own sessions.
+	Tokens []string
+	// Web serves the page for every path outside /api. Nil serves 404.
+	Web http.Handler
+	// Heartbeat is the interval of SSE comment lines. Default 15s.
+	Heartbeat time.Duration
+	// MaxBodyBytes bounds request bodies. Default 1 MiB.
+	MaxBodyBytes int64
+	// AskTools lists the ask tools the default agent offers (for /api/info).
+	AskTools []string
+	Logger   *slog.Logger
+}
+
+// Server is an http.Handler for the API and the page.
+type Server struct {
+	opts      Options
+	log       *slog.Logger
+	mux       *http.ServeMux
+	closing   chan struct{}
+	closeOnce sync.Once
+}
+
+// New returns a Server.
+func New(opts Options) (*Server, error) {
+	if opts.Runner == nil {
+		return nil, errors.New("server: Options.Runner is required")
+	}
+	if len(opts.Tokens) == 0 {
+		return nil, errors.New("server: at least one token is required")
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = 15 * time.Second
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 1 << 20
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), closing: make(chan struct{})}
+	api := http.NewServeMux()
+	api.HandleFunc("POST /api/chat", s.handleChat)
+	api.HandleFunc("POST /api/chat/continue", s.handleContinue)
+	api.HandleFunc("GET /api/interactions/pending", s.handlePending)
+	api.HandleFunc("GET /api/sessions", s.handleSessions)
+	api.HandleFunc("GET /api/sessions/{id}", s.handleSession)
+	api.HandleFunc("GET /api/sessions/{id}/events", s.handleEvents)
+	api.HandleFunc("POST /api/sessions/{id}/cancel", s.handleCancel)
+	api.HandleFunc("GET /api/sessions/{id}/trace", s.handleTrace)
+	api.HandleFunc("GET /api/info", s.handleInfo)
+	api.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, ErrorDetail{Code: CodeNotFound, Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
+	})
+	s.mux.Handle("/api/", s.requireAuth(api))
+	s.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" && s.tokenLogin(w, r) {
+			return
+		}
+		if s.opts.Web == nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+		s.opts.Web.ServeHTTP(w, r)
+	})
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Close ends every open SSE stream cleanly (register it with
+// http.Server.RegisterOnShutdown: Shutdown does not end long streams).
+func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// decode reads a JSON body of at most MaxBodyBytes into v.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, _ := mime.ParseMediaType(ct); mt != "application/json" {
+			writeError(w, http.StatusBadRequest, ErrorDetail{Code: CodeInvalidRequest, Message: "Content-Type must be application/json"})
+			return false
+		}
+	}
+	body := http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+	dec := json.NewDecoder(body)
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, ErrorDetail{Code: CodePayloadTooLarge, Message: "request body is larger than " + strconv.FormatInt(s.opts.MaxBodyBytes, 10) + " bytes"})
+			return false
+		}
+		writeError(w, http.StatusBadRequest, ErrorDetail{Code: CodeInvalidRequest, Message: "malformed JSON body: " + err.Error()})
+		return false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		writeError(w, http.StatusBadRequest, ErrorDetail{Code: CodeInvalidRequest, Message: "malformed JSON body: trailing data after the object"})
+		return false
+	}
+	return true
+}
+
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, d := errorFor(err)
+	if status == http.StatusInternalServerError {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeError(w, status, d)
+}
+
+// ChatRequest is the body of POST /api/chat.
+type ChatRequest struct {
+	SessionID string `json:"sessionId"`
+	Message   string `json:"message"`
+}
+
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	var req ChatRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	res, err := s.opts.Runner.Start(r.Context(), agent.StartParams{Owner: Principal(r.Context()), SessionID: req.SessionID, Message: req.Message})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.stream(w, r, res.SessionID, res.AfterSeq, runEnds(res.RunID))
+}
+
+// ContinueRequest is the body of POST /api/chat/continue (seed 000 §2), plus
+// answers for AskUser.
+type ContinueRequest struct {
+	SessionID   string                   `json:"sessionId"`
+	RequestID   string                   `json:"requestId"`
+	Selections  []string                 `json:"selections"`
+	CustomInput string                   `json:"customInput"`
+	Cancelled   bool                     `json:"cancelled"`
+	Answers     []askuser.QuestionAnswer `json:"answers"`
+}
+
+// ContinueAccepted is the 202 body of POST /api/chat/continue with
+// Accept: application/json.
+type ContinueAccepted struct {
+	Receipt *askuser.Receipt `json:"receipt"`
+}
+
+func (s *Server) handleContinue(w http.ResponseWriter, r *http.Request) {
+	var req ContinueRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	res, err := s.opts.Runner.Continue(r.Context(), agent.ContinueParams{Owner: Principal(r.Context()), SessionID: req.SessionID, RequestID: req.RequestID,
+		Answer: askuser.Answer{Selections: req.Selections, CustomInput: req.CustomInput, Cancelled: req.Cancelled, Answers: req.Answers}})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if wantsJSON(r) {
+		writeJSON(w, http.StatusAccepted, ContinueAccepted{Receipt: res.Receipt})
+		return
+	}
+	s.stream(w, r, req.SessionID, res.AfterSeq, runEnds(res.RunID))
+}
+
+func wantsJSON(r *http.Request) bool {
+	a := r.Header.Get("Accept")
+	return strings.Contains(a, "application/json") && !strings.Contains(a, "text/event-stream")
+}
+
+func (s *Server) handlePending(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("sessionId")
+	if id == "" {
+		writeError(w, http.StatusBadRequest, ErrorDetail{Code: CodeInvalidRequest, Message: "sessionId is required"})
+		return
+	}
+	res, err := s.opts.Runner.Pending(r.Context(), Principal(r.Context()), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// SessionView is a session in GET /api/sessions and GET /api/sessions/{id}.
+type SessionView struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Status    string    `json:"status"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
+	list, err := s.opts.Runner.Store().SessionList(r.Context(), &storeSessionList{Owner: Principal(r.Context())})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := make([]SessionView, 0, len(list))
+	for _, ss := range list {
+		out = append(out, SessionView{ID: ss.ID, Title: ss.Title, Status: ss.Status, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
+}

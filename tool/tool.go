@@ -1,0 +1,143 @@
+// Package tool holds the tools an agent may call: a registry where every tool
+// is registered once, and per-agent allowlists that decide which of them a
+// model sees (seed 000 §6.2 "工具白名单": registered is not the same as
+// visible).
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/model"
+)
+
+// Result is what a tool returns for the model.
+type Result struct {
+	Content string
+	IsError bool
+}
+
+// Tool is a tool the run executes itself. Call gets the arguments as the
+// model sent them (raw JSON text, possibly invalid) and returns the result for
+// the model; a returned error is turned into an error result.
+type Tool interface {
+	Spec() model.ToolSpec
+	Call(ctx context.Context, args json.RawMessage) (Result, error)
+}
+
+// Func adapts a function to Tool.
+type Func struct {
+	ToolSpec model.ToolSpec
+	Fn       func(ctx context.Context, args json.RawMessage) (Result, error)
+}
+
+// Spec returns f.ToolSpec.
+func (f Func) Spec() model.ToolSpec { return f.ToolSpec }
+
+// Call calls f.Fn.
+func (f Func) Call(ctx context.Context, args json.RawMessage) (Result, error) { return f.Fn(ctx, args) }
+
+// Entry is one registered tool.
+type Entry struct {
+	Spec model.ToolSpec
+	// Tool executes the call; nil for external tools (ask_user, AskUser),
+	// which the run intercepts and puts in front of a person instead.
+	Tool Tool
+	// External is true for tools answered by whatever drives the agent
+	// (AgentScope is_external_tool): the ask tools.
+	External bool
+	// Idempotent tools may run again after a crash interrupted them; a
+	// non-idempotent one gets an "interrupted" result instead.
+	Idempotent bool
+}
+
+// Registry is the set of registered tools. The zero value is empty and ready.
+type Registry struct {
+	mu      sync.RWMutex
+	entries map[string]*Entry
+}
+
+// NewRegistry returns a registry holding the two ask tools (DESIGN §2).
+func NewRegistry() *Registry {
+	r := &Registry{}
+	for _, d := range askuser.Definitions() {
+		r.mustAdd(&Entry{Spec: model.ToolSpec{Name: d.Name, Description: d.Description, Parameters: d.Parameters}, External: true, Idempotent: true})
+	}
+	return r
+}
+
+func (r *Registry) mustAdd(e *Entry) {
+	if err := r.add(e); err != nil {
+		panic(err)
+	}
+}
+
+func (r *Registry) add(e *Entry) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.entries == nil {
+		r.entries = map[string]*Entry{}
+	}
+	if _, ok := r.entries[e.Spec.Name]; ok {
+		return fmt.Errorf("tool: %q is already registered", e.Spec.Name)
+	}
+	r.entries[e.Spec.Name] = e
+	return nil
+}
+
+// Register adds a tool the run executes. It fails when the name is taken.
+func (r *Registry) Register(t Tool, idempotent bool) error {
+	return r.add(&Entry{Spec: t.Spec(), Tool: t, Idempotent: idempotent})
+}
+
+// Get returns the entry registered under name.
+func (r *Registry) Get(name string) (*Entry, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.entries[name]
+	return e, ok
+}
+
+// Names lists every registered tool, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.entries))
+	for n := range r.entries {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Allowlist is the set of tool names one agent may see and call, in the
+// order they are offered to the model.
+type Allowlist []string
+
+// Allows reports whether name is on the list.
+func (a Allowlist) Allows(name string) bool {
+	for _, n := range a {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Specs returns the specs of the allowed tools, in allowlist order. It fails
+// when the list names a tool that is not registered.
+func (r *Registry) Specs(allow Allowlist) ([]model.ToolSpec, error) {
+	out := make([]model.ToolSpec, 0, len(allow))
+	for _, n := range allow {
+		e, ok := r.Get(n)
+		if !ok {
+			return nil, fmt.Errorf("tool: allowlist names %q, which is not registered", n)
+		}
+		out = append(out, e.Spec)
+	}
+	return out, nil
+}
