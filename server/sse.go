@@ -98,4 +98,3 @@ func eventRunID(ev *store.Event) string {
 	_ = jsonUnmarshal(ev.Data, &v)
 	return v.RunID
 }
-
