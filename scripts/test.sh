@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The test command of the README (`make test`): installs what the tests need
+# on a fresh Debian machine, starts PostgreSQL if it is down, then runs the Go
+# tests, the page's component tests and the Chromium end-to-end tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v pg_isready >/dev/null 2>&1 || need_apt+=(postgresql-client)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "== installing ${need_apt[*]}"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    echo "missing: ${need_apt[*]} (install them with apt-get as root)" >&2
+    exit 1
+  fi
+fi
+
+if ! pg_isready -q -h 127.0.0.1 -p 5432; then
+  echo "== starting PostgreSQL"
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start
+  for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
+fi
+export LUBAN_TEST_POSTGRES="${LUBAN_TEST_POSTGRES:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}"
+
+echo "== page: npm ci, build, component tests"
+(cd web && npm ci --no-audit --no-fund && npm run build && npm test)
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test"
+go test -count=1 -timeout 20m ./...
+
+echo "== go test -race (the run, the store and the API)"
+go test -count=1 -race -timeout 20m ./agent/... ./store/... ./server/... ./internal/acceptance/...
+
+echo "== end-to-end in Chromium"
+(cd web && npm run e2e)
