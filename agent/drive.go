@@ -234,10 +234,11 @@ func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idemp
 // run's move to waiting_input, the user_input_required event and the audit
 // entry are one transaction (persist first, then emit).
 func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *askuser.Prompt) error {
-	if it, err := r.st.InteractionGetByToolCall(ctx, run.SessionID, c.ID); err == nil {
-		// Asked before a crash but the run was not moved: pause again.
+	if _, err := r.st.InteractionGetByToolCall(ctx, run.SessionID, c.ID); err == nil {
+		// The interaction and the run's pause are one transaction, so a
+		// stored interaction without a paused run cannot happen; pause anyway
+		// rather than ask twice.
 		_, err := r.st.RunUpdate(ctx, &store.RunUpdateParams{ID: run.ID, From: []store.RunStatus{store.RunRunning}, To: store.RunWaitingInput, Now: r.now()})
-		_ = it
 		return err
 	}
 	now := r.now()
