@@ -45,3 +45,20 @@ func (h *Hub) Notify(sessionID string) {
 	}
 	h.mu.Unlock()
 }
+
+// NotifyAll wakes every subscriber of every session without blocking. A
+// driver calls it when it may have missed notifications (PostgreSQL after its
+// LISTEN connection was re-established): subscribers re-read the event log,
+// which is the source of truth, so nothing committed meanwhile is lost.
+func (h *Hub) NotifyAll() {
+	h.mu.Lock()
+	for _, m := range h.subs {
+		for ch := range m {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}
+	h.mu.Unlock()
+}
