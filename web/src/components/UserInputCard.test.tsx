@@ -29,7 +29,7 @@ function req(over: Partial<InputRequest> = {}): InputRequest {
   }
 }
 
-function setup(over: Partial<CardItem> & { request?: Partial<InputRequest> } = {}, lang: Lang = 'zh') {
+function setup(over: Omit<Partial<CardItem>, 'request'> & { request?: Partial<InputRequest> } = {}, lang: Lang = 'zh') {
   const { request, ...rest } = over
   const card: CardItem = { kind: 'input', key: 'k', phase: 'editing', ...rest, request: req(request) }
   const onSubmit = vi.fn()
