@@ -59,8 +59,11 @@ type Question struct {
 }
 
 // Prompt is a validated ask: the form part of an InputRequest, produced by
-// ParseArgs from what the model sent. For AskUser, Mode is ModeQuestions,
-// Questions holds the batch and Title is the first question's text.
+// ParseArgs from what the model sent (seed 000 §1 arguments, or AgentScope
+// AskUser's questions). Tool is ToolAskUser or ToolAskUserBatch. For ask_user
+// the fields are the tool's arguments; free-input modes carry nil Options.
+// For AskUser, Mode is ModeQuestions, Questions holds the batch and Title is
+// the first question's text (so every card has a title to show).
 type Prompt struct {
 	Tool        string     `json:"tool"`
 	Title       string     `json:"title"`
@@ -73,8 +76,12 @@ type Prompt struct {
 }
 
 // InputRequest is the payload of the SSE event user_input_required and of
-// GET /api/interactions/pending (DESIGN §3): the tool's arguments plus the
-// runtime fields of seed 000 §2 (id is the requestId the answer must name).
+// GET /api/interactions/pending (DESIGN §3): the tool's arguments (the
+// embedded Prompt, flattened into the same JSON object) plus the runtime
+// fields of seed 000 §2. ID is the requestId the answer must name;
+// ToolCallID ties it to the model's original call; CreatedAt and ExpiresAt
+// are RFC 3339 in JSON. The page's minimal check (seed 000 §3) needs id,
+// toolCallId, title and mode, which are therefore always present.
 type InputRequest struct {
 	ID         string `json:"id"`
 	ToolCallID string `json:"toolCallId"`
@@ -97,7 +104,12 @@ type QuestionAnswer struct {
 }
 
 // Answer is what a person sends to POST /api/chat/continue (seed 000 §2),
-// less the sessionId and requestId. Answers is used by AskUser only.
+// less the sessionId and requestId. Selections are ask_user option ids;
+// CustomInput is the free text (the value itself for text, number, date and
+// directory; the "其他说明" note for choice modes with allowCustom);
+// Cancelled true means the person declined and nothing else counts. Answers
+// is used by AskUser only, one per question. ValidateAnswer checks it and
+// returns the normalized form that AnsweredResult and Receipt carry.
 type Answer struct {
 	Selections  []string         `json:"selections"`
 	CustomInput string           `json:"customInput"`
@@ -117,7 +129,9 @@ const (
 )
 
 // Receipt is the read-only record of a resolved request that the UI turns a
-// card into (seed 000 §6.3, DESIGN §3).
+// card into (seed 000 §6.3, DESIGN §3): the answer as accepted, or empty
+// selections and customInput for cancelled and expired. It is also the body
+// of the SSE event user_input_resolved and of a 409 already_resolved.
 type Receipt struct {
 	RequestID   string           `json:"requestId"`
 	ToolCallID  string           `json:"toolCallId"`
@@ -128,9 +142,13 @@ type Receipt struct {
 	ResolvedAt  time.Time        `json:"resolvedAt"`
 }
 
-// ToolResult is what goes back to the model for the original tool call.
-// Content is the text the model reads; Metadata (AskUser only) is the
-// machine-readable answer object {"answers": [...]} (AgentScope AskUser).
+// ToolResult is what goes back to the model for the original tool call
+// (DESIGN §3 "What the model gets back"). Content is the text the model
+// reads: for ask_user the JSON {"selections", "customInput", "cancelled"};
+// for AskUser a readable output. IsError marks a result the model must treat
+// as a failure (invalid arguments, FallbackResult). Metadata (AskUser only)
+// is the machine-readable answer object {"answers": [...]} (AgentScope
+// AskUser AskUserMetadata).
 type ToolResult struct {
 	Content  string          `json:"content"`
 	IsError  bool            `json:"isError"`
