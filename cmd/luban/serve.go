@@ -120,9 +120,22 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	}
 	allow := append(tool.Allowlist{}, askTools...)
 	allow = append(allow, "current_time", "list_files")
+	if c.Getenv("LUBAN_TEST_TOOLS") == "1" {
+		// Test-only (internal/crashtest): a non-idempotent tool with a side effect.
+		if err := reg.Register(recordNote(workspace), false); err != nil {
+			return err
+		}
+		allow = append(allow, "record_note")
+	}
+	// LUBAN_AGENT names the agent (default "default"). Stored runs remember
+	// it; a run whose agent is gone is not resumable (DESIGN §4, issue 5).
+	agentName := c.Getenv("LUBAN_AGENT")
+	if agentName == "" {
+		agentName = "default"
+	}
 	runner, err := agent.New(agent.Options{
 		Store: st, Tools: reg, Workspace: workspace, InteractionTTL: cfg.ttl, LeaseDuration: cfg.lease, Logger: log,
-		Agents: []*agent.Agent{{Name: "default", Provider: provider, Tools: allow}},
+		Agents: []*agent.Agent{{Name: agentName, Provider: provider, Tools: allow}},
 		Fault:  faultFromEnv(c.Getenv("LUBAN_FAULT"), log),
 	})
 	if err != nil {
