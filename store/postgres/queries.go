@@ -1,0 +1,512 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lubanhq/luban/store"
+)
+
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// executor implements store.Executor on the pool (pool set, onCommit told of
+// appended events) or inside a transaction (touched collects the sessions
+// whose events InTx must NOTIFY).
+type executor struct {
+	q        querier
+	pool     *pgxpool.Pool
+	channel  string
+	onCommit func(sessionID string)
+	touched  map[string]struct{}
+}
+
+// ts converts a time for a nullable column: the zero time is NULL.
+func ts(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC()
+}
+
+func tm(v pgtype.Timestamptz) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return v.Time.UTC()
+}
+
+func nullJSON(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+func rawJSON(s pgtype.Text) json.RawMessage {
+	if !s.Valid || s.String == "" {
+		return nil
+	}
+	return json.RawMessage(s.String)
+}
+
+func isUnique(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+func notFound(err error, what string) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%s: %w", what, store.ErrNotFound)
+	}
+	return fmt.Errorf("postgres: %s: %w", what, err)
+}
+
+// ---- audit
+
+func (e executor) AuditInsert(ctx context.Context, p *store.AuditInsertParams) error {
+	_, err := e.q.Exec(ctx, `INSERT INTO audit (session_id, request_id, tool_call_id, run_id, action, reason, summary, at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, p.SessionID, p.RequestID, p.ToolCallID, p.RunID, p.Action, p.Reason, nullJSON(p.Summary), p.Now.UTC())
+	if err != nil {
+		return fmt.Errorf("postgres: audit insert: %w", err)
+	}
+	return nil
+}
+
+func (e executor) AuditList(ctx context.Context, sessionID string) ([]*store.AuditEntry, error) {
+	rows, err := e.q.Query(ctx, `SELECT id, session_id, request_id, tool_call_id, run_id, action, reason, summary, at
+		FROM audit WHERE session_id = $1 ORDER BY id`, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: audit list: %w", err)
+	}
+	return collect(rows, "audit list", func(row pgx.Row) (*store.AuditEntry, error) {
+		a := &store.AuditEntry{}
+		var sum pgtype.Text
+		var at pgtype.Timestamptz
+		if err := row.Scan(&a.ID, &a.SessionID, &a.RequestID, &a.ToolCallID, &a.RunID, &a.Action, &a.Reason, &sum, &at); err != nil {
+			return nil, err
+		}
+		a.Summary, a.At = rawJSON(sum), tm(at)
+		return a, nil
+	})
+}
+
+// collect scans every row with scan and closes rows.
+func collect[T any](rows pgx.Rows, what string, scan func(pgx.Row) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: %s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: %s: %w", what, err)
+	}
+	return out, nil
+}
+
+// ---- events
+
+// EventAppend takes the session's next sequence number (the UPDATE's row lock
+// orders concurrent appends) and inserts the event. Outside a transaction it
+// runs in one of its own that also NOTIFYs, so the event and its notification
+// are committed together.
+func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (*store.Event, error) {
+	if e.pool == nil {
+		ev, err := appendEvent(ctx, e.q, p)
+		if err == nil {
+			e.touched[p.SessionID] = struct{}{}
+		}
+		return ev, err
+	}
+	var ev *store.Event
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		var err error
+		if ev, err = appendEvent(ctx, tx, p); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, e.channel, p.SessionID); err != nil {
+			return fmt.Errorf("postgres: notify: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.onCommit(p.SessionID)
+	return ev, nil
+}
+
+func appendEvent(ctx context.Context, q querier, p *store.EventAppendParams) (*store.Event, error) {
+	var seq int64
+	err := q.QueryRow(ctx, `UPDATE sessions SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq`, p.SessionID).Scan(&seq)
+	if err != nil {
+		return nil, notFound(err, "event append: session "+p.SessionID)
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO events (session_id, seq, name, data, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		p.SessionID, seq, p.Name, string(p.Data), p.Now.UTC()); err != nil {
+		return nil, fmt.Errorf("postgres: event append: %w", err)
+	}
+	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, CreatedAt: p.Now}, nil
+}
+
+func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*store.Event, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	rows, err := e.q.Query(ctx, `SELECT seq, name, data, created_at FROM events
+		WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, p.SessionID, p.AfterSeq, limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: event list: %w", err)
+	}
+	return collect(rows, "event list", func(row pgx.Row) (*store.Event, error) {
+		ev := &store.Event{SessionID: p.SessionID}
+		var data string
+		var at pgtype.Timestamptz
+		if err := row.Scan(&ev.Seq, &ev.Name, &data, &at); err != nil {
+			return nil, err
+		}
+		ev.Data, ev.CreatedAt = json.RawMessage(data), tm(at)
+		return ev, nil
+	})
+}
+
+// ---- interactions
+
+const interactionCols = `id, session_id, run_id, tool_call_id, tool, request, status, answer, created_at, expires_at, resolved_at`
+
+func scanInteraction(row pgx.Row) (*store.Interaction, error) {
+	it := &store.Interaction{}
+	var req string
+	var ans pgtype.Text
+	var c, x, r pgtype.Timestamptz
+	if err := row.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &r); err != nil {
+		return nil, err
+	}
+	it.Request, it.Answer = json.RawMessage(req), rawJSON(ans)
+	it.CreatedAt, it.ExpiresAt, it.ResolvedAt = tm(c), tm(x), tm(r)
+	return it, nil
+}
+
+func (e executor) interactionOne(ctx context.Context, what, query string, args ...any) (*store.Interaction, error) {
+	it, err := scanInteraction(e.q.QueryRow(ctx, `SELECT `+interactionCols+` FROM interactions `+query, args...))
+	if err != nil {
+		return nil, notFound(err, what)
+	}
+	return it, nil
+}
+
+func (e executor) InteractionGet(ctx context.Context, id string) (*store.Interaction, error) {
+	return e.interactionOne(ctx, "interaction "+id, `WHERE id = $1`, id)
+}
+
+func (e executor) InteractionGetByToolCall(ctx context.Context, sessionID, toolCallID string) (*store.Interaction, error) {
+	return e.interactionOne(ctx, "interaction for tool call "+toolCallID, `WHERE session_id = $1 AND tool_call_id = $2`, sessionID, toolCallID)
+}
+
+func (e executor) InteractionGetPending(ctx context.Context, sessionID string) (*store.Interaction, error) {
+	return e.interactionOne(ctx, "pending interaction", `WHERE session_id = $1 AND status = 'pending' ORDER BY created_at LIMIT 1`, sessionID)
+}
+
+func (e executor) InteractionGetLastResolved(ctx context.Context, sessionID string) (*store.Interaction, error) {
+	return e.interactionOne(ctx, "resolved interaction", `WHERE session_id = $1 AND status <> 'pending' ORDER BY resolved_at DESC NULLS LAST, created_at DESC LIMIT 1`, sessionID)
+}
+
+// InteractionInsert uses ON CONFLICT DO NOTHING on the one-per-tool-call
+// index, so a duplicate reports store.ErrDuplicate without aborting the
+// surrounding transaction (as in SQLite).
+func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionInsertParams) (*store.Interaction, error) {
+	tag, err := e.q.Exec(ctx, `INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8) ON CONFLICT (session_id, tool_call_id) DO NOTHING`,
+		p.ID, p.SessionID, p.RunID, p.ToolCallID, p.Tool, string(p.Request), p.Now.UTC(), p.ExpiresAt.UTC())
+	if err != nil {
+		return nil, fmt.Errorf("postgres: interaction insert: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return nil, fmt.Errorf("interaction for tool call %s: %w", p.ToolCallID, store.ErrDuplicate)
+	}
+	return &store.Interaction{ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, ToolCallID: p.ToolCallID, Tool: p.Tool,
+		Request: p.Request, Status: "pending", CreatedAt: p.Now, ExpiresAt: p.ExpiresAt}, nil
+}
+
+func (e executor) interactionMany(ctx context.Context, query string, args ...any) ([]*store.Interaction, error) {
+	rows, err := e.q.Query(ctx, `SELECT `+interactionCols+` FROM interactions `+query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: interaction list: %w", err)
+	}
+	return collect(rows, "interaction list", scanInteraction)
+}
+
+func (e executor) InteractionList(ctx context.Context, sessionID string) ([]*store.Interaction, error) {
+	return e.interactionMany(ctx, `WHERE session_id = $1 ORDER BY created_at, id`, sessionID)
+}
+
+func (e executor) InteractionListExpired(ctx context.Context, p *store.InteractionListExpiredParams) ([]*store.Interaction, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	return e.interactionMany(ctx, `WHERE status = 'pending' AND expires_at <= $1 ORDER BY expires_at LIMIT $2`, p.Now.UTC(), limit)
+}
+
+// InteractionResolve is the one-time consumption (seed 000 §6.2): a single
+// conditional UPDATE; of two racing replicas the second waits for the
+// first's row lock, re-checks status = 'pending' and loses.
+func (e executor) InteractionResolve(ctx context.Context, p *store.InteractionResolveParams) (bool, error) {
+	cmp := `expires_at > $6`
+	if p.Status == "expired" {
+		cmp = `expires_at <= $6`
+	}
+	tag, err := e.q.Exec(ctx, `UPDATE interactions SET status = $1, answer = $2, resolved_at = $3
+		WHERE id = $4 AND session_id = $5 AND status = 'pending' AND `+cmp,
+		p.Status, nullJSON(p.Answer), p.Now.UTC(), p.ID, p.SessionID, p.Now.UTC())
+	if err != nil {
+		return false, fmt.Errorf("postgres: interaction resolve: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// ---- messages
+
+// MessageInsert: a second ToolResult for a tool call reports
+// store.ErrDuplicate (ON CONFLICT on the partial unique index, so the
+// surrounding transaction stays usable).
+func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParams) (*store.Message, error) {
+	var seq int64
+	err := e.q.QueryRow(ctx, `INSERT INTO messages (id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		ON CONFLICT (session_id, tool_call_id) WHERE role = 'tool' DO NOTHING RETURNING seq`,
+		p.ID, p.SessionID, p.RunID, p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata), p.ParentID, p.CallIndex, p.Now.UTC()).Scan(&seq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("tool result for %s: %w", p.ToolCallID, store.ErrDuplicate)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: message insert: %w", err)
+	}
+	return &store.Message{Seq: seq, ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, Role: p.Role, Content: p.Content,
+		ToolCalls: p.ToolCalls, ToolCallID: p.ToolCallID, Name: p.Name, IsError: p.IsError, Metadata: p.Metadata,
+		ParentID: p.ParentID, CallIndex: p.CallIndex, CreatedAt: p.Now}, nil
+}
+
+func (e executor) MessageList(ctx context.Context, sessionID string) ([]*store.Message, error) {
+	rows, err := e.q.Query(ctx, `SELECT seq, id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at
+		FROM messages WHERE session_id = $1 ORDER BY seq`, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: message list: %w", err)
+	}
+	return collect(rows, "message list", func(row pgx.Row) (*store.Message, error) {
+		m := &store.Message{}
+		var calls, meta pgtype.Text
+		var at pgtype.Timestamptz
+		if err := row.Scan(&m.Seq, &m.ID, &m.SessionID, &m.RunID, &m.Role, &m.Content, &calls, &m.ToolCallID, &m.Name, &m.IsError, &meta, &m.ParentID, &m.CallIndex, &at); err != nil {
+			return nil, err
+		}
+		m.ToolCalls, m.Metadata, m.CreatedAt = rawJSON(calls), rawJSON(meta), tm(at)
+		return m, nil
+	})
+}
+
+// ---- runs
+
+const runCols = `id, session_id, agent, status, steps, invalid_streak, error, lease_owner, lease_until, created_at, updated_at`
+
+func scanRun(row pgx.Row) (*store.Run, error) {
+	r := &store.Run{}
+	var lu, c, u pgtype.Timestamptz
+	if err := row.Scan(&r.ID, &r.SessionID, &r.Agent, &r.Status, &r.Steps, &r.InvalidStreak, &r.Error, &r.LeaseOwner, &lu, &c, &u); err != nil {
+		return nil, err
+	}
+	r.LeaseUntil, r.CreatedAt, r.UpdatedAt = tm(lu), tm(c), tm(u)
+	return r, nil
+}
+
+func (e executor) RunGet(ctx context.Context, id string) (*store.Run, error) {
+	r, err := scanRun(e.q.QueryRow(ctx, `SELECT `+runCols+` FROM runs WHERE id = $1`, id))
+	if err != nil {
+		return nil, notFound(err, "run "+id)
+	}
+	return r, nil
+}
+
+func (e executor) RunGetActive(ctx context.Context, sessionID string) (*store.Run, error) {
+	r, err := scanRun(e.q.QueryRow(ctx, `SELECT `+runCols+` FROM runs WHERE session_id = $1 AND status IN ('running', 'waiting_input')`, sessionID))
+	if err != nil {
+		return nil, notFound(err, "active run")
+	}
+	return r, nil
+}
+
+// RunInsert reports store.ErrRunActive through ON CONFLICT on the
+// one-active-run index (the transaction stays usable).
+func (e executor) RunInsert(ctx context.Context, p *store.RunInsertParams) (*store.Run, error) {
+	tag, err := e.q.Exec(ctx, `INSERT INTO runs (id, session_id, agent, status, lease_owner, lease_until, created_at, updated_at)
+		VALUES ($1, $2, $3, 'running', $4, $5, $6, $6)
+		ON CONFLICT (session_id) WHERE status IN ('running', 'waiting_input') DO NOTHING`,
+		p.ID, p.SessionID, p.Agent, p.LeaseOwner, ts(p.LeaseUntil), p.Now.UTC())
+	if err != nil {
+		return nil, fmt.Errorf("postgres: run insert: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return nil, fmt.Errorf("run insert: %w", store.ErrRunActive)
+	}
+	return &store.Run{ID: p.ID, SessionID: p.SessionID, Agent: p.Agent, Status: store.RunRunning,
+		LeaseOwner: p.LeaseOwner, LeaseUntil: p.LeaseUntil, CreatedAt: p.Now, UpdatedAt: p.Now}, nil
+}
+
+// RunLease takes or extends a lease in one conditional UPDATE. A NULL
+// lease_until (a released lease) counts as expired.
+func (e executor) RunLease(ctx context.Context, p *store.RunLeaseParams) (bool, error) {
+	tag, err := e.q.Exec(ctx, `UPDATE runs SET lease_owner = $1, lease_until = $2
+		WHERE id = $3 AND status = 'running'
+		  AND (lease_owner = '' OR lease_owner = $1 OR lease_until IS NULL OR lease_until < $4)`,
+		p.Owner, ts(p.Until), p.ID, p.Now.UTC())
+	if err != nil {
+		return false, fmt.Errorf("postgres: run lease: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+func (e executor) RunListRecoverable(ctx context.Context, p *store.RunListRecoverableParams) ([]*store.Run, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := e.q.Query(ctx, `SELECT `+runCols+` FROM runs WHERE status = 'running' AND (lease_until IS NULL OR lease_until < $1)
+		ORDER BY updated_at LIMIT $2`, p.Now.UTC(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: run list recoverable: %w", err)
+	}
+	return collect(rows, "run list recoverable", scanRun)
+}
+
+func (e executor) RunUpdate(ctx context.Context, p *store.RunUpdateParams) (bool, error) {
+	args := []any{string(p.To), p.Now.UTC()}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	set := []string{"status = $1", "updated_at = $2"}
+	if p.Error != "" {
+		set = append(set, "error = "+arg(p.Error))
+	}
+	if p.Steps != nil {
+		set = append(set, "steps = "+arg(*p.Steps))
+	}
+	if p.InvalidStreak != nil {
+		set = append(set, "invalid_streak = "+arg(*p.InvalidStreak))
+	}
+	if p.To.Terminal() || p.To == store.RunWaitingInput {
+		set = append(set, "lease_owner = ''", "lease_until = NULL")
+	}
+	where := []string{"id = " + arg(p.ID)}
+	if len(p.From) > 0 {
+		from := make([]string, len(p.From))
+		for i, f := range p.From {
+			from[i] = string(f)
+		}
+		where = append(where, "status = ANY("+arg(from)+")")
+	}
+	if p.LeaseOwner != "" {
+		where = append(where, "lease_owner = "+arg(p.LeaseOwner))
+	}
+	tag, err := e.q.Exec(ctx, `UPDATE runs SET `+strings.Join(set, ", ")+` WHERE `+strings.Join(where, " AND "), args...)
+	if isUnique(err) {
+		return false, fmt.Errorf("run update: %w", store.ErrRunActive)
+	}
+	if err != nil {
+		return false, fmt.Errorf("postgres: run update: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// ---- sessions
+
+const sessionCols = `id, owner, title, status, last_seq, created_at, updated_at`
+
+func scanSession(row pgx.Row) (*store.Session, error) {
+	s := &store.Session{}
+	var c, u pgtype.Timestamptz
+	if err := row.Scan(&s.ID, &s.Owner, &s.Title, &s.Status, &s.LastSeq, &c, &u); err != nil {
+		return nil, err
+	}
+	s.CreatedAt, s.UpdatedAt = tm(c), tm(u)
+	return s, nil
+}
+
+func (e executor) SessionCreate(ctx context.Context, p *store.SessionCreateParams) (*store.Session, error) {
+	if _, err := e.q.Exec(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at) VALUES ($1, $2, $3, 'idle', $4, $4)`,
+		p.ID, p.Owner, p.Title, p.Now.UTC()); err != nil {
+		return nil, fmt.Errorf("postgres: session create: %w", err)
+	}
+	return &store.Session{ID: p.ID, Owner: p.Owner, Title: p.Title, Status: "idle", CreatedAt: p.Now, UpdatedAt: p.Now}, nil
+}
+
+func (e executor) SessionGet(ctx context.Context, id string) (*store.Session, error) {
+	s, err := scanSession(e.q.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = $1`, id))
+	if err != nil {
+		return nil, notFound(err, "session "+id)
+	}
+	return s, nil
+}
+
+func (e executor) SessionList(ctx context.Context, p *store.SessionListParams) ([]*store.Session, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := e.q.Query(ctx, `SELECT `+sessionCols+` FROM sessions WHERE owner = $1 ORDER BY updated_at DESC, id LIMIT $2`, p.Owner, limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: session list: %w", err)
+	}
+	return collect(rows, "session list", scanSession)
+}
+
+func (e executor) SessionSetStatus(ctx context.Context, p *store.SessionSetStatusParams) error {
+	if _, err := e.q.Exec(ctx, `UPDATE sessions SET status = $1, updated_at = $2 WHERE id = $3`, p.Status, p.Now.UTC(), p.ID); err != nil {
+		return fmt.Errorf("postgres: session set status: %w", err)
+	}
+	return nil
+}
+
+// ---- trace
+
+func (e executor) TraceInsert(ctx context.Context, p *store.TraceInsertParams) error {
+	if _, err := e.q.Exec(ctx, `INSERT INTO trace (session_id, run_id, kind, data, at) VALUES ($1, $2, $3, $4, $5)`,
+		p.SessionID, p.RunID, p.Kind, string(p.Data), p.Now.UTC()); err != nil {
+		return fmt.Errorf("postgres: trace insert: %w", err)
+	}
+	return nil
+}
+
+func (e executor) TraceList(ctx context.Context, sessionID string) ([]*store.TraceEntry, error) {
+	rows, err := e.q.Query(ctx, `SELECT id, session_id, run_id, kind, data, at FROM trace WHERE session_id = $1 ORDER BY id`, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: trace list: %w", err)
+	}
+	return collect(rows, "trace list", func(row pgx.Row) (*store.TraceEntry, error) {
+		t := &store.TraceEntry{}
+		var data string
+		var at pgtype.Timestamptz
+		if err := row.Scan(&t.ID, &t.SessionID, &t.RunID, &t.Kind, &data, &at); err != nil {
+			return nil, err
+		}
+		t.Data, t.At = json.RawMessage(data), tm(at)
+		return t, nil
+	})
+}
