@@ -207,6 +207,32 @@ describe('App', () => {
     await waitFor(() => expect(posts('/api/chat/continue')).toHaveLength(2))
   })
 
+  it('follows a running session through the events replay and stops at the active run end', async () => {
+    let closed = false
+    const tr = transcript('s1', 'running')
+    tr.messages.push({ id: 'm4', runId: 'r2', role: 'user', content: '再来', createdAt: NOW })
+    await setup('/s/s1', {
+      'GET /api/sessions/s1': json(200, tr),
+      'GET /api/interactions/pending': json(200, { pending: null, last: null }),
+      'GET /api/sessions/s1/events': (_req, res) => {
+        res.on('close', () => (closed = true))
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' })
+        res.write(frame(1, 'session', { sessionId: 's1', runId: 'r1' }))
+        res.write(frame(2, 'message', { messageId: 'm0', role: 'user', content: '帮我改代码' }))
+        res.write(frame(3, 'done', { runId: 'r1', status: 'completed' }))
+        res.write(frame(4, 'session', { sessionId: 's1', runId: 'r2' }))
+        res.write(frame(5, 'message_delta', { messageId: 'm5', delta: '继续中的回答' }))
+        res.write(': ping\n\n')
+        res.write(frame(6, 'done', { runId: 'r2', status: 'completed' }))
+        // Left open, as the server does; the page closes it.
+      },
+    })
+    expect(await screen.findByText('继续中的回答')).toBeInTheDocument()
+    await waitFor(() => expect(closed).toBe(true))
+    expect(screen.getAllByTestId('message-user')).toHaveLength(2)
+    expect(screen.queryByTestId('running')).toBeNull()
+  })
+
   it('asks to open the printed URL on 401, and switches to English', async () => {
     const { user } = await setup('/', {
       'GET /api/info': json(401, { error: { code: 'unauthorized', message: 'no' } }),

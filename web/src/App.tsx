@@ -6,7 +6,7 @@ import { runText } from './components/Receipt'
 import { ToolCallView } from './components/ToolCallView'
 import { UserInputCard } from './components/UserInputCard'
 import { dicts, formatTime, LangContext, type Dict, type Lang } from './i18n'
-import { Deduper } from './sse'
+import { Deduper, type SSEEvent } from './sse'
 import type { Answer, SessionSummary } from './types'
 
 const ASK_TOOLS = new Set(['ask_user', 'AskUser'])
@@ -118,7 +118,17 @@ export function App({ api: given, initialLang }: AppProps) {
         if (sessionRef.current !== id) return
         dispatch({ type: 'pending', pending: p })
         if (tr.session?.status === 'running') {
-          void follow((signal, h) => api.subscribe(id, dedupe.current, h, signal))
+          // The replay starts at the session's first event: only the active
+          // run's end, or a question not yet resolved, ends the follow.
+          const active = tr.messages?.at(-1)?.runId
+          const resolved = new Set((tr.interactions ?? []).filter((i) => i.status !== 'pending').map((i) => i.request.id))
+          const isEnd = (ev: SSEEvent) => {
+            const d = (ev.data ?? {}) as { runId?: string; id?: string }
+            if (ev.event === 'done') return !active || d.runId === active
+            if (ev.event === 'user_input_required') return !resolved.has(d.id ?? '') && (!active || d.runId === active)
+            return ev.event === 'error'
+          }
+          void follow((signal, h) => api.subscribe(id, dedupe.current, h, signal, isEnd))
         }
       } catch (e) {
         if (!fail(e)) {
@@ -189,6 +199,8 @@ export function App({ api: given, initialLang }: AppProps) {
     )
   }
 
+  const expire = useCallback((requestId: string) => dispatch({ type: 'cardExpired', requestId }), [])
+
   const stop = () => {
     if (state.sessionId) api.cancel(state.sessionId).catch(fail)
   }
@@ -242,7 +254,7 @@ export function App({ api: given, initialLang }: AppProps) {
           <main className="chat" data-testid="chat" data-session-id={state.sessionId ?? ''}>
             <div className="items" aria-live="polite">
               {state.items.map((it) => (
-                <ItemView key={it.key} item={it} t={t} onAnswer={answer} onExpire={(id) => dispatch({ type: 'cardExpired', requestId: id })} />
+                <ItemView key={it.key} item={it} t={t} onAnswer={answer} onExpire={expire} />
               ))}
               {state.running && (
                 <div className="muted" data-testid="running">

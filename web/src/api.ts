@@ -157,9 +157,19 @@ export class Api {
     return this.run(() => this.post('/api/chat/continue', body, signal), () => body.sessionId, dedupe, h, signal)
   }
 
-  /** subscribe follows GET /api/sessions/{id}/events until the run pauses or ends. */
-  subscribe(sessionId: string, dedupe: Deduper, h: StreamHandlers, signal?: AbortSignal): Promise<void> {
-    return this.run(() => this.openEvents(sessionId, dedupe.last, signal), () => sessionId, dedupe, h, signal, true)
+  /**
+   * subscribe follows GET /api/sessions/{id}/events until the run pauses or
+   * ends. isEnd decides which event ends it (default isTerminal); a replay
+   * from the start holds earlier runs' ends, which the caller can skip.
+   */
+  subscribe(
+    sessionId: string,
+    dedupe: Deduper,
+    h: StreamHandlers,
+    signal?: AbortSignal,
+    isEnd: (ev: SSEEvent) => boolean = isTerminal,
+  ): Promise<void> {
+    return this.run(() => this.openEvents(sessionId, dedupe.last, signal), () => sessionId, dedupe, h, signal, true, isEnd)
   }
 
   private async run(
@@ -169,6 +179,7 @@ export class Api {
     h: StreamHandlers,
     signal?: AbortSignal,
     following = false,
+    isEnd: (ev: SSEEvent) => boolean = isTerminal,
   ): Promise<void> {
     const first = await open()
     let res: Response | null = first
@@ -181,7 +192,7 @@ export class Api {
             if (!dedupe.accept(ev)) return terminal
             attempt = 0
             h.onEvent(ev)
-            if (isTerminal(ev)) terminal = true
+            if (isEnd(ev)) terminal = true
             // POST streams end by themselves after the pause or end; a
             // subscription (or a reconnect) stays open and is closed here.
             return terminal && (following || res !== first)
