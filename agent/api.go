@@ -126,7 +126,10 @@ type ContinueResult struct {
 }
 
 // Continue answers a pending request once and resumes its run. Errors:
-// ErrSessionNotFound, ErrInteractionNotFound (unknown, or another session's),
+// ErrInteractionNotFound (the request is unknown or another session's, or
+// the session itself is unknown or another principal's: after a restart of
+// a server without storage both are gone, and the page shows
+// "服务已重启，请重新发起任务" for this code; issue 5),
 // *AlreadyResolvedError, ErrInteractionExpired, ErrNotResumable,
 // ErrPayloadTooLarge, *askuser.AnswerError (nothing consumed: the request
 // stays pending).
@@ -135,6 +138,9 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		return nil, fmt.Errorf("%w: sessionId and requestId are required", ErrInvalidRequest)
 	}
 	if _, err := r.session(ctx, p.Owner, p.SessionID); err != nil {
+		if errors.Is(err, ErrSessionNotFound) {
+			return nil, ErrInteractionNotFound
+		}
 		return nil, err
 	}
 	it, err := r.st.InteractionGet(ctx, p.RequestID)
