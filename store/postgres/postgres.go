@@ -202,10 +202,12 @@ func (s *Store) listen(ctx context.Context, cfg *pgx.ConnConfig, delay time.Dura
 		}
 		s.setListenPID(conn.PgConn().PID())
 		if first {
+			// Nobody can have subscribed before Open returned.
 			ready <- nil
 			first = false
+		} else {
+			s.hub.NotifyAll()
 		}
-		s.hub.NotifyAll()
 		for {
 			n, err := conn.WaitForNotification(ctx)
 			if err != nil {

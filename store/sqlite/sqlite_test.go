@@ -1,0 +1,34 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/store/sqlite"
+	"github.com/lubanhq/luban/store/storetest"
+)
+
+var _ store.Store = (*sqlite.Store)(nil)
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	storetest.Exercise(t, func(t *testing.T) store.Store {
+		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "luban.db"), nil)
+		require.NoError(t, err)
+		return st
+	})
+}
+
+func TestConformanceMemory(t *testing.T) {
+	t.Parallel()
+	storetest.Exercise(t, func(t *testing.T) store.Store {
+		st, err := sqlite.Open(context.Background(), "memory", nil)
+		require.NoError(t, err)
+		require.False(t, st.Durable())
+		return st
+	})
+}

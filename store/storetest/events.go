@@ -1,0 +1,214 @@
+package storetest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/store"
+)
+
+// woken reports whether ch holds a wake-up right now.
+func woken(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitWake waits for a wake-up on ch with a deadline.
+func waitWake(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no wake-up: %s", what)
+	}
+}
+
+func exerciseEvents(t *testing.T, newStore func(t *testing.T) store.Store) {
+	t.Run("SequencePerSession", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		s1, s2 := b.session(t), b.session(t)
+		for i := 1; i <= 3; i++ {
+			ev, err := b.st.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s1.ID, Name: "message", Data: json.RawMessage(fmt.Sprintf(`{"i": %d}`, i)), Now: T0})
+			require.NoError(t, err)
+			require.Equal(t, int64(i), ev.Seq)
+		}
+		ev, err := b.st.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s2.ID, Name: "message", Data: json.RawMessage(`{}`), Now: T0})
+		require.NoError(t, err)
+		require.Equal(t, int64(1), ev.Seq, "each session counts on its own")
+
+		evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: s1.ID, AfterSeq: 1})
+		require.NoError(t, err)
+		require.Len(t, evs, 2)
+		require.Equal(t, int64(2), evs[0].Seq)
+		require.Equal(t, `{"i": 2}`, string(evs[0].Data), "data is kept byte for byte")
+		require.Equal(t, "message", evs[0].Name)
+		require.Equal(t, s1.ID, evs[0].SessionID)
+		require.Equal(t, T0, evs[0].CreatedAt)
+		evs, err = b.st.EventList(b.ctx, &store.EventListParams{SessionID: s1.ID, Limit: 2})
+		require.NoError(t, err)
+		require.Equal(t, []int64{1, 2}, []int64{evs[0].Seq, evs[1].Seq})
+		got, err := b.st.SessionGet(b.ctx, s1.ID)
+		require.NoError(t, err)
+		require.Equal(t, int64(3), got.LastSeq)
+	})
+	t.Run("ConcurrentAppendsGapless", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		s := b.session(t)
+		const n = 40
+		race(t, n, func(i int) (bool, error) {
+			if i%2 == 0 {
+				_, err := b.st.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "message_delta", Data: json.RawMessage(`{}`), Now: T0})
+				return true, err
+			}
+			return true, b.st.InTx(b.ctx, func(tx store.Tx) error {
+				for j := 0; j < 2; j++ {
+					if _, err := tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "tool_result", Data: json.RawMessage(`{}`), Now: T0}); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		})
+		evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: s.ID})
+		require.NoError(t, err)
+		require.Len(t, evs, n/2+n)
+		seqs := make([]int64, len(evs))
+		for i, ev := range evs {
+			seqs[i] = ev.Seq
+		}
+		require.True(t, sort.SliceIsSorted(seqs, func(i, j int) bool { return seqs[i] < seqs[j] }))
+		for i, s := range seqs {
+			require.Equal(t, int64(i+1), s, "no gaps, no repeats")
+		}
+	})
+	t.Run("SubscribeWakesAfterCommitOnly", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		s := b.session(t)
+		wake, unsubscribe := b.st.Subscribe(s.ID)
+		defer unsubscribe()
+		other, unsubOther := b.st.Subscribe("sess_unrelated")
+		defer unsubOther()
+
+		err := b.st.InTx(b.ctx, func(tx store.Tx) error {
+			if _, err := tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "session", Data: json.RawMessage(`{}`), Now: T0}); err != nil {
+				return err
+			}
+			if _, err := tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "message", Data: json.RawMessage(`{}`), Now: T0}); err != nil {
+				return err
+			}
+			require.False(t, woken(wake), "woken before the commit")
+			evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: s.ID})
+			require.NoError(t, err)
+			require.Empty(t, evs, "uncommitted events are visible outside the transaction")
+			return nil
+		})
+		require.NoError(t, err)
+		waitWake(t, wake, "after commit")
+		evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: s.ID})
+		require.NoError(t, err)
+		require.Len(t, evs, 2, "a woken subscriber finds the events")
+		require.False(t, woken(other), "another session's subscriber")
+
+		_, err = b.st.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "message_delta", Data: json.RawMessage(`{}`), Now: T0})
+		require.NoError(t, err)
+		waitWake(t, wake, "after a single append")
+
+		unsubscribe()
+		_, err = b.st.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "message_delta", Data: json.RawMessage(`{}`), Now: T0})
+		require.NoError(t, err)
+	})
+	t.Run("RollbackDropsEvents", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		s := b.session(t)
+		// Subscribed before the session has any event: with PostgreSQL an
+		// earlier event's notification could still be on its way.
+		wake, unsubscribe := b.st.Subscribe(s.ID)
+		defer unsubscribe()
+		boom := errors.New("boom")
+		err := b.st.InTx(b.ctx, func(tx store.Tx) error {
+			if _, err := tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "message", Data: json.RawMessage(`{}`), Now: T0}); err != nil {
+				return err
+			}
+			if _, err := tx.MessageInsert(b.ctx, &store.MessageInsertParams{ID: "msg_gone", SessionID: s.ID, Role: "user", Now: T0}); err != nil {
+				return err
+			}
+			return boom
+		})
+		require.ErrorIs(t, err, boom, "fn's error is returned")
+		require.False(t, woken(wake), "a rolled-back event woke a subscriber")
+		evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: s.ID})
+		require.NoError(t, err)
+		require.Empty(t, evs)
+		msgs, err := b.st.MessageList(b.ctx, s.ID)
+		require.NoError(t, err)
+		require.Empty(t, msgs)
+		ev, err := b.st.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "message", Data: json.RawMessage(`{}`), Now: T0})
+		require.NoError(t, err)
+		require.Equal(t, int64(1), ev.Seq, "the rolled-back sequence number is reused: no gap")
+		waitWake(t, wake, "after the commit that followed the rollback")
+	})
+}
+
+func exerciseAuditTrace(t *testing.T, newStore func(t *testing.T) store.Store) {
+	t.Run("AuditInOrder", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		s := b.session(t)
+		sum := json.RawMessage(`{"mode":"single","optionIds":["safe"],"customInputLength":0}`)
+		for _, action := range []string{"requested", "rejected", "answered"} {
+			reason := ""
+			if action == "rejected" {
+				reason = "invalid_answer"
+			}
+			require.NoError(t, b.st.AuditInsert(b.ctx, &store.AuditInsertParams{SessionID: s.ID, RequestID: "ask_1", ToolCallID: "call_1", RunID: "run_1",
+				Action: action, Reason: reason, Summary: sum, Now: T0}))
+		}
+		require.NoError(t, b.st.AuditInsert(b.ctx, &store.AuditInsertParams{SessionID: "sess_other", RequestID: "ask_2", Action: "requested", Now: T0}))
+		list, err := b.st.AuditList(b.ctx, s.ID)
+		require.NoError(t, err)
+		require.Len(t, list, 3)
+		require.Equal(t, []string{"requested", "rejected", "answered"}, []string{list[0].Action, list[1].Action, list[2].Action})
+		require.Less(t, list[0].ID, list[1].ID)
+		a := list[1]
+		require.Equal(t, "invalid_answer", a.Reason)
+		require.Equal(t, "ask_1", a.RequestID)
+		require.Equal(t, "call_1", a.ToolCallID)
+		require.Equal(t, "run_1", a.RunID)
+		require.Equal(t, string(sum), string(a.Summary))
+		require.Equal(t, T0, a.At)
+		other, err := b.st.AuditList(b.ctx, "sess_other")
+		require.NoError(t, err)
+		require.Len(t, other, 1)
+		require.Nil(t, other[0].Summary)
+	})
+	t.Run("TraceInOrder", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		s := b.session(t)
+		for i, kind := range []string{"model_call", "tool_call", "tool_result"} {
+			require.NoError(t, b.st.TraceInsert(b.ctx, &store.TraceInsertParams{SessionID: s.ID, RunID: "run_1", Kind: kind,
+				Data: json.RawMessage(fmt.Sprintf(`{"i":%d,"text":"你好"}`, i)), Now: T0.Add(time.Duration(i) * time.Millisecond)}))
+		}
+		list, err := b.st.TraceList(b.ctx, s.ID)
+		require.NoError(t, err)
+		require.Len(t, list, 3)
+		require.Equal(t, "tool_call", list[1].Kind)
+		require.Equal(t, `{"i":1,"text":"你好"}`, string(list[1].Data))
+		require.Equal(t, "run_1", list[1].RunID)
+		require.Equal(t, T0.Add(time.Millisecond), list[1].At)
+	})
+}
