@@ -66,6 +66,10 @@ type Turn struct {
 	// NoDone ends the stream normally (finish_reason included) but omits the
 	// final "data: [DONE]" line.
 	NoDone bool
+	// NoFinish ends the HTTP body cleanly after the content chunks, with
+	// neither the finish_reason chunk nor [DONE]: a stream that stopped
+	// early without a transport error.
+	NoFinish bool
 }
 
 // Request is one recorded request to the fake server.

@@ -58,6 +58,9 @@ func streamTurn(w http.ResponseWriter, id, model string, turn Turn) {
 	for _, d := range deltas {
 		write(d, "")
 	}
+	if turn.NoFinish {
+		return
+	}
 	write("{}", finish)
 	if !turn.NoDone {
 		_, _ = fmt.Fprint(w, "data: [DONE]\n\n")

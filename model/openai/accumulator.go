@@ -1,0 +1,126 @@
+package openai
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"unicode/utf8"
+
+	oai "github.com/openai/openai-go/v3"
+
+	"github.com/lubanhq/luban/model"
+)
+
+// accumulator builds one assistant turn from stream chunks. Text and
+// arguments are kept as bytes: the SDK hands over a JSON string's bytes as
+// they came, so a character a server cut between two chunks is whole again
+// once both pieces are appended.
+type accumulator struct {
+	text   []byte
+	sent   int // bytes of text already passed to onDelta
+	calls  []*callAcc
+	byIdx  map[int64]*callAcc
+	finish string
+}
+
+type callAcc struct {
+	id, name string
+	args     []byte
+}
+
+// add folds one chunk in. Only choice 0 counts (luban never asks for n > 1).
+func (a *accumulator) add(c oai.ChatCompletionChunk, onDelta func(string)) {
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue
+		}
+		if ch.FinishReason != "" {
+			a.finish = ch.FinishReason
+		}
+		d := ch.Delta
+		// reasoning_content (DeepSeek) arrives in d.JSON.ExtraFields and is
+		// deliberately ignored.
+		if d.Content != "" {
+			a.text = append(a.text, d.Content...)
+			a.emit(onDelta, false)
+		}
+		for _, tc := range d.ToolCalls {
+			a.addCall(tc)
+		}
+	}
+}
+
+// addCall accumulates a tool-call delta by index. id and name usually come
+// only in a call's first chunk; servers that repeat them are tolerated; a
+// different id at an index already in use (a habit of some compatible
+// servers that send every call at index 0) starts a new call.
+func (a *accumulator) addCall(tc oai.ChatCompletionChunkChoiceDeltaToolCall) {
+	if a.byIdx == nil {
+		a.byIdx = map[int64]*callAcc{}
+	}
+	c := a.byIdx[tc.Index]
+	if c == nil || (tc.ID != "" && c.id != "" && tc.ID != c.id) {
+		c = &callAcc{}
+		a.byIdx[tc.Index] = c
+		a.calls = append(a.calls, c)
+	}
+	if c.id == "" {
+		c.id = tc.ID
+	}
+	if c.name == "" {
+		c.name = tc.Function.Name
+	}
+	c.args = append(c.args, tc.Function.Arguments...)
+}
+
+// emit passes the unsent text to onDelta, holding back a trailing incomplete
+// UTF-8 character unless final.
+func (a *accumulator) emit(onDelta func(string), final bool) {
+	end := len(a.text)
+	if !final {
+		end = completePrefix(a.text, a.sent)
+	}
+	if end > a.sent {
+		if onDelta != nil {
+			onDelta(string(a.text[a.sent:end]))
+		}
+		a.sent = end
+	}
+}
+
+// flush sends whatever text is still held back.
+func (a *accumulator) flush(onDelta func(string)) { a.emit(onDelta, true) }
+
+// completePrefix returns the end of b's longest prefix (not before from) that
+// does not stop inside a UTF-8 character. Invalid bytes count as complete.
+func completePrefix(b []byte, from int) int {
+	end := len(b)
+	for i := end - 1; i >= from && i >= end-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:end]) {
+				return i
+			}
+			return end
+		}
+	}
+	return end
+}
+
+// response is the finished turn. A call without an id gets a random
+// "call_<hex>" so that its tool message can still name it.
+func (a *accumulator) response() *model.Response {
+	msg := model.Message{Role: model.RoleAssistant, Content: string(a.text)}
+	for _, c := range a.calls {
+		id := c.id
+		if id == "" {
+			id = randomCallID()
+		}
+		msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: id, Name: c.name, Arguments: string(c.args)})
+	}
+	return &model.Response{Message: msg, FinishReason: a.finish}
+}
+
+func randomCallID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "call_" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,69 @@
+package openai
+
+import (
+	"encoding/json"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/lubanhq/luban/model"
+)
+
+// buildParams maps a provider-neutral request to SDK parameters. Assistant
+// tool calls keep id, name and arguments exactly as received; tool messages
+// carry their tool_call_id; an assistant message with tool calls and no text
+// omits "content" (OpenAI accepts that; some servers reject an empty string
+// beside tool_calls).
+func buildParams(modelName string, req *model.Request) oai.ChatCompletionNewParams {
+	p := oai.ChatCompletionNewParams{Model: shared.ChatModel(modelName)}
+	for _, m := range req.Messages {
+		p.Messages = append(p.Messages, messageParam(m))
+	}
+	for _, t := range req.Tools {
+		fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schemaMap(t.Parameters)}
+		if t.Description != "" {
+			fd.Description = param.NewOpt(t.Description)
+		}
+		p.Tools = append(p.Tools, oai.ChatCompletionFunctionTool(fd))
+	}
+	return p
+}
+
+func messageParam(m model.Message) oai.ChatCompletionMessageParamUnion {
+	switch m.Role {
+	case model.RoleSystem:
+		return oai.SystemMessage(m.Content)
+	case model.RoleTool:
+		return oai.ToolMessage(m.Content, m.ToolCallID)
+	case model.RoleAssistant:
+		a := oai.ChatCompletionAssistantMessageParam{}
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			a.Content.OfString = param.NewOpt(m.Content)
+		}
+		for _, tc := range m.ToolCalls {
+			a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
+					ID: tc.ID,
+					Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{
+						Name:      tc.Name,
+						Arguments: tc.Arguments,
+					},
+				},
+			})
+		}
+		return oai.ChatCompletionMessageParamUnion{OfAssistant: &a}
+	default:
+		return oai.UserMessage(m.Content)
+	}
+}
+
+// schemaMap decodes a tool's JSON Schema; an empty or non-object schema
+// becomes the empty object schema, which every server accepts.
+func schemaMap(raw json.RawMessage) shared.FunctionParameters {
+	var m map[string]any
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil || m == nil {
+		return shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
+	}
+	return m
+}

@@ -1,0 +1,182 @@
+// Package openai is luban's model.Provider for OpenAI-compatible Chat
+// Completions endpoints (DESIGN §6): OpenAI, DeepSeek, Qwen compatible mode,
+// Ollama, vLLM and the llama.cpp server, chosen by base URL and model name
+// alone. It is built on the official SDK github.com/openai/openai-go/v3,
+// always streams, sends tools as function tools and accumulates parallel tool
+// calls by index (issue 6 "provider habits").
+//
+// The SDK's own retries are disabled; Generate retries a failed call itself
+// (429, 408, 5xx, connection errors, a stream cut before its finish_reason)
+// so that model.Response.Retries is exact.
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/lubanhq/luban/model"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxRetries  = 3
+	DefaultCallTimeout = 2 * time.Minute
+	DefaultBaseBackoff = 500 * time.Millisecond
+	// MaxBackoff caps every wait between attempts, Retry-After included.
+	MaxBackoff = 30 * time.Second
+)
+
+// ErrIncompleteStream means a stream ended (cleanly or not) before any chunk
+// carried a finish_reason. Generate retries it; it reaches the caller wrapped
+// once the retries are exhausted.
+var ErrIncompleteStream = errors.New("openai: stream ended before finish_reason")
+
+// Options configure a Provider. Only Model is required.
+type Options struct {
+	// BaseURL of the API including its version path, e.g.
+	// https://api.openai.com/v1 (OPENAI_BASE_URL), http://127.0.0.1:11434/v1
+	// for Ollama. Empty means https://api.openai.com/v1.
+	BaseURL string
+	// APIKey is sent as "Authorization: Bearer <key>" (OPENAI_API_KEY). It may
+	// be empty for servers that need none (Ollama, llama.cpp); then no
+	// Authorization header is sent.
+	APIKey string
+	// Model is the model name sent in every request, e.g. "gpt-4o-mini",
+	// "deepseek-chat", "qwen2.5:7b". Required.
+	Model string
+	// HTTPClient carries the requests; nil means the SDK's default client.
+	HTTPClient *http.Client
+	// MaxRetries is how many times a failed call is retried (429, 408, 5xx,
+	// connection error, a stream cut before its finish_reason). 0 means
+	// DefaultMaxRetries (3); -1 disables retries.
+	MaxRetries int
+	// CallTimeout bounds one whole Generate call: every attempt, every stream
+	// and every wait between attempts. 0 means DefaultCallTimeout (2m).
+	CallTimeout time.Duration
+	// BaseBackoff is the wait before the first retry, doubled for each further
+	// one and capped at MaxBackoff. A Retry-After (seconds or HTTP date) or
+	// retry-after-ms header replaces it for that retry, also capped at
+	// MaxBackoff. 0 means DefaultBaseBackoff (500ms).
+	BaseBackoff time.Duration
+}
+
+// Provider generates assistant turns through an OpenAI-compatible endpoint.
+// It is safe for concurrent use and holds no per-conversation state.
+type Provider struct {
+	opts   Options
+	client oai.Client
+}
+
+// New returns a Provider for opts. It fails when opts.Model is empty.
+// Ambient OPENAI_* variables are not read here: the caller passes BaseURL and
+// APIKey explicitly (cmd/luban reads the environment).
+func New(opts Options) (*Provider, error) {
+	if opts.Model == "" {
+		return nil, errors.New("openai: Options.Model is required")
+	}
+	if opts.MaxRetries == 0 {
+		opts.MaxRetries = DefaultMaxRetries
+	}
+	if opts.MaxRetries < 0 {
+		opts.MaxRetries = 0
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = DefaultCallTimeout
+	}
+	if opts.BaseBackoff <= 0 {
+		opts.BaseBackoff = DefaultBaseBackoff
+	}
+	ro := []option.RequestOption{
+		option.WithAPIKey(opts.APIKey),
+		option.WithMaxRetries(0),
+	}
+	if opts.BaseURL != "" {
+		ro = append(ro, option.WithBaseURL(opts.BaseURL))
+	}
+	if opts.HTTPClient != nil {
+		ro = append(ro, option.WithHTTPClient(opts.HTTPClient))
+	}
+	return &Provider{opts: opts, client: oai.NewClient(ro...)}, nil
+}
+
+// Name is "openai:<model>".
+func (p *Provider) Name() string { return "openai:" + p.opts.Model }
+
+// Generate streams one assistant turn for req. Text deltas go to onDelta (may
+// be nil) in order, always as whole UTF-8 characters even when the server cut
+// a character between two chunks. reasoning_content (DeepSeek) never enters
+// the text.
+//
+// A failed attempt is retried whole, up to Options.MaxRetries times with
+// backoff. Deltas of a failed attempt may already have gone through onDelta
+// before it failed; the next attempt streams its text again from the start.
+// The returned Response holds the text and tool calls of the successful
+// attempt only, and Retries counts the failed attempts before it.
+//
+// Errors: the last attempt's error, wrapped; errors.As finds *oai.Error for
+// an HTTP error status, errors.Is finds ErrIncompleteStream for a cut stream
+// and context.DeadlineExceeded when CallTimeout ran out. A 4xx other than 408
+// and 429 is not retried.
+func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta func(text string)) (*model.Response, error) {
+	params := buildParams(p.opts.Model, req)
+	ctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
+	defer cancel()
+	for attempt := 0; ; attempt++ {
+		resp, err := p.attempt(ctx, params, onDelta)
+		if err == nil {
+			resp.Retries = attempt
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("openai: %s: attempt %d: %w (%w)", p.Name(), attempt+1, ctx.Err(), err)
+		}
+		if !retryable(err) || attempt >= p.opts.MaxRetries {
+			return nil, fmt.Errorf("openai: %s: attempt %d of %d: %w%s", p.Name(), attempt+1, p.opts.MaxRetries+1, err, detail(err))
+		}
+		wait := backoff(p.opts.BaseBackoff, attempt, err)
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			return nil, fmt.Errorf("openai: %s: attempt %d: retry in %s would pass the call deadline: %w%s", p.Name(), attempt+1, wait, err, detail(err))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("openai: %s: waiting to retry: %w (%w)", p.Name(), ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+// attempt runs one streaming request and accumulates its turn.
+func (p *Provider) attempt(ctx context.Context, params oai.ChatCompletionNewParams, onDelta func(string)) (*model.Response, error) {
+	stream := p.client.Chat.Completions.NewStreaming(ctx, params)
+	defer stream.Close()
+	var acc accumulator
+	for stream.Next() {
+		acc.add(stream.Current(), onDelta)
+	}
+	if err := stream.Err(); err != nil {
+		return nil, err
+	}
+	if acc.finish == "" {
+		return nil, ErrIncompleteStream
+	}
+	acc.flush(onDelta)
+	return acc.response(), nil
+}
+
+// detail is the server's error message for an HTTP error (the SDK's Error()
+// gives only the status line), prefixed with ": "; "" otherwise.
+func detail(err error) string {
+	var apiErr *oai.Error
+	if errors.As(err, &apiErr) && apiErr.Message != "" {
+		return ": " + apiErr.Message
+	}
+	return ""
+}
