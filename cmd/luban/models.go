@@ -9,6 +9,7 @@ import (
 	"github.com/lubanhq/luban/model/openai"
 	"github.com/lubanhq/luban/model/scripted"
 	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/store/postgres"
 )
 
 // providerFor turns --model into a provider (DESIGN §6, §8). With no
@@ -54,6 +55,13 @@ func providerFor(spec string, getenv func(string) string) (model.Provider, error
 	}
 }
 
+// openPostgres opens --db postgres://… (issue 7). Pool settings travel in the
+// URL (pool_max_conns, pool_min_conns, pool_max_conn_lifetime, …; see
+// docs/deploy.md); the schema is the URL's search_path.
 func openPostgres(ctx context.Context, url string) (store.Store, error) {
-	return nil, fmt.Errorf("--db %s: the PostgreSQL driver is not part of this build yet; use a SQLite path or memory", describeDB(url))
+	st, err := postgres.Open(ctx, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("--db %s: %w", describeDB(url), err)
+	}
+	return st, nil
 }
