@@ -50,6 +50,10 @@ type Options struct {
 	SweepInterval time.Duration
 	Lease         time.Duration
 	AgentName     string
+	// Now is the runner's clock (agent.Options.Now); nil means time.Now.
+	// Tests pass a clock they can move forward to reach expiresAt without
+	// sleeping.
+	Now func() time.Time
 }
 
 // Server is a running luban on loopback.
@@ -110,7 +114,7 @@ func Start(t testing.TB, o Options) *Server {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	runner, err := agent.New(agent.Options{Store: st, Tools: reg, Workspace: o.Workspace, InteractionTTL: o.TTL, SweepInterval: o.SweepInterval,
-		LeaseDuration: o.Lease, Logger: log, Agents: []*agent.Agent{{Name: o.AgentName, Provider: o.Provider, Tools: allow}}})
+		LeaseDuration: o.Lease, Logger: log, Now: o.Now, Agents: []*agent.Agent{{Name: o.AgentName, Provider: o.Provider, Tools: allow}}})
 	require.NoError(t, err)
 	srv, err := server.New(server.Options{Runner: runner, Tokens: o.Tokens, Heartbeat: o.Heartbeat, AskTools: o.AskTools, Logger: log})
 	require.NoError(t, err)
