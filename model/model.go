@@ -89,3 +89,18 @@ func (f ProviderFunc) Name() string { return f.ProviderName }
 func (f ProviderFunc) Generate(ctx context.Context, req *Request, onDelta func(string)) (*Response, error) {
 	return f.Fn(ctx, req, onDelta)
 }
+
+// CallError is the error of a model call that failed after Retries retries
+// (attempts = Retries+1). Providers that retry return it so that the trace
+// shows the retry count of a failed call too (issue 6); errors.As finds it,
+// and Unwrap gives the last attempt's error.
+type CallError struct {
+	Retries int
+	Err     error
+}
+
+// Error is the last attempt's error message.
+func (e *CallError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the last attempt's error.
+func (e *CallError) Unwrap() error { return e.Err }

@@ -1,0 +1,136 @@
+package anthropic
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"unicode/utf8"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/lubanhq/luban/model"
+)
+
+// accumulator builds one assistant turn from Messages stream events. Text and
+// tool input are kept as bytes: the SDK hands over a JSON string's bytes as
+// they came, so a character a server cut between two deltas is whole again
+// once both pieces are appended.
+type accumulator struct {
+	text    []byte
+	sent    int // bytes of text already passed to onDelta
+	blocks  map[int64]*block
+	order   []*block // tool_use blocks in stream order
+	stop    string
+	stopped bool // message_stop seen
+}
+
+// block is one content block. Only tool_use blocks are kept; text goes
+// straight into accumulator.text and thinking is dropped.
+type block struct {
+	kind       string
+	id, name   string
+	startInput string // content_block_start's input, used when no delta came
+	input      []byte
+}
+
+// add folds one event in.
+func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onDelta func(string)) {
+	if a.blocks == nil {
+		a.blocks = map[int64]*block{}
+	}
+	switch ev.Type {
+	case "content_block_start":
+		cb := ev.ContentBlock
+		b := &block{kind: cb.Type, id: cb.ID, name: cb.Name, startInput: cb.JSON.Input.Raw()}
+		a.blocks[ev.Index] = b
+		if cb.Type == "tool_use" {
+			a.order = append(a.order, b)
+		}
+		if cb.Type == "text" && cb.Text != "" {
+			a.text = append(a.text, cb.Text...)
+			a.emit(onDelta, false)
+		}
+	case "content_block_delta":
+		b := a.blocks[ev.Index]
+		switch ev.Delta.Type {
+		case "text_delta":
+			a.text = append(a.text, ev.Delta.Text...)
+			a.emit(onDelta, false)
+		case "input_json_delta":
+			if b != nil {
+				b.input = append(b.input, ev.Delta.PartialJSON...)
+			}
+			// thinking_delta, signature_delta and citations are deliberately
+			// kept out of the answer.
+		}
+	case "message_delta":
+		if ev.Delta.StopReason != "" {
+			a.stop = string(ev.Delta.StopReason)
+		}
+	case "message_stop":
+		a.stopped = true
+	}
+}
+
+// emit passes the unsent text to onDelta, holding back a trailing incomplete
+// UTF-8 character unless final.
+func (a *accumulator) emit(onDelta func(string), final bool) {
+	end := len(a.text)
+	if !final {
+		end = completePrefix(a.text, a.sent)
+	}
+	if end > a.sent {
+		if onDelta != nil {
+			onDelta(string(a.text[a.sent:end]))
+		}
+		a.sent = end
+	}
+}
+
+// flush sends whatever text is still held back.
+func (a *accumulator) flush(onDelta func(string)) { a.emit(onDelta, true) }
+
+// completePrefix returns the end of b's longest prefix (not before from) that
+// does not stop inside a UTF-8 character. Invalid bytes count as complete.
+func completePrefix(b []byte, from int) int {
+	end := len(b)
+	for i := end - 1; i >= from && i >= end-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:end]) {
+				return i
+			}
+			return end
+		}
+	}
+	return end
+}
+
+// response is the finished turn: the text of every text block, and every
+// tool_use block in stream order (one without an id gets a random
+// "toolu_<hex>"). A tool_use without input deltas keeps the
+// input of its content_block_start ("{}" for a call without arguments).
+func (a *accumulator) response() *model.Response {
+	msg := model.Message{Role: model.RoleAssistant, Content: string(a.text)}
+	for _, b := range a.order {
+		args := string(b.input)
+		if args == "" {
+			args = b.startInput
+		}
+		if args == "" {
+			args = "{}"
+		}
+		id := b.id
+		if id == "" {
+			id = randomID()
+		}
+		msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: id, Name: b.name, Arguments: args})
+	}
+	return &model.Response{Message: msg, FinishReason: a.stop}
+}
+
+// randomID names a tool_use block that came without an id, so that its
+// tool_result can still refer to it.
+func randomID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "toolu_" + hex.EncodeToString(b[:])
+}
