@@ -1,0 +1,189 @@
+package scripted
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/lubanhq/luban/model"
+)
+
+// Provider plays a Scenario. It is stateless and safe for concurrent use.
+type Provider struct {
+	s *Scenario
+}
+
+// New returns a Provider playing s; s must not be changed afterwards.
+func New(s *Scenario) *Provider { return &Provider{s: s} }
+
+// Name is "scripted:<scenario name>".
+func (p *Provider) Name() string { return "scripted:" + p.s.Name }
+
+// Scenario returns the scenario being played.
+func (p *Provider) Scenario() *Scenario { return p.s }
+
+// Generate plays the next turn for req, deterministically: let u be the index
+// of the last user message in req.Messages (-1 if none) and k the number of
+// assistant messages after it; turn k is played, or Final once k is past the
+// last turn. The same request always gives the same response, so restarts
+// between turns are harmless.
+//
+// Tool call i of the turn gets the id "call_<u>_<k>_<i>", unique within a
+// conversation. {{results}} in the text is replaced by the tool results since
+// message u. The text goes through onDelta in a few pieces split on
+// character boundaries. Generate fails only when ctx is done.
+func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta func(text string)) (*model.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("scripted: %w", err)
+	}
+	u := -1
+	for i, m := range req.Messages {
+		if m.Role == model.RoleUser {
+			u = i
+		}
+	}
+	k := 0
+	for _, m := range req.Messages[u+1:] {
+		if m.Role == model.RoleAssistant {
+			k++
+		}
+	}
+
+	msg := model.Message{Role: model.RoleAssistant}
+	var text string
+	if k < len(p.s.Turns) {
+		t := p.s.Turns[k]
+		text = t.Text
+		for i, c := range t.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{
+				ID:        fmt.Sprintf("call_%d_%d_%d", max(u, 0), k, i),
+				Name:      c.Name,
+				Arguments: string(c.Arguments),
+			})
+		}
+	} else {
+		text = p.s.Final
+	}
+	if strings.Contains(text, ResultsPlaceholder) {
+		text = strings.ReplaceAll(text, ResultsPlaceholder, Results(req.Messages[u+1:]))
+	}
+	msg.Content = text
+	if onDelta != nil {
+		for _, piece := range pieces(text, 4) {
+			onDelta(piece)
+		}
+	}
+	finish := "stop"
+	if len(msg.ToolCalls) > 0 {
+		finish = "tool_calls"
+	}
+	return &model.Response{Message: msg, FinishReason: finish}, nil
+}
+
+// pieces splits s into about n pieces on rune boundaries ("" gives none).
+func pieces(s string, n int) []string {
+	if s == "" {
+		return nil
+	}
+	size := max(len(s)/n, 1)
+	var out []string
+	for len(s) > 0 {
+		end := min(size, len(s))
+		for end < len(s) && !utf8.RuneStart(s[end]) {
+			end++
+		}
+		out = append(out, s[:end])
+		s = s[end:]
+	}
+	return out
+}
+
+// Results renders the tool messages among msgs as a short readable list, one
+// "- <tool>: <summary>" line per result, in order. An ask_user result
+// ({"selections","customInput","cancelled",...}, DESIGN §3) is summarised as
+// the chosen labels with their ids, the typed text, or "已取消 (cancelled)" /
+// "已过期 (expired)"; any other result (an AskUser answer text, another tool)
+// is its text on one line, shortened to 300 characters. Without tool results
+// it returns "（没有工具结果 / no tool results）".
+func Results(msgs []model.Message) string {
+	names := map[string]string{}
+	var lines []string
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			names[c.ID] = c.Name
+		}
+		if m.Role != model.RoleTool {
+			continue
+		}
+		name := m.Name
+		if name == "" {
+			name = names[m.ToolCallID]
+		}
+		if name == "" {
+			name = "tool"
+		}
+		lines = append(lines, "- "+name+": "+summarize(m))
+	}
+	if len(lines) == 0 {
+		return "（没有工具结果 / no tool results）"
+	}
+	return strings.Join(lines, "\n")
+}
+
+// askUserResult is the ask_user ToolResult content shape (DESIGN §3).
+type askUserResult struct {
+	Selections  *[]string `json:"selections"`
+	CustomInput string    `json:"customInput"`
+	Cancelled   bool      `json:"cancelled"`
+	Expired     bool      `json:"expired"`
+	Labels      []string  `json:"labels"`
+}
+
+func summarize(m model.Message) string {
+	prefix := ""
+	if m.IsError {
+		prefix = "出错 (error): "
+	}
+	var r askUserResult
+	if !m.IsError && json.Unmarshal([]byte(m.Content), &r) == nil && r.Selections != nil {
+		switch {
+		case r.Expired:
+			return "已过期 (expired)"
+		case r.Cancelled:
+			return "已取消 (cancelled)"
+		}
+		var parts []string
+		for i, id := range *r.Selections {
+			if i < len(r.Labels) && r.Labels[i] != "" && r.Labels[i] != id {
+				parts = append(parts, fmt.Sprintf("%s (%s)", r.Labels[i], id))
+			} else {
+				parts = append(parts, id)
+			}
+		}
+		if r.CustomInput != "" {
+			parts = append(parts, fmt.Sprintf("“%s”", oneLine(r.CustomInput, 200)))
+		}
+		if len(parts) == 0 {
+			return "（未选择 / nothing chosen）"
+		}
+		return strings.Join(parts, ", ")
+	}
+	return prefix + oneLine(m.Content, 300)
+}
+
+// oneLine joins s's non-blank lines with "; " and cuts it to max characters.
+func oneLine(s string, limit int) string {
+	var parts []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	out := strings.Join(parts, "; ")
+	if utf8.RuneCountInString(out) > limit {
+		out = string([]rune(out)[:limit]) + "…"
+	}
+	return out
+}

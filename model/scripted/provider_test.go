@@ -1,0 +1,247 @@
+package scripted_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/model/scripted"
+)
+
+type testBundle struct {
+	ctx context.Context
+	p   *scripted.Provider
+}
+
+const twoTurns = `{
+  "name": "two",
+  "turns": [
+    {"text": "first", "toolCalls": [
+      {"name": "ask_user", "arguments": {"title": "A?", "mode": "text"}},
+      {"name": "ask_user", "arguments": {"title": "B?", "mode": "number"}}
+    ]},
+    {"toolCalls": [{"name": "lookup"}]}
+  ],
+  "final": "结果 (results):\n{{results}}"
+}`
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	s, err := scripted.Parse([]byte(twoTurns))
+	require.NoError(t, err)
+	return &testBundle{ctx: context.Background(), p: scripted.New(s)}
+}
+
+func (b *testBundle) gen(t *testing.T, msgs []model.Message) *model.Response {
+	t.Helper()
+	resp, err := b.p.Generate(b.ctx, &model.Request{Messages: msgs}, nil)
+	require.NoError(t, err)
+	return resp
+}
+
+// conversation plays the scenario to its end after one user message,
+// answering every tool call with result(call).
+func conversation(t *testing.T, b *testBundle, prior []model.Message, result func(model.ToolCall) string) ([]model.Message, []*model.Response) {
+	t.Helper()
+	msgs := append(prior, model.Message{Role: model.RoleUser, Content: "go"})
+	var resps []*model.Response
+	for range 10 {
+		r := b.gen(t, msgs)
+		resps = append(resps, r)
+		msgs = append(msgs, r.Message)
+		if len(r.Message.ToolCalls) == 0 {
+			return msgs, resps
+		}
+		for _, c := range r.Message.ToolCalls {
+			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: result(c)})
+		}
+	}
+	t.Fatal("scenario did not end")
+	return nil, nil
+}
+
+func TestTurnSelectionAndIDs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	require.Equal(t, "scripted:two", b.p.Name())
+	msgs, resps := conversation(t, b, []model.Message{{Role: model.RoleSystem, Content: "sys"}}, func(c model.ToolCall) string {
+		if c.Name == "lookup" {
+			return "found it\nline two"
+		}
+		return `{"selections":[],"customInput":"你好","cancelled":false}`
+	})
+	require.Len(t, resps, 3)
+	require.Equal(t, "first", resps[0].Message.Content)
+	require.Equal(t, "tool_calls", resps[0].FinishReason)
+	require.Equal(t, []model.ToolCall{
+		{ID: "call_1_0_0", Name: "ask_user", Arguments: `{"title":"A?","mode":"text"}`},
+		{ID: "call_1_0_1", Name: "ask_user", Arguments: `{"title":"B?","mode":"number"}`},
+	}, resps[0].Message.ToolCalls)
+	require.Equal(t, []model.ToolCall{{ID: "call_1_1_0", Name: "lookup", Arguments: `{}`}}, resps[1].Message.ToolCalls)
+	require.Equal(t, "stop", resps[2].FinishReason)
+	require.Equal(t, "结果 (results):\n- ask_user: “你好”\n- ask_user: “你好”\n- lookup: found it; line two", resps[2].Message.Content)
+
+	// Past the last turn it keeps playing Final.
+	again := b.gen(t, append(msgs, model.Message{Role: model.RoleAssistant, Content: "x"}))
+	require.Empty(t, again.Message.ToolCalls)
+	require.True(t, strings.HasPrefix(again.Message.Content, "结果"))
+
+	// A second user message starts the scenario again with new, unique ids.
+	_, resps2 := conversation(t, b, msgs, func(model.ToolCall) string { return "{}" })
+	require.Equal(t, "call_8_0_0", resps2[0].Message.ToolCalls[0].ID)
+	seen := map[string]bool{}
+	for _, r := range append(resps, resps2...) {
+		for _, c := range r.Message.ToolCalls {
+			require.False(t, seen[c.ID], "duplicate id %s", c.ID)
+			seen[c.ID] = true
+		}
+	}
+}
+
+func TestRestartSafe(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	msgs := []model.Message{
+		{Role: model.RoleUser, Content: "go"},
+		{Role: model.RoleAssistant, Content: "first", ToolCalls: []model.ToolCall{{ID: "call_0_0_0", Name: "ask_user"}}},
+		{Role: model.RoleTool, ToolCallID: "call_0_0_0", Content: `{"selections":["a"],"labels":["Alpha"],"customInput":"","cancelled":false}`},
+	}
+	r1 := b.gen(t, msgs)
+	// A new provider from the same file (a restarted server) answers the same.
+	s, err := scripted.Parse([]byte(twoTurns))
+	require.NoError(t, err)
+	r2, err := scripted.New(s).Generate(b.ctx, &model.Request{Messages: msgs}, nil)
+	require.NoError(t, err)
+	require.Equal(t, r1, r2)
+	require.Equal(t, "call_0_1_0", r1.Message.ToolCalls[0].ID)
+}
+
+func TestResultsSummaries(t *testing.T) {
+	t.Parallel()
+	got := scripted.Results([]model.Message{
+		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c1", Name: "ask_user"}, {ID: "c2", Name: "ask_user"}, {ID: "c3", Name: "x"}}},
+		{Role: model.RoleTool, ToolCallID: "c1", Content: `{"selections":["staging","prod"],"labels":["预发布","生产"],"customInput":"灰度","cancelled":false}`},
+		{Role: model.RoleTool, ToolCallID: "c2", Content: `{"selections":[],"customInput":"","cancelled":true}`},
+		{Role: model.RoleTool, ToolCallID: "c3", Content: "boom", IsError: true},
+	})
+	require.Equal(t, "- ask_user: 预发布 (staging), 生产 (prod), “灰度”\n- ask_user: 已取消 (cancelled)\n- x: 出错 (error): boom", got)
+	require.Contains(t, scripted.Results(nil), "no tool results")
+}
+
+func TestDeltasInPieces(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var deltas []string
+	resp, err := b.p.Generate(b.ctx, &model.Request{Messages: []model.Message{
+		{Role: model.RoleUser, Content: "go"},
+		{Role: model.RoleAssistant}, {Role: model.RoleAssistant},
+	}}, func(s string) { deltas = append(deltas, s) })
+	require.NoError(t, err)
+	require.Greater(t, len(deltas), 1)
+	for _, d := range deltas {
+		require.True(t, utf8.ValidString(d))
+	}
+	require.Equal(t, resp.Message.Content, strings.Join(deltas, ""))
+}
+
+func TestCancelledContext(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, cancel := context.WithCancel(b.ctx)
+	cancel()
+	_, err := b.p.Generate(ctx, &model.Request{}, nil)
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestParseRejects(t *testing.T) {
+	t.Parallel()
+	for name, doc := range map[string]string{
+		"not json":      `{`,
+		"unknown field": `{"name":"x","final":"f","turnz":[]}`,
+		"no name":       `{"final":"f"}`,
+		"empty":         `{"name":"x"}`,
+		"empty turn":    `{"name":"x","turns":[{}]}`,
+		"nameless call": `{"name":"x","turns":[{"toolCalls":[{"arguments":{}}]}]}`,
+	} {
+		_, err := scripted.Parse([]byte(doc))
+		require.Error(t, err, name)
+	}
+}
+
+func TestLoadNamesFromFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "onboarding.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"final":"hi"}`), 0o600))
+	s, err := scripted.Load(path)
+	require.NoError(t, err)
+	require.Equal(t, "onboarding", s.Name)
+	require.Equal(t, "scripted:onboarding", scripted.New(s).Name())
+
+	_, err = scripted.Load(filepath.Join(dir, "missing.json"))
+	require.Error(t, err)
+}
+
+// TestDemo checks the built-in demo: it parses, covers every ask_user mode
+// and an AskUser batch of two questions with a preview, asks twice in one
+// turn, and every ask's arguments pass askuser.ParseArgs.
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	s := scripted.Demo()
+	require.Equal(t, "scripted:demo", scripted.New(s).Name())
+
+	modes := map[askuser.Mode]bool{}
+	twoAsksInOneTurn, recommended, customMultiple, preview := false, false, false, false
+	for k, turn := range s.Turns {
+		asks := 0
+		for i, c := range turn.ToolCalls {
+			require.True(t, askuser.IsAskTool(c.Name), "turns[%d].toolCalls[%d]", k, i)
+			asks++
+			p, err := askuser.ParseArgs(c.Name, string(c.Arguments))
+			require.NoError(t, err, "turns[%d].toolCalls[%d]: %s", k, i, c.Arguments)
+			modes[p.Mode] = true
+			for _, o := range p.Options {
+				recommended = recommended || (p.Mode == askuser.ModeSingle && o.Recommended)
+			}
+			customMultiple = customMultiple || (p.Mode == askuser.ModeMultiple && p.AllowCustom)
+			if p.Mode == askuser.ModeQuestions {
+				require.Len(t, p.Questions, 2)
+				for _, q := range p.Questions {
+					for _, o := range q.Options {
+						preview = preview || o.Preview != ""
+					}
+				}
+			}
+		}
+		twoAsksInOneTurn = twoAsksInOneTurn || asks >= 2
+	}
+	for _, m := range []askuser.Mode{askuser.ModeSingle, askuser.ModeMultiple, askuser.ModeToggle, askuser.ModeText,
+		askuser.ModeNumber, askuser.ModeDate, askuser.ModeDirectory, askuser.ModeQuestions} {
+		require.True(t, modes[m], "demo lacks mode %s", m)
+	}
+	require.True(t, twoAsksInOneTurn)
+	require.True(t, recommended)
+	require.True(t, customMultiple)
+	require.True(t, preview)
+	require.Contains(t, s.Final, scripted.ResultsPlaceholder)
+
+	// Played through, the final summary names what the user chose.
+	b := &testBundle{ctx: context.Background(), p: scripted.New(s)}
+	msgs, resps := conversation(t, b, nil, func(c model.ToolCall) string {
+		if c.Name == askuser.ToolAskUserBatch {
+			return "The user answered your questions:\n1. 使用哪个数据库？\n   Selected: \"PostgreSQL\""
+		}
+		return `{"selections":["staging"],"labels":["预发布 (Staging)"],"customInput":"","cancelled":false}`
+	})
+	require.Len(t, resps, len(s.Turns)+1)
+	final := msgs[len(msgs)-1].Content
+	require.Contains(t, final, "预发布 (Staging) (staging)")
+	require.Contains(t, final, "- AskUser: The user answered your questions:; 1. 使用哪个数据库？; Selected: \"PostgreSQL\"")
+}
