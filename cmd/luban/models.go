@@ -3,27 +3,32 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/model/anthropic"
 	"github.com/lubanhq/luban/model/openai"
 	"github.com/lubanhq/luban/model/scripted"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/postgres"
 )
 
-// providerFor turns --model into a provider (DESIGN §6, §8). With no
+// providerFor turns --model into a provider (DESIGN §6, §8, issue 6). With no
 // --model: openai:<OPENAI_MODEL or gpt-4o-mini> when OPENAI_API_KEY or
-// OPENAI_BASE_URL is set, otherwise the scripted demo.
+// OPENAI_BASE_URL is set, else anthropic:<ANTHROPIC_MODEL or
+// claude-sonnet-4-5> when ANTHROPIC_API_KEY is set, otherwise the scripted
+// demo. A chosen model whose key is missing is a startup error that names
+// the variable (docs/models.md).
 func providerFor(spec string, getenv func(string) string) (model.Provider, error) {
 	if spec == "" {
-		if getenv("OPENAI_API_KEY") != "" || getenv("OPENAI_BASE_URL") != "" {
-			name := getenv("OPENAI_MODEL")
-			if name == "" {
-				name = "gpt-4o-mini"
-			}
-			spec = "openai:" + name
-		} else {
+		switch {
+		case getenv("OPENAI_API_KEY") != "" || getenv("OPENAI_BASE_URL") != "":
+			spec = "openai:" + or(getenv("OPENAI_MODEL"), "gpt-4o-mini")
+		case getenv("ANTHROPIC_API_KEY") != "":
+			spec = "anthropic:" + or(getenv("ANTHROPIC_MODEL"), "claude-sonnet-4-5")
+		default:
 			spec = "scripted"
 		}
 	}
@@ -44,15 +49,51 @@ func providerFor(spec string, getenv func(string) string) (model.Provider, error
 		}
 		base, key := getenv("OPENAI_BASE_URL"), getenv("OPENAI_API_KEY")
 		if key == "" && base == "" {
-			return nil, fmt.Errorf("--model %s needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as Ollama, vLLM or llama.cpp)", spec)
+			return nil, fmt.Errorf("--model %s needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as Ollama, vLLM or llama.cpp); see docs/models.md", spec)
+		}
+		if key == "" && needsKey(base) {
+			return nil, fmt.Errorf("--model %s: OPENAI_BASE_URL %s is a hosted API and OPENAI_API_KEY is not set; see docs/models.md", spec, base)
 		}
 		if base == "" {
 			base = "https://api.openai.com/v1"
 		}
 		return openai.New(openai.Options{BaseURL: base, APIKey: key, Model: name})
+	case "anthropic":
+		if name == "" {
+			return nil, &usageError{"--model anthropic:<name> needs a model name, e.g. anthropic:claude-sonnet-4-5"}
+		}
+		base, key := getenv("ANTHROPIC_BASE_URL"), getenv("ANTHROPIC_API_KEY")
+		if key == "" && (base == "" || needsKey(base)) {
+			return nil, fmt.Errorf("--model %s needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL may point at a gateway); see docs/models.md", spec)
+		}
+		return anthropic.New(anthropic.Options{BaseURL: base, APIKey: key, Model: name})
 	default:
 		return nil, &usageError{fmt.Sprintf("--model %q: use openai:<name>, anthropic:<name>, scripted or scripted:<file>", spec)}
 	}
+}
+
+// hostedAPIs are the hosts of hosted model APIs that refuse every request
+// without a key, so a missing key is reported at startup rather than as a
+// 401 on the first model call.
+var hostedAPIs = []string{
+	"api.openai.com", "api.deepseek.com", "dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com",
+	"api.anthropic.com", "openrouter.ai", "api.together.xyz", "api.groq.com", "api.mistral.ai",
+}
+
+// needsKey reports whether base is one of hostedAPIs.
+func needsKey(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil {
+		return false
+	}
+	return slices.Contains(hostedAPIs, strings.ToLower(u.Hostname()))
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }
 
 // openPostgres opens --db postgres://… (issue 7). Pool settings travel in the
