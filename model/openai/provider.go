@@ -41,11 +41,12 @@ var ErrIncompleteStream = errors.New("openai: stream ended before finish_reason"
 type Options struct {
 	// BaseURL of the API including its version path, e.g.
 	// https://api.openai.com/v1 (OPENAI_BASE_URL), http://127.0.0.1:11434/v1
-	// for Ollama. Empty means https://api.openai.com/v1.
+	// for Ollama. Empty means the SDK's default: OPENAI_BASE_URL from the
+	// environment when set, else https://api.openai.com/v1.
 	BaseURL string
 	// APIKey is sent as "Authorization: Bearer <key>" (OPENAI_API_KEY). It may
 	// be empty for servers that need none (Ollama, llama.cpp); then no
-	// Authorization header is sent.
+	// Authorization header is sent, even when OPENAI_API_KEY is set.
 	APIKey string
 	// Model is the model name sent in every request, e.g. "gpt-4o-mini",
 	// "deepseek-chat", "qwen2.5:7b". Required.
@@ -74,8 +75,9 @@ type Provider struct {
 }
 
 // New returns a Provider for opts. It fails when opts.Model is empty.
-// Ambient OPENAI_* variables are not read here: the caller passes BaseURL and
-// APIKey explicitly (cmd/luban reads the environment).
+// APIKey always replaces OPENAI_API_KEY; the SDK still reads its other
+// ambient variables (OPENAI_BASE_URL when BaseURL is empty, OPENAI_ORG_ID,
+// OPENAI_PROJECT_ID, OPENAI_CUSTOM_HEADERS).
 func New(opts Options) (*Provider, error) {
 	if opts.Model == "" {
 		return nil, errors.New("openai: Options.Model is required")
