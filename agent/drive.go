@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/lubanhq/luban/askuser"
@@ -308,10 +309,17 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 	for i, s := range specs {
 		toolNames[i] = s.Name
 	}
-	callTrace := map[string]any{"provider": agent.Provider.Name(), "tools": toolNames, "messageCount": len(req.Messages), "latencyMs": latency.Milliseconds()}
+	// Issue 6: provider ("kind:model" as people see it), model, tool names,
+	// message count, latency, retries, finish reason; never a key.
+	_, modelName, _ := strings.Cut(agent.Provider.Name(), ":")
+	callTrace := map[string]any{"provider": agent.Provider.Name(), "model": modelName, "tools": toolNames, "messageCount": len(req.Messages), "latencyMs": latency.Milliseconds(), "retries": 0}
 	if err != nil {
 		if ctx.Err() != nil {
 			return true, ctx.Err()
+		}
+		var ce *model.CallError
+		if errors.As(err, &ce) {
+			callTrace["retries"] = ce.Retries
 		}
 		callTrace["error"] = err.Error()
 		r.trace(ctx, r.st, run, "model_call", callTrace)
