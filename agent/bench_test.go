@@ -1,0 +1,253 @@
+package agent_test
+
+// In-process cycle benchmarks (issue 8): the Runner as a Go library, a
+// zero-latency model.ProviderFunc, SQLite in WAL mode on a real file. One
+// cycle = Start → ask → pause persisted → answer (Continue) → resume → final.
+//
+//	go test -run '^$' -bench . -benchtime 2000x ./agent
+//
+// Reported metrics: ns/op is one cycle; cycles/s, p50-µs and p99-µs come from
+// per-cycle latencies; B-stored/paused-run is the growth of the database (in
+// pages, indexes included) per run left paused on a one-question ask_user.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/store/sqlite"
+	"github.com/lubanhq/luban/tool"
+)
+
+// benchAsk is the one-question ask_user call the zero-latency model makes.
+const benchAsk = `{"title":"请选择执行方式","mode":"single","options":[{"id":"safe","label":"先分析","recommended":true},{"id":"implement","label":"直接实现"}]}`
+
+type benchBundle struct {
+	runner *agent.Runner
+	st     *sqlite.Store
+}
+
+// zeroModel asks once when the conversation ends with the user's message and
+// answers with final text once the ToolResult is there. It never waits.
+func zeroModel() model.Provider {
+	return model.ProviderFunc{ProviderName: "bench:zero", Fn: func(ctx context.Context, req *model.Request, onDelta func(string)) (*model.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == model.RoleTool {
+			return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: "好的，先分析。"}, FinishReason: "stop"}, nil
+		}
+		return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: "我需要问一下。",
+			ToolCalls: []model.ToolCall{{ID: agent.NewID("call"), Name: askuser.ToolAskUser, Arguments: benchAsk}}}, FinishReason: "tool_calls"}, nil
+	}}
+}
+
+func setupBench(tb testing.TB) *benchBundle {
+	tb.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "bench.db"), nil)
+	require.NoError(tb, err)
+	r, err := agent.New(agent.Options{Store: st, Tools: tool.NewRegistry(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Agents: []*agent.Agent{{Provider: zeroModel(), Tools: tool.Allowlist{askuser.ToolAskUser}}}})
+	require.NoError(tb, err)
+	tb.Cleanup(func() {
+		r.Shutdown()
+		st.Close()
+	})
+	return &benchBundle{runner: r, st: st}
+}
+
+// waitFor blocks until cond holds for sessionID, re-checking after every
+// committed event of the session (Store.Subscribe), never by sleeping.
+func waitFor(ctx context.Context, st store.Store, sessionID string, cond func() (bool, error)) error {
+	wake, unsub := st.Subscribe(sessionID)
+	defer unsub()
+	for {
+		ok, err := cond()
+		if err != nil || ok {
+			return err
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// pause starts a run and returns once its question is persisted.
+func (bb *benchBundle) pause(ctx context.Context) (*agent.StartResult, *store.Interaction, error) {
+	res, err := bb.runner.Start(ctx, agent.StartParams{Owner: "bench", Message: "帮我改代码"})
+	if err != nil {
+		return nil, nil, err
+	}
+	var it *store.Interaction
+	err = waitFor(ctx, bb.st, res.SessionID, func() (bool, error) {
+		var gerr error
+		it, gerr = bb.st.InteractionGetPending(ctx, res.SessionID)
+		if errors.Is(gerr, store.ErrNotFound) {
+			return false, nil
+		}
+		return gerr == nil, gerr
+	})
+	return res, it, err
+}
+
+// cycle runs one whole cycle and returns once the run is completed.
+func (bb *benchBundle) cycle(ctx context.Context) error {
+	res, it, err := bb.pause(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := bb.runner.Continue(ctx, agent.ContinueParams{Owner: "bench", SessionID: res.SessionID, RequestID: it.ID,
+		Answer: askuser.Answer{Selections: []string{"safe"}}}); err != nil {
+		return err
+	}
+	return waitFor(ctx, bb.st, res.SessionID, func() (bool, error) {
+		run, err := bb.st.RunGet(ctx, res.RunID)
+		if err != nil {
+			return false, err
+		}
+		if run.Status.Terminal() && run.Status != store.RunCompleted {
+			return false, errors.New("run ended " + string(run.Status) + ": " + run.Error)
+		}
+		return run.Status == store.RunCompleted, nil
+	})
+}
+
+func reportLatencies(b *testing.B, lat []time.Duration, elapsed time.Duration) {
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) }
+	b.ReportMetric(pct(0.50), "p50-µs")
+	b.ReportMetric(pct(0.99), "p99-µs")
+	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "cycles/s")
+}
+
+// BenchmarkCycleSequential runs cycles one after another.
+func BenchmarkCycleSequential(b *testing.B) {
+	bb := setupBench(b)
+	ctx := context.Background()
+	require.NoError(b, bb.cycle(ctx)) // warm up: prepared statements, page cache
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		t0 := time.Now()
+		if err := bb.cycle(ctx); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	reportLatencies(b, lat, elapsed)
+}
+
+// BenchmarkCycleParallel8 runs cycles in 8 concurrent sessions.
+func BenchmarkCycleParallel8(b *testing.B) {
+	bb := setupBench(b)
+	ctx := context.Background()
+	require.NoError(b, bb.cycle(ctx))
+	var mu sync.Mutex
+	lat := make([]time.Duration, 0, b.N)
+	work := make(chan struct{}, b.N)
+	for range b.N {
+		work <- struct{}{}
+	}
+	close(work)
+	errs := make(chan error, 8)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range work {
+				t0 := time.Now()
+				if err := bb.cycle(ctx); err != nil {
+					errs <- err
+					return
+				}
+				d := time.Since(t0)
+				mu.Lock()
+				lat = append(lat, d)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	reportLatencies(b, lat, elapsed)
+}
+
+// BenchmarkPausedRunBytes leaves b.N runs paused on a one-question ask_user
+// and reports how much the database grew per paused run (DESIGN §4: a paused
+// run is rows, nothing else).
+func BenchmarkPausedRunBytes(b *testing.B) {
+	bb := setupBench(b)
+	ctx := context.Background()
+	db, err := sql.Open("sqlite", "file:"+bb.st.Path()+"?_pragma=query_only(1)")
+	require.NoError(b, err)
+	defer db.Close()
+	size := func() int64 {
+		var pages, pageSize int64
+		require.NoError(b, db.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages))
+		require.NoError(b, db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize))
+		return pages * pageSize
+	}
+	_, _, err = bb.pause(ctx)
+	require.NoError(b, err)
+	before := size()
+	b.ResetTimer()
+	for range b.N {
+		if _, _, err := bb.pause(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(size()-before)/float64(b.N), "B-stored/paused-run")
+}
+
+// TestCycle keeps the benchmark's cycle honest: it really completes a run
+// whose model saw the answer as the ToolResult of its call.
+func TestCycle(t *testing.T) {
+	t.Parallel()
+	bb := setupBench(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, it, err := bb.pause(ctx)
+	require.NoError(t, err)
+	run, err := bb.st.RunGet(ctx, res.RunID)
+	require.NoError(t, err)
+	require.Equal(t, store.RunWaitingInput, run.Status)
+	_, err = bb.runner.Continue(ctx, agent.ContinueParams{Owner: "bench", SessionID: res.SessionID, RequestID: it.ID, Answer: askuser.Answer{Selections: []string{"safe"}}})
+	require.NoError(t, err)
+	require.NoError(t, waitFor(ctx, bb.st, res.SessionID, func() (bool, error) {
+		run, err := bb.st.RunGet(ctx, res.RunID)
+		return err == nil && run.Status == store.RunCompleted, err
+	}))
+	msgs, err := bb.st.MessageList(ctx, res.SessionID)
+	require.NoError(t, err)
+	require.Len(t, msgs, 4) // user, assistant(ask), tool, assistant(final)
+	require.Equal(t, "tool", msgs[2].Role)
+	require.JSONEq(t, `{"selections":["safe"],"labels":["先分析"],"customInput":"","cancelled":false}`, msgs[2].Content)
+	require.NoError(t, bb.cycle(ctx))
+}
