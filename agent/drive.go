@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/lubanhq/luban/askuser"
@@ -16,11 +15,24 @@ import (
 )
 
 // Drive makes this process drive run id until it pauses or ends, in a
-// goroutine of its own; it returns at once. It does nothing when the run is
-// already driven here, or when another process holds its lease.
+// goroutine of its own; it returns at once. It does nothing when another
+// process holds the run's lease. When the run is already driven here, its
+// driver looks at it once more before it lets go, so a run resumed while its
+// driver was finishing (an answer right after the pause) is not left waiting
+// for a lease to expire. During Shutdown it only releases the run's lease,
+// so that the next process continues it at once.
 func (r *Runner) Drive(id string) {
 	r.mu.Lock()
-	if _, ok := r.active[id]; ok || r.baseCtx.Err() != nil {
+	if r.baseCtx.Err() != nil {
+		r.mu.Unlock()
+		r.release(id)
+		return
+	}
+	if _, ok := r.active[id]; ok {
+		if r.again == nil {
+			r.again = map[string]bool{}
+		}
+		r.again[id] = true
 		r.mu.Unlock()
 		return
 	}
@@ -30,13 +42,20 @@ func (r *Runner) Drive(id string) {
 	r.mu.Unlock()
 	go func() {
 		defer r.wg.Done()
-		defer func() {
+		defer cancel()
+		for {
+			r.drive(ctx, id)
 			r.mu.Lock()
+			if r.again[id] && ctx.Err() == nil {
+				delete(r.again, id)
+				r.mu.Unlock()
+				continue
+			}
+			delete(r.again, id)
 			delete(r.active, id)
 			r.mu.Unlock()
-			cancel()
-		}()
-		r.drive(ctx, id)
+			return
+		}
 	}()
 }
 
@@ -46,9 +65,13 @@ func (r *Runner) drive(ctx context.Context, id string) {
 	if err != nil || !won {
 		return
 	}
+	// A lost lease (another process took the run over) stops this driver's
+	// model call or tool at once; its writes would lose anyway.
+	ctx, lost := context.WithCancel(ctx)
+	defer lost()
 	hbDone := make(chan struct{})
 	defer close(hbDone)
-	go r.heartbeat(ctx, id, hbDone)
+	go r.heartbeat(ctx, id, hbDone, lost)
 	for {
 		paused, err := r.step(ctx, id)
 		if err == nil && !paused {
@@ -68,7 +91,9 @@ func (r *Runner) drive(ctx context.Context, id string) {
 	}
 }
 
-func (r *Runner) heartbeat(ctx context.Context, id string, done <-chan struct{}) {
+// heartbeat extends the lease of run id every LeaseDuration/3 until done;
+// when the lease is lost it calls lost.
+func (r *Runner) heartbeat(ctx context.Context, id string, done <-chan struct{}, lost context.CancelFunc) {
 	t := time.NewTicker(r.opts.LeaseDuration / 3)
 	defer t.Stop()
 	for {
@@ -81,7 +106,9 @@ func (r *Runner) heartbeat(ctx context.Context, id string, done <-chan struct{})
 			now := r.now()
 			won, err := r.st.RunLease(ctx, &store.RunLeaseParams{ID: id, Owner: r.opts.InstanceID, Until: now.Add(r.opts.LeaseDuration), Now: now})
 			if err == nil && !won {
-				return // paused, ended, or taken over: the step's conditional writes will notice
+				// Paused, ended, or taken over by another process: stop.
+				lost()
+				return
 			}
 		}
 	}
@@ -162,11 +189,14 @@ func (r *Runner) toolCalls(ctx context.Context, run *store.Run, agent *Agent, la
 				return true, err
 			}
 		}
-		err := r.st.InTx(ctx, func(tx store.Tx) error {
-			if ok, err := r.stillOurs(ctx, tx, run.ID); err != nil || !ok {
+		// The result of a tool that ran is committed even when a shutdown
+		// began meanwhile: it is the checkpoint (issue 5).
+		cctx := context.WithoutCancel(ctx)
+		err := r.st.InTx(cctx, func(tx store.Tx) error {
+			if ok, err := r.stillOurs(cctx, tx, run.ID); err != nil || !ok {
 				return errLost(err)
 			}
-			return r.writeResult(ctx, tx, run, last.ID, pc.index, c, res)
+			return r.writeResult(cctx, tx, run, last.ID, pc.index, c, res)
 		})
 		if errors.Is(err, errLeaseLost) || errors.Is(err, store.ErrDuplicate) {
 			return true, nil
@@ -309,17 +339,10 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 	for i, s := range specs {
 		toolNames[i] = s.Name
 	}
-	// Issue 6: provider ("kind:model" as people see it), model, tool names,
-	// message count, latency, retries, finish reason; never a key.
-	_, modelName, _ := strings.Cut(agent.Provider.Name(), ":")
-	callTrace := map[string]any{"provider": agent.Provider.Name(), "model": modelName, "tools": toolNames, "messageCount": len(req.Messages), "latencyMs": latency.Milliseconds(), "retries": 0}
+	callTrace := map[string]any{"provider": agent.Provider.Name(), "tools": toolNames, "messageCount": len(req.Messages), "latencyMs": latency.Milliseconds()}
 	if err != nil {
 		if ctx.Err() != nil {
 			return true, ctx.Err()
-		}
-		var ce *model.CallError
-		if errors.As(err, &ce) {
-			callTrace["retries"] = ce.Retries
 		}
 		callTrace["error"] = err.Error()
 		r.trace(ctx, r.st, run, "model_call", callTrace)
@@ -345,6 +368,9 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 		}
 	}
 	now := r.now()
+	// A turn the model completed is committed even when a shutdown began
+	// meanwhile: it is the checkpoint, and the call is not made twice.
+	ctx = context.WithoutCancel(ctx)
 	err = r.st.InTx(ctx, func(tx store.Tx) error {
 		won, err := tx.RunUpdate(ctx, &store.RunUpdateParams{ID: run.ID, From: []store.RunStatus{store.RunRunning}, LeaseOwner: r.opts.InstanceID,
 			To: store.RunRunning, Steps: &steps, InvalidStreak: &streak, Now: now})

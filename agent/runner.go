@@ -90,6 +90,11 @@ type Runner struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	active  map[string]context.CancelFunc
+	// again marks runs asked to be driven while their driver here was
+	// finishing (an answer that arrives right after the pause committed);
+	// the driver then drives them once more instead of leaving them to the
+	// sweeper and a lease expiry (issue 5).
+	again map[string]bool
 }
 
 // New validates opts and returns a Runner. Call Run to start the sweeper
