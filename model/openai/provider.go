@@ -121,7 +121,8 @@ func (p *Provider) Name() string { return "openai:" + p.opts.Model }
 // The returned Response holds the text and tool calls of the successful
 // attempt only, and Retries counts the failed attempts before it.
 //
-// Errors: the last attempt's error, wrapped; errors.As finds *oai.Error for
+// Errors: a *model.CallError with the retry count (for the trace, issue 6)
+// wrapping the last attempt's error; errors.As finds *oai.Error for
 // an HTTP error status, errors.Is finds ErrIncompleteStream for a cut stream
 // and context.DeadlineExceeded when CallTimeout ran out. A 4xx other than 408
 // and 429 is not retried.
@@ -136,20 +137,20 @@ func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta fun
 			return resp, nil
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("openai: %s: attempt %d: %w (%w)", p.Name(), attempt+1, ctx.Err(), err)
+			return nil, &model.CallError{Retries: attempt, Err: fmt.Errorf("openai: %s: attempt %d: %w (%w)", p.Name(), attempt+1, ctx.Err(), err)}
 		}
 		if !retryable(err) || attempt >= p.opts.MaxRetries {
-			return nil, fmt.Errorf("openai: %s: attempt %d of %d: %w%s", p.Name(), attempt+1, p.opts.MaxRetries+1, err, detail(err))
+			return nil, &model.CallError{Retries: attempt, Err: fmt.Errorf("openai: %s: attempt %d of %d: %w%s", p.Name(), attempt+1, p.opts.MaxRetries+1, err, detail(err))}
 		}
 		wait := backoff(p.opts.BaseBackoff, attempt, err)
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			return nil, fmt.Errorf("openai: %s: attempt %d: retry in %s would pass the call deadline: %w%s", p.Name(), attempt+1, wait, err, detail(err))
+			return nil, &model.CallError{Retries: attempt, Err: fmt.Errorf("openai: %s: attempt %d: retry in %s would pass the call deadline: %w%s", p.Name(), attempt+1, wait, err, detail(err))}
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("openai: %s: waiting to retry: %w (%w)", p.Name(), ctx.Err(), err)
+			return nil, &model.CallError{Retries: attempt, Err: fmt.Errorf("openai: %s: waiting to retry: %w (%w)", p.Name(), ctx.Err(), err)}
 		case <-t.C:
 		}
 	}
