@@ -150,8 +150,10 @@ func pickModel(t *testing.T) modelFake {
 	switch v := os.Getenv("LUBAN_ACCEPTANCE_MODEL"); v {
 	case "", "openai":
 		return newOpenAIFake(t)
+	case "anthropic":
+		return newAnthropicFake(t)
 	default:
-		t.Fatalf("LUBAN_ACCEPTANCE_MODEL=%q: unknown model fake (known: openai)", v)
+		t.Fatalf("LUBAN_ACCEPTANCE_MODEL=%q: unknown model fake (known: openai, anthropic)", v)
 		return nil
 	}
 }
