@@ -134,7 +134,7 @@ describe('App', () => {
     })
     const card = await screen.findByTestId('input-card')
     expect(card).toHaveAttribute('data-phase', 'editing')
-    expect(srv.requests.some((r) => r.url === '/api/interactions/pending?sessionId=s1')).toBe(true)
+    await waitFor(() => expect(srv.requests.some((r) => r.url === '/api/interactions/pending?sessionId=s1')).toBe(true))
     await user.click(within(card).getByLabelText(/直接实现/))
     await user.click(within(card).getByTestId('submit'))
     expect(await screen.findByTestId('receipt')).toHaveAttribute('data-status', 'answered')
