@@ -96,7 +96,8 @@ func TestSingleChoice(t *testing.T) {
 	require.Len(t, calls, 2)
 	for _, c := range calls {
 		require.Equal(t, []any{"ask_user", "AskUser"}, c["tools"])
-		require.Equal(t, "openai:fake-model", c["provider"])
+		require.Equal(t, e.model.name()+":fake-model", c["provider"])
+		require.Equal(t, "fake-model", c["model"])
 	}
 	require.EqualValues(t, len(reqs[0].messages), calls[0]["messageCount"])
 	require.EqualValues(t, len(reqs[1].messages), calls[1]["messageCount"])

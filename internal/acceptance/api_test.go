@@ -368,3 +368,9 @@ func content(t *testing.T, s string) askContent {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// decodeBody decodes a JSON response body and closes it.
+func decodeBody(resp *http.Response, out any) error {
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(out)
+}
