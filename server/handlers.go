@@ -30,7 +30,11 @@ type MessageView struct {
 // Transcript is GET /api/sessions/{id}: messages, tool calls, results,
 // interactions and receipts.
 type Transcript struct {
-	Session      SessionView             `json:"session"`
+	Session SessionView `json:"session"`
+	// LastEventID is the session's last event id when the transcript was
+	// read: a client resumes the event stream after it (duplicates between
+	// the two are the same message ids, so a client can drop them).
+	LastEventID  int64                   `json:"lastEventId"`
 	Messages     []MessageView           `json:"messages"`
 	Interactions []agent.InteractionView `json:"interactions"`
 }
@@ -60,7 +64,7 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	t := Transcript{Session: SessionView{ID: ss.ID, Title: ss.Title, Status: ss.Status, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt},
+	t := Transcript{Session: SessionView{ID: ss.ID, Title: ss.Title, Status: ss.Status, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt}, LastEventID: ss.LastSeq,
 		Messages: make([]MessageView, 0, len(msgs)), Interactions: its}
 	for _, m := range msgs {
 		v := MessageView{ID: m.ID, RunID: m.RunID, Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name, IsError: m.IsError, Metadata: m.Metadata, CreatedAt: m.CreatedAt}
