@@ -339,17 +339,15 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 	for i, s := range specs {
 		toolNames[i] = s.Name
 	}
-	callTrace := map[string]any{"provider": agent.Provider.Name(), "tools": toolNames, "messageCount": len(req.Messages), "latencyMs": latency.Milliseconds()}
+	callTrace := modelCallTrace(agent.Provider, toolNames, len(req.Messages), latency, resp, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return true, ctx.Err()
 		}
-		callTrace["error"] = err.Error()
 		r.trace(ctx, r.st, run, "model_call", callTrace)
 		r.fail(ctx, run.ID, "model_error", "the model call failed: "+err.Error())
 		return true, nil
 	}
-	callTrace["retries"], callTrace["finishReason"] = resp.Retries, resp.FinishReason
 	calls := uniqueCallIDs(resp.Message.ToolCalls, msgs)
 	streak := 0
 	for _, c := range calls {
