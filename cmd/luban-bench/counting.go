@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/lubanhq/luban/store"
+)
+
+// countingStore counts the transactions luban commits: one per InTx, one per
+// write made outside InTx (SQLite autocommit), two for EventAppend outside
+// InTx (it is an UPDATE of the session's sequence and an INSERT). The ceiling
+// replays that many commits per cycle.
+type countingStore struct {
+	store.Store
+	commits atomic.Int64
+}
+
+func (c *countingStore) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
+	err := c.Store.InTx(ctx, fn)
+	if err == nil {
+		c.commits.Add(1)
+	}
+	return err
+}
+
+func (c *countingStore) AuditInsert(ctx context.Context, p *store.AuditInsertParams) error {
+	c.commits.Add(1)
+	return c.Store.AuditInsert(ctx, p)
+}
+
+func (c *countingStore) EventAppend(ctx context.Context, p *store.EventAppendParams) (*store.Event, error) {
+	c.commits.Add(2)
+	return c.Store.EventAppend(ctx, p)
+}
+
+func (c *countingStore) InteractionInsert(ctx context.Context, p *store.InteractionInsertParams) (*store.Interaction, error) {
+	c.commits.Add(1)
+	return c.Store.InteractionInsert(ctx, p)
+}
+
+func (c *countingStore) InteractionResolve(ctx context.Context, p *store.InteractionResolveParams) (bool, error) {
+	c.commits.Add(1)
+	return c.Store.InteractionResolve(ctx, p)
+}
+
+func (c *countingStore) MessageInsert(ctx context.Context, p *store.MessageInsertParams) (*store.Message, error) {
+	c.commits.Add(1)
+	return c.Store.MessageInsert(ctx, p)
+}
+
+func (c *countingStore) RunInsert(ctx context.Context, p *store.RunInsertParams) (*store.Run, error) {
+	c.commits.Add(1)
+	return c.Store.RunInsert(ctx, p)
+}
+
+func (c *countingStore) RunLease(ctx context.Context, p *store.RunLeaseParams) (bool, error) {
+	c.commits.Add(1)
+	return c.Store.RunLease(ctx, p)
+}
+
+func (c *countingStore) RunUpdate(ctx context.Context, p *store.RunUpdateParams) (bool, error) {
+	c.commits.Add(1)
+	return c.Store.RunUpdate(ctx, p)
+}
+
+func (c *countingStore) SessionCreate(ctx context.Context, p *store.SessionCreateParams) (*store.Session, error) {
+	c.commits.Add(1)
+	return c.Store.SessionCreate(ctx, p)
+}
+
+func (c *countingStore) SessionSetStatus(ctx context.Context, p *store.SessionSetStatusParams) error {
+	c.commits.Add(1)
+	return c.Store.SessionSetStatus(ctx, p)
+}
+
+func (c *countingStore) TraceInsert(ctx context.Context, p *store.TraceInsertParams) error {
+	c.commits.Add(1)
+	return c.Store.TraceInsert(ctx, p)
+}
