@@ -17,6 +17,7 @@
 //
 //	LUBAN_ACCEPTANCE_STORE  sqlite (default; a real SQLite file per test)
 //	LUBAN_ACCEPTANCE_MODEL  openai (default; fakeopenai + model/openai)
+//	                        anthropic (fakeanthropic + model/anthropic)
 //
 // An unknown value fails every test rather than silently running the default.
 package acceptance
