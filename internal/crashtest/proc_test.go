@@ -45,9 +45,11 @@ func buildAndRun(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	lubanBin = filepath.Join(dir, "luban")
+	// go test puts $GOROOT/bin first in the PATH of the test binary.
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		fmt.Fprintln(os.Stderr, "crashtest: no go command to build cmd/luban:", err)
+		return 1
 	}
 	out, err := exec.Command(goBin, "build", "-o", lubanBin, "github.com/lubanhq/luban/cmd/luban").CombinedOutput()
 	if err != nil {
