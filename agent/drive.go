@@ -249,7 +249,12 @@ func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idemp
 			}
 		}
 	}
-	r.trace(ctx, r.st, run, "tool_started", map[string]any{"toolCallId": c.ID, "name": c.Name})
+	// The marker must be durable before the tool runs: without it a crash
+	// could make a non-idempotent tool run twice.
+	if err := r.st.TraceInsert(ctx, &store.TraceInsertParams{SessionID: run.SessionID, RunID: run.ID, Kind: "tool_started",
+		Data: mustJSON(map[string]any{"toolCallId": c.ID, "name": c.Name}), Now: r.now()}); err != nil {
+		return askuser.ToolResult{}, err
+	}
 	r.fault("tool_running")
 	res, err := t.Call(ctx, json.RawMessage(c.Arguments))
 	if err != nil {
