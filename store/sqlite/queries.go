@@ -99,16 +99,44 @@ func (e executor) AuditList(ctx context.Context, sessionID string) ([]*store.Aud
 // ---- events
 
 func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (*store.Event, error) {
+	db, autocommit := e.w.(*sql.DB)
+	if !autocommit {
+		return e.eventAppend(ctx, e.w, p)
+	}
+	// Outside InTx (message_delta events): the sequence bump and the insert
+	// are one transaction, so they commit together and cost one commit
+	// instead of two (issue 8).
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: event append: begin: %w", err)
+	}
+	ev, err := e.eventAppend(ctx, tx, p)
+	if err != nil {
+		_ = tx.Rollback()
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("sqlite: event append: commit: %w", err)
+	}
+	if e.onEvent != nil {
+		e.onEvent(p.SessionID)
+	}
+	return ev, nil
+}
+
+// eventAppend runs EventAppend's two statements on w; onEvent is called here
+// only inside InTx (whose commit announces the event).
+func (e executor) eventAppend(ctx context.Context, w querier, p *store.EventAppendParams) (*store.Event, error) {
 	var seq int64
-	err := e.w.QueryRowContext(ctx, `UPDATE sessions SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq`, p.SessionID).Scan(&seq)
+	err := w.QueryRowContext(ctx, `UPDATE sessions SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq`, p.SessionID).Scan(&seq)
 	if err != nil {
 		return nil, notFound(err, "event append: session "+p.SessionID)
 	}
-	if _, err := e.w.ExecContext(ctx, `INSERT INTO events (session_id, seq, name, data, created_at) VALUES (?, ?, ?, ?, ?)`,
+	if _, err := w.ExecContext(ctx, `INSERT INTO events (session_id, seq, name, data, created_at) VALUES (?, ?, ?, ?, ?)`,
 		p.SessionID, seq, p.Name, string(p.Data), ts(p.Now)); err != nil {
 		return nil, fmt.Errorf("sqlite: event append: %w", err)
 	}
-	if e.onEvent != nil {
+	if _, inTx := w.(*sql.Tx); inTx && e.w == w && e.onEvent != nil {
 		e.onEvent(p.SessionID)
 	}
 	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, CreatedAt: p.Now}, nil
