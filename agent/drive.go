@@ -72,24 +72,45 @@ func (r *Runner) drive(ctx context.Context, id string) {
 	hbDone := make(chan struct{})
 	defer close(hbDone)
 	go r.heartbeat(ctx, id, hbDone, lost)
+	failures := 0
 	for {
 		paused, err := r.step(ctx, id)
-		if err == nil && !paused {
-			continue
+		if err == nil {
+			failures = 0
+			if !paused {
+				continue
+			}
+			return
 		}
-		if err != nil {
-			if ctx.Err() != nil {
-				// Shutdown or cancel: the run keeps its checkpoint. Release
-				// the lease so the next process continues at once.
+		if ctx.Err() != nil {
+			// Shutdown or cancel: the run keeps its checkpoint. Release
+			// the lease so the next process continues at once.
+			r.release(id)
+			return
+		}
+		// A step is safe to repeat (every write is conditional), so a
+		// transient store error (a lock held by another process, a dropped
+		// connection) is retried before the run is failed.
+		failures++
+		r.log.Warn("run step failed", "runId", id, "attempt", failures, "err", err)
+		if failures <= maxStepRetries {
+			select {
+			case <-time.After(time.Duration(50<<failures) * time.Millisecond):
+				continue
+			case <-ctx.Done():
 				r.release(id)
 				return
 			}
-			r.log.Error("run step failed", "runId", id, "err", err)
-			r.fail(context.WithoutCancel(ctx), id, "internal_error", err.Error())
 		}
+		r.log.Error("run failed", "runId", id, "err", err)
+		r.fail(context.WithoutCancel(ctx), id, "internal_error", err.Error())
 		return
 	}
 }
+
+// maxStepRetries is how often a step that failed on a store error is
+// retried (after 100 ms, 200 ms, 400 ms) before the run fails.
+const maxStepRetries = 3
 
 // heartbeat extends the lease of run id every LeaseDuration/3 until done;
 // when the lease is lost it calls lost.
