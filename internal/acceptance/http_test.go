@@ -87,9 +87,9 @@ func TestPayloadTooLarge(t *testing.T) {
 	e.model.push(turn{calls: []call{{id: "call_p", name: "ask_user", args: args}}})
 	p := e.ask("", "长文本")
 
-	huge := body(p.sessionID, p.req.ID, nil, strings.Repeat("x", 2<<20))
+	huge := body(p.sessionID, p.req.ID, nil, strings.Repeat("x", 1<<20+1024))
 	e.reject(huge, http.StatusRequestEntityTooLarge, "payload_too_large")
-	e.expectError(e.srv.Request("POST", "/api/chat", map[string]any{"message": strings.Repeat("y", 2<<20)}, ""), http.StatusRequestEntityTooLarge, "payload_too_large")
+	e.expectError(e.srv.Request("POST", "/api/chat", map[string]any{"message": strings.Repeat("y", 1<<20+1024)}, ""), http.StatusRequestEntityTooLarge, "payload_too_large")
 	over := strings.Repeat("长", askuser.MaxCustomInput) + "🚀"
 	e.reject(body(p.sessionID, p.req.ID, nil, over), http.StatusRequestEntityTooLarge, "payload_too_large")
 	require.Equal(t, p.req.ID, e.pending(p.sessionID).Pending.ID, "nothing consumed")

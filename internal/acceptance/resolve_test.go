@@ -29,6 +29,23 @@ func (e *env) barrier(before int) {
 	require.True(e.t, reqs[before].hasText("barrier 无关的请求"))
 }
 
+// sweepBarrier proves the sweeper made a full pass after this point: it puts
+// a question in a new session, moves the clock past its expiresAt and waits
+// for the sweeper to expire it. It checks that this question was the only
+// model request made meanwhile.
+func (e *env) sweepBarrier(before int) {
+	e.t.Helper()
+	e.model.push(turn{calls: []call{{id: "call_sweep", name: "ask_user", args: singleArgs}}})
+	p := e.ask("", "sweep barrier")
+	sub := e.srv.Events(p.sessionID, p.events[len(p.events)-1].ID)
+	defer sub.Close()
+	e.clock.advance(p.req.ExpiresAt.Sub(p.req.CreatedAt) + time.Second)
+	evs, err := sub.Until("done", waitFor)
+	require.NoError(e.t, err)
+	require.Equal(e.t, "expired", doneStatus(e.t, evs))
+	require.Len(e.t, e.model.requests(), before+1, "only the sweep barrier's request was made")
+}
+
 // Seed 000 §6.4 取消: the ToolResult says cancelled, the run stops (status
 // cancelled), the model is not called again and nothing asks again.
 func TestCancel(t *testing.T) {
@@ -49,6 +66,7 @@ func TestCancel(t *testing.T) {
 
 	require.Len(t, e.model.requests(), 1)
 	e.barrier(1)
+	e.sweepBarrier(2)
 
 	pv := e.pending(p.sessionID)
 	require.Nil(t, pv.Pending, "nothing asks again")
