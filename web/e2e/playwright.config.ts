@@ -1,9 +1,14 @@
 // End-to-end tests of the page in Debian's headless Chromium, driven by
-// Playwright through executablePath: no browser is ever downloaded.
-// Run: LUBAN_URL='http://127.0.0.1:8080/?token=…' npm run e2e
-// (CHROMIUM_PATH overrides the browser binary; artifacts land in
-// ../../artifacts/e2e and ../../test-results/e2e, both git-ignored.)
-import { defineConfig, devices } from '@playwright/test'
+// Playwright through executablePath: no browser is ever downloaded
+// (CHROMIUM_PATH overrides /usr/bin/chromium). global-setup.ts builds the
+// page and the Go binaries; every test starts its own `luban serve` on
+// loopback with a fresh database (harness.ts).
+// Run: npm run e2e (from web/). Artifacts, all git-ignored, land in
+// ../../artifacts/e2e: test-results/ (per-test logs, databases, traces),
+// screenshots/ (each card and receipt) and report/ (HTML).
+import { defineConfig } from '@playwright/test'
+import path from 'node:path'
+import { artifactDir } from './paths'
 
 const chromiumArgs = [
   '--headless',
@@ -19,25 +24,26 @@ const chromiumArgs = [
 export default defineConfig({
   testDir: '.',
   testMatch: '**/*.spec.ts',
-  outputDir: '../../test-results/e2e',
-  fullyParallel: false,
-  workers: 1,
+  globalSetup: './global-setup.ts',
+  outputDir: path.join(artifactDir, 'test-results'),
+  fullyParallel: true,
+  workers: Number(process.env.E2E_WORKERS || 2),
   retries: 0,
-  timeout: 60_000,
+  forbidOnly: !!process.env.CI,
+  timeout: 90_000,
   expect: { timeout: 15_000 },
-  reporter: [['list'], ['html', { outputFolder: '../../artifacts/e2e/report', open: 'never' }]],
+  reporter: [['list'], ['html', { outputFolder: path.join(artifactDir, 'report'), open: 'never' }]],
   use: {
+    browserName: 'chromium',
     headless: true,
+    viewport: { width: 1280, height: 800 },
     screenshot: 'on',
     trace: 'retain-on-failure',
     locale: 'zh-CN',
+    timezoneId: 'Asia/Shanghai',
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
       args: chromiumArgs,
     },
   },
-  projects: [
-    { name: 'desktop', use: { ...devices['Desktop Chrome'], channel: undefined } },
-    { name: 'phone-360', use: { browserName: 'chromium', viewport: { width: 360, height: 740 }, isMobile: false } },
-  ],
 })

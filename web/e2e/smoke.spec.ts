@@ -1,20 +1,23 @@
-// Smoke test: the page served by a running `luban serve` loads, is signed in
-// through the token URL, and shows the model name in its header.
-import { expect, test } from '@playwright/test'
+// Smoke: the page served by `luban serve` signs in through the token URL,
+// names the scripted model in its header, and refuses a browser without it.
+import { expect, test } from './harness'
 
-function lubanURL(): string {
-  const url = process.env.LUBAN_URL
-  if (!url) throw new Error('LUBAN_URL is not set: start `luban serve` and pass the URL it prints (with ?token=…)')
-  return url
-}
-
-test('the page loads, signs in and names the model', async ({ page }, info) => {
+test('the page loads, signs in and names the model', async ({ page, lab }) => {
+  const luban = await lab.serve({ scenario: { name: 'smoke', turns: [], final: '你好' } })
   const errors: string[] = []
   page.on('pageerror', (e) => errors.push(String(e)))
-  await page.goto(lubanURL())
-  await expect(page.getByTestId('model-name')).toBeVisible()
+  await page.goto(luban.pageURL())
+  await expect(page).toHaveURL(`${luban.url}/`) // the token left the address bar
+  await expect(page.getByTestId('model-name')).toHaveText(/scripted:smoke/)
   await expect(page.getByTestId('unauthorized')).toHaveCount(0)
   await expect(page.getByTestId('composer')).toBeVisible()
-  await page.screenshot({ path: info.outputPath('smoke.png'), fullPage: true })
+  await lab.shot(page, 'page')
   expect(errors).toEqual([])
+})
+
+test('without the token the page says how to sign in', async ({ page, lab }) => {
+  const luban = await lab.serve({ scenario: { name: 'smoke', turns: [], final: '你好' } })
+  await page.goto(`${luban.url}/`)
+  await expect(page.getByTestId('unauthorized')).toBeVisible()
+  await expect(page.getByTestId('model-name')).toHaveCount(0)
 })

@@ -1,0 +1,14 @@
+// Paths shared by the Playwright config, its global setup and the specs.
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** e2eRoot is web/e2e. */
+export const e2eRoot = path.dirname(fileURLToPath(import.meta.url))
+/** webRoot is web/. */
+export const webRoot = path.resolve(e2eRoot, '..')
+/** repoRoot is the Go module's root (go build runs there). */
+export const repoRoot = path.resolve(webRoot, '..')
+/** artifactDir holds everything the e2e run keeps (git-ignored). */
+export const artifactDir = path.join(repoRoot, 'artifacts', 'e2e')
+/** screenshotDir holds one PNG per card and receipt state, named by test. */
+export const screenshotDir = path.join(artifactDir, 'screenshots')
