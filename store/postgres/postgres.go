@@ -41,7 +41,9 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// DefaultChannel is the NOTIFY channel used when Options.Channel is empty.
+// DefaultChannel prefixes the NOTIFY channel used when Options.Channel is
+// empty: "luban_events_<schema>" (cut to PostgreSQL's 63 bytes), so that
+// deployments in different schemas of one database do not wake each other.
 const DefaultChannel = "luban_events"
 
 // Options configures Open. The zero value is valid; pool settings given in
@@ -57,7 +59,7 @@ type Options struct {
 	// Default: pool_min_conns from the URL, else 0.
 	MinConns int32
 	// Channel is the NOTIFY channel; every replica of one deployment must use
-	// the same. Default DefaultChannel.
+	// the same. Default "luban_events_<schema>" (see DefaultChannel).
 	Channel string
 	// ReconnectDelay is the pause between attempts to re-establish the LISTEN
 	// connection. Default 500ms.
@@ -110,13 +112,21 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
-	if err := migrate(ctx, pool); err != nil {
+	var schema string
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: current schema: %w", err)
+	}
+	if err := migrate(ctx, pool, schema); err != nil {
 		pool.Close()
 		return nil, err
 	}
 	s := &Store{pool: pool, channel: opts.Channel, log: opts.Logger, done: make(chan struct{})}
 	if s.channel == "" {
-		s.channel = DefaultChannel
+		s.channel = DefaultChannel + "_" + schema
+		if len(s.channel) > 63 {
+			s.channel = s.channel[:63]
+		}
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -143,11 +153,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	var schema string
-	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
-		return fmt.Errorf("postgres: current schema: %w", err)
-	}
+func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	// One advisory lock per schema: replicas of one deployment wait for each
 	// other, separate schemas (tests) do not.
 	h := fnv.New64a()

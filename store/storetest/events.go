@@ -102,6 +102,9 @@ func exerciseEvents(t *testing.T, newStore func(t *testing.T) store.Store) {
 		other, unsubOther := b.st.Subscribe("sess_unrelated")
 		defer unsubOther()
 
+		// No require inside fn: a failed test must not keep a transaction open.
+		var wokenEarly bool
+		var outside []*store.Event
 		err := b.st.InTx(b.ctx, func(tx store.Tx) error {
 			if _, err := tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "session", Data: json.RawMessage(`{}`), Now: T0}); err != nil {
 				return err
@@ -109,13 +112,14 @@ func exerciseEvents(t *testing.T, newStore func(t *testing.T) store.Store) {
 			if _, err := tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "message", Data: json.RawMessage(`{}`), Now: T0}); err != nil {
 				return err
 			}
-			require.False(t, woken(wake), "woken before the commit")
-			evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: s.ID})
-			require.NoError(t, err)
-			require.Empty(t, evs, "uncommitted events are visible outside the transaction")
-			return nil
+			wokenEarly = woken(wake)
+			var err error
+			outside, err = b.st.EventList(b.ctx, &store.EventListParams{SessionID: s.ID})
+			return err
 		})
 		require.NoError(t, err)
+		require.False(t, wokenEarly, "woken before the commit")
+		require.Empty(t, outside, "uncommitted events are visible outside the transaction")
 		waitWake(t, wake, "after commit")
 		evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: s.ID})
 		require.NoError(t, err)
