@@ -31,6 +31,7 @@ type habit struct {
 	cut        bool   // the connection drops in the middle of the stream
 	status     int    // an HTTP error answer instead of a stream
 	retryAfter string // with status: the Retry-After header
+	reasoning  string // DeepSeek reasoning_content / Anthropic thinking, never shown
 }
 
 // habitFake is a modelFake that can misbehave and build a provider that
@@ -38,13 +39,15 @@ type habit struct {
 type habitFake interface {
 	modelFake
 	pushHabit(h habit, tr turn)
-	retryingProvider(t testing.TB, key string, retries int, base time.Duration) model.Provider
+	retryingProvider(t testing.TB, key string, retries int, base, timeout time.Duration) model.Provider
+	// hang makes every request with an empty queue wait for release.
+	hang(release <-chan struct{})
 	// sentKey is the key as the fake received it on request i.
 	sentKey(i int) string
 }
 
 func (f *openaiFake) pushHabit(h habit, tr turn) {
-	ft := fakeopenai.Turn{Text: tr.text, ChunkBytes: h.chunkBytes, Status: h.status, RetryAfter: h.retryAfter}
+	ft := fakeopenai.Turn{Text: tr.text, ChunkBytes: h.chunkBytes, Status: h.status, RetryAfter: h.retryAfter, Reasoning: h.reasoning}
 	for _, c := range tr.calls {
 		ft.ToolCalls = append(ft.ToolCalls, fakeopenai.ToolCall{ID: c.id, Name: c.name, Arguments: c.args})
 	}
@@ -54,17 +57,21 @@ func (f *openaiFake) pushHabit(h habit, tr turn) {
 	f.srv.Push(ft)
 }
 
-func (f *openaiFake) retryingProvider(t testing.TB, key string, retries int, base time.Duration) model.Provider {
+func (f *openaiFake) retryingProvider(t testing.TB, key string, retries int, base, timeout time.Duration) model.Provider {
 	p, err := openai.New(openai.Options{BaseURL: f.srv.URL(), Model: "fake-model", APIKey: key,
-		MaxRetries: retries, BaseBackoff: base, CallTimeout: waitFor})
+		MaxRetries: retries, BaseBackoff: base, CallTimeout: timeout})
 	require.NoError(t, err)
 	return p
+}
+
+func (f *openaiFake) hang(release <-chan struct{}) {
+	f.srv.SetHandler(func(*fakeopenai.Request) fakeopenai.Turn { <-release; return fakeopenai.Turn{Text: "late"} })
 }
 
 func (f *openaiFake) sentKey(i int) string { return f.srv.Requests()[i].Header.Get("Authorization") }
 
 func (f *anthropicFake) pushHabit(h habit, tr turn) {
-	ft := fakeanthropic.Turn{Text: tr.text, ChunkBytes: h.chunkBytes, Status: h.status, RetryAfter: h.retryAfter}
+	ft := fakeanthropic.Turn{Text: tr.text, ChunkBytes: h.chunkBytes, Status: h.status, RetryAfter: h.retryAfter, Thinking: h.reasoning}
 	for _, c := range tr.calls {
 		ft.ToolUses = append(ft.ToolUses, fakeanthropic.ToolUse{ID: c.id, Name: c.name, Input: c.args})
 	}
@@ -77,23 +84,31 @@ func (f *anthropicFake) pushHabit(h habit, tr turn) {
 	f.srv.Push(ft)
 }
 
-func (f *anthropicFake) retryingProvider(t testing.TB, key string, retries int, base time.Duration) model.Provider {
+func (f *anthropicFake) retryingProvider(t testing.TB, key string, retries int, base, timeout time.Duration) model.Provider {
 	p, err := anthropic.New(anthropic.Options{BaseURL: f.srv.URL(), Model: "fake-model", APIKey: key,
-		MaxRetries: retries, BaseBackoff: base, CallTimeout: waitFor})
+		MaxRetries: retries, BaseBackoff: base, CallTimeout: timeout})
 	require.NoError(t, err)
 	return p
+}
+
+func (f *anthropicFake) hang(release <-chan struct{}) {
+	f.srv.SetHandler(func(*fakeanthropic.Request) fakeanthropic.Turn { <-release; return fakeanthropic.Turn{Text: "late"} })
 }
 
 func (f *anthropicFake) sentKey(i int) string { return f.srv.Requests()[i].Header.Get("Authorization") }
 
 // setupHabits is setup with a provider that retries and sends key: the
 // suite's server restarted on it before the test's first request.
-func setupHabits(t *testing.T, key string, retries int, base time.Duration) (*env, habitFake) {
+func setupHabits(t *testing.T, key string, retries int, base time.Duration, timeout ...time.Duration) (*env, habitFake) {
 	t.Helper()
 	e := setup(t)
 	hf, ok := e.model.(habitFake)
 	require.True(t, ok, "model fake %s cannot misbehave", e.model.name())
-	e.opts.Provider = hf.retryingProvider(t, key, retries, base)
+	callTimeout := waitFor
+	if len(timeout) > 0 {
+		callTimeout = timeout[0]
+	}
+	e.opts.Provider = hf.retryingProvider(t, key, retries, base, callTimeout)
 	e.restart()
 	return e, hf
 }
@@ -117,7 +132,7 @@ func TestHabitChineseCutInsideCharacters(t *testing.T) {
 	text := "部署到生产环境吗？先确认一下🚀"
 	args := `{"title":"选择部署环境（生产/预发）","mode":"single","allowCustom":true,"options":[{"id":"prod","label":"生产环境 🚀"},{"id":"staging","label":"预发环境"}]}`
 	final := "好的，部署到生产环境。完成✅"
-	hf.pushHabit(habit{chunkBytes: 1}, turn{text: text, calls: []call{{id: "call_zh", name: "ask_user", args: args}}})
+	hf.pushHabit(habit{chunkBytes: 1, reasoning: "内部推理 hidden-chain"}, turn{text: text, calls: []call{{id: "call_zh", name: "ask_user", args: args}}})
 	hf.pushHabit(habit{chunkBytes: 2}, turn{text: final})
 
 	p := e.ask("", "部署")
@@ -171,8 +186,9 @@ func TestHabitChineseCutInsideCharacters(t *testing.T) {
 	}
 	require.True(t, found, "an answered audit entry")
 
-	for _, raw := range [][]byte{mustMarshal(t, tr), mustMarshal(t, tv)} {
+	for _, raw := range [][]byte{mustMarshal(t, tr), mustMarshal(t, tv), mustMarshal(t, p.events), mustMarshal(t, evs)} {
 		require.NotContains(t, string(raw), "\uFFFD")
+		require.NotContains(t, string(raw), "hidden-chain", "reasoning never enters the answer")
 	}
 }
 
@@ -280,4 +296,22 @@ func mustMarshal(t *testing.T, v any) []byte {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+func TestHabitTimeoutPerModelCall(t *testing.T) {
+	t.Parallel()
+	e, hf := setupHabits(t, "", 3, time.Millisecond, 300*time.Millisecond)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	hf.hang(release) // the model server accepts the request and never answers
+
+	_, _, evs := e.chat("", "你好")
+	var ee struct{ Code, Message string }
+	require.NoError(t, one(t, evs, "error").Decode(&ee))
+	require.Equal(t, "model_error", ee.Code)
+	require.Contains(t, ee.Message, "deadline exceeded")
+	var done struct{ Status string }
+	require.NoError(t, one(t, evs, "done").Decode(&done))
+	require.Equal(t, "failed", done.Status)
+	require.Len(t, e.model.requests(), 1, "the timeout bounds the whole call: no retry after it")
 }
