@@ -394,7 +394,9 @@ func (h *harness) pausedRSS(ctx context.Context, cfg *config, out io.Writer) err
 		need := target - int(made.Load())
 		if need > 0 {
 			if err := h.parallel(ctx, cfg.sessions, need, func(ctx context.Context) error {
-				_, err := h.pause(ctx, fmt.Sprintf("paused %d", made.Add(1)))
+				key := fmt.Sprintf("paused %d", made.Add(1))
+				_, err := h.pause(ctx, key)
+				h.fake.takeChunk(key) // the fake model keeps nothing per paused run
 				return err
 			}); err != nil {
 				return err
