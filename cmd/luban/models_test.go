@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"testing"
@@ -83,4 +84,20 @@ func TestProviderForTalksToTheConfiguredServer(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "from gpt", resp.Message.Content)
 	require.Equal(t, "local-model", fo.Requests()[0].Model)
+}
+
+func TestServeStopsAtStartupWithoutTheKey(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	for spec, variable := range map[string]string{
+		"anthropic:claude-sonnet-4-5": "ANTHROPIC_API_KEY",
+		"openai:gpt-4o-mini":          "OPENAI_API_KEY",
+	} {
+		var out bytes.Buffer
+		s := &Serve{Stdout: &out, Stderr: &out, Getenv: envOf(map[string]string{"LUBAN_DB": "memory"})}
+		err := s.Run(ctx, []string{"--model", spec, "--addr", "127.0.0.1:0"})
+		require.ErrorContains(t, err, variable, spec)
+		require.NotContains(t, out.String(), "serving", "it never listened")
+	}
 }
