@@ -3,6 +3,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/store"
 )
 
 // Options configures a Server. Runner and at least one token are required.
@@ -76,6 +78,14 @@ func New(opts Options) (*Server, error) {
 	})
 	s.mux.Handle("/api/", s.requireAuth(api))
 	s.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		// Ready means the database answers: a lookup of a session that
+		// cannot exist must come back "not found", not an error.
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if _, err := s.opts.Runner.Store().SessionGet(ctx, "readyz"); err != nil && !errors.Is(err, store.ErrNotFound) {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
+			return
+		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
