@@ -34,6 +34,10 @@ go vet ./...
 echo "== go test"
 go test -count=1 -timeout 20m ./...
 
+echo "== the acceptance suite again: on PostgreSQL, and with the Anthropic fake"
+LUBAN_ACCEPTANCE_STORE=postgres go test -count=1 -timeout 10m ./internal/acceptance/
+LUBAN_ACCEPTANCE_MODEL=anthropic go test -count=1 -timeout 10m ./internal/acceptance/
+
 echo "== go test -race (the run, the store and the API)"
 go test -count=1 -race -timeout 20m ./agent/... ./store/... ./server/... ./internal/acceptance/...
 
