@@ -238,7 +238,8 @@ export const test = base.extend<{ lab: Lab }>({
       },
       async shot(target, name) {
         shots++
-        const file = path.join(screenshotDir, `${slug(info.titlePath.slice(1).join(' '))}-${info.project.name}-${String(shots).padStart(2, '0')}-${name}.png`)
+        const prefix = [info.file && path.basename(info.file, '.spec.ts'), info.project.name, slug(info.title)].filter(Boolean).join('-')
+        const file = path.join(screenshotDir, `${prefix}-${String(shots).padStart(2, '0')}-${name}.png`)
         await target.screenshot({ path: file })
         await info.attach(name, { path: file, contentType: 'image/png' })
       },
