@@ -98,7 +98,7 @@ func (s *Server) tokenLogin(w http.ResponseWriter, r *http.Request) bool {
 		_, _ = w.Write([]byte("invalid token: open the URL printed by `luban serve`\n"))
 		return true
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: tok, Path: "/", MaxAge: 30 * 24 * 3600, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 	return true
 }
