@@ -40,6 +40,13 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 	if err != nil {
 		return nil, 0, err
 	}
+	// The assistant message holding the call is immutable once stored, so it
+	// is found before the transaction, outside the single writer's lock
+	// (issue 8: a whole-session read there stalls every other writer).
+	parent, idx, err := findCall(ctx, r.st, it.SessionID, it.ToolCallID)
+	if err != nil {
+		return nil, 0, err
+	}
 	now := r.now()
 	var rc *askuser.Receipt
 	var seq int64
@@ -59,10 +66,6 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 			return err
 		}
 		seq = ev.Seq
-		parent, idx, err := findCall(ctx, tx, it.SessionID, it.ToolCallID)
-		if err != nil {
-			return err
-		}
 		if err := r.writeResult(ctx, tx, run, parent, idx, model.ToolCall{ID: it.ToolCallID, Name: it.Tool}, result); err != nil {
 			return err
 		}
@@ -115,9 +118,14 @@ func (r *Runner) finish(ctx context.Context, tx store.Tx, run *store.Run, from [
 	if err != nil || !won {
 		return won, err
 	}
-	msgs, err := tx.MessageList(ctx, run.SessionID)
-	if err != nil {
-		return false, err
+	// A run completes on an assistant message without tool calls, so it has
+	// no call left without a result: skip reading the session inside the
+	// writer's transaction (issue 8).
+	var msgs []*store.Message
+	if to != store.RunCompleted {
+		if msgs, err = tx.MessageList(ctx, run.SessionID); err != nil {
+			return false, err
+		}
 	}
 	if last, missing := missingCalls(msgs, run.ID); last != nil {
 		for _, mc := range missing {
