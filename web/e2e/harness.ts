@@ -270,8 +270,11 @@ export async function openAndSend(page: Page, luban: Luban, message: string, tok
   await expect(page.getByTestId('model-name')).toBeVisible()
   await page.getByTestId('composer').fill(message)
   await page.getByTestId('composer').press('Enter')
-  const card = page.getByTestId('input-card').last()
-  await expect(card).toHaveAttribute('data-phase', 'editing')
+  const first = page.locator('[data-testid="input-card"][data-phase="editing"]').first()
+  await expect(first).toBeVisible()
+  // A locator by request id keeps pointing at this card when more follow.
+  const requestId = await first.getAttribute('data-request-id')
+  const card = page.locator(`[data-testid="input-card"][data-request-id="${requestId}"]`)
   await expect(page).toHaveURL(/\/s\/[^/]+$/)
   const sessionId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!)
   return { sessionId, card }
