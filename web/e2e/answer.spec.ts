@@ -253,3 +253,32 @@ test('model text with HTML renders as text: no element, no script', async ({ pag
   await expect(page.locator('main script, main b, main a[href^="javascript"]')).toHaveCount(0)
   expect(dialogs).toEqual([])
 })
+
+test('a 422 keeps the card editable with the server message by its field; the fixed answer goes through', async ({ page, lab }) => {
+  const luban = await lab.serve({
+    scenario: {
+      name: 'directory',
+      turns: [{ toolCalls: [askUser({ title: '输出到哪个目录？', mode: 'directory' })] }],
+      final: '好的：{{results}}',
+    },
+  })
+  const { sessionId, card } = await openAndSend(page, luban, '生成文件')
+  await expect(card.getByTestId('directory-hint')).toBeVisible()
+  await card.getByTestId('custom-input').fill('../../etc')
+  const refused = page.waitForResponse((r) => r.url().endsWith('/api/chat/continue'))
+  await card.getByTestId('submit').click()
+  const res = await refused
+  expect(res.status()).toBe(422)
+  expect((await res.json()).error.code).toBe('invalid_answer')
+  await expect(card).toHaveAttribute('data-phase', 'editing')
+  await expect(card.getByTestId('field-error-customInput')).toBeVisible()
+  await expect(card.getByTestId('custom-input')).toHaveValue('../../etc') // what was typed is kept
+  await lab.shot(card, 'card-422')
+  expect((await luban.api('GET', `/api/interactions/pending?sessionId=${sessionId}`)).body.pending).not.toBeNull()
+
+  await card.getByTestId('custom-input').fill('out/reports')
+  await card.getByTestId('submit').click()
+  await expect(card.getByTestId('receipt')).toHaveAttribute('data-status', 'answered')
+  await expect(card.getByTestId('receipt-custom')).toHaveText('out/reports')
+  await expect(card.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+})
