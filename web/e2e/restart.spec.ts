@@ -155,6 +155,13 @@ test('--db memory: after a restart the card says 服务已重启，请重新发�
   await expect(card.getByTestId('cancel')).toHaveCount(0)
   await expect(card.locator('input, button, textarea')).toHaveCount(0)
   await lab.shot(card, 'card-not-resumable-memory')
+
+  // A reload finds no session at all (nothing was kept) and says so.
+  await page.reload()
+  const notice = page.locator('[data-testid="notice"][data-code="session_not_found"]')
+  await expect(notice).toContainText('请重新发起任务')
+  await expect(page.getByTestId('input-card')).toHaveCount(0)
+  await lab.shot(page, 'page-after-memory-restart')
 })
 
 test('a run whose agent is gone shows a not-resumable card on reload; with the agent back it resumes', async ({ page, lab }) => {

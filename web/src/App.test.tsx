@@ -160,6 +160,16 @@ describe('App', () => {
     expect(srv.requests.filter((r) => r.method === 'POST')).toHaveLength(0)
   })
 
+  it('an unknown session (e.g. after a restart with --db memory) says to start again', async () => {
+    await setup('/s/gone', {
+      'GET /api/sessions/gone': json(404, { error: { code: 'session_not_found', message: 'session not found' } }),
+    })
+    const notice = await screen.findByTestId('notice')
+    expect(notice).toHaveAttribute('data-code', 'session_not_found')
+    expect(notice).toHaveTextContent('请重新发起任务')
+    expect(screen.queryByTestId('input-card')).toBeNull()
+  })
+
   it.each([
     [404, 'interaction_not_found'],
     [410, 'not_resumable'],

@@ -133,11 +133,14 @@ export function App({ api: given, initialLang }: AppProps) {
       } catch (e) {
         if (!fail(e)) {
           const code = e instanceof ApiError ? e.code : 'network'
-          dispatch({ type: 'notice', level: 'error', code, message: `${t.loadFailed}: ${e instanceof Error ? e.message : String(e)}` })
+          // An unknown session (or another principal's) is also what a
+          // restart with --db memory leaves: say what to do (DESIGN §4).
+          const message = code === 'session_not_found' ? t.sessionGone : `${t.loadFailed}: ${e instanceof Error ? e.message : String(e)}`
+          dispatch({ type: 'notice', level: 'error', code, message })
         }
       }
     },
-    [api, fail, follow, t.loadFailed],
+    [api, fail, follow, t.loadFailed, t.sessionGone],
   )
 
   useEffect(() => {
