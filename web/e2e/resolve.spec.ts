@@ -164,19 +164,20 @@ test("a foreign session's request is refused and the original stays answerable",
 
 test('an expiring request shows when it expires, then an 已超时 receipt; the run stops', async ({ page, lab }) => {
   const luban = await lab.serve({ scenario: { ...oneQuestion('expire'), final: NEVER }, ttl: '3s' })
+  // The browser's clock is paused, so the open card stays open however slow
+  // this machine is; the server's clock runs and its sweeper expires the request.
+  await page.context().clock.install()
+  await page.context().clock.pauseAt(Date.now() + 1000)
   const { sessionId, card } = await openAndSend(page, luban, '开始')
+  // A second session in another tab, for a submit after the server expired it.
+  const tab2 = await page.context().newPage()
+  const { sessionId: sessionId2, card: card2 } = await openAndSend(tab2, luban, '另一个')
+
   const expiresAt = await card.getByTestId('expires-at').locator('time').getAttribute('datetime')
-  expect(Date.parse(expiresAt!)).toBeGreaterThan(Date.now() - 5_000)
+  expect(Math.abs(Date.parse(expiresAt!) - Date.now())).toBeLessThan(60_000)
   await lab.shot(card, 'card-expiring')
 
-  const receipt = card.getByTestId('receipt')
-  await expect(receipt).toHaveAttribute('data-status', 'expired', { timeout: 20_000 })
-  await expect(receipt.getByTestId('receipt-status')).toHaveText('已超时')
-  await expect(receipt.getByTestId('receipt-expires')).toBeVisible()
-  await expect(card.getByTestId('submit')).toHaveCount(0)
-  await lab.shot(card, 'receipt-expired')
-
-  // The server expired it too (its sweeper), with an expired ToolResult.
+  // The server expired it (its sweeper), with an expired ToolResult, and the run stopped.
   await expect
     .poll(async () => (await luban.api('GET', `/api/interactions/pending?sessionId=${sessionId}`)).body.last?.status, { timeout: 20_000 })
     .toBe('expired')
@@ -185,6 +186,32 @@ test('an expiring request shows when it expires, then an 已超时 receipt; the 
   expect(results).toHaveLength(1)
   expect(JSON.parse(results[0].content)).toMatchObject({ selections: [], cancelled: true, expired: true })
   await expect.poll(async () => (await luban.api('GET', `/api/sessions/${sessionId}`)).body.session.status).toBe('expired')
+
+  // A card still open in the browser: once the sweeper resolved the request,
+  // a submit gets 409 already_resolved with the expired receipt → 已超时.
+  await expect
+    .poll(async () => (await luban.api('GET', `/api/interactions/pending?sessionId=${sessionId2}`)).body.last?.status, { timeout: 20_000 })
+    .toBe('expired')
+  await expect(card2).toHaveAttribute('data-phase', 'editing')
+  const refused = tab2.waitForResponse((r) => r.url().endsWith('/api/chat/continue'))
+  await card2.getByTestId('option-a').check()
+  await card2.getByTestId('submit').click()
+  const res = await refused
+  expect(res.status()).toBe(409)
+  expect((await res.json()).error).toMatchObject({ code: 'already_resolved', receipt: { status: 'expired' } })
+  await expect(card2.getByTestId('receipt')).toHaveAttribute('data-status', 'expired')
+  await expect(card2.getByTestId('receipt-status')).toHaveText('已超时')
+  await lab.shot(card2, 'receipt-expired-409')
+
+  // The open card turns into 已超时 by itself once expiresAt passes.
+  await expect(card).toHaveAttribute('data-phase', 'editing')
+  await page.context().clock.runFor(10_000)
+  const receipt = card.getByTestId('receipt')
+  await expect(receipt).toHaveAttribute('data-status', 'expired')
+  await expect(receipt.getByTestId('receipt-status')).toHaveText('已超时')
+  await expect(receipt.getByTestId('receipt-expires').locator('time')).toHaveAttribute('datetime', expiresAt!)
+  await expect(card.getByTestId('submit')).toHaveCount(0)
+  await lab.shot(card, 'receipt-expired')
   expect(await modelCalls(luban, sessionId)).toBe(1)
 
   // After a reload the receipt is still there: a timeout never disappears.
