@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/lubanhq/luban/askuser"
@@ -60,9 +61,7 @@ func (r *Runner) Drive(id string) {
 }
 
 func (r *Runner) drive(ctx context.Context, id string) {
-	now := r.now()
-	won, err := r.st.RunLease(ctx, &store.RunLeaseParams{ID: id, Owner: r.opts.InstanceID, Until: now.Add(r.opts.LeaseDuration), Now: now})
-	if err != nil || !won {
+	if !r.leased(ctx, id) {
 		return
 	}
 	// A lost lease (another process took the run over) stops this driver's
@@ -111,6 +110,22 @@ func (r *Runner) drive(ctx context.Context, id string) {
 // maxStepRetries is how often a step that failed on a store error is
 // retried (after 100 ms, 200 ms, 400 ms) before the run fails.
 const maxStepRetries = 3
+
+// deltaFlushInterval is the longest streamed text waits before it is
+// committed as a message_delta event.
+const deltaFlushInterval = 25 * time.Millisecond
+
+// leased takes the run's lease for this process. A run that Start or an
+// answer has just leased to this process needs no second write.
+func (r *Runner) leased(ctx context.Context, id string) bool {
+	now := r.now()
+	if run, err := r.st.RunGet(ctx, id); err == nil && run.Status == store.RunRunning &&
+		run.LeaseOwner == r.opts.InstanceID && run.LeaseUntil.After(now.Add(r.opts.LeaseDuration/2)) {
+		return true
+	}
+	won, err := r.st.RunLease(ctx, &store.RunLeaseParams{ID: id, Owner: r.opts.InstanceID, Until: now.Add(r.opts.LeaseDuration), Now: now})
+	return err == nil && won
+}
 
 // heartbeat extends the lease of run id every LeaseDuration/3 until done;
 // when the lease is lost it calls lost.
@@ -349,12 +364,30 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 	}
 	req := &model.Request{Messages: BuildMessages(agent.System, msgs), Tools: specs}
 	msgID := NewID("msg")
+	// Streamed text is committed in batches: whatever arrived within
+	// deltaFlushInterval becomes one message_delta event, and the rest rides
+	// in the transaction that stores the whole message. A fast model thus
+	// costs no extra commits; a slow one streams at 40 events/s at most.
+	var pending strings.Builder
+	lastFlush := time.Now()
+	flush := func(ex store.Executor) error {
+		if pending.Len() == 0 {
+			return nil
+		}
+		_, err := r.emit(ctx, ex, run.SessionID, EventMessageDelta, MessageDeltaEvent{MessageID: msgID, Delta: pending.String()})
+		pending.Reset()
+		lastFlush = time.Now()
+		return err
+	}
 	onDelta := func(text string) {
 		if text == "" {
 			return
 		}
-		if _, err := r.emit(ctx, r.st, run.SessionID, EventMessageDelta, MessageDeltaEvent{MessageID: msgID, Delta: text}); err != nil && ctx.Err() == nil {
-			r.log.Error("emit delta", "err", err)
+		pending.WriteString(text)
+		if time.Since(lastFlush) >= deltaFlushInterval {
+			if err := flush(r.st); err != nil && ctx.Err() == nil {
+				r.log.Error("emit delta", "err", err)
+			}
 		}
 		r.fault("model_stream")
 	}
@@ -406,6 +439,9 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 		}
 		if _, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: msgID, SessionID: run.SessionID, RunID: run.ID, Role: "assistant",
 			Content: resp.Message.Content, ToolCalls: callsJSON, Now: now}); err != nil {
+			return err
+		}
+		if err := flush(tx); err != nil {
 			return err
 		}
 		if _, err := r.emit(ctx, tx, run.SessionID, EventMessage, MessageEvent{MessageID: msgID, Role: "assistant", Content: resp.Message.Content}); err != nil {

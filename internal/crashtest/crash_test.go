@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -222,32 +223,41 @@ func TestCrashMidModelStream(t *testing.T) {
 	evs := answer(t, p2, a)
 	require.Equal(t, "done", evs[len(evs)-1].Name)
 	checkRun(t, p2, s.SessionID, "completed", b.fake)
-	// The deltas the dead process streamed stay in the event log under a
-	// message id that never gets its "message": the page drops them when the
-	// call made again streams under a new id.
+	// Streamed text is committed in batches (agent: deltaFlushInterval), so
+	// the dead process left at most one abandoned message id in the log —
+	// a message_delta without its "message" — and what it committed is a
+	// prefix of what the call made again streamed and stored: the page drops
+	// it when the new id arrives. Nothing else is half-applied.
 	all := p2.API.Events(s.SessionID, 0)
 	log, err := all.Until("done", waitEvents)
 	all.Close()
 	require.NoError(t, err)
-	deltas, final := map[string]int{}, map[string]bool{}
+	deltas, final := map[string]string{}, map[string]string{}
 	for _, e := range log {
-		var d struct{ MessageID, Role string }
+		var d struct{ MessageID, Role, Delta, Content string }
 		require.NoError(t, e.Decode(&d))
 		switch e.Name {
 		case "message_delta":
-			deltas[d.MessageID]++
+			deltas[d.MessageID] += d.Delta
 		case "message":
-			final[d.MessageID] = true
+			if d.Role == "assistant" {
+				final[d.MessageID] = d.Content
+			}
 		}
 	}
 	abandoned := 0
-	for id, n := range deltas {
-		if !final[id] {
-			abandoned++
-			require.Equal(t, 3, n, "the dead process committed exactly the deltas before its fault point")
+	for id, text := range deltas {
+		if _, ok := final[id]; ok {
+			continue
 		}
+		abandoned++
+		prefixOfSome := false
+		for _, c := range final {
+			prefixOfSome = prefixOfSome || strings.HasPrefix(c, text)
+		}
+		require.True(t, prefixOfSome, "abandoned deltas %q are not a prefix of a stored message", text)
 	}
-	require.Equal(t, 1, abandoned)
+	require.LessOrEqual(t, abandoned, 1)
 
 	got := raws(b.fake.Requests())
 	require.Len(t, got, 3)
