@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+# Fonts only make the screenshots readable (Chinese, emoji); tests pass without them.
+[ -d /usr/share/fonts/truetype/wqy ] || need_apt+=(fonts-wqy-zenhei)
+[ -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ] || need_apt+=(fonts-noto-color-emoji)
 command -v pg_isready >/dev/null 2>&1 || need_apt+=(postgresql-client)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
