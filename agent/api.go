@@ -154,16 +154,22 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		r.audit(ctx, r.st, it, "rejected", "session_mismatch", nil)
 		return nil, ErrInteractionNotFound
 	}
+	if it.Status == string(askuser.StatusExpired) {
+		// Past expiresAt is 410 whether or not the sweeper got there first.
+		r.audit(ctx, r.st, it, "rejected", "expired", nil)
+		return nil, &InteractionExpiredError{Receipt: receiptOf(it)}
+	}
 	if it.Status != string(askuser.StatusPending) {
 		r.audit(ctx, r.st, it, "rejected", "duplicate", nil)
 		return nil, &AlreadyResolvedError{Receipt: receiptOf(it)}
 	}
 	if !r.now().Before(it.ExpiresAt) {
 		r.audit(ctx, r.st, it, "rejected", "expired", nil)
-		if _, _, err := r.resolve(ctx, it, askuser.StatusExpired, askuser.Answer{}); err != nil {
+		rc, _, err := r.resolve(ctx, it, askuser.StatusExpired, askuser.Answer{})
+		if err != nil {
 			return nil, err
 		}
-		return nil, ErrInteractionExpired
+		return nil, &InteractionExpiredError{Receipt: rc}
 	}
 	req, err := decodeRequest(it)
 	if err != nil {
@@ -203,8 +209,8 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		if gerr != nil {
 			return nil, gerr
 		}
-		if cur.Status == string(askuser.StatusPending) {
-			return nil, ErrInteractionExpired
+		if cur.Status == string(askuser.StatusPending) || cur.Status == string(askuser.StatusExpired) {
+			return nil, &InteractionExpiredError{Receipt: receiptOf(cur)}
 		}
 		r.audit(ctx, r.st, cur, "rejected", "duplicate", nil)
 		return nil, &AlreadyResolvedError{Receipt: receiptOf(cur)}

@@ -48,3 +48,15 @@ type AlreadyResolvedError struct {
 func (e *AlreadyResolvedError) Error() string {
 	return "the request was already " + string(e.Receipt.Status)
 }
+
+// InteractionExpiredError: the request is past its expiresAt (410
+// interaction_expired, DESIGN §3). Receipt is the expired receipt once the
+// request has been resolved as expired. It unwraps to ErrInteractionExpired.
+type InteractionExpiredError struct {
+	Receipt *askuser.Receipt
+}
+
+func (e *InteractionExpiredError) Error() string { return ErrInteractionExpired.Error() }
+
+// Unwrap returns ErrInteractionExpired.
+func (e *InteractionExpiredError) Unwrap() error { return ErrInteractionExpired }

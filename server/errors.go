@@ -80,7 +80,12 @@ func errorFor(err error) (int, ErrorDetail) {
 	case errors.Is(err, agent.ErrRunInProgress):
 		return http.StatusConflict, ErrorDetail{Code: CodeRunInProgress, Message: err.Error()}
 	case errors.Is(err, agent.ErrInteractionExpired):
-		return http.StatusGone, ErrorDetail{Code: CodeInteractionExpired, Message: err.Error()}
+		d := ErrorDetail{Code: CodeInteractionExpired, Message: err.Error()}
+		var ex *agent.InteractionExpiredError
+		if errors.As(err, &ex) {
+			d.Receipt = ex.Receipt
+		}
+		return http.StatusGone, d
 	case errors.Is(err, agent.ErrNotResumable):
 		return http.StatusGone, ErrorDetail{Code: CodeNotResumable, Message: err.Error()}
 	default:

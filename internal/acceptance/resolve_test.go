@@ -230,11 +230,11 @@ func TestExpiredBeforeSweeper(t *testing.T) {
 	require.Equal(t, askContent{Selections: []string{}, Cancelled: true, Expired: true}, content(t, results(t, evs)[0].Content))
 	require.Equal(t, "expired", doneStatus(t, evs))
 
-	e.reject(body(p.sessionID, p.req.ID, []string{"safe"}, ""), http.StatusConflict, "already_resolved")
+	e.reject(body(p.sessionID, p.req.ID, []string{"safe"}, ""), http.StatusGone, "interaction_expired")
 	pv := e.pending(p.sessionID)
 	require.Nil(t, pv.Pending)
 	require.Equal(t, askuser.StatusExpired, pv.Last.Status, "a timeout never disappears silently")
-	require.Equal(t, []string{"requested", "rejected:expired", "expired", "rejected:duplicate"}, e.trace(p.sessionID).actions(p.req.ID))
+	require.Equal(t, []string{"requested", "rejected:expired", "expired", "rejected:expired"}, e.trace(p.sessionID).actions(p.req.ID))
 	e.barrier(1)
 }
 
@@ -260,8 +260,9 @@ func TestExpiredBySweeper(t *testing.T) {
 	require.True(t, content(t, results(t, evs)[0].Content).Expired)
 	require.Equal(t, "expired", doneStatus(t, evs))
 
-	e.reject(body(p.sessionID, p.req.ID, []string{"safe"}, ""), http.StatusConflict, "already_resolved")
-	require.Equal(t, []string{"requested", "expired", "rejected:duplicate"}, e.trace(p.sessionID).actions(p.req.ID))
+	ae := e.reject(body(p.sessionID, p.req.ID, []string{"safe"}, ""), http.StatusGone, "interaction_expired")
+	require.Equal(t, askuser.StatusExpired, ae.Error.Receipt.Status, "410 carries the expired receipt")
+	require.Equal(t, []string{"requested", "expired", "rejected:expired"}, e.trace(p.sessionID).actions(p.req.ID))
 	require.Equal(t, "expired", e.transcript(p.sessionID).Session.Status)
 	e.barrier(1)
 }

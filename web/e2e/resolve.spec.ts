@@ -188,7 +188,7 @@ test('an expiring request shows when it expires, then an 已超时 receipt; the 
   await expect.poll(async () => (await luban.api('GET', `/api/sessions/${sessionId}`)).body.session.status).toBe('expired')
 
   // A card still open in the browser: once the sweeper resolved the request,
-  // a submit gets 409 already_resolved with the expired receipt → 已超时.
+  // a submit gets 410 interaction_expired with the expired receipt → 已超时.
   await expect
     .poll(async () => (await luban.api('GET', `/api/interactions/pending?sessionId=${sessionId2}`)).body.last?.status, { timeout: 20_000 })
     .toBe('expired')
@@ -197,11 +197,11 @@ test('an expiring request shows when it expires, then an 已超时 receipt; the 
   await card2.getByTestId('option-a').check()
   await card2.getByTestId('submit').click()
   const res = await refused
-  expect(res.status()).toBe(409)
-  expect((await res.json()).error).toMatchObject({ code: 'already_resolved', receipt: { status: 'expired' } })
+  expect(res.status()).toBe(410)
+  expect((await res.json()).error).toMatchObject({ code: 'interaction_expired', receipt: { status: 'expired' } })
   await expect(card2.getByTestId('receipt')).toHaveAttribute('data-status', 'expired')
   await expect(card2.getByTestId('receipt-status')).toHaveText('已超时')
-  await lab.shot(card2, 'receipt-expired-409')
+  await lab.shot(card2, 'receipt-expired-410')
 
   // The open card turns into 已超时 by itself once expiresAt passes.
   await expect(card).toHaveAttribute('data-phase', 'editing')
