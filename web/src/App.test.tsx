@@ -243,6 +243,103 @@ describe('App', () => {
     expect(screen.queryByTestId('running')).toBeNull()
   })
 
+  it('resumes a running session after the transcript\'s lastEventId instead of replaying from 0', async () => {
+    let closed = false
+    const tr = { ...transcript('s1', 'running'), lastEventId: 3 }
+    const { srv } = await setup('/s/s1', {
+      'GET /api/sessions/s1': json(200, tr),
+      'GET /api/interactions/pending': json(200, { pending: null, last: null }),
+      'GET /api/sessions/s1/events': (req, res) => {
+        res.on('close', () => (closed = true))
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' })
+        const after = Number(req.headers['last-event-id'] ?? 0)
+        const all = [
+          frame(1, 'session', { sessionId: 's1', runId: 'r1' }),
+          frame(2, 'message', { messageId: 'm0', role: 'user', content: '帮我改代码' }),
+          frame(3, 'tool_call', { toolCallId: 'call_1', name: 'ask_user', arguments: {} }),
+          // A replayed overlap (same id as the transcript's last) is dropped.
+          frame(3, 'message', { messageId: 'mx', role: 'assistant', content: '重复的旧事件' }),
+          frame(4, 'message', { messageId: 'm2', role: 'assistant', content: '接着上次继续' }),
+          frame(5, 'done', { runId: 'r1', status: 'completed' }),
+        ]
+        for (const f of all) if (Number(/^id: (\d+)/.exec(f)![1]) >= after) res.write(f)
+      },
+    })
+    expect(await screen.findByText('接着上次继续')).toBeInTheDocument()
+    await waitFor(() => expect(closed).toBe(true))
+    const events = srv.requests.filter((r) => r.url.startsWith('/api/sessions/s1/events'))
+    expect(events).toHaveLength(1)
+    expect(events[0].headers['last-event-id']).toBe('3')
+    expect(screen.queryByText('重复的旧事件')).toBeNull()
+    expect(screen.getAllByTestId('message-user')).toHaveLength(1)
+    expect(screen.queryByTestId('running')).toBeNull()
+  })
+
+  it('a 410 interaction_expired with error.receipt shows that receipt as 已超时', async () => {
+    const resolvedAt = '2026-03-01T09:30:00Z'
+    const { user } = await setup('/s/s1', {
+      'GET /api/sessions/s1': json(200, transcript('s1', 'waiting_input', [{ request: request(), status: 'pending', receipt: null }])),
+      'GET /api/interactions/pending': json(200, { pending: request(), last: null }),
+      'POST /api/chat/continue': json(410, {
+        error: { code: 'interaction_expired', message: 'expired', receipt: receipt({ status: 'expired', selections: [], resolvedAt }) },
+      }),
+    })
+    const card = await screen.findByTestId('input-card')
+    await user.click(within(card).getByLabelText(/先分析/))
+    await user.click(within(card).getByTestId('submit'))
+    expect(await screen.findByTestId('receipt')).toHaveAttribute('data-status', 'expired')
+    expect(screen.getByTestId('receipt-status')).toHaveTextContent('已超时')
+    // The server's resolvedAt, not the request's expiresAt, is the 超时时间.
+    expect(within(screen.getByTestId('receipt-time')).getByText((_, el) => el?.tagName === 'TIME')).toHaveAttribute('datetime', resolvedAt)
+    expect(within(screen.getByTestId('receipt-expires')).getByText((_, el) => el?.tagName === 'TIME')).toHaveAttribute('datetime', LATER)
+  })
+
+  it('shows session statuses as localized labels with a cue, in Chinese and English', async () => {
+    const sessions = ['waiting_input', 'running', 'completed', 'cancelled', 'expired', 'failed', 'idle', 'mystery'].map((status, i) => ({
+      id: `s${i}`,
+      title: `会话 ${i}`,
+      status,
+      updatedAt: NOW,
+    }))
+    const { user } = await setup('/', { 'GET /api/sessions': json(200, { sessions }) })
+    const zh = ['等待回答', '运行中', '已完成', '已取消', '已超时', '失败', '空闲', 'mystery']
+    const en = ['Waiting for answer', 'Running', 'Completed', 'Cancelled', 'Timed out', 'Failed', 'Idle', 'mystery']
+    for (const [i, s] of sessions.entries()) {
+      const badge = await screen.findByTestId(`session-status-s${i}`)
+      expect(badge).toHaveTextContent(zh[i])
+      expect(badge).toHaveAttribute('data-status', s.status)
+      expect(badge).toHaveClass(`status-${s.status}`)
+      expect(badge.querySelector('.status-dot')).toHaveAttribute('aria-hidden', 'true')
+    }
+    expect(screen.getByTestId('session-list')).not.toHaveTextContent('waiting_input')
+    await user.click(screen.getByTestId('lang-switch'))
+    for (const i of sessions.keys()) expect(screen.getByTestId(`session-status-s${i}`)).toHaveTextContent(en[i])
+  })
+
+  it('a fresh page welcomes, and with a scripted model says the demo walks every question type', async () => {
+    const { user } = await setup('/', {
+      'POST /api/chat': sse(frame(1, 'session', { sessionId: 's9', runId: 'r1' }), frame(2, 'done', { runId: 'r1', status: 'completed' })),
+    })
+    const welcome = await screen.findByTestId('welcome')
+    expect(welcome).toHaveTextContent('luban')
+    expect(welcome).toHaveTextContent('问题卡片')
+    expect(await screen.findByTestId('welcome-demo')).toHaveTextContent('scripted:demo')
+    expect(screen.getByTestId('welcome-demo')).toHaveTextContent('发送任意消息开始演示')
+    await user.click(screen.getByTestId('lang-switch'))
+    expect(screen.getByTestId('welcome-demo')).toHaveTextContent('Send any message to start the demo')
+    await user.type(screen.getByTestId('composer'), 'hi{Enter}')
+    await waitFor(() => expect(screen.queryByTestId('welcome')).toBeNull())
+  })
+
+  it('the welcome without a scripted model has no demo line, and an open session has no welcome', async () => {
+    await setup('/', { 'GET /api/info': json(200, { model: 'openai:gpt-x', askTools: ['ask_user'] }) })
+    expect(await screen.findByTestId('model-name')).toHaveTextContent('openai:gpt-x')
+    expect(screen.getByTestId('welcome')).toHaveTextContent('在下方输入消息开始')
+    expect(screen.queryByTestId('welcome-demo')).toBeNull()
+    await userEvent.click(await screen.findByTestId('session-s1'))
+    await waitFor(() => expect(screen.queryByTestId('welcome')).toBeNull())
+  })
+
   it('asks to open the printed URL on 401, and switches to English', async () => {
     const { user } = await setup('/', {
       'GET /api/info': json(401, { error: { code: 'unauthorized', message: 'no' } }),

@@ -5,7 +5,7 @@ import { Markdown } from './components/Markdown'
 import { runText } from './components/Receipt'
 import { ToolCallView } from './components/ToolCallView'
 import { UserInputCard } from './components/UserInputCard'
-import { dicts, formatTime, LangContext, type Dict, type Lang } from './i18n'
+import { dicts, formatTime, LangContext, statusText, type Dict, type Lang } from './i18n'
 import { Deduper, type SSEEvent } from './sse'
 import type { Answer, SessionSummary } from './types'
 
@@ -118,8 +118,14 @@ export function App({ api: given, initialLang }: AppProps) {
         if (sessionRef.current !== id) return
         dispatch({ type: 'pending', pending: p })
         if (tr.session?.status === 'running') {
-          // The replay starts at the session's first event: only the active
-          // run's end, or a question not yet resolved, ends the follow.
+          // Resume after the transcript's last event (Last-Event-ID), so
+          // nothing the transcript already shows is replayed; the Deduper
+          // and the reducer's entity ids drop any overlap. Without
+          // lastEventId (an older server) the replay starts at the first
+          // event: only the active run's end, or a question not yet
+          // resolved, ends the follow then.
+          const from = tr.lastEventId
+          if (typeof from === 'number' && Number.isInteger(from) && from > 0) dedupe.current.last = from
           const active = tr.messages?.at(-1)?.runId
           const resolved = new Set((tr.interactions ?? []).filter((i) => i.status !== 'pending').map((i) => i.request.id))
           const isEnd = (ev: SSEEvent) => {
@@ -247,7 +253,8 @@ export function App({ api: given, initialLang }: AppProps) {
                   >
                     <span className="session-title">{s.title || s.id}</span>
                     <span className="session-meta">
-                      {s.status} · {formatTime(s.updatedAt, lang)}
+                      <StatusBadge t={t} status={s.status} testId={`session-status-${s.id}`} />
+                      <span>{formatTime(s.updatedAt, lang)}</span>
                     </span>
                   </button>
                 </li>
@@ -256,6 +263,7 @@ export function App({ api: given, initialLang }: AppProps) {
           </nav>
           <main className="chat" data-testid="chat" data-session-id={state.sessionId ?? ''}>
             <div className="items" aria-live="polite">
+              {state.items.length === 0 && !state.sessionId && <Welcome t={t} model={model} />}
               {state.items.map((it) => (
                 <ItemView key={it.key} item={it} t={t} onAnswer={answer} onExpire={expire} />
               ))}
@@ -275,6 +283,41 @@ export function App({ api: given, initialLang }: AppProps) {
         </div>
       </div>
     </LangContext.Provider>
+  )
+}
+
+/**
+ * StatusBadge is a session status as a localized label with a coloured dot
+ * (`data-status` keeps the wire value, e.g. waiting_input).
+ */
+function StatusBadge({ t, status, testId }: { t: Dict; status: string; testId: string }) {
+  return (
+    <span className={`status status-${status}`} data-testid={testId} data-status={status}>
+      <span className="status-dot" aria-hidden="true" />
+      {statusText(t, status)}
+    </span>
+  )
+}
+
+/**
+ * Welcome fills the empty chat of a new session: what luban does, and with
+ * a scripted model (`scripted:*`) that the demo walks through every
+ * question type.
+ */
+function Welcome({ t, model }: { t: Dict; model: string }) {
+  const demo = model.startsWith('scripted:')
+  return (
+    <section className="welcome" data-testid="welcome" aria-labelledby="welcome-title">
+      <h2 id="welcome-title">{t.welcomeTitle}</h2>
+      <p>{t.welcomeBody}</p>
+      {demo ? (
+        <p className="welcome-demo" data-testid="welcome-demo">
+          {t.welcomeDemo.replace('{model}', model)}
+        </p>
+      ) : (
+        <p>{t.welcomeStart}</p>
+      )}
+    </section>
   )
 }
 

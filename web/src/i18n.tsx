@@ -65,6 +65,18 @@ const zh = {
   streamLost: '连接中断，无法恢复；请刷新页面',
   you: '你',
   assistant: '助手',
+  statusWaitingInput: '等待回答',
+  statusRunning: '运行中',
+  statusCompleted: '已完成',
+  statusCancelled: '已取消',
+  statusExpired: '已超时',
+  statusFailed: '失败',
+  statusIdle: '空闲',
+  welcomeTitle: '欢迎使用 luban',
+  welcomeBody:
+    'luban 是一个智能体服务：它替你执行任务，遇到需要你决定的地方会停下来，用一张问题卡片问你；你回答一次，它就带着你的答案继续。刷新页面或服务重启后，未回答的问题仍在这里等你。',
+  welcomeStart: '在下方输入消息开始。',
+  welcomeDemo: '当前模型是脚本演示（{model}），它会依次展示每一种问题卡片：单选、多选、开关、文本、数字、日期、目录和批量提问。发送任意消息开始演示。',
 }
 
 /** Dict is the set of message keys; every language must define all of them. */
@@ -132,6 +144,18 @@ const en: Dict = {
   streamLost: 'Connection lost and could not be restored; reload the page',
   you: 'You',
   assistant: 'Assistant',
+  statusWaitingInput: 'Waiting for answer',
+  statusRunning: 'Running',
+  statusCompleted: 'Completed',
+  statusCancelled: 'Cancelled',
+  statusExpired: 'Timed out',
+  statusFailed: 'Failed',
+  statusIdle: 'Idle',
+  welcomeTitle: 'Welcome to luban',
+  welcomeBody:
+    'luban is an agent server: it works on your task and, where it needs your decision, pauses and asks you with a question card. You answer once and it continues with your answer. A question still waits here after a page reload or a server restart.',
+  welcomeStart: 'Type a message below to start.',
+  welcomeDemo: 'The model is a scripted demo ({model}): it walks through every kind of question card: single and multiple choice, switches, text, number, date, directory and a batch of questions. Send any message to start the demo.',
 }
 
 /** Lang is a supported page language. */
@@ -159,4 +183,30 @@ export function formatTime(iso: string | undefined, lang: Lang): string {
   const d = new Date(iso)
   if (Number.isNaN(d.getTime())) return iso
   return d.toLocaleString(lang === 'zh' ? 'zh-CN' : 'en-US', { hour12: false })
+}
+
+/**
+ * statusText names a session status (DESIGN §3 session statuses:
+ * waiting_input, running, completed, cancelled, expired, failed, idle) in
+ * the page language; an unknown status is shown as sent.
+ */
+export function statusText(t: Dict, status: string): string {
+  switch (status) {
+    case 'waiting_input':
+      return t.statusWaitingInput
+    case 'running':
+      return t.statusRunning
+    case 'completed':
+      return t.statusCompleted
+    case 'cancelled':
+      return t.statusCancelled
+    case 'expired':
+      return t.statusExpired
+    case 'failed':
+      return t.statusFailed
+    case 'idle':
+      return t.statusIdle
+    default:
+      return status
+  }
 }

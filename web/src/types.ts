@@ -124,6 +124,12 @@ export type Interaction = {
 /** GET /api/sessions/{id}. */
 export type Transcript = {
   session: SessionSummary & { createdAt: string }
+  /**
+   * lastEventId is the session's last event id when the transcript was read;
+   * a follow resumes the event stream after it (Last-Event-ID). Older
+   * servers leave it out, and the page then replays from the first event.
+   */
+  lastEventId?: number
   messages: Message[]
   interactions: Interaction[]
 }

@@ -133,6 +133,18 @@ describe('AskUser card (AgentScope AskUser)', () => {
     expect(screen.queryByTestId('card-error')).toBeNull()
   })
 
+  it('Other is a labelled textarea whose line breaks reach the answer', async () => {
+    const { user, onSubmit } = setup()
+    const other = screen.getByRole('textbox', { name: '其他: 要哪些检查？' })
+    expect(other).toBe(screen.getByTestId('q1-other-input'))
+    expect(other.tagName).toBe('TEXTAREA')
+    await user.click(screen.getByTestId('q0-option-0'))
+    await user.type(other, '还要 e2e{Enter}和 fuzz')
+    expect(onSubmit).not.toHaveBeenCalled()
+    await user.click(screen.getByTestId('submit'))
+    expect(onSubmit.mock.calls[0][0].answers[1]).toEqual({ question: '要哪些检查？', selected: [], other: '还要 e2e\n和 fuzz' })
+  })
+
   it('the receipt lists each question with its answer', () => {
     const receipt: Receipt = {
       requestId: 'ask_9',

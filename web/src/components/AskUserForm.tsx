@@ -140,8 +140,8 @@ function QuestionField({ index: i, q, s, uid, errs, set }: QProps) {
         <label htmlFor={otherId}>
           <span className="option-label">{t.other}</span>
         </label>
-        <input
-          type="text"
+        <textarea
+          rows={1}
           className="other-input"
           aria-label={`${t.other}: ${q.question}`}
           placeholder={t.otherPlaceholder}

@@ -80,6 +80,35 @@ describe('UserInputCard modes (seed 000 §3 table)', () => {
     expect(onSubmit).toHaveBeenCalledExactlyOnceWith({ selections: ['implement', 'safe'], customInput: '只改 README', cancelled: false })
   })
 
+  it.each(['single', 'multiple', 'toggle'] as const)('%s + allowCustom: the 其他说明 box is a labelled textarea that keeps line breaks', async (mode) => {
+    const { user, onSubmit } = setup({ request: { mode, allowCustom: true } })
+    const box = screen.getByLabelText('其他说明')
+    expect(box).toBe(screen.getByTestId('custom-input'))
+    expect(box.tagName).toBe('TEXTAREA')
+    await user.click(screen.getByTestId('option-implement'))
+    // Enter in the box is a new line, not a submit.
+    await user.type(box, '第一行{Enter}第二行')
+    expect(onSubmit).not.toHaveBeenCalled()
+    await user.click(screen.getByTestId('submit'))
+    expect(onSubmit).toHaveBeenCalledExactlyOnceWith({ selections: ['implement'], customInput: '第一行\n第二行', cancelled: false })
+  })
+
+  it('number, date and directory keep their single-line typed inputs', () => {
+    for (const [mode, type] of [
+      ['number', 'number'],
+      ['date', 'date'],
+      ['directory', 'text'],
+    ] as const) {
+      const { unmount } = render(
+        <UserInputCard card={{ kind: 'input', key: mode, phase: 'editing', request: req({ mode, options: undefined }) }} onSubmit={vi.fn()} onCancel={vi.fn()} />,
+      )
+      const box = screen.getByTestId('custom-input')
+      expect(box.tagName).toBe('INPUT')
+      expect(box).toHaveAttribute('type', type)
+      unmount()
+    }
+  })
+
   it('toggle: switches, at least one on before submit', async () => {
     const { user, onSubmit } = setup({ request: { mode: 'toggle' } })
     const sw = screen.getByRole('switch', { name: /直接实现/ })

@@ -161,12 +161,13 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
         {(free || req.allowCustom) && (
           <div className="custom">
             <label htmlFor={customId}>{free ? freeLabel : t.customInput}</label>
-            {mode === 'text' ? (
+            {mode === 'text' || !free ? (
+              // Free text and the "其他说明" box (allowCustom) keep line breaks.
               <textarea
                 id={customId}
                 data-testid="custom-input"
                 value={custom}
-                rows={3}
+                rows={free ? 3 : 2}
                 onChange={(e) => setCustom(e.target.value)}
               />
             ) : (
