@@ -68,7 +68,8 @@ test('single choice through the OpenAI-compatible path: the next model request c
 })
 
 test('multiple choice with custom input: ids and text reach the ToolResult unchanged', async ({ page, lab }) => {
-  const custom = '灰度发布 🚀，先放 10% 再看指标 👀 “引号” <b>不是标签</b>'
+  // Two lines: the 其他说明 box is a textarea, so the line break reaches the tool.
+  const custom = '灰度发布 🚀，先放 10% 再看指标 👀\n“引号” <b>不是标签</b>'
   const luban = await lab.serve({
     scenario: {
       name: 'features',
@@ -181,7 +182,7 @@ test('an AskUser batch: header chips, context, preview, Other, one answer per qu
 
   await card.getByTestId('q1-option-0').check()
   await card.getByTestId('q1-option-2').check()
-  await card.getByTestId('q1-other-input').fill('FreeBSD ✨')
+  await card.getByTestId('q1-other-input').fill('FreeBSD ✨\n以及 OpenBSD')
   await expect(card.getByTestId('q1-other')).toBeChecked()
   await card.getByTestId('submit').click()
 
@@ -198,9 +199,10 @@ test('an AskUser batch: header chips, context, preview, Other, one answer per qu
   const results = await toolMessages(luban, sessionId, toolCallId)
   expect(results).toHaveLength(1)
   expect(results[0].content).toContain('FreeBSD ✨')
+  expect(results[0].content).toContain('以及 OpenBSD')
   expect(results[0].metadata?.answers).toEqual([
     { question: '用哪种布局？', selected: ['列表'], other: '' },
-    { question: '支持哪些平台？', selected: ['Linux', 'Windows'], other: 'FreeBSD ✨' },
+    { question: '支持哪些平台？', selected: ['Linux', 'Windows'], other: 'FreeBSD ✨\n以及 OpenBSD' },
   ])
 })
 

@@ -11,6 +11,10 @@ test('the page loads, signs in and names the model', async ({ page, lab }) => {
   await expect(page.getByTestId('model-name')).toHaveText(/scripted:smoke/)
   await expect(page.getByTestId('unauthorized')).toHaveCount(0)
   await expect(page.getByTestId('composer')).toBeVisible()
+  // A fresh page says what luban does; a scripted model adds the demo line.
+  await expect(page.getByTestId('welcome')).toContainText('问题卡片')
+  await expect(page.getByTestId('welcome-demo')).toContainText('scripted:smoke')
+  await expect(page.getByTestId('welcome-demo')).toContainText('发送任意消息开始演示')
   await lab.shot(page, 'page')
   expect(errors).toEqual([])
 })

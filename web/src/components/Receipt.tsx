@@ -76,7 +76,7 @@ export function ReceiptView({ card }: { card: CardItem }) {
         {timeLabel(t, r)}: <time dateTime={r.resolvedAt}>{formatTime(r.resolvedAt, lang)}</time>
       </div>
       {r.status === 'expired' && req.expiresAt && (
-        <div data-testid="receipt-expires">
+        <div className="receipt-time" data-testid="receipt-expires">
           {t.expiresAt}: <time dateTime={req.expiresAt}>{formatTime(req.expiresAt, lang)}</time>
         </div>
       )}

@@ -140,12 +140,14 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
                     className={mode === 'toggle' ? 'switch' : undefined}
                   />
                   <label htmlFor={id}>
-                    <span className="option-label">{o.label}</span>
-                    {o.recommended && (
-                      <span className="chip chip-recommended" data-testid={`recommended-${o.id}`}>
-                        {t.recommended}
-                      </span>
-                    )}
+                    <span className="option-head">
+                      <span className="option-label">{o.label}</span>
+                      {o.recommended && (
+                        <span className="chip chip-recommended" data-testid={`recommended-${o.id}`}>
+                          {t.recommended}
+                        </span>
+                      )}
+                    </span>
                     {o.description && (
                       <span className="option-desc" id={`${id}-desc`}>
                         {o.description}
