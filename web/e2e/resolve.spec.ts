@@ -198,8 +198,11 @@ test('an expiring request shows when it expires, then an 已超时 receipt; the 
   await card2.getByTestId('submit').click()
   const res = await refused
   expect(res.status()).toBe(410)
-  expect((await res.json()).error).toMatchObject({ code: 'interaction_expired', receipt: { status: 'expired' } })
+  const expired = (await res.json()).error
+  expect(expired).toMatchObject({ code: 'interaction_expired', receipt: { status: 'expired' } })
   await expect(card2.getByTestId('receipt')).toHaveAttribute('data-status', 'expired')
+  // The receipt shown is the server's (error.receipt), with its resolvedAt.
+  await expect(card2.getByTestId('receipt-time').locator('time')).toHaveAttribute('datetime', expired.receipt.resolvedAt)
   await expect(card2.getByTestId('receipt-status')).toHaveText('已超时')
   await lab.shot(card2, 'receipt-expired-410')
 
