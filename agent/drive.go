@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/lubanhq/luban/askuser"
@@ -110,10 +109,6 @@ func (r *Runner) drive(ctx context.Context, id string) {
 // maxStepRetries is how often a step that failed on a store error is
 // retried (after 100 ms, 200 ms, 400 ms) before the run fails.
 const maxStepRetries = 3
-
-// deltaFlushInterval is the longest streamed text waits before it is
-// committed as a message_delta event.
-const deltaFlushInterval = 25 * time.Millisecond
 
 // leased takes the run's lease for this process. A run that Start or an
 // answer has just leased to this process needs no second write.
@@ -364,31 +359,14 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 	}
 	req := &model.Request{Messages: BuildMessages(agent.System, msgs), Tools: specs}
 	msgID := NewID("msg")
-	// Streamed text is committed in batches: whatever arrived within
-	// deltaFlushInterval becomes one message_delta event, and the rest rides
-	// in the transaction that stores the whole message. A fast model thus
-	// costs no extra commits; a slow one streams at 40 events/s at most.
-	var pending strings.Builder
-	lastFlush := time.Now()
-	flush := func(ex store.Executor) error {
-		if pending.Len() == 0 {
-			return nil
+	deltas := newDeltaBatcher(func(text string) {
+		if _, err := r.emit(ctx, r.st, run.SessionID, EventMessageDelta, MessageDeltaEvent{MessageID: msgID, Delta: text}); err != nil && ctx.Err() == nil {
+			r.log.Error("emit delta", "err", err)
 		}
-		_, err := r.emit(ctx, ex, run.SessionID, EventMessageDelta, MessageDeltaEvent{MessageID: msgID, Delta: pending.String()})
-		pending.Reset()
-		lastFlush = time.Now()
-		return err
-	}
+	})
+	defer deltas.take()
 	onDelta := func(text string) {
-		if text == "" {
-			return
-		}
-		pending.WriteString(text)
-		if time.Since(lastFlush) >= deltaFlushInterval {
-			if err := flush(r.st); err != nil && ctx.Err() == nil {
-				r.log.Error("emit delta", "err", err)
-			}
-		}
+		deltas.add(text)
 		r.fault("model_stream")
 	}
 	start := time.Now()
@@ -424,6 +402,8 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 			return true, err
 		}
 	}
+	// The text not yet committed rides in the message's transaction.
+	rest := deltas.take()
 	now := r.now()
 	// A turn the model completed is committed even when a shutdown began
 	// meanwhile: it is the checkpoint, and the call is not made twice.
@@ -441,8 +421,10 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 			Content: resp.Message.Content, ToolCalls: callsJSON, Now: now}); err != nil {
 			return err
 		}
-		if err := flush(tx); err != nil {
-			return err
+		if rest != "" {
+			if _, err := r.emit(ctx, tx, run.SessionID, EventMessageDelta, MessageDeltaEvent{MessageID: msgID, Delta: rest}); err != nil {
+				return err
+			}
 		}
 		if _, err := r.emit(ctx, tx, run.SessionID, EventMessage, MessageEvent{MessageID: msgID, Role: "assistant", Content: resp.Message.Content}); err != nil {
 			return err
