@@ -47,9 +47,10 @@ func (s *Server) authenticate(token string) string {
 func (s *Server) requireAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h := r.Header.Get("Authorization"); h != "" {
-			tok, ok := strings.CutPrefix(h, "Bearer ")
+			// The scheme is case-insensitive (RFC 7235 §2.1).
+			scheme, tok, ok := strings.Cut(h, " ")
 			p := ""
-			if ok {
+			if ok && strings.EqualFold(scheme, "Bearer") {
 				p = s.authenticate(strings.TrimSpace(tok))
 			}
 			if p == "" {

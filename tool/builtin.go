@@ -52,8 +52,10 @@ func ListFiles(root string) Tool {
 			if root == "" {
 				return Result{Content: "no workspace is configured", IsError: true}, nil
 			}
-			rel := filepath.Clean("/" + a.Path)
-			dir := filepath.Join(root, rel)
+			dir, err := insideRoot(root, a.Path)
+			if err != nil {
+				return Result{Content: fmt.Sprintf("cannot list %q: %v", a.Path, err), IsError: true}, nil
+			}
 			ents, err := os.ReadDir(dir)
 			if err != nil {
 				return Result{Content: fmt.Sprintf("cannot list %q: %v", a.Path, err), IsError: true}, nil
@@ -70,4 +72,21 @@ func ListFiles(root string) Tool {
 			return Result{Content: strings.Join(names, "\n")}, nil
 		},
 	}
+}
+
+// insideRoot resolves rel against root and fails unless the result, with
+// every symbolic link followed, is root or below it.
+func insideRoot(root, rel string) (string, error) {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", fmt.Errorf("workspace: %w", err)
+	}
+	p, err := filepath.EvalSymlinks(filepath.Join(realRoot, filepath.Clean("/"+rel)))
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.Rel(realRoot, p); err != nil || r == ".." || strings.HasPrefix(r, "../") {
+		return "", fmt.Errorf("outside the workspace")
+	}
+	return p, nil
 }

@@ -93,6 +93,12 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	}
 	log := slog.New(slog.NewTextHandler(c.Stderr, nil))
 
+	if cfg.ttl <= 0 {
+		return &usageError{fmt.Sprintf("--interaction-ttl %s: must be a positive duration such as 30m or 24h", cfg.ttl)}
+	}
+	if cfg.lease <= 0 || cfg.heartbeat <= 0 {
+		return &usageError{"--lease and --sse-heartbeat must be positive durations"}
+	}
 	askTools, err := parseAskTools(cfg.askTools)
 	if err != nil {
 		return &usageError{err.Error()}
@@ -110,6 +116,9 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	workspace, err := filepath.Abs(cfg.workspace)
 	if err != nil {
 		return fmt.Errorf("--workspace: %w", err)
+	}
+	if fi, err := os.Stat(workspace); err != nil || !fi.IsDir() {
+		return &usageError{fmt.Sprintf("--workspace %s: not a directory (directory answers must stay inside an existing workspace)", workspace)}
 	}
 	reg := tool.NewRegistry()
 	if err := reg.Register(tool.CurrentTime(nil), true); err != nil {
@@ -142,7 +151,10 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		return err
 	}
 
-	tokens, generated := splitTokens(cfg.authToken)
+	tokens, tokenFile, err := c.tokens(cfg)
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(server.Options{Runner: runner, Tokens: tokens, Web: web.Handler(), Heartbeat: cfg.heartbeat, AskTools: askTools, Logger: log})
 	if err != nil {
 		return err
@@ -159,8 +171,8 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	go func() { defer close(runnerDone); _ = runner.Run(runCtx) }()
 
 	url := "http://" + ln.Addr().String() + "/"
-	if generated {
-		fmt.Fprintf(c.Stdout, "luban serving on %s\nopen %s?token=%s\n", url, url, tokens[0])
+	if tokenFile != "" {
+		fmt.Fprintf(c.Stdout, "luban serving on %s\nopen %s?token=%s\n(token kept in %s; set --auth-token to choose your own)\n", url, url, tokens[0], tokenFile)
 	} else {
 		fmt.Fprintf(c.Stdout, "luban serving on %s\nopen %s?token=<your LUBAN_AUTH_TOKEN>\n", url, url)
 	}
@@ -199,21 +211,41 @@ func parseAskTools(v string) ([]string, error) {
 	return out, nil
 }
 
-func splitTokens(v string) ([]string, bool) {
+// tokens returns the accepted bearer tokens: the --auth-token list, or else
+// one token generated once and kept in a file (mode 0600) next to the
+// SQLite database (in the data directory for other databases), so that a
+// restart keeps the same principal and its sessions stay reachable. The
+// second result names that file ("" when --auth-token was given).
+func (c *Serve) tokens(cfg serveConfig) ([]string, string, error) {
 	var out []string
-	for _, t := range strings.Split(v, ",") {
+	for _, t := range strings.Split(cfg.authToken, ",") {
 		if t = strings.TrimSpace(t); t != "" {
 			out = append(out, t)
 		}
 	}
 	if len(out) > 0 {
-		return out, false
+		return out, "", nil
+	}
+	dir := filepath.Dir(defaultDB(c.Getenv))
+	if cfg.db != "memory" && !strings.Contains(cfg.db, "://") {
+		dir = filepath.Dir(cfg.db)
+	}
+	path := filepath.Join(dir, "luban.token")
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 16 {
+		return []string{strings.TrimSpace(string(b))}, path, nil
 	}
 	var b [24]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		panic(err)
+		return nil, "", err
 	}
-	return []string{hex.EncodeToString(b[:])}, true
+	tok := hex.EncodeToString(b[:])
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, "", fmt.Errorf("keep the generated token: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
+		return nil, "", fmt.Errorf("keep the generated token: %w", err)
+	}
+	return []string{tok}, path, nil
 }
 
 func openStore(ctx context.Context, db string) (store.Store, error) {
