@@ -1,14 +1,43 @@
 import ReactMarkdown from 'react-markdown'
+import { visible } from '../visible'
+
+type MdNode = { type: string; value?: string; children?: MdNode[] }
+
+/**
+ * remarkLiteralHtml makes raw HTML in model text literal text: the parser's
+ * HTML constructs (micromark `htmlFlow`, `htmlText`) are disabled, so a line
+ * starting with `<script>` is a paragraph whose `<script>` is text and whose
+ * `**bold**` is still bold (with HTML blocks on, the whole line became one
+ * HTML node that `skipHtml` dropped, and the text was lost). Any `html` node
+ * that still appears is turned into a `text` node. Text, inline code and code
+ * blocks show bidirectional controls as markers (see `visible`).
+ */
+export function remarkLiteralHtml(this: { data: () => object }) {
+  const data = this.data() as { micromarkExtensions?: unknown[] }
+  const exts = (data.micromarkExtensions ??= [])
+  exts.push({ disable: { null: ['htmlFlow', 'htmlText'] } })
+  const walk = (n: MdNode) => {
+    if (n.type === 'html') n.type = 'text'
+    if ((n.type === 'text' || n.type === 'inlineCode' || n.type === 'code') && typeof n.value === 'string') n.value = visible(n.value)
+    n.children?.forEach(walk)
+  }
+  return (tree: MdNode) => walk(tree)
+}
+
+const plugins = [remarkLiteralHtml]
 
 /**
  * Markdown renders assistant text with react-markdown. Raw HTML in the text
- * is skipped (no rehype-raw), and unsafe link protocols are dropped by the
- * library's default urlTransform, so a model can never inject markup.
+ * is shown as literal text (remarkLiteralHtml), never as markup nor dropped;
+ * `skipHtml` stays as a second guard, and unsafe link protocols are dropped by
+ * the library's default urlTransform, so a model can never inject markup.
  */
 export function Markdown({ text }: { text: string }) {
   return (
     <div className="markdown">
-      <ReactMarkdown skipHtml>{text}</ReactMarkdown>
+      <ReactMarkdown skipHtml remarkPlugins={plugins}>
+        {text}
+      </ReactMarkdown>
     </div>
   )
 }
