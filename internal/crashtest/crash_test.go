@@ -44,7 +44,7 @@ func TestKillWhileWaitingForInput(t *testing.T) {
 	a, _ := chatUntilAsk(t, p1)
 	before := getPending(t, p1, a.SessionID)
 	require.Equal(t, jsonOf(a.Raw), jsonOf(before.Pending), "pending equals the streamed request")
-	p1.kill9()
+	p1.Kill9()
 
 	p2 := startProc(t, procOptions{Name: "p2", DB: b.db, Fake: b.fake})
 	after := getPending(t, p2, a.SessionID)
@@ -70,7 +70,7 @@ func TestCrashAfterInteractionCommitted(t *testing.T) {
 	p1 := startProc(t, procOptions{Name: "p1", DB: b.db, Fake: b.fake, Fault: "interaction_committed"})
 	st := p1.API.Chat("", userMessage)
 	seen, last := readRest(st)
-	p1.waitFault()
+	p1.WaitFault()
 
 	p2 := startProc(t, procOptions{Name: "p2", DB: b.db, Fake: b.fake})
 	s := struct{ SessionID string }{sessionAfterCrash(t, seen, p2)}
@@ -114,12 +114,12 @@ func TestCrashAfterAnswerCommitted(t *testing.T) {
 
 	p1 := startProc(t, procOptions{Name: "p1", DB: b.db, Fake: b.fake, Fault: "answer_committed"})
 	a, evs := chatUntilAsk(t, p1)
-	resp, err := p1.post("/api/chat/continue", continueBody(a.SessionID, a.RequestID))
+	resp, err := p1.Post("/api/chat/continue", continueBody(a.SessionID, a.RequestID))
 	if err == nil {
 		// Whatever arrived, the process dies before the continuation streams.
 		_, _ = p1.API.Open(resp, "p1-continue").All(waitEvents)
 	}
-	p1.waitFault()
+	p1.WaitFault()
 	require.Len(t, b.fake.Requests(), 1, "no model call before the crash")
 
 	p2 := startProc(t, procOptions{Name: "p2", DB: b.db, Fake: b.fake})
@@ -172,13 +172,13 @@ func TestCrashDuringModelCallAfterAnswer(t *testing.T) {
 	// may come before the continuation's first bytes: the client keeps the
 	// last id it saw, whichever stream it came from.
 	last := lastID(chat)
-	if resp, err := p1.post("/api/chat/continue", continueBody(a.SessionID, a.RequestID)); err == nil && resp.StatusCode == http.StatusOK {
+	if resp, err := p1.Post("/api/chat/continue", continueBody(a.SessionID, a.RequestID)); err == nil && resp.StatusCode == http.StatusOK {
 		if seen, l := readRest(p1.API.Open(resp, "p1-continue")); l > 0 {
 			require.Equal(t, "user_input_resolved", seen[0].Name)
 			last = l
 		}
 	}
-	p1.waitFault()
+	p1.WaitFault()
 
 	p2 := startProc(t, procOptions{Name: "p2", DB: b.db, Fake: b.fake})
 	pv := getPending(t, p2, a.SessionID)
@@ -208,7 +208,7 @@ func TestCrashMidModelStream(t *testing.T) {
 
 	p1 := startProc(t, procOptions{Name: "p1", DB: b.db, Fake: b.fake, Fault: "model_stream:3"})
 	seen, last := readRest(p1.API.Chat("", userMessage))
-	p1.waitFault()
+	p1.WaitFault()
 
 	p2 := startProc(t, procOptions{Name: "p2", DB: b.db, Fake: b.fake})
 	s := struct{ SessionID string }{sessionAfterCrash(t, seen, p2)}
@@ -283,7 +283,7 @@ func TestCrashDuringToolCall(t *testing.T) {
 		p1 := startProc(t, procOptions{Name: "p1", DB: b.db, Fake: b.fake, Fault: fault, Workspace: ws})
 		seen, last := readRest(p1.API.Chat("", userMessage))
 		if fault != "" {
-			p1.waitFault()
+			p1.WaitFault()
 		}
 		if fault == "" {
 			require.Equal(t, "done", seen[len(seen)-1].Name)

@@ -136,13 +136,13 @@ func chatUntilAsk(t *testing.T, p *proc) (ask, []lubantest.Event) {
 // answer posts the answer and reads the continuation's SSE to its end.
 func answer(t *testing.T, p *proc, a ask) []lubantest.Event {
 	t.Helper()
-	resp, err := p.post("/api/chat/continue", continueBody(a.SessionID, a.RequestID))
+	resp, err := p.Post("/api/chat/continue", continueBody(a.SessionID, a.RequestID))
 	require.NoError(t, err)
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("continue: %s %s", resp.Status, b)
 	}
-	evs, err := p.API.Open(resp, p.name+"-continue").All(waitEvents)
+	evs, err := p.API.Open(resp, p.Name+"-continue").All(waitEvents)
 	require.NoError(t, err)
 	return evs
 }
@@ -176,7 +176,7 @@ func reference(t *testing.T, turns ...fakeopenai.Turn) [][]byte {
 		}
 		a = decodeAsk(t, last)
 	}
-	p.term()
+	p.Term()
 	return raws(fake.Requests())
 }
 

@@ -30,7 +30,7 @@ func TestMemoryRestartIsNotResumable(t *testing.T) {
 	p1 := startProc(t, procOptions{Name: "p1", DB: "memory", Fake: b.fake})
 	a, _ := chatUntilAsk(t, p1)
 	require.Equal(t, true, getPending(t, p1, a.SessionID).Pending["resumable"])
-	p1.kill9()
+	p1.Kill9()
 
 	p2 := startProc(t, procOptions{Name: "p2", DB: "memory", Fake: b.fake})
 	var e apiError
@@ -53,7 +53,7 @@ func TestAgentGoneIsNotResumable(t *testing.T) {
 	p1 := startProc(t, procOptions{Name: "p1", DB: b.db, Fake: b.fake, Agent: "planner"})
 	a, _ := chatUntilAsk(t, p1)
 	before := getPending(t, p1, a.SessionID).Pending
-	p1.term()
+	p1.Term()
 
 	p2 := startProc(t, procOptions{Name: "p2", DB: b.db, Fake: b.fake, Agent: "coder"})
 	pv := getPending(t, p2, a.SessionID)
@@ -66,7 +66,7 @@ func TestAgentGoneIsNotResumable(t *testing.T) {
 	require.Equal(t, "not_resumable", e.Error.Code)
 	require.Contains(t, e.Error.Message, "服务已重启，请重新发起任务")
 	require.NotNil(t, getPending(t, p2, a.SessionID).Pending, "a refused continue consumes nothing")
-	p2.term()
+	p2.Term()
 
 	p3 := startProc(t, procOptions{Name: "p3", DB: b.db, Fake: b.fake, Agent: "planner"})
 	requirePendingSame(t, before, getPending(t, p3, a.SessionID).Pending)
@@ -86,7 +86,7 @@ func TestEventIDsAcrossRestarts(t *testing.T) {
 
 	p1 := startProc(t, procOptions{Name: "p1", DB: b.db, Fake: b.fake})
 	a1, live := chatUntilAsk(t, p1)
-	p1.kill9()
+	p1.Kill9()
 
 	p2 := startProc(t, procOptions{Name: "p2", DB: b.db, Fake: b.fake})
 	evs := answer(t, p2, a1)
@@ -94,7 +94,7 @@ func TestEventIDsAcrossRestarts(t *testing.T) {
 	live = append(live, evs...)
 	a2 := decodeAsk(t, evs[len(evs)-1])
 	require.Equal(t, "call_ask_2", a2.Raw["toolCallId"])
-	p2.term()
+	p2.Term()
 
 	p3 := startProc(t, procOptions{Name: "p3", DB: b.db, Fake: b.fake})
 	evs = answer(t, p3, a2)
@@ -145,7 +145,7 @@ func TestSigtermCheckpointsInFlightRun(t *testing.T) {
 	p1 := startProc(t, procOptions{Name: "p1", DB: b.db, Fake: b.fake})
 	a, _ := chatUntilAsk(t, p1)
 	sub := p1.API.Events(a.SessionID, 0)
-	resp, err := p1.post("/api/chat/continue", continueBody(a.SessionID, a.RequestID))
+	resp, err := p1.Post("/api/chat/continue", continueBody(a.SessionID, a.RequestID))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	cont := p1.API.Open(resp, "p1-continue")
@@ -157,7 +157,7 @@ func TestSigtermCheckpointsInFlightRun(t *testing.T) {
 		t.Fatal("the model call after the answer never started")
 	}
 
-	p1.term()
+	p1.Term()
 	contEvs, err := cont.All(waitEvents)
 	require.NoError(t, err, "the continue stream ends cleanly")
 	subEvs, err := sub.All(waitEvents)
@@ -189,7 +189,7 @@ func TestOneDriverAfterCrash(t *testing.T) {
 	b.fake.Push(talkAskTurn("call_ask_1"), talkAskTurn("call_ask_1"), endTurn())
 	p1 := startProc(t, procOptions{Name: "p1", DB: b.db, Fake: b.fake, Fault: "model_stream:2"})
 	seen, last := readRest(p1.API.Chat("", userMessage))
-	p1.waitFault()
+	p1.WaitFault()
 
 	// Both start before p1's 1s lease expires (each start takes well under it);
 	// their sweepers race for the run and one conditional write wins.

@@ -157,13 +157,19 @@ func (s *Server) record(name string, b []byte) {
 	buf.Write(b)
 }
 
-func (s *Server) saveArtifacts() {
+// artifactDir is the directory of t's evidence: $LUBAN_ARTIFACTS (default
+// artifacts/ at the repository root) / the test's name.
+func artifactDir(t testing.TB) string {
 	dir := os.Getenv("LUBAN_ARTIFACTS")
 	if dir == "" {
 		_, file, _, _ := runtime.Caller(0)
 		dir = filepath.Join(filepath.Dir(file), "..", "..", "artifacts")
 	}
-	dir = filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(s.t.Name()))
+	return filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+}
+
+func (s *Server) saveArtifacts() {
+	dir := artifactDir(s.t)
 	if os.MkdirAll(dir, 0o755) != nil {
 		return
 	}

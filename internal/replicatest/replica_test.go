@@ -216,7 +216,7 @@ func TestKilledReplicaRunFinishedByOther(t *testing.T) {
 
 	st := b.a.API.Chat("", "写一首诗")
 	_, _ = st.All(waitEvents) // the stream breaks when A dies, possibly before its first frame
-	b.a.waitKilled()
+	b.a.WaitKilled()
 	var list struct {
 		Sessions []struct{ ID string }
 	}
