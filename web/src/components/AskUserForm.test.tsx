@@ -164,4 +164,49 @@ describe('AskUser card (AgentScope AskUser)', () => {
     expect(screen.queryByTestId('receipt-selections')).toBeNull()
     expect(screen.getByTestId('run-status')).toHaveTextContent('继续执行中')
   })
+
+  it('bidi controls in questions, headers, context, labels, previews and the receipt show as markers; answers keep raw labels', async () => {
+    const RLO = '\u202E'
+    const request: InputRequest = {
+      ...askUser(),
+      questions: [
+        {
+          question: `下载哪个？${RLO}`,
+          header: `文\u2067件`,
+          context: `ctx\u200E`,
+          multi_select: false,
+          options: [
+            { label: `gnp${RLO}.exe`, description: `d${RLO}`, preview: `p${RLO}` },
+            { label: '都不要', preview: 'none' },
+          ],
+        },
+      ],
+    }
+    const { user, onSubmit, rerender, card } = setup({ request })
+    const el = screen.getByTestId('input-card')
+    expect(screen.getByTestId('question-0')).toHaveTextContent('下载哪个？⟨U+202E⟩')
+    expect(screen.getByTestId('question-header-0')).toHaveTextContent('文⟨U+2067⟩件')
+    expect(screen.getByTestId('question-context-0').textContent).toBe('ctx⟨U+200E⟩')
+    expect(screen.getByLabelText(/gnp⟨U\+202E⟩\.exe/)).toBe(screen.getByTestId('q0-option-0'))
+    expect(el).toHaveTextContent('d⟨U+202E⟩')
+    expect(screen.getByTestId('q0-preview').textContent).toBe('p⟨U+202E⟩')
+    expect(screen.getByTestId('q0-other-input')).toHaveAttribute('aria-label', '其他: 下载哪个？⟨U+202E⟩')
+    expect(el.textContent).not.toMatch(/[\u200E\u200F\u202A-\u202E\u2066-\u2069]/)
+    await user.click(screen.getByTestId('q0-option-0'))
+    await user.click(screen.getByTestId('submit'))
+    expect(onSubmit.mock.calls[0][0].answers).toEqual([{ question: `下载哪个？${RLO}`, selected: [`gnp${RLO}.exe`], other: '' }])
+
+    const receipt: Receipt = {
+      requestId: 'ask_9',
+      toolCallId: 'call_9',
+      status: 'answered',
+      selections: [],
+      customInput: '',
+      answers: [{ question: `下载哪个？${RLO}`, selected: [`gnp${RLO}.exe`], other: `o${RLO}` }],
+      resolvedAt: '2026-03-01T08:00:00Z',
+    }
+    rerender({ ...card, phase: 'resolved', receipt })
+    expect(screen.getByTestId('receipt-answer-0')).toHaveTextContent('下载哪个？⟨U+202E⟩gnp⟨U+202E⟩.exe；其他: o⟨U+202E⟩')
+    expect(screen.getByTestId('receipt').textContent).not.toMatch(/[\u200E\u200F\u202A-\u202E\u2066-\u2069]/)
+  })
 })

@@ -3,6 +3,7 @@ import type { CardItem } from '../chatState'
 import { useT } from '../i18n'
 import type { Answer, Question } from '../types'
 import { CardError, FieldMessages, otherErrors } from './fieldErrors'
+import { visible } from '../visible'
 
 type QState = { selected: string[]; otherOn: boolean; other: string; focused: number }
 
@@ -56,7 +57,7 @@ export function AskUserForm({ card, onSubmit, onCancel }: { card: CardItem; onSu
         <CardError card={card} unmatched={otherErrors(card.fieldErrors, [...fields, 'answers'])} />
         <div className="actions">
           <button type="submit" className="primary" data-testid="submit" disabled={!ready || busy} aria-describedby={!ready ? hintId : undefined}>
-            {busy ? t.submitting : card.request.submitLabel || t.submit}
+            {busy ? t.submitting : visible(card.request.submitLabel) || t.submit}
           </button>
           <button type="button" data-testid="cancel" onClick={onCancel} disabled={busy}>
             {t.cancel}
@@ -118,10 +119,10 @@ function QuestionField({ index: i, q, s, uid, errs, set }: QProps) {
               aria-describedby={o.description ? `${id}-desc` : undefined}
             />
             <label htmlFor={id}>
-              <span className="option-label">{o.label}</span>
+              <span className="option-label">{visible(o.label)}</span>
               {o.description && (
                 <span className="option-desc" id={`${id}-desc`}>
-                  {o.description}
+                  {visible(o.description)}
                 </span>
               )}
             </label>
@@ -143,7 +144,7 @@ function QuestionField({ index: i, q, s, uid, errs, set }: QProps) {
         <textarea
           rows={1}
           className="other-input"
-          aria-label={`${t.other}: ${q.question}`}
+          aria-label={`${t.other}: ${visible(q.question)}`}
           placeholder={t.otherPlaceholder}
           data-testid={`q${i}-other-input`}
           value={s.other}
@@ -160,13 +161,13 @@ function QuestionField({ index: i, q, s, uid, errs, set }: QProps) {
     <fieldset className="question" data-testid={`question-${i}`}>
       <legend id={`${name}-legend`}>
         <span className="chip" data-testid={`question-header-${i}`}>
-          {q.header}
+          {visible(q.header)}
         </span>{' '}
-        <span className="question-text">{q.question}</span>
+        <span className="question-text">{visible(q.question)}</span>
       </legend>
       {q.context && (
         <pre className="context" data-testid={`question-context-${i}`}>
-          {q.context}
+          {visible(q.context)}
         </pre>
       )}
       {withPreview ? (
@@ -174,9 +175,9 @@ function QuestionField({ index: i, q, s, uid, errs, set }: QProps) {
           {options}
           <div className="preview" aria-live="polite">
             <div className="preview-label">
-              {t.preview}: {q.options[s.focused]?.label}
+              {t.preview}: {visible(q.options[s.focused]?.label)}
             </div>
-            <pre data-testid={`q${i}-preview`}>{preview ?? t.noPreview}</pre>
+            <pre data-testid={`q${i}-preview`}>{visible(preview) ?? t.noPreview}</pre>
           </div>
         </div>
       ) : (

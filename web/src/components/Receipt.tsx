@@ -1,6 +1,7 @@
 import type { CardItem } from '../chatState'
 import { formatTime, useLang, useT, type Dict } from '../i18n'
 import type { Receipt } from '../types'
+import { visible } from '../visible'
 
 function statusText(t: Dict, r: Receipt): string {
   if (r.status === 'cancelled') return t.receiptCancelled
@@ -42,7 +43,7 @@ export function ReceiptView({ card }: { card: CardItem }) {
   const lang = useLang()
   const r = card.receipt!
   const req = card.request
-  const labels = (r.selections ?? []).map((id) => req.options?.find((o) => o.id === id)?.label ?? id)
+  const labels = (r.selections ?? []).map((id) => req.options?.find((o) => o.id === id)?.label ?? id).map((l) => visible(l))
   const run = runText(t, card.runStatus)
   return (
     <div className={`receipt receipt-${r.status}`} data-testid="receipt" data-status={r.status}>
@@ -50,7 +51,7 @@ export function ReceiptView({ card }: { card: CardItem }) {
         <span className="chip" data-testid="receipt-status">
           {statusText(t, r)}
         </span>
-        {req.title && <span className="receipt-title">{req.title}</span>}
+        {req.title && <span className="receipt-title">{visible(req.title)}</span>}
       </div>
       {r.status === 'answered' && !r.answers?.length && (labels.length > 0 || !r.customInput) && (
         <div data-testid="receipt-selections">
@@ -60,16 +61,16 @@ export function ReceiptView({ card }: { card: CardItem }) {
       {r.status === 'answered' &&
         r.answers?.map((a, i) => (
           <div key={i} className="receipt-answer" data-testid={`receipt-answer-${i}`}>
-            <div className="receipt-q">{a.question}</div>
+            <div className="receipt-q">{visible(a.question)}</div>
             <div>
-              {a.selected?.length ? a.selected.join('、') : ''}
-              {a.other ? `${a.selected?.length ? '；' : ''}${t.other}: ${a.other}` : ''}
+              {a.selected?.length ? a.selected.map((l) => visible(l)).join('、') : ''}
+              {a.other ? `${a.selected?.length ? '；' : ''}${t.other}: ${visible(a.other)}` : ''}
             </div>
           </div>
         ))}
       {r.status === 'answered' && r.customInput && (
         <div className="receipt-custom" data-testid="receipt-custom">
-          {r.customInput}
+          {visible(r.customInput)}
         </div>
       )}
       <div className="receipt-time" data-testid="receipt-time">

@@ -1,5 +1,6 @@
 import type { ToolItem } from '../chatState'
 import { useT } from '../i18n'
+import { visible } from '../visible'
 
 function pretty(v: unknown): string {
   if (v === undefined) return ''
@@ -24,20 +25,20 @@ export function ToolCallView({ item }: { item: ToolItem }) {
     <details className={`tool${item.result?.isError ? ' tool-error' : ''}`} data-testid="tool-call" data-tool={item.name}>
       <summary>
         <span className="tool-name">
-          {t.toolCall}: {item.name}
+          {t.toolCall}: {visible(item.name)}
         </span>{' '}
         <span className="tool-state">{state}</span>
       </summary>
       {item.arguments !== undefined && (
         <>
           <div className="tool-label">{t.arguments}</div>
-          <pre>{pretty(item.arguments)}</pre>
+          <pre>{visible(pretty(item.arguments))}</pre>
         </>
       )}
       {item.result && (
         <>
           <div className="tool-label">{state}</div>
-          <pre data-testid="tool-result">{item.result.content}</pre>
+          <pre data-testid="tool-result">{visible(item.result.content)}</pre>
         </>
       )}
     </details>

@@ -252,4 +252,46 @@ describe('UserInputCard errors and receipts', () => {
     expect(screen.queryByTestId('cancel')).toBeNull()
     expect(screen.queryByRole('radio')).toBeNull()
   })
+
+  it('bidi controls in model strings show as markers on the card and its receipt; the answer keeps option ids', async () => {
+    const RLO = '\u202E'
+    const { user, onSubmit, rerender, card } = setup({
+      request: {
+        title: `下载 gnp${RLO}.exe？`,
+        description: `文件 a\u2066b\u2069`,
+        submitLabel: `好${RLO}`,
+        allowCustom: true,
+        options: [
+          { id: 'png', label: `gnp${RLO}.exe`, description: `\u200F说明` },
+          { id: 'skip', label: '跳过' },
+        ],
+      },
+    })
+    const el = screen.getByTestId('input-card')
+    expect(screen.getByRole('heading')).toHaveTextContent('下载 gnp⟨U+202E⟩.exe？')
+    expect(el).toHaveAttribute('aria-label', '下载 gnp⟨U+202E⟩.exe？')
+    expect(el).toHaveTextContent('文件 a⟨U+2066⟩b⟨U+2069⟩')
+    expect(el).toHaveTextContent('gnp⟨U+202E⟩.exe')
+    expect(el).toHaveTextContent('⟨U+200F⟩说明')
+    expect(screen.getByTestId('submit')).toHaveTextContent('好⟨U+202E⟩')
+    expect(el.textContent).not.toMatch(/[\u200E\u200F\u202A-\u202E\u2066-\u2069]/)
+    await user.click(screen.getByTestId('option-png'))
+    await user.click(screen.getByTestId('submit'))
+    expect(onSubmit).toHaveBeenCalledExactlyOnceWith({ selections: ['png'], customInput: '', cancelled: false })
+
+    const receipt: Receipt = {
+      requestId: 'ask_1',
+      toolCallId: 'call_1',
+      status: 'answered',
+      selections: ['png', `x${RLO}y`],
+      customInput: `备注${RLO}`,
+      resolvedAt: '2026-03-01T08:00:00Z',
+    }
+    rerender({ ...card, phase: 'resolved', receipt })
+    const r = screen.getByTestId('receipt')
+    expect(r).toHaveTextContent('下载 gnp⟨U+202E⟩.exe？')
+    expect(screen.getByTestId('receipt-selections')).toHaveTextContent('gnp⟨U+202E⟩.exe、x⟨U+202E⟩y')
+    expect(screen.getByTestId('receipt-custom')).toHaveTextContent('备注⟨U+202E⟩')
+    expect(r.textContent).not.toMatch(/[\u200E\u200F\u202A-\u202E\u2066-\u2069]/)
+  })
 })

@@ -5,6 +5,7 @@ import type { Answer } from '../types'
 import { AskUserForm } from './AskUserForm'
 import { CardError, FieldMessages, otherErrors } from './fieldErrors'
 import { ReceiptView } from './Receipt'
+import { visible } from '../visible'
 
 /** CardProps are the props of UserInputCard. */
 export type CardProps = {
@@ -50,14 +51,14 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
       data-request-id={req.id}
       data-phase={card.phase}
       data-mode={req.mode}
-      aria-label={req.title}
+      aria-label={visible(req.title)}
     >
       {card.phase === 'resolved' && card.receipt ? (
         <ReceiptView card={card} />
       ) : (
         <>
-          <h3 className="card-title">{req.title}</h3>
-          {req.description && <p className="card-desc">{req.description}</p>}
+          <h3 className="card-title">{visible(req.title)}</h3>
+          {req.description && <p className="card-desc">{visible(req.description)}</p>}
           {card.phase === 'not_resumable' ? (
             <p className="not-resumable" data-testid="not-resumable" role="alert">
               {t.notResumable}
@@ -120,7 +121,7 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
     <form onSubmit={submit} noValidate>
       <fieldset disabled={busy} className="card-body">
         {!free && (
-          <div role="group" aria-label={req.title} className={`options options-${mode}`}>
+          <div role="group" aria-label={visible(req.title)} className={`options options-${mode}`}>
             {(req.options ?? []).map((o) => {
               const id = `${uid}-opt-${o.id}`
               const checked = selections.includes(o.id)
@@ -141,7 +142,7 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
                   />
                   <label htmlFor={id}>
                     <span className="option-head">
-                      <span className="option-label">{o.label}</span>
+                      <span className="option-label">{visible(o.label)}</span>
                       {o.recommended && (
                         <span className="chip chip-recommended" data-testid={`recommended-${o.id}`}>
                           {t.recommended}
@@ -150,7 +151,7 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
                     </span>
                     {o.description && (
                       <span className="option-desc" id={`${id}-desc`}>
-                        {o.description}
+                        {visible(o.description)}
                       </span>
                     )}
                   </label>
@@ -196,7 +197,7 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
         <CardError card={card} unmatched={otherErrors(errs, ['selections', 'customInput'])} />
         <div className="actions">
           <button type="submit" className="primary" data-testid="submit" disabled={!!hint || busy} aria-describedby={hint ? hintId : undefined}>
-            {busy ? t.submitting : req.submitLabel || t.submit}
+            {busy ? t.submitting : visible(req.submitLabel) || t.submit}
           </button>
           <button type="button" data-testid="cancel" onClick={onCancel} disabled={busy}>
             {t.cancel}
