@@ -177,7 +177,7 @@ describe('AskUser card (AgentScope AskUser)', () => {
           multi_select: false,
           options: [
             { label: `gnp${RLO}.exe`, description: `d${RLO}`, preview: `p${RLO}` },
-            { label: '都不要', preview: 'none' },
+            { label: '都不要', description: '', preview: 'none' },
           ],
         },
       ],
