@@ -81,7 +81,8 @@ describe('App', () => {
         res.write(frame(10, 'tool_call', { toolCallId: 'call_2', name: 'read_file', arguments: { path: 'a.go' } }))
         res.write(frame(11, 'tool_result', { toolCallId: 'call_2', name: 'read_file', content: 'package a', isError: false }))
         res.write(frame(12, 'message_delta', { messageId: 'm2', delta: '**完成** <img src=x onerror=alert(1)>' }))
-        res.write(frame(13, 'done', { runId: 'r1', status: 'completed' }))
+        res.write(frame(13, 'message', { messageId: 'm2', role: 'assistant', content: '**完成** <img src=x onerror=alert(1)>' }))
+        res.write(frame(14, 'done', { runId: 'r1', status: 'completed' }))
         res.end()
       },
     })
@@ -118,6 +119,7 @@ describe('App', () => {
     expect(assistant).toHaveLength(2)
     expect(assistant[1].querySelector('strong')).toHaveTextContent('完成')
     expect(assistant[1].querySelector('img')).toBeNull()
+    expect(assistant[1]).toHaveTextContent('完成 <img src=x onerror=alert(1)>')
     const tool = screen.getByTestId('tool-call')
     expect(tool).toHaveAttribute('data-tool', 'read_file')
     expect(within(tool).getByTestId('tool-result')).toHaveTextContent('package a')
@@ -233,7 +235,8 @@ describe('App', () => {
         res.write(frame(4, 'session', { sessionId: 's1', runId: 'r2' }))
         res.write(frame(5, 'message_delta', { messageId: 'm5', delta: '继续中的回答' }))
         res.write(': ping\n\n')
-        res.write(frame(6, 'done', { runId: 'r2', status: 'completed' }))
+        res.write(frame(6, 'message', { messageId: 'm5', role: 'assistant', content: '继续中的回答' }))
+        res.write(frame(7, 'done', { runId: 'r2', status: 'completed' }))
         // Left open, as the server does; the page closes it.
       },
     })
@@ -331,6 +334,13 @@ describe('App', () => {
     await waitFor(() => expect(screen.queryByTestId('welcome')).toBeNull())
   })
 
+  it('only the built-in demo (scripted:demo) gets the demo line, not another scripted scenario', async () => {
+    await setup('/', { 'GET /api/info': json(200, { model: 'scripted:smoke', askTools: ['ask_user'] }) })
+    expect(await screen.findByTestId('model-name')).toHaveTextContent('scripted:smoke')
+    expect(screen.getByTestId('welcome')).toHaveTextContent('在下方输入消息开始')
+    expect(screen.queryByTestId('welcome-demo')).toBeNull()
+  })
+
   it('the welcome without a scripted model has no demo line, and an open session has no welcome', async () => {
     await setup('/', { 'GET /api/info': json(200, { model: 'openai:gpt-x', askTools: ['ask_user'] }) })
     expect(await screen.findByTestId('model-name')).toHaveTextContent('openai:gpt-x')
@@ -338,6 +348,49 @@ describe('App', () => {
     expect(screen.queryByTestId('welcome-demo')).toBeNull()
     await userEvent.click(await screen.findByTestId('session-s1'))
     await waitFor(() => expect(screen.queryByTestId('welcome')).toBeNull())
+  })
+
+  it('drops a dead attempt\'s streaming bubble when the takeover\'s final message comes, and any unfinished one at done', async () => {
+    // Each step() lets the server write the next part of the stream.
+    const gates: (() => void)[] = []
+    const steps = [0, 1, 2].map(() => new Promise<void>((r) => gates.push(r)))
+    let n = 0
+    const step = () => gates[n++]()
+    const { user } = await setup('/', {
+      'POST /api/chat': async (_req, res) => {
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' })
+        res.write(frame(1, 'session', { sessionId: 's1', runId: 'r1' }))
+        res.write(frame(2, 'message', { messageId: 'm0', role: 'user', content: '讲个故事' }))
+        // The first process streamed part of the reply, then died (kill -9).
+        res.write(frame(3, 'message_delta', { messageId: 'dead', delta: '从前有' }))
+        await steps[0]
+        // The next process took the run over and answered in full.
+        res.write(frame(4, 'message_delta', { messageId: 'm1', delta: '从前有座山，' }))
+        await steps[1]
+        res.write(frame(5, 'message', { messageId: 'm1', role: 'assistant', content: '从前有座山，山里有座庙。' }))
+        res.write(frame(6, 'tool_call', { toolCallId: 'call_2', name: 'read_file', arguments: {} }))
+        res.write(frame(7, 'tool_result', { toolCallId: 'call_2', name: 'read_file', content: 'x', isError: false }))
+        // A second turn starts streaming, and the run is cancelled mid-reply:
+        // no final message, the transcript will not hold that text.
+        res.write(frame(8, 'message_delta', { messageId: 'm2', delta: '半句' }))
+        await steps[2]
+        res.write(frame(9, 'done', { runId: 'r1', status: 'cancelled' }))
+        res.end()
+      },
+    })
+    await user.type(await screen.findByTestId('composer'), '讲个故事{Enter}')
+    expect(await screen.findByText('从前有')).toBeInTheDocument()
+    step()
+    await waitFor(() => expect(screen.getAllByTestId('message-assistant')).toHaveLength(2))
+    step()
+    await waitFor(() => expect(screen.getByText('半句')).toBeInTheDocument())
+    const shown = screen.getAllByTestId('message-assistant')
+    expect(shown.map((m) => m.getAttribute('data-message-id'))).toEqual(['m1', 'm2'])
+    expect(shown[0]).toHaveTextContent('从前有座山，山里有座庙。')
+    step()
+    await waitFor(() => expect(screen.queryByText('半句')).toBeNull())
+    expect(screen.getAllByTestId('message-assistant').map((m) => m.getAttribute('data-message-id'))).toEqual(['m1'])
+    expect(screen.getAllByTestId('message-user')).toHaveLength(1)
   })
 
   it('asks to open the printed URL on 401, and switches to English', async () => {

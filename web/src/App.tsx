@@ -299,13 +299,18 @@ function StatusBadge({ t, status, testId }: { t: Dict; status: string; testId: s
   )
 }
 
+/** DEMO_MODEL is the model name of the built-in demo scenario (`--model scripted`). */
+const DEMO_MODEL = 'scripted:demo'
+
 /**
  * Welcome fills the empty chat of a new session: what luban does, and with
- * a scripted model (`scripted:*`) that the demo walks through every
- * question type.
+ * the built-in demo scenario (`scripted:demo`, `luban serve` without an API
+ * key) that the demo walks through every question type. Other scripted
+ * scenarios (`scripted:<file>`) play only their own turns, so they get the
+ * plain start line.
  */
 function Welcome({ t, model }: { t: Dict; model: string }) {
-  const demo = model.startsWith('scripted:')
+  const demo = model === DEMO_MODEL
   return (
     <section className="welcome" data-testid="welcome" aria-labelledby="welcome-title">
       <h2 id="welcome-title">{t.welcomeTitle}</h2>

@@ -141,6 +141,20 @@ function fromTranscript(t: Transcript): Item[] {
   return items
 }
 
+/**
+ * dropDeadStreams removes assistant bubbles that are still streaming (their
+ * `message_delta`s came, their final `message` did not) and stand before the
+ * message `finalId`, or anywhere when `finalId` is absent or not shown yet
+ * (a `done`, or a final message that gets appended). The event log keeps a
+ * dead attempt's deltas after a takeover; the transcript does not.
+ */
+function dropDeadStreams(items: Item[], finalId?: string): Item[] {
+  const at = finalId === undefined ? -1 : items.findIndex((i) => i.kind === 'message' && i.id === finalId)
+  const end = at < 0 ? items.length : at
+  const dead = (i: Item, n: number) => n < end && i.kind === 'message' && i.role === 'assistant' && i.streaming === true && i.id !== finalId
+  return items.some(dead) ? items.filter((i, n) => !dead(i, n)) : items
+}
+
 function isRunStatus(s: unknown): s is RunStatus {
   return s === 'completed' || s === 'cancelled' || s === 'expired' || s === 'failed'
 }
@@ -166,17 +180,21 @@ function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
       const role = str('role')
       if (role !== 'user' && role !== 'assistant') return s
       const content = str('content')
-      if (s.items.some((i) => i.kind === 'message' && i.id === id)) {
+      // A final assistant message ends every earlier streaming bubble that
+      // never got its own: those are attempts that died (kill -9) before
+      // another process took the run over, and a reload would not show them.
+      const base = role === 'assistant' ? { ...s, items: dropDeadStreams(s.items, id) } : s
+      if (base.items.some((i) => i.kind === 'message' && i.id === id)) {
         return {
-          ...s,
-          items: s.items.map((i) => (i.kind === 'message' && i.id === id ? { ...i, content, streaming: false } : i)),
+          ...base,
+          items: base.items.map((i) => (i.kind === 'message' && i.id === id ? { ...i, content, streaming: false } : i)),
         }
       }
-      const local = s.items.findIndex((i) => i.kind === 'message' && i.local && i.role === role && i.content === content)
+      const local = base.items.findIndex((i) => i.kind === 'message' && i.local && i.role === role && i.content === content)
       const m: MessageItem = { kind: 'message', key: `msg-${id}`, id, role, content }
-      if (local >= 0) return { ...s, items: s.items.map((i, n) => (n === local ? m : i)) }
-      if (!content) return s
-      return { ...s, items: [...s.items, m] }
+      if (local >= 0) return { ...base, items: base.items.map((i, n) => (n === local ? m : i)) }
+      if (!content) return base
+      return { ...base, items: [...base.items, m] }
     }
     case 'tool_call': {
       const id = str('toolCallId')
@@ -215,7 +233,9 @@ function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
         }
         return i
       })
-      items = items.map((i) => (i.kind === 'message' && i.streaming ? { ...i, streaming: false } : i))
+      // A run's end without a final message for a bubble: that text was
+      // never committed as a message (a dead attempt, a cancel mid-reply).
+      items = dropDeadStreams(items)
       if (!touched && status && status !== 'completed') {
         items = [...items, { kind: 'notice', key: key('done'), level: 'info', code: `run_${status}`, message: status }]
       }
