@@ -11,12 +11,22 @@ test('the page loads, signs in and names the model', async ({ page, lab }) => {
   await expect(page.getByTestId('model-name')).toHaveText(/scripted:smoke/)
   await expect(page.getByTestId('unauthorized')).toHaveCount(0)
   await expect(page.getByTestId('composer')).toBeVisible()
-  // A fresh page says what luban does; a scripted model adds the demo line.
+  // A fresh page says what luban does; a scenario other than the built-in
+  // demo plays only its own turns, so it gets no demo line.
   await expect(page.getByTestId('welcome')).toContainText('问题卡片')
-  await expect(page.getByTestId('welcome-demo')).toContainText('scripted:smoke')
-  await expect(page.getByTestId('welcome-demo')).toContainText('发送任意消息开始演示')
+  await expect(page.getByTestId('welcome')).toContainText('在下方输入消息开始')
+  await expect(page.getByTestId('welcome-demo')).toHaveCount(0)
   await lab.shot(page, 'page')
   expect(errors).toEqual([])
+})
+
+test('the built-in demo (--model scripted) promises every question type', async ({ page, lab }) => {
+  const luban = await lab.serve({ model: 'scripted' })
+  await page.goto(luban.pageURL())
+  await expect(page.getByTestId('model-name')).toHaveText(/scripted:demo/)
+  await expect(page.getByTestId('welcome-demo')).toContainText('scripted:demo')
+  await expect(page.getByTestId('welcome-demo')).toContainText('发送任意消息开始演示')
+  await lab.shot(page, 'welcome-demo')
 })
 
 test('without the token the page says how to sign in', async ({ page, lab }) => {
