@@ -3,11 +3,11 @@ package anthropic
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"unicode/utf8"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/model/internal/utf8stream"
 )
 
 // accumulator builds one assistant turn from Messages stream events. Text and
@@ -15,8 +15,7 @@ import (
 // they came, so a character a server cut between two deltas is whole again
 // once both pieces are appended.
 type accumulator struct {
-	text    []byte
-	sent    int // bytes of text already passed to onDelta
+	text    utf8stream.Text // passed on in whole characters
 	blocks  map[int64]*block
 	order   []*block // tool_use blocks in stream order
 	stop    string
@@ -46,15 +45,13 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onDelta func(string)) 
 			a.order = append(a.order, b)
 		}
 		if cb.Type == "text" && cb.Text != "" {
-			a.text = append(a.text, cb.Text...)
-			a.emit(onDelta, false)
+			a.text.Append(cb.Text, onDelta)
 		}
 	case "content_block_delta":
 		b := a.blocks[ev.Index]
 		switch ev.Delta.Type {
 		case "text_delta":
-			a.text = append(a.text, ev.Delta.Text...)
-			a.emit(onDelta, false)
+			a.text.Append(ev.Delta.Text, onDelta)
 		case "input_json_delta":
 			if b != nil {
 				b.input = append(b.input, ev.Delta.PartialJSON...)
@@ -71,45 +68,15 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onDelta func(string)) 
 	}
 }
 
-// emit passes the unsent text to onDelta, holding back a trailing incomplete
-// UTF-8 character unless final.
-func (a *accumulator) emit(onDelta func(string), final bool) {
-	end := len(a.text)
-	if !final {
-		end = completePrefix(a.text, a.sent)
-	}
-	if end > a.sent {
-		if onDelta != nil {
-			onDelta(string(a.text[a.sent:end]))
-		}
-		a.sent = end
-	}
-}
-
 // flush sends whatever text is still held back.
-func (a *accumulator) flush(onDelta func(string)) { a.emit(onDelta, true) }
-
-// completePrefix returns the end of b's longest prefix (not before from) that
-// does not stop inside a UTF-8 character. Invalid bytes count as complete.
-func completePrefix(b []byte, from int) int {
-	end := len(b)
-	for i := end - 1; i >= from && i >= end-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:end]) {
-				return i
-			}
-			return end
-		}
-	}
-	return end
-}
+func (a *accumulator) flush(onDelta func(string)) { a.text.Flush(onDelta) }
 
 // response is the finished turn: the text of every text block, and every
 // tool_use block in stream order (one without an id gets a random
 // "toolu_<hex>"). A tool_use without input deltas keeps the
 // input of its content_block_start ("{}" for a call without arguments).
 func (a *accumulator) response() *model.Response {
-	msg := model.Message{Role: model.RoleAssistant, Content: string(a.text)}
+	msg := model.Message{Role: model.RoleAssistant, Content: a.text.String()}
 	for _, b := range a.order {
 		args := string(b.input)
 		if args == "" {

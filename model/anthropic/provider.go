@@ -15,7 +15,6 @@ package anthropic
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/model/internal/retry"
 )
 
 // Defaults of Options.
@@ -139,35 +139,18 @@ func (p *Provider) Name() string { return "anthropic:" + p.opts.Model }
 // not_found_error.
 func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta func(text string)) (*model.Response, error) {
 	params := buildParams(p.opts.Model, p.opts.MaxTokens, req)
-	ctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
-	defer cancel()
-	for attempt := 0; ; attempt++ {
-		resp, err := p.attempt(ctx, params, onDelta)
-		if err == nil {
-			resp.Retries = attempt
-			return resp, nil
-		}
-		fail := func(format string, args ...any) error {
-			return &model.CallError{Retries: attempt, Err: fmt.Errorf("anthropic: %s: "+format, append([]any{p.Name()}, args...)...)}
-		}
-		if ctx.Err() != nil {
-			return nil, fail("attempt %d: %w (%w)", attempt+1, ctx.Err(), err)
-		}
-		if !retryable(err) || attempt >= p.opts.MaxRetries {
-			return nil, fail("attempt %d of %d: %w%s", attempt+1, p.opts.MaxRetries+1, err, detail(err))
-		}
-		wait := backoff(p.opts.BaseBackoff, attempt, err)
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			return nil, fail("attempt %d: retry in %s would pass the call deadline: %w%s", attempt+1, wait, err, detail(err))
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fail("waiting to retry: %w (%w)", ctx.Err(), err)
-		case <-t.C:
-		}
-	}
+	return retry.Do(ctx, retry.Policy{
+		Prefix:      "anthropic: " + p.Name(),
+		MaxRetries:  p.opts.MaxRetries,
+		CallTimeout: p.opts.CallTimeout,
+		BaseBackoff: p.opts.BaseBackoff,
+		MaxBackoff:  MaxBackoff,
+		Retryable:   retryable,
+		Header:      retryHeader,
+		Detail:      detail,
+	}, func(ctx context.Context) (*model.Response, error) {
+		return p.attempt(ctx, params, onDelta)
+	})
 }
 
 // attempt runs one streaming request and accumulates its turn.

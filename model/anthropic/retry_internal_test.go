@@ -8,6 +8,8 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/model/internal/retry"
 )
 
 func apiErr(t *testing.T, status int, body string) *sdk.Error {
@@ -41,47 +43,14 @@ func TestRetryable(t *testing.T) {
 	}
 }
 
-func TestRetryAfterHeader(t *testing.T) {
+// The header of an HTTP error feeds the shared backoff: a retry-after of an
+// hour is capped at MaxBackoff; an error without an answer has no header.
+func TestRetryHeader(t *testing.T) {
 	t.Parallel()
-	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	for _, tc := range []struct {
-		name   string
-		header map[string]string
-		want   time.Duration
-		ok     bool
-	}{
-		{"absent", nil, 0, false},
-		{"seconds", map[string]string{"retry-after": "7"}, 7 * time.Second, true},
-		{"http date", map[string]string{"Retry-After": now.Add(90 * time.Second).Format(http.TimeFormat)}, 90 * time.Second, true},
-		{"date in the past", map[string]string{"Retry-After": now.Add(-time.Hour).Format(http.TimeFormat)}, 0, true},
-		{"garbage", map[string]string{"Retry-After": "soon"}, 0, false},
-		{"ms wins", map[string]string{"retry-after-ms": "250", "Retry-After": "9"}, 250 * time.Millisecond, true},
-	} {
-		h := http.Header{}
-		for k, v := range tc.header {
-			h.Set(k, v)
-		}
-		got, ok := retryAfter(h, now)
-		require.Equal(t, tc.ok, ok, tc.name)
-		require.Equal(t, tc.want, got, tc.name)
-	}
-}
-
-func TestBackoffDoublesAndCaps(t *testing.T) {
-	t.Parallel()
-	base := 500 * time.Millisecond
-	require.Equal(t, base, backoff(base, 0, nil))
-	require.Equal(t, 2*time.Second, backoff(base, 2, nil))
-	require.Equal(t, MaxBackoff, backoff(base, 20, nil))
 	resp := &http.Response{Header: http.Header{"Retry-After": {"3600"}}}
-	require.Equal(t, MaxBackoff, backoff(base, 0, &sdk.Error{StatusCode: 429, Response: resp}), "retry-after is capped too")
-}
-
-func TestCompletePrefix(t *testing.T) {
-	t.Parallel()
-	zh := []byte("a中")
-	require.Equal(t, 4, completePrefix(zh, 0))
-	require.Equal(t, 1, completePrefix(zh[:3], 0), "holds back a cut character")
-	require.Equal(t, 1, completePrefix(zh[:2], 0))
-	require.Equal(t, 2, completePrefix([]byte{'a', 0x80}, 0), "a stray continuation byte is not held forever")
+	h := retryHeader(&sdk.Error{StatusCode: 429, Response: resp})
+	require.Equal(t, "3600", h.Get("retry-after"))
+	require.Equal(t, MaxBackoff, retry.Backoff(500*time.Millisecond, MaxBackoff, 0, h, time.Now()), "retry-after is capped too")
+	require.Nil(t, retryHeader(errors.New("connection reset")))
+	require.Nil(t, retryHeader(apiErr(t, 200, `{"type":"error","error":{"type":"overloaded_error","message":"x"}}`)), "an error event has no answer of its own")
 }

@@ -3,11 +3,11 @@ package openai
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"unicode/utf8"
 
 	oai "github.com/openai/openai-go/v3"
 
 	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/model/internal/utf8stream"
 )
 
 // accumulator builds one assistant turn from stream chunks. Text and
@@ -15,8 +15,7 @@ import (
 // they came, so a character a server cut between two chunks is whole again
 // once both pieces are appended.
 type accumulator struct {
-	text   []byte
-	sent   int // bytes of text already passed to onDelta
+	text   utf8stream.Text // passed on in whole characters
 	calls  []*callAcc
 	byIdx  map[int64]*callAcc
 	finish string
@@ -40,8 +39,7 @@ func (a *accumulator) add(c oai.ChatCompletionChunk, onDelta func(string)) {
 		// reasoning_content (DeepSeek) arrives in d.JSON.ExtraFields and is
 		// deliberately ignored.
 		if d.Content != "" {
-			a.text = append(a.text, d.Content...)
-			a.emit(onDelta, false)
+			a.text.Append(d.Content, onDelta)
 		}
 		for _, tc := range d.ToolCalls {
 			a.addCall(tc)
@@ -72,43 +70,13 @@ func (a *accumulator) addCall(tc oai.ChatCompletionChunkChoiceDeltaToolCall) {
 	c.args = append(c.args, tc.Function.Arguments...)
 }
 
-// emit passes the unsent text to onDelta, holding back a trailing incomplete
-// UTF-8 character unless final.
-func (a *accumulator) emit(onDelta func(string), final bool) {
-	end := len(a.text)
-	if !final {
-		end = completePrefix(a.text, a.sent)
-	}
-	if end > a.sent {
-		if onDelta != nil {
-			onDelta(string(a.text[a.sent:end]))
-		}
-		a.sent = end
-	}
-}
-
 // flush sends whatever text is still held back.
-func (a *accumulator) flush(onDelta func(string)) { a.emit(onDelta, true) }
-
-// completePrefix returns the end of b's longest prefix (not before from) that
-// does not stop inside a UTF-8 character. Invalid bytes count as complete.
-func completePrefix(b []byte, from int) int {
-	end := len(b)
-	for i := end - 1; i >= from && i >= end-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:end]) {
-				return i
-			}
-			return end
-		}
-	}
-	return end
-}
+func (a *accumulator) flush(onDelta func(string)) { a.text.Flush(onDelta) }
 
 // response is the finished turn. A call without an id gets a random
 // "call_<hex>" so that its tool message can still name it.
 func (a *accumulator) response() *model.Response {
-	msg := model.Message{Role: model.RoleAssistant, Content: string(a.text)}
+	msg := model.Message{Role: model.RoleAssistant, Content: a.text.String()}
 	for _, c := range a.calls {
 		id := c.id
 		if id == "" {

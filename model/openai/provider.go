@@ -13,7 +13,6 @@ package openai
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/model/internal/retry"
 )
 
 // Defaults of Options.
@@ -128,32 +128,18 @@ func (p *Provider) Name() string { return "openai:" + p.opts.Model }
 // and 429 is not retried.
 func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta func(text string)) (*model.Response, error) {
 	params := buildParams(p.opts.Model, req)
-	ctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
-	defer cancel()
-	for attempt := 0; ; attempt++ {
-		resp, err := p.attempt(ctx, params, onDelta)
-		if err == nil {
-			resp.Retries = attempt
-			return resp, nil
-		}
-		if ctx.Err() != nil {
-			return nil, &model.CallError{Retries: attempt, Err: fmt.Errorf("openai: %s: attempt %d: %w (%w)", p.Name(), attempt+1, ctx.Err(), err)}
-		}
-		if !retryable(err) || attempt >= p.opts.MaxRetries {
-			return nil, &model.CallError{Retries: attempt, Err: fmt.Errorf("openai: %s: attempt %d of %d: %w%s", p.Name(), attempt+1, p.opts.MaxRetries+1, err, detail(err))}
-		}
-		wait := backoff(p.opts.BaseBackoff, attempt, err)
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			return nil, &model.CallError{Retries: attempt, Err: fmt.Errorf("openai: %s: attempt %d: retry in %s would pass the call deadline: %w%s", p.Name(), attempt+1, wait, err, detail(err))}
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, &model.CallError{Retries: attempt, Err: fmt.Errorf("openai: %s: waiting to retry: %w (%w)", p.Name(), ctx.Err(), err)}
-		case <-t.C:
-		}
-	}
+	return retry.Do(ctx, retry.Policy{
+		Prefix:      "openai: " + p.Name(),
+		MaxRetries:  p.opts.MaxRetries,
+		CallTimeout: p.opts.CallTimeout,
+		BaseBackoff: p.opts.BaseBackoff,
+		MaxBackoff:  MaxBackoff,
+		Retryable:   retryable,
+		Header:      retryHeader,
+		Detail:      detail,
+	}, func(ctx context.Context) (*model.Response, error) {
+		return p.attempt(ctx, params, onDelta)
+	})
 }
 
 // attempt runs one streaming request and accumulates its turn.

@@ -1,56 +1,47 @@
 package openai
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
+	oai "github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/model/internal/retry"
 )
 
-func TestRetryAfterHeader(t *testing.T) {
+func TestRetryable(t *testing.T) {
 	t.Parallel()
-	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, tc := range []struct {
-		name   string
-		header map[string]string
-		want   time.Duration
-		ok     bool
+		name string
+		err  error
+		want bool
 	}{
-		{"absent", nil, 0, false},
-		{"seconds", map[string]string{"Retry-After": "7"}, 7 * time.Second, true},
-		{"http date", map[string]string{"Retry-After": now.Add(90 * time.Second).Format(http.TimeFormat)}, 90 * time.Second, true},
-		{"date in the past", map[string]string{"Retry-After": now.Add(-time.Hour).Format(http.TimeFormat)}, 0, true},
-		{"garbage", map[string]string{"Retry-After": "soon"}, 0, false},
-		{"ms wins", map[string]string{"Retry-After-Ms": "250", "Retry-After": "9"}, 250 * time.Millisecond, true},
+		{"connection error", errors.New("connection reset"), true},
+		{"incomplete stream", ErrIncompleteStream, true},
+		{"wrapped 429", fmt.Errorf("x: %w", &oai.Error{StatusCode: 429}), true},
+		{"409", &oai.Error{StatusCode: 409}, true},
+		{"503", &oai.Error{StatusCode: 503}, true},
+		{"400", &oai.Error{StatusCode: 400}, false},
+		{"401", &oai.Error{StatusCode: 401}, false},
+		{"404 unknown model", &oai.Error{StatusCode: 404}, false},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			h := http.Header{}
-			for k, v := range tc.header {
-				h.Set(k, v)
-			}
-			got, ok := retryAfter(h, now)
-			require.Equal(t, tc.ok, ok)
-			require.Equal(t, tc.want, got)
-		})
+		require.Equal(t, tc.want, retryable(tc.err), tc.name)
 	}
 }
 
-func TestBackoffDoublesAndCaps(t *testing.T) {
+// The header of an HTTP error feeds the shared backoff: retry-after-ms is
+// honoured and a Retry-After of an hour is capped at MaxBackoff.
+func TestRetryHeader(t *testing.T) {
 	t.Parallel()
 	base := 500 * time.Millisecond
-	require.Equal(t, base, backoff(base, 0, nil))
-	require.Equal(t, 2*time.Second, backoff(base, 2, nil))
-	require.Equal(t, MaxBackoff, backoff(base, 20, nil))
-}
-
-func TestCompletePrefix(t *testing.T) {
-	t.Parallel()
-	zh := []byte("a中") // 'a' + 3 bytes
-	require.Equal(t, 4, completePrefix(zh, 0))
-	require.Equal(t, 1, completePrefix(zh[:3], 0), "holds back a cut character")
-	require.Equal(t, 1, completePrefix(zh[:2], 0))
-	require.Equal(t, 2, completePrefix([]byte{'a', 0x80}, 0), "a stray continuation byte is not held forever")
-	require.Equal(t, 0, completePrefix(nil, 0))
+	ms := retryHeader(&oai.Error{StatusCode: 429, Response: &http.Response{Header: http.Header{"Retry-After-Ms": {"250"}}}})
+	require.Equal(t, 250*time.Millisecond, retry.Backoff(base, MaxBackoff, 3, ms, time.Now()))
+	hour := retryHeader(&oai.Error{StatusCode: 503, Response: &http.Response{Header: http.Header{"Retry-After": {"3600"}}}})
+	require.Equal(t, MaxBackoff, retry.Backoff(base, MaxBackoff, 0, hour, time.Now()), "Retry-After is capped too")
+	require.Nil(t, retryHeader(errors.New("connection reset")))
+	require.Nil(t, retryHeader(&oai.Error{StatusCode: 500}), "no answer, no header")
 }
