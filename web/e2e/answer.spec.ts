@@ -206,7 +206,7 @@ test('an AskUser batch: header chips, context, preview, Other, one answer per qu
   ])
 })
 
-test('model text with HTML renders as text: no element, no script', async ({ page, lab }) => {
+test('model text with HTML renders as text: no element, no script; bidi controls show as markers', async ({ page, lab }) => {
   const evil = '<img src=x onerror=alert(1)>'
   const luban = await lab.serve({
     scenario: {
@@ -222,13 +222,15 @@ test('model text with HTML renders as text: no element, no script', async ({ pag
               options: [
                 { id: 'a', label: evil, description: `<a href="javascript:alert(3)">点我</a>` },
                 { id: 'b', label: '正常' },
+                { id: 'c', label: 'gnp\u202E.exe' },
               ],
               submitLabel: `<b>提交</b>`,
             }),
           ],
         },
       ],
-      final: `结束 ${evil}`,
+      // Text starting with a tag is an HTML block to Markdown: it must stay.
+      final: `<script>x</script> **结束** ${evil}`,
     },
   })
   const dialogs: string[] = []
@@ -240,7 +242,9 @@ test('model text with HTML renders as text: no element, no script', async ({ pag
   await expect(card.getByText(evil, { exact: true })).toBeVisible()
   await expect(card.getByRole('heading')).toHaveText(`标题 ${evil}`)
   await expect(card.getByTestId('submit')).toHaveText('<b>提交</b>')
-  await expect(page.getByTestId('message-assistant').first()).toContainText('看这里')
+  await expect(page.getByTestId('message-assistant').first()).toContainText(`看这里 ${evil} 和 <script>alert(2)</script>`)
+  await expect(card.getByText('gnp⟨U+202E⟩.exe', { exact: true })).toBeVisible()
+  expect(await card.innerText()).not.toContain('\u202E')
   await lab.shot(card, 'card-html-label')
 
   await card.getByTestId('option-a').check()
@@ -248,7 +252,9 @@ test('model text with HTML renders as text: no element, no script', async ({ pag
   const receipt = card.getByTestId('receipt')
   await expect(receipt.getByTestId('receipt-selections')).toContainText(evil)
   await expect(receipt.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
-  await expect(page.getByTestId('message-assistant').last()).toContainText('结束')
+  const last = page.getByTestId('message-assistant').last()
+  await expect(last.locator('.markdown')).toHaveText(`<script>x</script> 结束 ${evil}`)
+  await expect(last.locator('strong')).toHaveText('结束')
   await lab.shot(card, 'receipt-html-label')
 
   await expect(page.locator('img')).toHaveCount(0)
