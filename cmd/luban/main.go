@@ -29,6 +29,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		err = (&Serve{Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}).Run(ctx, args[1:])
+	case "chat":
+		err = (&Chat{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}).Run(ctx, args[1:])
 	case "version":
 		fmt.Fprintln(stdout, "luban", version)
 	case "help", "-h", "--help":

@@ -1,0 +1,839 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/client"
+	"github.com/lubanhq/luban/store"
+)
+
+// Chat is `luban chat`, the terminal front end (DESIGN §1): a line-oriented
+// REPL over the typed client. It prints streamed assistant text and compact
+// tool calls, renders each user_input_required question by mode (seed 000
+// §3 card rules; AgentScope AskUser for batches), checks the answer locally
+// with askuser.ValidateAnswer where it can, sends it, and on a 422 shows the
+// server's field messages and asks again (the request stays pending).
+// /cancel declines the question (or stops the run), /quit leaves with the
+// run paused; `luban chat --session <id>` later shows the pending question
+// again (GET /api/interactions/pending). Every string that came from the
+// model is printed with control characters escaped (safeLine, safeText), so
+// a model cannot drive the terminal. Flags have environment twins: --url
+// (LUBAN_URL), --token (LUBAN_AUTH_TOKEN; a comma list uses its first token;
+// default: the token `luban serve` generated and kept beside its database).
+type Chat struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+}
+
+// chatLang picks the words of the terminal's own text for one question:
+// Chinese when the question's text has Han characters, else English.
+type chatLang bool
+
+const (
+	langEN chatLang = false
+	langZH chatLang = true
+)
+
+func (l chatLang) pick(zh, en string) string {
+	if l == langZH {
+		return zh
+	}
+	return en
+}
+
+// chatSession is one `luban chat` invocation.
+type chatSession struct {
+	c         *client.Client
+	out       io.Writer
+	lines     <-chan string
+	sessionID string
+	asked     map[string]*askuser.InputRequest // requestId → request, for receipts
+	open      map[string]string                // messageId → text printed so far
+	midLine   bool                             // the cursor is not at the start of a line
+	echo      bool                             // print each line read (stdin is not a terminal)
+}
+
+// errQuit is returned by the input helpers when the person typed /quit or
+// stdin ended.
+var errQuit = errors.New("quit")
+
+// errCancel is returned by the answer helpers when the person typed /cancel.
+var errCancel = errors.New("cancel")
+
+// Run runs `luban chat` with args until /quit, the end of stdin or ctx.
+func (c *Chat) Run(ctx context.Context, args []string) error {
+	getenv := c.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
+	fs.SetOutput(c.Stderr)
+	baseURL := fs.String("url", env("LUBAN_URL", "http://127.0.0.1:8080"), "the luban server (LUBAN_URL)")
+	token := fs.String("token", env("LUBAN_AUTH_TOKEN", ""), "bearer token (LUBAN_AUTH_TOKEN); default: the token luban serve generated and kept beside its database")
+	session := fs.String("session", "", "continue this session: shows its pending question again")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: luban chat [--url http://127.0.0.1:8080] [--token …] [--session id]\n\nType a message and press Enter. While a question is shown, answer it,\nor type /cancel to decline it or /quit to answer later.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &usageError{fmt.Sprintf("chat takes no arguments (got %q)", fs.Arg(0))}
+	}
+	tok, _, _ := strings.Cut(*token, ",")
+	tok = strings.TrimSpace(tok)
+	if tok == "" {
+		tok = generatedToken(getenv)
+	}
+	if tok == "" {
+		return &usageError{"no token: pass --token or set LUBAN_AUTH_TOKEN (luban serve prints it)"}
+	}
+	cl, err := client.New(*baseURL, tok, nil)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s := &chatSession{c: cl, out: c.Stdout, lines: readLines(ctx, c.Stdin), sessionID: *session,
+		asked: map[string]*askuser.InputRequest{}, open: map[string]string{}, echo: !isTerminal(c.Stdin)}
+	err = s.run(ctx)
+	if errors.Is(err, errQuit) || (err != nil && ctx.Err() != nil) {
+		s.leave()
+		return nil
+	}
+	return err
+}
+
+// isTerminal reports whether r is a character device (a terminal, whose
+// input shows as it is typed). Other input is echoed after its prompt, so
+// a transcript of piped answers reads like the session it was.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// generatedToken reads the token `luban serve` generated when it was started
+// without --auth-token: luban.token beside the SQLite file of LUBAN_DB, or in
+// the default data directory. "" when there is none.
+func generatedToken(getenv func(string) string) string {
+	dir := filepath.Dir(defaultDB(getenv))
+	if db := getenv("LUBAN_DB"); db != "" && db != "memory" && !strings.Contains(db, "://") {
+		dir = filepath.Dir(db)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "luban.token"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// readLines feeds stdin's lines (without the line end) to a channel that is
+// closed at the end of input.
+func readLines(ctx context.Context, r io.Reader) <-chan string {
+	ch := make(chan string)
+	go func() {
+		defer close(ch)
+		br := bufio.NewReader(r)
+		for {
+			line, err := br.ReadString('\n')
+			if line != "" || err == nil {
+				select {
+				case ch <- strings.TrimRight(line, "\r\n"):
+				case <-ctx.Done():
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// read prints prompt and returns the next line; errQuit at the end of input,
+// ctx's error when it ends first.
+func (s *chatSession) read(ctx context.Context, prompt string) (string, error) {
+	s.endLine()
+	fmt.Fprint(s.out, prompt)
+	select {
+	case line, ok := <-s.lines:
+		if !ok {
+			fmt.Fprintln(s.out)
+			return "", errQuit
+		}
+		if s.echo {
+			fmt.Fprintln(s.out, safeLine(line))
+		}
+		return line, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+func (s *chatSession) printf(format string, a ...any) {
+	s.endLine()
+	fmt.Fprintf(s.out, format, a...)
+}
+
+// endLine ends a line of streamed text that is still open.
+func (s *chatSession) endLine() {
+	if s.midLine {
+		fmt.Fprintln(s.out)
+		s.midLine = false
+	}
+}
+
+func (s *chatSession) leave() {
+	if s.sessionID != "" {
+		s.printf("bye. continue with: luban chat --session %s\n", s.sessionID)
+	}
+}
+
+func (s *chatSession) run(ctx context.Context) error {
+	if s.sessionID != "" {
+		if err := s.resume(ctx); err != nil {
+			return err
+		}
+	} else {
+		s.printf("luban chat: type a message (/help for commands)\n")
+	}
+	for {
+		line, err := s.read(ctx, "> ")
+		if err != nil {
+			return err
+		}
+		cmd := strings.TrimSpace(line)
+		switch {
+		case cmd == "":
+			continue
+		case cmd == "/quit" || cmd == "/exit":
+			return errQuit
+		case cmd == "/help":
+			s.printf("commands: /cancel stop the session's run · /quit leave (a pending question stays for later) · /help\n")
+			continue
+		case cmd == "/cancel":
+			if err := s.cancelRun(ctx); err != nil {
+				return err
+			}
+			continue
+		case strings.HasPrefix(cmd, "/"):
+			s.printf("unknown command %s (/help lists them)\n", safeLine(cmd))
+			continue
+		}
+		st, err := s.c.Chat(ctx, s.sessionID, line)
+		var ce *client.Error
+		if errors.As(err, &ce) && ce.Pending != nil {
+			s.printf("a question is waiting for your answer first:\n")
+			err = s.answerLoop(ctx, ce.Pending)
+		} else if err != nil {
+			if s.report(err) {
+				continue
+			}
+			return err
+		} else {
+			err = s.follow(ctx, st)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// report prints a server refusal and says whether the REPL can go on (a
+// *client.Error); transport errors end it.
+func (s *chatSession) report(err error) bool {
+	var ce *client.Error
+	if !errors.As(err, &ce) {
+		return false
+	}
+	s.printf("error: %s\n", safeLine(ce.Error()))
+	return true
+}
+
+// resume shows a session named by --session: its state, its pending
+// question (answered now) or last receipt, and follows a run still going.
+func (s *chatSession) resume(ctx context.Context) error {
+	tr, err := s.c.Session(ctx, s.sessionID)
+	if err != nil {
+		return err
+	}
+	s.printf("session %s · %s · %s\n", safeLine(tr.Session.ID), safeLine(tr.Session.Title), safeLine(tr.Session.Status))
+	for _, it := range tr.Interactions {
+		if it.Request != nil {
+			s.asked[it.Request.ID] = it.Request
+		}
+	}
+	p, err := s.c.Pending(ctx, s.sessionID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case p.Pending != nil:
+		return s.answerLoop(ctx, p.Pending)
+	case tr.Session.Status == string(store.RunRunning):
+		s.printf("the run is still going; following it (Ctrl-C to stop watching)\n")
+		st, err := s.c.Events(ctx, s.sessionID, tr.LastEventID)
+		if err != nil {
+			return err
+		}
+		return s.follow(ctx, st)
+	case p.Last != nil:
+		s.receipt(p.Last)
+	}
+	return nil
+}
+
+// follow prints a stream until the run pauses or ends, then answers every
+// question it asks, one after another.
+func (s *chatSession) follow(ctx context.Context, st *client.Stream) error {
+	req, err := s.render(st)
+	if err != nil {
+		return err
+	}
+	if req == nil {
+		return nil
+	}
+	return s.answerLoop(ctx, req)
+}
+
+// render prints a stream's events and returns the question it paused on
+// (nil when the run ended or the stream closed).
+func (s *chatSession) render(st *client.Stream) (*askuser.InputRequest, error) {
+	defer st.Close()
+	for {
+		ev, err := st.Next()
+		if errors.Is(err, io.EOF) {
+			s.endLine()
+			return nil, nil
+		}
+		if err != nil {
+			s.endLine()
+			return nil, err
+		}
+		switch v := ev.Value.(type) {
+		case *agent.SessionEvent:
+			if v.SessionID != s.sessionID {
+				s.sessionID = v.SessionID
+				s.printf("[session %s]\n", safeLine(v.SessionID))
+			}
+		case *agent.MessageDeltaEvent:
+			s.open[v.MessageID] += v.Delta
+			fmt.Fprint(s.out, safeText(v.Delta))
+			s.midLine = !strings.HasSuffix(v.Delta, "\n")
+		case *agent.MessageEvent:
+			if v.Role != "assistant" {
+				continue
+			}
+			printed, seen := s.open[v.MessageID]
+			delete(s.open, v.MessageID)
+			if seen && strings.HasPrefix(v.Content, printed) {
+				rest := v.Content[len(printed):]
+				fmt.Fprint(s.out, safeText(rest))
+				if rest != "" {
+					s.midLine = !strings.HasSuffix(rest, "\n")
+				}
+			} else if v.Content != "" {
+				s.printf("%s", safeText(v.Content))
+				s.midLine = !strings.HasSuffix(v.Content, "\n")
+			}
+			s.endLine()
+		case *agent.ToolCallEvent:
+			if !askuser.IsAskTool(v.Name) {
+				s.printf("  → %s %s\n", safeLine(v.Name), clipLine(v.Arguments, 100))
+			}
+		case *agent.ToolResultEvent:
+			switch {
+			case v.IsError:
+				s.printf("  ✗ %s: %s\n", safeLine(v.Name), clipLine(v.Content, 200))
+			case !askuser.IsAskTool(v.Name):
+				s.printf("  ← %s: %s\n", safeLine(v.Name), clipLine(v.Content, 200))
+			}
+		case *askuser.InputRequest:
+			s.endLine()
+			return v, nil
+		case *askuser.Receipt:
+			s.receipt(v)
+		case *agent.ErrorEvent:
+			s.printf("error: %s: %s\n", safeLine(v.Code), safeLine(v.Message))
+		case *agent.DoneEvent:
+			s.printf("[run %s]\n", safeLine(v.Status))
+			return nil, nil
+		}
+	}
+}
+
+// cancelRun is /cancel at the message prompt: POST
+// /api/sessions/{id}/cancel.
+func (s *chatSession) cancelRun(ctx context.Context) error {
+	if s.sessionID == "" {
+		s.printf("nothing to cancel yet\n")
+		return nil
+	}
+	status, err := s.c.Cancel(ctx, s.sessionID)
+	if err != nil {
+		if s.report(err) {
+			return nil
+		}
+		return err
+	}
+	s.printf("[session %s]\n", safeLine(status))
+	return nil
+}
+
+// answerLoop shows req, reads an answer, sends it, and follows the
+// continuation, asking again after a rejected answer; it keeps going while
+// the run asks further questions.
+func (s *chatSession) answerLoop(ctx context.Context, req *askuser.InputRequest) error {
+	for req != nil {
+		s.asked[req.ID] = req
+		if req.SessionID != "" {
+			s.sessionID = req.SessionID
+		}
+		lang := langOf(req)
+		s.show(req, lang)
+		if !req.Resumable {
+			s.printf("%s\n", lang.pick("服务已重启，请重新发起任务。", "The server restarted and cannot continue this question; start the task again."))
+			return nil
+		}
+		var next *askuser.InputRequest
+		for {
+			ans, err := s.collect(ctx, req, lang)
+			if errors.Is(err, errCancel) {
+				ans, err = askuser.Answer{Selections: []string{}, Cancelled: true}, nil
+			}
+			if err != nil {
+				if errors.Is(err, errQuit) {
+					s.printf("%s\n", lang.pick("问题保留，稍后可以继续回答。", "The question stays open; you can answer it later."))
+				}
+				return err
+			}
+			st, err := s.c.Continue(ctx, client.ContinueRequest{SessionID: req.SessionID, RequestID: req.ID,
+				Selections: ans.Selections, CustomInput: ans.CustomInput, Cancelled: ans.Cancelled, Answers: ans.Answers})
+			var ce *client.Error
+			if errors.As(err, &ce) {
+				if ce.Status == http.StatusUnprocessableEntity {
+					s.fieldErrors(ce.Details, ce.Message, lang)
+					continue
+				}
+				s.printf("error: %s\n", safeLine(ce.Error()))
+				if ce.Receipt != nil {
+					s.receipt(ce.Receipt)
+				}
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if next, err = s.render(st); err != nil {
+				return err
+			}
+			break
+		}
+		req = next
+	}
+	return nil
+}
+
+func (s *chatSession) fieldErrors(details []askuser.FieldError, msg string, lang chatLang) {
+	if len(details) == 0 {
+		s.printf("  ! %s\n", safeLine(msg))
+	}
+	for _, d := range details {
+		s.printf("  ! %s: %s\n", safeLine(d.Field), safeLine(d.Message))
+	}
+	s.printf("%s\n", lang.pick("请重新回答。", "Please answer again."))
+}
+
+// langOf is Chinese when the question's own text has Han characters.
+func langOf(req *askuser.InputRequest) chatLang {
+	text := req.Title + req.Description
+	for _, q := range req.Questions {
+		text += q.Question + q.Header
+	}
+	for _, r := range text {
+		if unicode.Is(unicode.Han, r) {
+			return langZH
+		}
+	}
+	return langEN
+}
+
+// show prints the question card.
+func (s *chatSession) show(req *askuser.InputRequest, lang chatLang) {
+	hint := lang.pick("（/cancel 取消，/quit 稍后再答）", "(/cancel to decline, /quit to answer later)")
+	if req.Mode == askuser.ModeQuestions || req.Tool == askuser.ToolAskUserBatch {
+		s.printf("? %s %s\n", lang.pick(fmt.Sprintf("请回答 %d 个问题", len(req.Questions)), fmt.Sprintf("%d question(s) for you", len(req.Questions))), hint)
+		return // each question is shown as it is asked
+	}
+	s.printf("? %s\n", safeLine(req.Title))
+	s.indent(req.Description, "  ")
+	s.printOptions(req.Options, lang)
+	s.printf("  %s\n", hint)
+}
+
+func (s *chatSession) printOptions(opts []askuser.Option, lang chatLang) {
+	for i, o := range opts {
+		line := fmt.Sprintf("  %d) %s", i+1, safeLine(o.Label))
+		if o.Recommended {
+			line += lang.pick(" (推荐)", " (recommended)")
+		}
+		if o.Description != "" {
+			line += " — " + safeLine(o.Description)
+		}
+		s.printf("%s\n", line)
+	}
+}
+
+// indent prints multi-line model text, each line escaped and indented.
+func (s *chatSession) indent(text, prefix string) {
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		s.printf("%s%s\n", prefix, safeLine(strings.TrimSuffix(l, "\r")))
+	}
+}
+
+// collect reads one whole answer and checks it locally: the same
+// askuser.ValidateAnswer the server runs, except for directory answers
+// (only the server knows its workspace).
+func (s *chatSession) collect(ctx context.Context, req *askuser.InputRequest, lang chatLang) (askuser.Answer, error) {
+	for {
+		var ans askuser.Answer
+		var err error
+		if req.Mode == askuser.ModeQuestions || req.Tool == askuser.ToolAskUserBatch {
+			ans, err = s.collectQuestions(ctx, req, lang)
+		} else {
+			ans, err = s.collectForm(ctx, req, lang)
+		}
+		if err != nil {
+			return ans, err
+		}
+		if req.Mode == askuser.ModeDirectory {
+			return ans, nil
+		}
+		_, verr := askuser.ValidateAnswer(&req.Prompt, ans, askuser.AnswerOptions{})
+		var ae *askuser.AnswerError
+		if errors.As(verr, &ae) {
+			s.fieldErrors(ae.Details, "", lang)
+			continue
+		}
+		return ans, nil
+	}
+}
+
+// line reads one answer line; /cancel and /quit are commands at every
+// question prompt.
+func (s *chatSession) line(ctx context.Context, prompt string) (string, error) {
+	l, err := s.read(ctx, prompt)
+	if err != nil {
+		return "", err
+	}
+	switch strings.TrimSpace(l) {
+	case "/cancel":
+		return "", errCancel
+	case "/quit", "/exit":
+		return "", errQuit
+	}
+	return l, nil
+}
+
+// collectForm reads an ask_user answer (seed 000 §3: radio, checkboxes,
+// switches, or one input line; "其他说明" with allowCustom).
+func (s *chatSession) collectForm(ctx context.Context, req *askuser.InputRequest, lang chatLang) (askuser.Answer, error) {
+	ans := askuser.Answer{Selections: []string{}}
+	n := len(req.Options)
+	var prompt string
+	var min, max int
+	switch req.Mode {
+	case askuser.ModeSingle:
+		min, max = 1, 1
+		prompt = lang.pick(fmt.Sprintf("选择一项 (1-%d)", n), fmt.Sprintf("choose one (1-%d)", n))
+		if req.AllowCustom {
+			min = 0
+			prompt = lang.pick(fmt.Sprintf("选择一项 (1-%d，或留空后填写其他说明)", n), fmt.Sprintf("choose one (1-%d, or leave empty and write your own)", n))
+		}
+	case askuser.ModeMultiple:
+		min, max = 0, n
+		prompt = lang.pick(fmt.Sprintf("选择任意项，用逗号分隔 (如 1,%d；可留空)", n), fmt.Sprintf("choose any, comma separated (e.g. 1,%d; may be empty)", n))
+	case askuser.ModeToggle:
+		min, max = 1, n
+		prompt = lang.pick(fmt.Sprintf("至少选择一项，用逗号分隔 (如 1,%d)", n), fmt.Sprintf("choose at least one, comma separated (e.g. 1,%d)", n))
+	default:
+		prompt = map[askuser.Mode]string{
+			askuser.ModeText:      lang.pick("输入回答", "your answer"),
+			askuser.ModeNumber:    lang.pick("输入数字", "a number"),
+			askuser.ModeDate:      lang.pick("输入日期 (YYYY-MM-DD)", "a date (YYYY-MM-DD)"),
+			askuser.ModeDirectory: lang.pick("输入工作区内的相对目录", "a directory relative to the workspace"),
+		}[req.Mode]
+		if prompt == "" {
+			prompt = lang.pick("输入回答", "your answer")
+		}
+		l, err := s.line(ctx, prompt+": ")
+		ans.CustomInput = strings.TrimSpace(l)
+		return ans, err
+	}
+	for {
+		l, err := s.line(ctx, prompt+": ")
+		if err != nil {
+			return ans, err
+		}
+		picks, msg := parsePicks(l, n, min, max, lang)
+		if msg != "" {
+			s.printf("  ! %s\n", msg)
+			continue
+		}
+		for _, i := range picks {
+			ans.Selections = append(ans.Selections, req.Options[i].ID)
+		}
+		break
+	}
+	if req.AllowCustom {
+		l, err := s.line(ctx, lang.pick("其他说明 (可留空): ", "other notes (may be empty): "))
+		if err != nil {
+			return ans, err
+		}
+		ans.CustomInput = strings.TrimSpace(l)
+	}
+	return ans, nil
+}
+
+// collectQuestions reads an AskUser batch (AgentScope AskUser): each
+// question with its header and context, its options and an "Other" choice
+// for free text; multi_select questions take a comma list.
+func (s *chatSession) collectQuestions(ctx context.Context, req *askuser.InputRequest, lang chatLang) (askuser.Answer, error) {
+	ans := askuser.Answer{Selections: []string{}, Answers: []askuser.QuestionAnswer{}}
+	for qi, q := range req.Questions {
+		s.printf("[%s] %s (%d/%d)\n", safeLine(q.Header), safeLine(q.Question), qi+1, len(req.Questions))
+		s.indent(q.Context, "  ")
+		for i, o := range q.Options {
+			line := fmt.Sprintf("  %d) %s", i+1, safeLine(o.Label))
+			if o.Description != "" {
+				line += " — " + safeLine(o.Description)
+			}
+			s.printf("%s\n", line)
+			if !q.MultiSelect {
+				s.indent(o.Preview, "       ")
+			}
+		}
+		other := len(q.Options) + 1
+		s.printf("  %d) %s\n", other, lang.pick("其他 — 自己填写", "Other — write your own"))
+		var prompt string
+		min, max := 1, 1
+		if q.MultiSelect {
+			max = other
+			prompt = lang.pick(fmt.Sprintf("可多选，用逗号分隔 (如 1,%d)", other), fmt.Sprintf("choose one or more, comma separated (e.g. 1,%d)", other))
+		} else {
+			prompt = lang.pick(fmt.Sprintf("选择一项 (1-%d)", other), fmt.Sprintf("choose one (1-%d)", other))
+		}
+		qa := askuser.QuestionAnswer{Question: q.Question, Selected: []string{}}
+		for {
+			l, err := s.line(ctx, prompt+": ")
+			if err != nil {
+				return ans, err
+			}
+			picks, msg := parsePicks(l, other, min, max, lang)
+			if msg != "" {
+				s.printf("  ! %s\n", msg)
+				continue
+			}
+			wantOther := false
+			for _, i := range picks {
+				if i == other-1 {
+					wantOther = true
+				} else {
+					qa.Selected = append(qa.Selected, q.Options[i].Label)
+				}
+			}
+			for wantOther {
+				l, err := s.line(ctx, lang.pick("其他: ", "Other: "))
+				if err != nil {
+					return ans, err
+				}
+				if qa.Other = strings.TrimSpace(l); qa.Other != "" {
+					break
+				}
+				s.printf("  ! %s\n", lang.pick("请填写内容", "write something"))
+			}
+			break
+		}
+		ans.Answers = append(ans.Answers, qa)
+	}
+	return ans, nil
+}
+
+// parsePicks reads a list of option numbers 1..n ("2", "1,3", "1 3",
+// "1，3") and returns them as indexes; msg says what is wrong otherwise.
+func parsePicks(line string, n, min, max int, lang chatLang) ([]int, string) {
+	fields := strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == '，' || r == '、' || unicode.IsSpace(r) })
+	var out []int
+	seen := map[int]bool{}
+	for _, f := range fields {
+		i, err := strconv.Atoi(f)
+		if err != nil || i < 1 || i > n {
+			return nil, lang.pick(fmt.Sprintf("请输入 1 到 %d 之间的数字", n), fmt.Sprintf("enter numbers from 1 to %d", n))
+		}
+		if seen[i] {
+			return nil, lang.pick(fmt.Sprintf("%d 重复了", i), fmt.Sprintf("%d is listed twice", i))
+		}
+		seen[i] = true
+		out = append(out, i-1)
+	}
+	switch {
+	case len(out) < min && min == 1 && max == 1:
+		return nil, lang.pick("请选择一项", "choose one")
+	case len(out) < min:
+		return nil, lang.pick(fmt.Sprintf("至少选择 %d 项", min), fmt.Sprintf("choose at least %d", min))
+	case len(out) > max && max == 1:
+		return nil, lang.pick("只能选择一项", "choose only one")
+	case len(out) > max:
+		return nil, lang.pick(fmt.Sprintf("最多选择 %d 项", max), fmt.Sprintf("choose at most %d", max))
+	}
+	return out, ""
+}
+
+// receipt prints a resolved request the way the page's read-only receipt
+// shows it (seed 000 §6.3): the chosen labels, the free text, or that it was
+// cancelled or expired.
+func (s *chatSession) receipt(rc *askuser.Receipt) {
+	req := s.asked[rc.RequestID]
+	lang := langEN
+	if req != nil {
+		lang = langOf(req)
+	}
+	switch rc.Status {
+	case askuser.StatusCancelled:
+		s.printf("✗ %s\n", lang.pick("已取消", "cancelled"))
+		return
+	case askuser.StatusExpired:
+		s.printf("⌛ %s\n", lang.pick("已超时", "expired"))
+		return
+	}
+	var parts []string
+	for _, id := range rc.Selections {
+		label := id
+		if req != nil {
+			for _, o := range req.Options {
+				if o.ID == id {
+					label = o.Label
+				}
+			}
+		}
+		parts = append(parts, safeLine(label))
+	}
+	if rc.CustomInput != "" {
+		if len(parts) > 0 && req != nil && req.AllowCustom {
+			parts = append(parts, lang.pick("其他说明：", "other: ")+safeLine(rc.CustomInput))
+		} else {
+			parts = append(parts, safeLine(rc.CustomInput))
+		}
+	}
+	s.printf("✓ %s%s\n", lang.pick("已提交：", "answered: "), strings.Join(parts, lang.pick("，", ", ")))
+	for _, a := range rc.Answers {
+		sel := make([]string, 0, len(a.Selected)+1)
+		for _, l := range a.Selected {
+			sel = append(sel, safeLine(l))
+		}
+		if a.Other != "" {
+			sel = append(sel, lang.pick("其他：", "Other: ")+safeLine(a.Other))
+		}
+		s.printf("  %s → %s\n", safeLine(a.Question), strings.Join(sel, lang.pick("，", ", ")))
+	}
+}
+
+// clipLine is safeLine of s cut to at most n characters.
+func clipLine(s string, n int) string {
+	if utf8.RuneCountInString(s) > n {
+		s = string([]rune(s)[:n]) + "…"
+	}
+	return safeLine(s)
+}
+
+// safeLine escapes every control character of model-written text, line
+// breaks included, so it prints as one inert line: C0 and C1 controls and
+// DEL as \xNN (\n, \r and \t as themselves escaped), bidirectional and
+// other invisible format characters (U+200B–U+200F, U+2028–U+202E,
+// U+2060–U+206F, U+FEFF) as \uNNNN, and invalid UTF-8 bytes as \xNN. No
+// terminal escape sequence can pass.
+func safeLine(s string) string { return escape(s, false) }
+
+// safeText is safeLine that keeps line breaks ("\n") for multi-line text
+// such as streamed assistant messages.
+func safeText(s string) string { return escape(s, true) }
+
+func escape(s string, keepNewlines bool) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || unsafeRune(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\n' && keepNewlines:
+			b.WriteByte('\n')
+		case r == '\t' && keepNewlines:
+			b.WriteByte('\t')
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unsafeRune(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// unsafeRune reports control and invisible format characters.
+func unsafeRune(r rune) bool {
+	switch {
+	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+		return true
+	case r >= 0x200b && r <= 0x200f, r >= 0x2028 && r <= 0x202e, r >= 0x2060 && r <= 0x206f, r == 0xfeff:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,366 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/client"
+	"github.com/lubanhq/luban/internal/lubantest"
+	"github.com/lubanhq/luban/model"
+)
+
+// chatModel plays its assistant turns in order. Running out of turns is a
+// model error, so an unplanned model call makes the run fail visibly.
+type chatModel struct {
+	mu   sync.Mutex
+	next []model.Message
+	seen []*model.Request
+}
+
+func (m *chatModel) Name() string { return "chat-test" }
+
+func (m *chatModel) Generate(ctx context.Context, req *model.Request, onDelta func(string)) (*model.Response, error) {
+	m.mu.Lock()
+	m.seen = append(m.seen, req)
+	if len(m.next) == 0 {
+		m.mu.Unlock()
+		return nil, errors.New("chatModel: no turn left")
+	}
+	msg := m.next[0]
+	m.next = m.next[1:]
+	m.mu.Unlock()
+	msg.Role = model.RoleAssistant
+	if onDelta != nil && msg.Content != "" {
+		onDelta(msg.Content)
+	}
+	return &model.Response{Message: msg, FinishReason: "stop"}, nil
+}
+
+func (m *chatModel) push(msgs ...model.Message) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.next = append(m.next, msgs...)
+}
+
+func (m *chatModel) requests() []*model.Request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*model.Request{}, m.seen...)
+}
+
+// asks is an assistant turn with some text and one call of tool.
+func asks(text, tool, args string) model.Message {
+	return model.Message{Content: text, ToolCalls: []model.ToolCall{{ID: "call_1", Name: tool, Arguments: args}}}
+}
+
+type chatBundle struct {
+	t     *testing.T
+	ctx   context.Context
+	model *chatModel
+	srv   *lubantest.Server
+	work  string
+}
+
+func setup(t *testing.T) *chatBundle {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	m := &chatModel{}
+	work := t.TempDir()
+	srv := lubantest.Start(t, lubantest.Options{Provider: m, Workspace: work})
+	return &chatBundle{t: t, ctx: ctx, model: m, srv: srv, work: work}
+}
+
+// chat runs `luban chat` against the bundle's server with stdin and returns
+// its stdout with session ids replaced by "SESS".
+func (b *chatBundle) chat(stdin string, args ...string) string {
+	b.t.Helper()
+	out, err := b.chatErr(stdin, args...)
+	require.NoError(b.t, err, out)
+	return out
+}
+
+func (b *chatBundle) chatErr(stdin string, args ...string) (string, error) {
+	b.t.Helper()
+	var stdout, stderr bytes.Buffer
+	c := &Chat{Stdin: strings.NewReader(stdin), Stdout: &stdout, Stderr: &stderr,
+		Getenv: envOf(map[string]string{"LUBAN_URL": b.srv.URL, "LUBAN_AUTH_TOKEN": "test-token", "XDG_DATA_HOME": b.t.TempDir()})}
+	err := c.Run(b.ctx, args)
+	return sessRE.ReplaceAllString(stdout.String(), "SESS") + stderr.String(), err
+}
+
+var sessRE = regexp.MustCompile(`sess_[a-z0-9]+`)
+
+// sessionID is the only session of the test principal.
+func (b *chatBundle) sessionID() string {
+	b.t.Helper()
+	c, err := client.New(b.srv.URL, "test-token", nil)
+	require.NoError(b.t, err)
+	list, err := c.Sessions(b.ctx)
+	require.NoError(b.t, err)
+	require.Len(b.t, list, 1)
+	return list[0].ID
+}
+
+func (b *chatBundle) pending(id string) *client.PendingResult {
+	b.t.Helper()
+	c, err := client.New(b.srv.URL, "test-token", nil)
+	require.NoError(b.t, err)
+	p, err := c.Pending(b.ctx, id)
+	require.NoError(b.t, err)
+	return p
+}
+
+const chatSingleArgs = `{"title":"请选择执行方式","description":"改代码之前\n先确认","mode":"single","options":[{"id":"safe","label":"先分析","description":"稳妥","recommended":true},{"id":"implement","label":"直接实现"}]}`
+
+func TestChatSingleChoiceChecksLocallyAndResumes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.push(asks("我需要问一下。", "ask_user", chatSingleArgs), model.Message{Content: "好的，先分析。"})
+
+	out := b.chat("帮我改代码\n3\n\n1\n/quit\n")
+	require.Equal(t, `luban chat: type a message (/help for commands)
+> 帮我改代码
+[session SESS]
+我需要问一下。
+? 请选择执行方式
+  改代码之前
+  先确认
+  1) 先分析 (推荐) — 稳妥
+  2) 直接实现
+  （/cancel 取消，/quit 稍后再答）
+选择一项 (1-2): 3
+  ! 请输入 1 到 2 之间的数字
+选择一项 (1-2): 
+  ! 请选择一项
+选择一项 (1-2): 1
+✓ 已提交：先分析
+好的，先分析。
+[run completed]
+> /quit
+bye. continue with: luban chat --session SESS
+`, out)
+	reqs := b.model.requests()
+	require.Len(t, reqs, 2)
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	require.Equal(t, "call_1", last.ToolCallID)
+	require.JSONEq(t, `{"selections":["safe"],"customInput":"","cancelled":false,"labels":["先分析"]}`, last.Content)
+}
+
+const batchArgs = `{"questions":[` +
+	`{"question":"用哪个方案？","header":"方案","context":"两种都可行","options":[{"label":"方案A","description":"快","preview":"a := 1"},{"label":"方案B","description":"稳"}],"multi_select":false},` +
+	`{"question":"要哪些检查？","header":"检查","options":[{"label":"单测","description":"快速"},{"label":"集成","description":"完整"}],"multi_select":true}]}`
+
+func TestChatAskUserBatchWithOther(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.push(asks("", "AskUser", batchArgs), model.Message{Content: "收到。"})
+
+	out := b.chat("选方案\n2\n1 3\n\n手测\n")
+	require.Equal(t, `luban chat: type a message (/help for commands)
+> 选方案
+[session SESS]
+? 请回答 2 个问题 （/cancel 取消，/quit 稍后再答）
+[方案] 用哪个方案？ (1/2)
+  两种都可行
+  1) 方案A — 快
+       a := 1
+  2) 方案B — 稳
+  3) 其他 — 自己填写
+选择一项 (1-3): 2
+[检查] 要哪些检查？ (2/2)
+  1) 单测 — 快速
+  2) 集成 — 完整
+  3) 其他 — 自己填写
+可多选，用逗号分隔 (如 1,3): 1 3
+其他: 
+  ! 请填写内容
+其他: 手测
+✓ 已提交：
+  用哪个方案？ → 方案B
+  要哪些检查？ → 单测，其他：手测
+收到。
+[run completed]
+> 
+bye. continue with: luban chat --session SESS
+`, out)
+	p := b.pending(b.sessionID())
+	require.Equal(t, []askuser.QuestionAnswer{
+		{Question: "用哪个方案？", Selected: []string{"方案B"}},
+		{Question: "要哪些检查？", Selected: []string{"单测"}, Other: "手测"},
+	}, p.Last.Answers)
+}
+
+// The server's 422 (a directory outside the workspace: only the server can
+// check it) shows its field message; the request stays pending and the
+// next answer wins.
+func TestChatShowsServerFieldErrorsAndAsksAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	require.NoError(t, os.Mkdir(filepath.Join(b.work, "reports"), 0o755))
+	b.model.push(asks("", "ask_user", `{"title":"存到哪个目录？","mode":"directory"}`), model.Message{Content: "已保存。"})
+
+	out := b.chat("存报告\n../outside\nreports\n")
+	require.Contains(t, out, `? 存到哪个目录？
+  （/cancel 取消，/quit 稍后再答）
+输入工作区内的相对目录: ../outside
+  ! customInput: "../outside" leads outside the workspace
+请重新回答。
+输入工作区内的相对目录: reports
+✓ 已提交：reports
+已保存。
+[run completed]
+`)
+	require.Equal(t, "reports", b.pending(b.sessionID()).Last.CustomInput)
+}
+
+func TestChatCancelDeclinesTheQuestion(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.push(asks("", "ask_user", chatSingleArgs))
+
+	out := b.chat("问我\n/cancel\n/cancel\n/quit\n")
+	require.Contains(t, out, `选择一项 (1-2): /cancel
+✗ 已取消
+[run cancelled]
+> /cancel
+[session cancelled]
+> /quit
+`)
+	require.Len(t, b.model.requests(), 1, "a cancelled question gets no further model turn")
+	require.Equal(t, askuser.StatusCancelled, b.pending(b.sessionID()).Last.Status)
+}
+
+func TestChatToggleNeedsOneAndEnglishMarks(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.push(asks("Let me check.", "ask_user", `{"title":"Pick features","mode":"toggle","allowCustom":true,"options":[{"id":"a","label":"Alpha","recommended":true},{"id":"b","label":"Beta"},{"id":"c","label":"Gamma"}]}`),
+		model.Message{Content: "Done."})
+
+	out := b.chat("go\n\n1,1\n1, 3\n  also delta \n")
+	require.Contains(t, out, `? Pick features
+  1) Alpha (recommended)
+  2) Beta
+  3) Gamma
+  (/cancel to decline, /quit to answer later)
+choose at least one, comma separated (e.g. 1,3): 
+  ! choose at least 1
+choose at least one, comma separated (e.g. 1,3): 1,1
+  ! 1 is listed twice
+choose at least one, comma separated (e.g. 1,3): 1, 3
+other notes (may be empty):   also delta 
+✓ answered: Alpha, Gamma, other: also delta
+Done.
+[run completed]
+`)
+	p := b.pending(b.sessionID())
+	require.Equal(t, []string{"a", "c"}, p.Last.Selections)
+	require.Equal(t, "also delta", p.Last.CustomInput)
+}
+
+// /quit leaves the run paused; `luban chat --session id` shows the same
+// question again (GET /api/interactions/pending) and the answer resumes it.
+func TestChatQuitThenResumeWithSession(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.push(asks("", "ask_user", chatSingleArgs), model.Message{Content: "好，直接实现。"})
+
+	out := b.chat("问我\n/quit\n")
+	require.Contains(t, out, `选择一项 (1-2): /quit
+问题保留，稍后可以继续回答。
+bye. continue with: luban chat --session SESS
+`)
+	id := b.sessionID()
+	p := b.pending(id)
+	require.NotNil(t, p.Pending, "the run stays paused")
+	require.Len(t, b.model.requests(), 1)
+
+	out = b.chat("2\n", "--session", id)
+	require.Equal(t, `session SESS · 问我 · waiting_input
+? 请选择执行方式
+  改代码之前
+  先确认
+  1) 先分析 (推荐) — 稳妥
+  2) 直接实现
+  （/cancel 取消，/quit 稍后再答）
+选择一项 (1-2): 2
+✓ 已提交：直接实现
+好，直接实现。
+[run completed]
+> 
+bye. continue with: luban chat --session SESS
+`, out)
+
+	// A finished session shows its last receipt.
+	out = b.chat("", "--session", id)
+	require.Equal(t, "session SESS · 问我 · completed\n✓ 已提交：直接实现\n> \nbye. continue with: luban chat --session SESS\n", out)
+}
+
+// Nothing the model writes can drive the terminal: escapes, bell, bidi
+// overrides and line breaks in one-line fields print as inert text.
+func TestChatEscapesModelText(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.push(asks("红\x1b[31m色\u202e\n第二行", "ask_user", `{"title":"标题\u001b]0;pwned\u0007\n假行","mode":"text"}`),
+		model.Message{Content: "完成\u009b2J"})
+
+	out := b.chat("hi\nok\n")
+	require.Contains(t, out, "红\\x1b[31m色\\u202e\n第二行\n? 标题\\x1b]0;pwned\\x07\\n假行\n")
+	require.Contains(t, out, "完成\\x9b2J\n[run completed]\n")
+	for _, bad := range []string{"\x1b", "\x07", "\u202e", "\u009b"} {
+		require.NotContains(t, out, bad)
+	}
+	require.Equal(t, "line\\x00\\xff\\u2066", safeLine("line\x00\xff\u2066"))
+	require.Equal(t, "a\n\tb\\r", safeText("a\n\tb\r"))
+	require.Equal(t, "纯文本 plain", safeLine("纯文本 plain"))
+}
+
+func TestChatFlagsEnvAndGeneratedToken(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.push(model.Message{Content: "one"}, model.Message{Content: "two"})
+
+	// --url and --token win over the environment; a comma list uses its first token.
+	var stdout, stderr bytes.Buffer
+	c := &Chat{Stdin: strings.NewReader("hello\n"), Stdout: &stdout, Stderr: &stderr,
+		Getenv: envOf(map[string]string{"LUBAN_URL": "http://127.0.0.1:1", "LUBAN_AUTH_TOKEN": "nope"})}
+	require.NoError(t, c.Run(b.ctx, []string{"--url", b.srv.URL, "--token", "test-token,other-token"}))
+	require.Contains(t, stdout.String(), "> hello\n[session ")
+	require.Contains(t, stdout.String(), "one\n[run completed]\n")
+
+	// Without a token: the one luban serve generated in the data directory.
+	data := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(data, "luban"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(data, "luban", "luban.token"), []byte("test-token\n"), 0o600))
+	stdout.Reset()
+	c = &Chat{Stdin: strings.NewReader("again\n"), Stdout: &stdout, Stderr: &stderr,
+		Getenv: envOf(map[string]string{"LUBAN_URL": b.srv.URL, "XDG_DATA_HOME": data})}
+	require.NoError(t, c.Run(b.ctx, nil))
+	require.Contains(t, stdout.String(), "two\n[run completed]\n")
+
+	// No token anywhere is a usage error; a wrong one is the server's 401.
+	c = &Chat{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Getenv: envOf(map[string]string{"XDG_DATA_HOME": t.TempDir()})}
+	err := c.Run(b.ctx, nil)
+	var u *usageError
+	require.ErrorAs(t, err, &u)
+	stdout.Reset()
+	out, err := b.chatErr("hello\n", "--token", "wrong")
+	require.NoError(t, err)
+	require.Contains(t, out, "> hello\nerror: 401 unauthorized: ")
+
+	// The subcommand is wired into luban's command line.
+	var o, e bytes.Buffer
+	require.Equal(t, 0, Run(b.ctx, []string{"chat", "--help"}, &o, &e))
+	require.Contains(t, e.String(), "Usage: luban chat [--url http://127.0.0.1:8080] [--token …] [--session id]")
+}
