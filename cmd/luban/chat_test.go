@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/client"
 	"github.com/lubanhq/luban/internal/lubantest"
@@ -363,4 +366,81 @@ func TestChatFlagsEnvAndGeneratedToken(t *testing.T) {
 	var o, e bytes.Buffer
 	require.Equal(t, 0, Run(b.ctx, []string{"chat", "--help"}, &o, &e))
 	require.Contains(t, e.String(), "Usage: luban chat [--url http://127.0.0.1:8080] [--token …] [--session id]")
+}
+
+// Two ask_user calls in one assistant message are asked one after another
+// in the same run (DESIGN §3), each with its own receipt.
+func TestChatAsksSeveralQuestionsOfOneMessageInTurn(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.push(model.Message{ToolCalls: []model.ToolCall{
+		{ID: "call_1", Name: "ask_user", Arguments: `{"title":"How many?","mode":"number"}`},
+		{ID: "call_2", Name: "ask_user", Arguments: `{"title":"When?","mode":"date"}`},
+	}}, model.Message{Content: "Booked."})
+
+	out := b.chat("book\nmany\n3\n2026-02-30\n2026-03-01\n")
+	require.Contains(t, out, `? How many?
+  (/cancel to decline, /quit to answer later)
+a number: many
+  ! customInput: `)
+	require.Contains(t, out, `a number: 3
+✓ answered: 3
+? When?
+  (/cancel to decline, /quit to answer later)
+a date (YYYY-MM-DD): 2026-02-30
+  ! customInput: `)
+	require.Contains(t, out, `a date (YYYY-MM-DD): 2026-03-01
+✓ answered: 2026-03-01
+Booked.
+[run completed]
+`)
+	require.Len(t, b.model.requests(), 2, "both answers go back in one next model call")
+}
+
+// --session on a run that is still going follows its events
+// (GET /api/sessions/{id}/events after the transcript's lastEventId).
+func TestChatFollowsARunStillGoing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	release := make(chan struct{})
+	b.model.push(model.Message{Content: "slow answer"})
+	slow := model.ProviderFunc{ProviderName: "slow", Fn: func(ctx context.Context, req *model.Request, onDelta func(string)) (*model.Response, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return b.model.Generate(ctx, req, onDelta)
+	}}
+	srv := lubantest.Start(t, lubantest.Options{Provider: slow})
+	c, err := client.New(srv.URL, "test-token", nil)
+	require.NoError(t, err)
+	st, err := c.Chat(b.ctx, "", "take your time")
+	require.NoError(t, err)
+	ev, err := st.Next()
+	require.NoError(t, err)
+	id := ev.Value.(*agent.SessionEvent).SessionID
+	require.NoError(t, st.Close())
+
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	var stdout bytes.Buffer
+	go func() {
+		ch := &Chat{Stdin: strings.NewReader(""), Stdout: io.MultiWriter(&stdout, pw), Stderr: io.Discard,
+			Getenv: envOf(map[string]string{"LUBAN_URL": srv.URL, "LUBAN_AUTH_TOKEN": "test-token"})}
+		done <- ch.Run(b.ctx, []string{"--session", id})
+		pw.Close()
+	}()
+	br := bufio.NewReader(pr)
+	for {
+		line, err := br.ReadString('\n')
+		require.NoError(t, err)
+		if strings.HasPrefix(line, "the run is still going") {
+			break
+		}
+	}
+	close(release)
+	_, _ = io.Copy(io.Discard, br)
+	require.NoError(t, <-done)
+	require.Equal(t, "session "+id+" · take your time · running\nthe run is still going; following it (Ctrl-C to stop watching)\nslow answer\n[run completed]\n> \nbye. continue with: luban chat --session "+id+"\n", stdout.String())
 }
