@@ -99,7 +99,7 @@ func (e executor) AuditList(ctx context.Context, sessionID string) ([]*store.Aud
 // ---- events
 
 func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (*store.Event, error) {
-	db, autocommit := e.w.(*sql.DB)
+	db, autocommit := e.w.(cachedDB)
 	if !autocommit {
 		return e.eventAppend(ctx, e.w, p)
 	}
@@ -110,7 +110,9 @@ func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: event append: begin: %w", err)
 	}
-	ev, err := e.eventAppend(ctx, tx, p)
+	var misses []string
+	defer func() { db.c.warm(context.WithoutCancel(ctx), misses) }()
+	ev, err := e.eventAppend(ctx, cachedTx{tx, db.c, &misses}, p)
 	if err != nil {
 		_ = tx.Rollback()
 		return nil, err
@@ -136,7 +138,7 @@ func (e executor) eventAppend(ctx context.Context, w querier, p *store.EventAppe
 		p.SessionID, seq, p.Name, string(p.Data), ts(p.Now)); err != nil {
 		return nil, fmt.Errorf("sqlite: event append: %w", err)
 	}
-	if _, inTx := w.(*sql.Tx); inTx && e.w == w && e.onEvent != nil {
+	if _, inTx := w.(cachedTx); inTx && e.w == w && e.onEvent != nil {
 		e.onEvent(p.SessionID)
 	}
 	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, CreatedAt: p.Now}, nil

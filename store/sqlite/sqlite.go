@@ -30,6 +30,7 @@ var migrations embed.FS
 type Store struct {
 	executor
 	rdb, wdb *sql.DB
+	rc, wc   *stmtCache
 	hub      store.Hub
 	path     string
 	temp     bool
@@ -112,7 +113,8 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	rdb.SetMaxOpenConns(n)
 	rdb.SetMaxIdleConns(n)
 	s := &Store{rdb: rdb, wdb: wdb, path: path, temp: temp}
-	s.executor = executor{r: rdb, w: wdb, onEvent: s.hub.Notify}
+	s.rc, s.wc = newStmtCache(rdb), newStmtCache(wdb)
+	s.executor = executor{r: cachedDB{rdb, s.rc}, w: cachedDB{wdb, s.wc}, onEvent: s.hub.Notify}
 	return s, nil
 }
 
@@ -149,7 +151,10 @@ func (s *Store) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
 		return fmt.Errorf("sqlite: begin: %w", err)
 	}
 	sessions := map[string]struct{}{}
-	tx := &txExecutor{executor{r: sqlTx, w: sqlTx, onEvent: func(id string) { sessions[id] = struct{}{} }}}
+	var misses []string
+	defer func() { s.wc.warm(context.WithoutCancel(ctx), misses) }()
+	ctx2 := cachedTx{sqlTx, s.wc, &misses}
+	tx := &txExecutor{executor{r: ctx2, w: ctx2, onEvent: func(id string) { sessions[id] = struct{}{} }}}
 	if err := fn(tx); err != nil {
 		if rbErr := sqlTx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
 			return errors.Join(err, rbErr)
@@ -167,6 +172,8 @@ func (s *Store) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
 
 // Close closes both pools; a "memory" database's file is removed.
 func (s *Store) Close() error {
+	s.rc.close()
+	s.wc.close()
 	err := errors.Join(s.rdb.Close(), s.wdb.Close())
 	if s.temp {
 		for _, suffix := range []string{"", "-wal", "-shm"} {

@@ -1,0 +1,143 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// stmtCache keeps one prepared statement per query text. Preparing (parsing
+// and planning) a statement costs more than running most of luban's queries,
+// and database/sql prepares anew on every call that is not a *sql.Stmt.
+type stmtCache struct {
+	db *sql.DB
+	mu sync.RWMutex
+	m  map[string]*sql.Stmt
+}
+
+func newStmtCache(db *sql.DB) *stmtCache { return &stmtCache{db: db, m: map[string]*sql.Stmt{}} }
+
+func (c *stmtCache) get(ctx context.Context, q string) (*sql.Stmt, error) {
+	c.mu.RLock()
+	st := c.m[q]
+	c.mu.RUnlock()
+	if st != nil {
+		return st, nil
+	}
+	// Prepare without holding mu: preparing waits for a connection, and a
+	// transaction holding the writer's only connection may need mu to peek.
+	st, err := c.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.m[q]; old != nil {
+		st.Close()
+		return old, nil
+	}
+	if c.m == nil { // closed
+		return st, nil
+	}
+	c.m[q] = st
+	return st, nil
+}
+
+// peek returns the cached statement for q, or nil.
+func (c *stmtCache) peek(q string) *sql.Stmt {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.m[q]
+}
+
+// warm prepares queries that missed the cache inside a transaction; it must
+// run outside any transaction (the writer pool has one connection).
+func (c *stmtCache) warm(ctx context.Context, qs []string) {
+	for _, q := range qs {
+		_, _ = c.get(ctx, q)
+	}
+}
+
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.m {
+		st.Close()
+	}
+	c.m = nil
+}
+
+// cachedDB runs queries on a pool through the statement cache.
+type cachedDB struct {
+	*sql.DB
+	c *stmtCache
+}
+
+func (d cachedDB) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	st, err := d.c.get(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (d cachedDB) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := d.c.get(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (d cachedDB) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	st, err := d.c.get(ctx, q)
+	if err != nil {
+		// Let database/sql report the prepare error through the Row.
+		return d.DB.QueryRowContext(ctx, q, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// cachedTx runs queries inside a transaction through the writer's statement
+// cache: the writer pool has one connection, so a cached statement is
+// already prepared on the transaction's connection and is reused as is. A
+// query not cached yet runs unprepared and is noted in miss; the store
+// prepares it after the transaction (preparing on the pool here would wait
+// for the very connection the transaction holds).
+type cachedTx struct {
+	*sql.Tx
+	c    *stmtCache
+	miss *[]string
+}
+
+func (t cachedTx) stmt(ctx context.Context, q string) *sql.Stmt {
+	st := t.c.peek(q)
+	if st == nil {
+		if t.miss != nil {
+			*t.miss = append(*t.miss, q)
+		}
+		return nil
+	}
+	return t.Tx.StmtContext(ctx, st)
+}
+
+func (t cachedTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if st := t.stmt(ctx, q); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return t.Tx.ExecContext(ctx, q, args...)
+}
+
+func (t cachedTx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st := t.stmt(ctx, q); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return t.Tx.QueryContext(ctx, q, args...)
+}
+
+func (t cachedTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	if st := t.stmt(ctx, q); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return t.Tx.QueryRowContext(ctx, q, args...)
+}
