@@ -123,6 +123,9 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 		s.leave()
 		return nil
 	}
+	if err != nil {
+		s.leave() // a lost connection: the run goes on; say how to come back
+	}
 	return err
 }
 
@@ -313,7 +316,7 @@ func (s *chatSession) resume(ctx context.Context) error {
 // follow prints a stream until the run pauses or ends, then answers every
 // question it asks, one after another.
 func (s *chatSession) follow(ctx context.Context, st *client.Stream) error {
-	req, err := s.render(st)
+	req, err := s.render(ctx, st)
 	if err != nil {
 		return err
 	}
@@ -324,18 +327,25 @@ func (s *chatSession) follow(ctx context.Context, st *client.Stream) error {
 }
 
 // render prints a stream's events and returns the question it paused on
-// (nil when the run ended or the stream closed).
-func (s *chatSession) render(st *client.Stream) (*askuser.InputRequest, error) {
+// (nil when the run ended or the stream closed early). Only ctx's end is an
+// error: a lost stream is reported and the REPL goes on.
+func (s *chatSession) render(ctx context.Context, st *client.Stream) (*askuser.InputRequest, error) {
 	defer st.Close()
 	for {
 		ev, err := st.Next()
-		if errors.Is(err, io.EOF) {
-			s.endLine()
-			return nil, nil
+		if ev != nil && err != nil {
+			continue // an event whose payload this client cannot decode
 		}
 		if err != nil {
-			s.endLine()
-			return nil, err
+			if ctx.Err() != nil {
+				s.endLine()
+				return nil, ctx.Err()
+			}
+			// The server ended the stream (it is shutting down) or the
+			// connection broke before the run paused or ended: the run
+			// goes on in the server, and its events stay in the log.
+			s.printf("[the stream ended before the run paused or finished; luban chat --session %s follows it]\n", safeLine(s.sessionID))
+			return nil, nil
 		}
 		switch v := ev.Value.(type) {
 		case *agent.SessionEvent:
@@ -451,7 +461,7 @@ func (s *chatSession) answerLoop(ctx context.Context, req *askuser.InputRequest)
 			if err != nil {
 				return err
 			}
-			if next, err = s.render(st); err != nil {
+			if next, err = s.render(ctx, st); err != nil {
 				return err
 			}
 			break

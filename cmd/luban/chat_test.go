@@ -444,3 +444,38 @@ func TestChatFollowsARunStillGoing(t *testing.T) {
 	require.NoError(t, <-done)
 	require.Equal(t, "session "+id+" · take your time · running\nthe run is still going; following it (Ctrl-C to stop watching)\nslow answer\n[run completed]\n> \nbye. continue with: luban chat --session "+id+"\n", stdout.String())
 }
+
+// A server that shuts down mid-run ends the stream cleanly; the terminal
+// says the run goes on and how to follow it, instead of going quiet.
+func TestChatSaysWhenTheStreamEndsEarly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	blocked := make(chan struct{})
+	slow := model.ProviderFunc{ProviderName: "slow", Fn: func(ctx context.Context, req *model.Request, onDelta func(string)) (*model.Response, error) {
+		close(blocked)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	srv := lubantest.Start(t, lubantest.Options{Provider: slow})
+	var stdout bytes.Buffer
+	stdin, feed := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		ch := &Chat{Stdin: stdin, Stdout: &stdout, Stderr: io.Discard,
+			Getenv: envOf(map[string]string{"LUBAN_URL": srv.URL, "LUBAN_AUTH_TOKEN": "test-token"})}
+		done <- ch.Run(b.ctx, nil)
+	}()
+	_, err := io.WriteString(feed, "hello\n")
+	require.NoError(t, err)
+	<-blocked
+	srv.Stop()
+	require.NoError(t, feed.Close())
+	require.NoError(t, <-done)
+	out := sessRE.ReplaceAllString(stdout.String(), "SESS")
+	require.Contains(t, out, "> hello\n[session SESS]\n[the stream ended before the run paused or finished; luban chat --session SESS follows it]\n> \nbye. continue with: luban chat --session SESS\n")
+
+	// A usage error names the chat command's help.
+	var o, e bytes.Buffer
+	require.Equal(t, 2, Run(b.ctx, []string{"chat", "extra"}, &o, &e))
+	require.Contains(t, e.String(), "Try: luban chat --help\n")
+}

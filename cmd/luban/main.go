@@ -47,7 +47,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "luban:", err)
 		var u *usageError
 		if errors.As(err, &u) {
-			fmt.Fprintln(stderr, "Try: luban serve --help")
+			fmt.Fprintf(stderr, "Try: luban %s --help\n", args[0])
 			return 2
 		}
 		return 1
@@ -66,6 +66,7 @@ func usage(w io.Writer) {
 
 Usage:
   luban serve [flags]   run the HTTP/SSE server and the page (see luban serve --help)
+  luban chat [flags]    talk to a server and answer its questions in the terminal (see luban chat --help)
   luban version         print the version
 `)
 }
