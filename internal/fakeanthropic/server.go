@@ -23,8 +23,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
+
+	"github.com/lubanhq/luban/internal/fakemodel"
 )
 
 // ToolUse is one tool_use block the fake model emits. Input is sent verbatim
@@ -105,19 +106,13 @@ type Request struct {
 // Server is a running fake. Its methods are safe for concurrent use.
 type Server struct {
 	srv *httptest.Server
-
-	mu      sync.Mutex
-	queue   []Turn
-	handler func(r *Request) Turn
-	reqs    []*Request
-	changed chan struct{} // closed and replaced whenever a request is recorded
-	seq     int
+	rec *fakemodel.Recorder[Turn, Request]
 }
 
 // New starts a fake server on 127.0.0.1 and closes it when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{changed: make(chan struct{})}
+	s := &Server{rec: fakemodel.NewRecorder[Turn, Request]("fakeanthropic")}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	t.Cleanup(s.srv.Close)
 	return s
@@ -132,45 +127,24 @@ func (s *Server) URL() string { return s.srv.URL }
 // one the server answers 500 api_error "fakeanthropic: no turn queued" so that
 // a test notices an unexpected model call.
 func (s *Server) Push(turns ...Turn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, turns...)
+	s.rec.Push(turns...)
 }
 
 // SetHandler sets a function that answers requests while the queue is empty.
 // It runs on the server's goroutine; nil removes it.
 func (s *Server) SetHandler(fn func(r *Request) Turn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.handler = fn
+	s.rec.SetHandler(fn)
 }
 
 // Requests returns every request recorded so far, in arrival order.
 func (s *Server) Requests() []*Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*Request(nil), s.reqs...)
+	return s.rec.Requests()
 }
 
 // WaitRequests blocks until at least n requests were recorded and returns
 // them all, or returns ctx's error. It waits on a signal, never by polling.
 func (s *Server) WaitRequests(ctx context.Context, n int) ([]*Request, error) {
-	for {
-		s.mu.Lock()
-		if len(s.reqs) >= n {
-			out := append([]*Request(nil), s.reqs...)
-			s.mu.Unlock()
-			return out, nil
-		}
-		ch := s.changed
-		got := len(s.reqs)
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("fakeanthropic: %d of %d requests: %w", got, n, ctx.Err())
-		}
-	}
+	return s.rec.WaitRequests(ctx, n)
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
@@ -185,24 +159,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req := parseRequest(raw, r.Header.Clone())
 
-	s.mu.Lock()
-	s.reqs = append(s.reqs, req)
-	close(s.changed)
-	s.changed = make(chan struct{})
-	s.seq++
-	id := fmt.Sprintf("msg_fake%d", s.seq)
-	var turn Turn
-	var have bool
-	if len(s.queue) > 0 {
-		turn, have = s.queue[0], true
-		s.queue = s.queue[1:]
-	}
-	handler := s.handler
-	s.mu.Unlock()
-
-	if !have && handler != nil {
-		turn, have = handler(req), true
-	}
+	seq, turn, have := s.rec.Next(req)
+	id := fmt.Sprintf("msg_fake%d", seq)
 	if !have {
 		writeError(w, http.StatusInternalServerError, "", "api_error", "fakeanthropic: no turn queued")
 		return
@@ -252,18 +210,8 @@ func errorType(status int) string {
 }
 
 func parseRequest(raw []byte, h http.Header) *Request {
-	req := &Request{Raw: raw, Header: h}
-	if json.Unmarshal(raw, &req.Body) != nil {
-		return req
-	}
-	req.Model, _ = req.Body["model"].(string)
-	if msgs, ok := req.Body["messages"].([]any); ok {
-		for _, m := range msgs {
-			if mm, ok := m.(map[string]any); ok {
-				req.Messages = append(req.Messages, mm)
-			}
-		}
-	}
+	b := fakemodel.ParseBody(raw)
+	req := &Request{Raw: raw, Header: h, Body: b.Object, Model: b.Model, Messages: b.Messages}
 	switch sys := req.Body["system"].(type) {
 	case string:
 		req.System = sys

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/lubanhq/luban/internal/fakemodel"
 )
 
 // streamTurn writes turn as a Messages event stream: message_start, ping,
@@ -27,7 +29,7 @@ func streamTurn(w http.ResponseWriter, id, model string, turn Turn) {
 		events = append(events, "event: "+name+"\ndata: "+data+"\n\n")
 	}
 	add("message_start", fmt.Sprintf(`{"type":"message_start","message":{"id":%s,"type":"message","role":"assistant","model":%s,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}`,
-		quote(id), quote(model)))
+		fakemodel.Quote(id), fakemodel.Quote(model)))
 	add("ping", `{"type": "ping"}`)
 	idx := 0
 	block := func(start string, deltas []string) {
@@ -40,32 +42,32 @@ func streamTurn(w http.ResponseWriter, id, model string, turn Turn) {
 	}
 	if turn.Thinking != "" {
 		var ds []string
-		for _, p := range split(turn.Thinking, n) {
-			ds = append(ds, `{"type":"thinking_delta","thinking":`+quote(p)+`}`)
+		for _, p := range fakemodel.Split(turn.Thinking, n) {
+			ds = append(ds, `{"type":"thinking_delta","thinking":`+fakemodel.Quote(p)+`}`)
 		}
 		ds = append(ds, `{"type":"signature_delta","signature":"c2lnbmF0dXJl"}`)
 		block(`{"type":"thinking","thinking":"","signature":""}`, ds)
 	}
 	if turn.Text != "" {
 		var ds []string
-		for _, p := range split(turn.Text, n) {
-			ds = append(ds, `{"type":"text_delta","text":`+quote(p)+`}`)
+		for _, p := range fakemodel.Split(turn.Text, n) {
+			ds = append(ds, `{"type":"text_delta","text":`+fakemodel.Quote(p)+`}`)
 		}
 		block(`{"type":"text","text":""}`, ds)
 	}
 	for _, tu := range turn.ToolUses {
 		var ds []string
-		for _, p := range split(tu.Input, n) {
-			ds = append(ds, `{"type":"input_json_delta","partial_json":`+quote(p)+`}`)
+		for _, p := range fakemodel.Split(tu.Input, n) {
+			ds = append(ds, `{"type":"input_json_delta","partial_json":`+fakemodel.Quote(p)+`}`)
 		}
-		block(fmt.Sprintf(`{"type":"tool_use","id":%s,"name":%s,"input":{}}`, quote(tu.ID), quote(tu.Name)), ds)
+		block(fmt.Sprintf(`{"type":"tool_use","id":%s,"name":%s,"input":{}}`, fakemodel.Quote(tu.ID), fakemodel.Quote(tu.Name)), ds)
 	}
 	switch {
 	case turn.ErrorEvent != "":
-		add("error", fmt.Sprintf(`{"type":"error","error":{"type":%s,"message":"fakeanthropic: %s mid-stream"}}`, quote(turn.ErrorEvent), turn.ErrorEvent))
+		add("error", fmt.Sprintf(`{"type":"error","error":{"type":%s,"message":"fakeanthropic: %s mid-stream"}}`, fakemodel.Quote(turn.ErrorEvent), turn.ErrorEvent))
 	case turn.NoStop:
 	default:
-		add("message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":%s,"stop_sequence":null},"usage":{"output_tokens":%d}}`, quote(stop), 1+len(turn.Text)/4))
+		add("message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":%s,"stop_sequence":null},"usage":{"output_tokens":%d}}`, fakemodel.Quote(stop), 1+len(turn.Text)/4))
 		if !turn.NoMessageStop {
 			add("message_stop", `{"type":"message_stop"}`)
 		}
@@ -77,7 +79,7 @@ func streamTurn(w http.ResponseWriter, id, model string, turn Turn) {
 	}
 	pieces := events
 	if turn.WriteBytes > 0 {
-		pieces = split(strings.Join(events, ""), turn.WriteBytes)
+		pieces = fakemodel.Split(strings.Join(events, ""), turn.WriteBytes)
 	}
 
 	h := w.Header()
@@ -95,46 +97,4 @@ func streamTurn(w http.ResponseWriter, id, model string, turn Turn) {
 		// Abort the connection: the client reads an unexpected EOF.
 		panic(http.ErrAbortHandler)
 	}
-}
-
-// split cuts s into pieces of n bytes (the last may be shorter); "" gives none.
-func split(s string, n int) []string {
-	var out []string
-	for len(s) > n {
-		out = append(out, s[:n])
-		s = s[n:]
-	}
-	if s != "" {
-		out = append(out, s)
-	}
-	return out
-}
-
-// quote encodes s as a JSON string like encoding/json does, except that bytes
-// that are not valid UTF-8 are passed through raw instead of being replaced
-// by U+FFFD, so a character cut in two reaches the client byte-exact.
-func quote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"':
-			b.WriteString(`\"`)
-		case c == '\\':
-			b.WriteString(`\\`)
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c == '\r':
-			b.WriteString(`\r`)
-		case c == '\t':
-			b.WriteString(`\t`)
-		case c < 0x20:
-			fmt.Fprintf(&b, `\u%04x`, c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

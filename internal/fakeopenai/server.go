@@ -20,9 +20,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
-	"sync"
 	"testing"
+
+	"github.com/lubanhq/luban/internal/fakemodel"
 )
 
 // ToolCall is one tool call the fake model makes. Arguments is sent verbatim
@@ -91,19 +91,13 @@ type Request struct {
 // Server is a running fake. Its methods are safe for concurrent use.
 type Server struct {
 	srv *httptest.Server
-
-	mu      sync.Mutex
-	queue   []Turn
-	handler func(r *Request) Turn
-	reqs    []*Request
-	changed chan struct{} // closed and replaced whenever a request is recorded
-	seq     int
+	rec *fakemodel.Recorder[Turn, Request]
 }
 
 // New starts a fake server on 127.0.0.1 and closes it when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{changed: make(chan struct{})}
+	s := &Server{rec: fakemodel.NewRecorder[Turn, Request]("fakeopenai")}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	t.Cleanup(s.srv.Close)
 	return s
@@ -117,45 +111,24 @@ func (s *Server) URL() string { return s.srv.URL + "/v1" }
 // one the server answers 500 {"error":{"message":"fakeopenai: no turn queued"}}
 // so that a test notices an unexpected model call.
 func (s *Server) Push(turns ...Turn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, turns...)
+	s.rec.Push(turns...)
 }
 
 // SetHandler sets a function that answers requests while the queue is empty.
 // It runs on the server's goroutine; nil removes it.
 func (s *Server) SetHandler(fn func(r *Request) Turn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.handler = fn
+	s.rec.SetHandler(fn)
 }
 
 // Requests returns every request recorded so far, in arrival order.
 func (s *Server) Requests() []*Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*Request(nil), s.reqs...)
+	return s.rec.Requests()
 }
 
 // WaitRequests blocks until at least n requests were recorded and returns
 // them all, or returns ctx's error. It waits on a signal, never by polling.
 func (s *Server) WaitRequests(ctx context.Context, n int) ([]*Request, error) {
-	for {
-		s.mu.Lock()
-		if len(s.reqs) >= n {
-			out := append([]*Request(nil), s.reqs...)
-			s.mu.Unlock()
-			return out, nil
-		}
-		ch := s.changed
-		got := len(s.reqs)
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("fakeopenai: %d of %d requests: %w", got, n, ctx.Err())
-		}
-	}
+	return s.rec.WaitRequests(ctx, n)
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
@@ -170,24 +143,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req := parseRequest(raw, r.Header.Clone())
 
-	s.mu.Lock()
-	s.reqs = append(s.reqs, req)
-	close(s.changed)
-	s.changed = make(chan struct{})
-	s.seq++
-	id := fmt.Sprintf("chatcmpl-fake%d", s.seq)
-	var turn Turn
-	var have bool
-	if len(s.queue) > 0 {
-		turn, have = s.queue[0], true
-		s.queue = s.queue[1:]
-	}
-	handler := s.handler
-	s.mu.Unlock()
-
-	if !have && handler != nil {
-		turn, have = handler(req), true
-	}
+	seq, turn, have := s.rec.Next(req)
+	id := fmt.Sprintf("chatcmpl-fake%d", seq)
 	if !have {
 		writeError(w, http.StatusInternalServerError, "", "fakeopenai: no turn queued")
 		return
@@ -207,18 +164,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func parseRequest(raw []byte, h http.Header) *Request {
-	req := &Request{Raw: raw, Header: h}
-	if json.Unmarshal(raw, &req.Body) != nil {
-		return req
-	}
-	req.Model, _ = req.Body["model"].(string)
-	if msgs, ok := req.Body["messages"].([]any); ok {
-		for _, m := range msgs {
-			if mm, ok := m.(map[string]any); ok {
-				req.Messages = append(req.Messages, mm)
-			}
-		}
-	}
+	b := fakemodel.ParseBody(raw)
+	req := &Request{Raw: raw, Header: h, Body: b.Object, Model: b.Model, Messages: b.Messages}
 	if tools, ok := req.Body["tools"].([]any); ok {
 		for _, t := range tools {
 			tm, _ := t.(map[string]any)
@@ -241,46 +188,4 @@ func writeError(w http.ResponseWriter, status int, body, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, body)
-}
-
-// split cuts s into pieces of n bytes (the last may be shorter); "" gives none.
-func split(s string, n int) []string {
-	var out []string
-	for len(s) > n {
-		out = append(out, s[:n])
-		s = s[n:]
-	}
-	if s != "" {
-		out = append(out, s)
-	}
-	return out
-}
-
-// quote encodes s as a JSON string like encoding/json does, except that bytes
-// that are not valid UTF-8 are passed through raw instead of being replaced
-// by U+FFFD, so a character cut in two reaches the client byte-exact.
-func quote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"':
-			b.WriteString(`\"`)
-		case c == '\\':
-			b.WriteString(`\\`)
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c == '\r':
-			b.WriteString(`\r`)
-		case c == '\t':
-			b.WriteString(`\t`)
-		case c < 0x20:
-			fmt.Fprintf(&b, `\u%04x`, c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

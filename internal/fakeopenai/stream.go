@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/lubanhq/luban/internal/fakemodel"
 	"time"
 )
 
@@ -24,11 +26,11 @@ func streamTurn(w http.ResponseWriter, id, model string, turn Turn) {
 
 	// Deltas in order: role, reasoning pieces, text pieces, tool calls.
 	deltas := []string{`{"role":"assistant","content":""}`}
-	for _, p := range split(turn.Reasoning, n) {
-		deltas = append(deltas, `{"reasoning_content":`+quote(p)+`}`)
+	for _, p := range fakemodel.Split(turn.Reasoning, n) {
+		deltas = append(deltas, `{"reasoning_content":`+fakemodel.Quote(p)+`}`)
 	}
-	for _, p := range split(turn.Text, n) {
-		deltas = append(deltas, `{"content":`+quote(p)+`}`)
+	for _, p := range fakemodel.Split(turn.Text, n) {
+		deltas = append(deltas, `{"content":`+fakemodel.Quote(p)+`}`)
 	}
 	deltas = append(deltas, toolCallDeltas(turn.ToolCalls, n)...)
 
@@ -44,10 +46,10 @@ func streamTurn(w http.ResponseWriter, id, model string, turn Turn) {
 	write := func(delta, finishReason string) {
 		fr := "null"
 		if finishReason != "" {
-			fr = quote(finishReason)
+			fr = fakemodel.Quote(finishReason)
 		}
 		fmt.Fprintf(w, `data: {"id":%s,"object":"chat.completion.chunk","created":%d,"model":%s,"choices":[{"index":0,"delta":%s,"logprobs":null,"finish_reason":%s}]}`+"\n\n",
-			quote(id), created, quote(model), delta, fr)
+			fakemodel.Quote(id), created, fakemodel.Quote(model), delta, fr)
 		_ = rc.Flush()
 		sent++
 		if turn.CutAfterChunks > 0 && sent >= turn.CutAfterChunks {
@@ -74,7 +76,7 @@ func toolCallDeltas(calls []ToolCall, n int) []string {
 	pieces := make([][]string, len(calls))
 	rounds := 1
 	for i, c := range calls {
-		pieces[i] = split(c.Arguments, n)
+		pieces[i] = fakemodel.Split(c.Arguments, n)
 		if len(pieces[i]) > rounds {
 			rounds = len(pieces[i])
 		}
@@ -85,11 +87,11 @@ func toolCallDeltas(calls []ToolCall, n int) []string {
 			var b strings.Builder
 			fmt.Fprintf(&b, `{"tool_calls":[{"index":%d`, i)
 			if r == 0 {
-				fmt.Fprintf(&b, `,"id":%s,"type":"function"`, quote(c.ID))
+				fmt.Fprintf(&b, `,"id":%s,"type":"function"`, fakemodel.Quote(c.ID))
 			}
 			b.WriteString(`,"function":{`)
 			if r == 0 {
-				fmt.Fprintf(&b, `"name":%s,`, quote(c.Name))
+				fmt.Fprintf(&b, `"name":%s,`, fakemodel.Quote(c.Name))
 			}
 			arg := ""
 			switch {
@@ -98,7 +100,7 @@ func toolCallDeltas(calls []ToolCall, n int) []string {
 			case r > 0:
 				continue // this call has no more pieces
 			}
-			fmt.Fprintf(&b, `"arguments":%s}}]}`, quote(arg))
+			fmt.Fprintf(&b, `"arguments":%s}}]}`, fakemodel.Quote(arg))
 			out = append(out, b.String())
 		}
 	}
