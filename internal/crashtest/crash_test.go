@@ -86,10 +86,7 @@ func TestCrashAfterInteractionCommitted(t *testing.T) {
 	if q, ok := lubantest.Find(seen, "user_input_required"); ok {
 		a = decodeAsk(t, q)
 	} else {
-		re := p2.API.Events(s.SessionID, last)
-		missed, err := re.Until("user_input_required", waitEvents)
-		re.Close()
-		require.NoError(t, err)
+		missed := p2.API.EventsUntil(s.SessionID, last, "user_input_required", waitEvents)
 		require.Equal(t, last+1, missed[0].ID)
 		a = decodeAsk(t, missed[len(missed)-1])
 	}
@@ -132,10 +129,7 @@ func TestCrashAfterAnswerCommitted(t *testing.T) {
 	require.Equal(t, "先看测试", pv.Last["customInput"])
 
 	// The run left running by p1 is taken over when its lease expires.
-	st := p2.API.Events(a.SessionID, lastID(evs))
-	rest, err := st.Until("done", waitEvents)
-	st.Close()
-	require.NoError(t, err)
+	rest := p2.API.EventsUntil(a.SessionID, lastID(evs), "done", waitEvents)
 	names := lubantest.Names(rest)
 	require.Equal(t, []string{"user_input_resolved", "tool_result"}, names[:2], "what p1 committed before dying")
 
@@ -184,10 +178,7 @@ func TestCrashDuringModelCallAfterAnswer(t *testing.T) {
 	pv := getPending(t, p2, a.SessionID)
 	require.Nil(t, pv.Pending)
 	require.Equal(t, "answered", pv.Last["status"])
-	st := p2.API.Events(a.SessionID, last)
-	rest, err := st.Until("done", waitEvents)
-	st.Close()
-	require.NoError(t, err)
+	rest := p2.API.EventsUntil(a.SessionID, last, "done", waitEvents)
 	require.Equal(t, last+1, rest[0].ID)
 
 	checkRun(t, p2, a.SessionID, "completed", b.fake)
@@ -212,10 +203,7 @@ func TestCrashMidModelStream(t *testing.T) {
 
 	p2 := startProc(t, procOptions{Name: "p2", DB: b.db, Fake: b.fake})
 	s := struct{ SessionID string }{sessionAfterCrash(t, seen, p2)}
-	st := p2.API.Events(s.SessionID, last)
-	rest, err := st.Until("user_input_required", waitEvents)
-	st.Close()
-	require.NoError(t, err)
+	rest := p2.API.EventsUntil(s.SessionID, last, "user_input_required", waitEvents)
 	a := decodeAsk(t, rest[len(rest)-1])
 	pv := getPending(t, p2, s.SessionID)
 	requirePendingSame(t, a.Raw, pv.Pending)
@@ -228,10 +216,7 @@ func TestCrashMidModelStream(t *testing.T) {
 	// a message_delta without its "message" — and what it committed is a
 	// prefix of what the call made again streamed and stored: the page drops
 	// it when the new id arrives. Nothing else is half-applied.
-	all := p2.API.Events(s.SessionID, 0)
-	log, err := all.Until("done", waitEvents)
-	all.Close()
-	require.NoError(t, err)
+	log := p2.API.EventsUntil(s.SessionID, 0, "done", waitEvents)
 	deltas, final := map[string]string{}, map[string]string{}
 	for _, e := range log {
 		var d struct{ MessageID, Role, Delta, Content string }
@@ -291,10 +276,7 @@ func TestCrashDuringToolCall(t *testing.T) {
 		}
 		p2 := startProc(t, procOptions{Name: "p2", DB: b.db, Fake: b.fake, Workspace: ws})
 		sid := sessionAfterCrash(t, seen, p2)
-		st := p2.API.Events(sid, last)
-		_, err := st.Until("done", waitEvents)
-		st.Close()
-		require.NoError(t, err)
+		p2.API.EventsUntil(sid, last, "done", waitEvents)
 		return b, p2, sid, ws
 	}
 	toolResult := func(tr transcript, id string) (string, bool) {

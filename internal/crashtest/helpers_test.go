@@ -278,10 +278,7 @@ func checkRun(t *testing.T, p *proc, sessionID, want string, fake *fakeopenai.Se
 	}
 	require.Len(t, resolved, len(requested))
 
-	st := p.API.Events(sessionID, 0)
-	defer st.Close()
-	evs, err := st.Until("done", waitEvents)
-	require.NoError(t, err)
+	evs := p.API.EventsUntil(sessionID, 0, "done", waitEvents)
 	seen := map[string]int{}
 	for i, e := range evs {
 		require.Equal(t, int64(i+1), e.ID, "event ids must be 1..n without a gap")

@@ -105,10 +105,7 @@ func TestEventIDsAcrossRestarts(t *testing.T) {
 	}
 
 	from := live[1].ID // seen by p1's client, before the first restart
-	st := p3.API.Events(a1.SessionID, from)
-	replay, err := st.Until("done", waitEvents)
-	st.Close()
-	require.NoError(t, err)
+	replay := p3.API.EventsUntil(a1.SessionID, from, "done", waitEvents)
 	require.Len(t, replay, len(live)-2)
 	for i, e := range replay {
 		want := live[i+2]
@@ -168,10 +165,7 @@ func TestSigtermCheckpointsInFlightRun(t *testing.T) {
 	close(release)
 
 	p2 := startProc(t, procOptions{Name: "p2", DB: b.db, Fake: b.fake})
-	st := p2.API.Events(a.SessionID, lastID(subEvs))
-	rest, err := st.Until("done", waitEvents)
-	st.Close()
-	require.NoError(t, err)
+	rest := p2.API.EventsUntil(a.SessionID, lastID(subEvs), "done", waitEvents)
 	require.Equal(t, lastID(subEvs)+1, rest[0].ID)
 	checkRun(t, p2, a.SessionID, "completed", b.fake)
 	got := raws(b.fake.Requests())
@@ -197,10 +191,7 @@ func TestOneDriverAfterCrash(t *testing.T) {
 	p3 := startProc(t, procOptions{Name: "p3", DB: b.db, Fake: b.fake})
 	s := struct{ SessionID string }{sessionAfterCrash(t, seen, p2)}
 
-	st := p2.API.Events(s.SessionID, last)
-	rest, err := st.Until("user_input_required", waitEvents)
-	st.Close()
-	require.NoError(t, err)
+	rest := p2.API.EventsUntil(s.SessionID, last, "user_input_required", waitEvents)
 	a := decodeAsk(t, rest[len(rest)-1])
 	require.Len(t, b.fake.Requests(), 2, "one crashed call and exactly one call made again")
 

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // Event is one SSE event as read off the wire.
@@ -193,4 +195,17 @@ func (s *Server) Events(sessionID string, lastID int64) *Stream {
 		s.t.Fatalf("GET events: %s %s", resp.Status, b)
 	}
 	return s.Open(resp, "events")
+}
+
+// EventsUntil replays a session's event log after lastID (Events), reads
+// it until the first event called name (the event included) or until d has
+// passed, closes the stream and returns what it read. Anything else (a
+// timeout, a broken stream) fails the test.
+func (s *Server) EventsUntil(sessionID string, lastID int64, name string, d time.Duration) []Event {
+	s.t.Helper()
+	st := s.Events(sessionID, lastID)
+	defer st.Close()
+	evs, err := st.Until(name, d)
+	require.NoError(s.t, err, "events of %s after %d until %q", sessionID, lastID, name)
+	return evs
 }

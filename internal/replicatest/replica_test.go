@@ -223,8 +223,7 @@ func TestKilledReplicaRunFinishedByOther(t *testing.T) {
 	require.Equal(t, http.StatusOK, b.b.API.JSON(http.MethodGet, "/api/sessions", nil, &list))
 	require.Len(t, list.Sessions, 1, "A committed the run before it died")
 
-	all, err := b.b.API.Events(list.Sessions[0].ID, 0).Until("done", waitEvents)
-	require.NoError(t, err)
+	all := b.b.API.EventsUntil(list.Sessions[0].ID, 0, "done", waitEvents)
 	sess, ok := lubantest.Find(all, "session")
 	require.True(t, ok)
 	var se struct{ SessionID, RunID string }
@@ -254,13 +253,11 @@ func TestLastEventIDAcrossReplicas(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusAccepted, resp.StatusCode, "%s", raw)
 
-	rest, err := b.b.API.Events(sessionID, lastSeen).Until("done", waitEvents)
-	require.NoError(t, err)
+	rest := b.b.API.EventsUntil(sessionID, lastSeen, "done", waitEvents)
 	requireContiguous(t, rest, lastSeen+1)
 	requireDone(t, rest, "completed")
 
-	full, err := b.b.API.Events(sessionID, 0).Until("done", waitEvents)
-	require.NoError(t, err)
+	full := b.b.API.EventsUntil(sessionID, 0, "done", waitEvents)
 	require.Equal(t, append(lubantest.Names(evs), lubantest.Names(rest)...), lubantest.Names(full))
 }
 
@@ -272,8 +269,7 @@ func TestSweepersExpireOnce(t *testing.T) {
 	b.fake.Push(askTurn())
 	_, sessionID, _ := asked(t, b.a)
 
-	all, err := b.b.API.Events(sessionID, 0).Until("done", waitEvents)
-	require.NoError(t, err)
+	all := b.b.API.EventsUntil(sessionID, 0, "done", waitEvents)
 	requireDone(t, all, "expired")
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM messages WHERE role = 'tool' AND tool_call_id = 'call_1'`))
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM audit WHERE session_id = $1 AND action = 'expired'`, sessionID))
