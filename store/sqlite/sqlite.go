@@ -16,6 +16,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
+	"time"
 
 	"github.com/pressly/goose/v3"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -30,6 +32,11 @@ var migrations embed.FS
 type Store struct {
 	executor
 	rdb, wdb *sql.DB
+	cdb      *sql.DB // the background checkpointer's connection
+	stopCk   chan struct{}
+	ckDone   chan struct{}
+	closeMu  sync.Mutex
+	closed   bool
 	rc, wc   *stmtCache
 	hub      store.Hub
 	path     string
@@ -80,6 +87,9 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	// or power loss can lose the last transactions. See docs/durability.md.
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
+	// Checkpoints run in the background (checkpointLoop), not inside a
+	// committing writer, where their fsync would stall every other writer.
+	q.Add("_pragma", "wal_autocheckpoint(0)")
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + path + "?" + q.Encode()
 
@@ -112,7 +122,17 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	}
 	rdb.SetMaxOpenConns(n)
 	rdb.SetMaxIdleConns(n)
-	s := &Store{rdb: rdb, wdb: wdb, path: path, temp: temp}
+	cq := url.Values{}
+	cq.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy))
+	cdb, err := sql.Open("sqlite", "file:"+path+"?"+cq.Encode())
+	if err != nil {
+		rdb.Close()
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite: open checkpointer %s: %w", path, err)
+	}
+	cdb.SetMaxOpenConns(1)
+	s := &Store{rdb: rdb, wdb: wdb, cdb: cdb, path: path, temp: temp, stopCk: make(chan struct{}), ckDone: make(chan struct{})}
+	go s.checkpointLoop(checkpointInterval)
 	s.rc, s.wc = newStmtCache(rdb), newStmtCache(wdb)
 	s.executor = executor{r: cachedDB{rdb, s.rc}, w: cachedDB{wdb, s.wc}, onEvent: s.hub.Notify}
 	return s, nil
@@ -172,9 +192,18 @@ func (s *Store) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
 
 // Close closes both pools; a "memory" database's file is removed.
 func (s *Store) Close() error {
+	s.closeMu.Lock()
+	if s.closed {
+		s.closeMu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.closeMu.Unlock()
+	close(s.stopCk)
+	<-s.ckDone
 	s.rc.close()
 	s.wc.close()
-	err := errors.Join(s.rdb.Close(), s.wdb.Close())
+	err := errors.Join(s.rdb.Close(), s.wdb.Close(), s.cdb.Close())
 	if s.temp {
 		for _, suffix := range []string{"", "-wal", "-shm"} {
 			os.Remove(s.path + suffix)
@@ -186,3 +215,29 @@ func (s *Store) Close() error {
 type txExecutor struct{ executor }
 
 func fsSub(f fs.FS, dir string) (fs.FS, error) { return fs.Sub(f, dir) }
+
+// checkpointInterval is how often the WAL is copied back into the database.
+const checkpointInterval = time.Second
+
+// checkpointLoop copies the WAL into the database every interval on a
+// connection of its own. PASSIVE never blocks writers or readers; it does
+// what it can, and the next round does the rest.
+func (s *Store) checkpointLoop(interval time.Duration) {
+	defer close(s.ckDone)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopCk:
+			// A last full pass so the WAL does not outlive the process.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, _ = s.cdb.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+			cancel()
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, _ = s.cdb.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
+			cancel()
+		}
+	}
+}
