@@ -457,17 +457,20 @@ func TestChatSaysWhenTheStreamEndsEarly(t *testing.T) {
 		return nil, ctx.Err()
 	}}
 	srv := lubantest.Start(t, lubantest.Options{Provider: slow})
-	var stdout bytes.Buffer
+	stdout := &syncBuf{grew: make(chan struct{}, 1)}
 	stdin, feed := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		ch := &Chat{Stdin: stdin, Stdout: &stdout, Stderr: io.Discard,
+		ch := &Chat{Stdin: stdin, Stdout: stdout, Stderr: io.Discard,
 			Getenv: envOf(map[string]string{"LUBAN_URL": srv.URL, "LUBAN_AUTH_TOKEN": "test-token"})}
 		done <- ch.Run(b.ctx, nil)
 	}()
 	_, err := io.WriteString(feed, "hello\n")
 	require.NoError(t, err)
 	<-blocked
+	// The model may be called before the stream's headers reach the client:
+	// stop the server only once the terminal shows the stream has begun.
+	stdout.waitFor(t, "[session ")
 	srv.Stop()
 	require.NoError(t, feed.Close())
 	require.NoError(t, <-done)
@@ -478,4 +481,40 @@ func TestChatSaysWhenTheStreamEndsEarly(t *testing.T) {
 	var o, e bytes.Buffer
 	require.Equal(t, 2, Run(b.ctx, []string{"chat", "extra"}, &o, &e))
 	require.Contains(t, e.String(), "Try: luban chat --help\n")
+}
+
+// syncBuf is a bytes.Buffer safe to write from the command's goroutine
+// while the test waits for some output.
+type syncBuf struct {
+	mu   sync.Mutex
+	b    bytes.Buffer
+	grew chan struct{}
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case s.grew <- struct{}{}:
+	default:
+	}
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuf) waitFor(t *testing.T, sub string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for !strings.Contains(s.String(), sub) {
+		select {
+		case <-s.grew:
+		case <-deadline:
+			t.Fatalf("output never contained %q: %q", sub, s.String())
+		}
+	}
 }
