@@ -1,7 +1,6 @@
 package crashtest
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -65,25 +64,6 @@ func decodeAsk(t *testing.T, ev lubantest.Event) ask {
 	a.RequestID, _ = m["id"].(string)
 	require.NotEmpty(t, a.RequestID)
 	return a
-}
-
-// untilAny reads events until one named in names arrives (returned last).
-func untilAny(st *lubantest.Stream, d time.Duration, names ...string) ([]lubantest.Event, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	var out []lubantest.Event
-	for {
-		ev, err := st.Next(ctx)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, ev)
-		for _, n := range names {
-			if ev.Name == n {
-				return out, nil
-			}
-		}
-	}
 }
 
 // readRest reads a stream whose server is about to die: every whole event it
