@@ -35,7 +35,9 @@ echo "== go vet"
 go vet ./...
 
 echo "== go test"
-go test -count=1 -timeout 20m ./...
+# Evidence of every acceptance row (raw SSE, model request bodies, traces,
+# ToolResults) is kept under artifacts/ even when the test passes (DESIGN §7).
+LUBAN_EVIDENCE=1 go test -count=1 -timeout 20m ./...
 
 echo "== the acceptance suite again: on PostgreSQL, and with the Anthropic fake"
 LUBAN_ACCEPTANCE_STORE=postgres go test -count=1 -timeout 10m ./internal/acceptance/

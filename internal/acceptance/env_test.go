@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -80,18 +79,14 @@ func (e *env) remember(sessionID string) {
 	e.seen = append(e.seen, sessionID)
 }
 
-// saveEvidence writes, for a failed test, the model requests and each
+// saveEvidence writes, for a failed test (or every test with
+// LUBAN_EVIDENCE=1), the model requests and each
 // session's trace beside lubantest's raw SSE artifacts.
 func (e *env) saveEvidence() {
-	if !e.t.Failed() {
+	if !lubantest.KeepEvidence(e.t) {
 		return
 	}
-	dir := os.Getenv("LUBAN_ARTIFACTS")
-	if dir == "" {
-		_, file, _, _ := runtime.Caller(0)
-		dir = filepath.Join(filepath.Dir(file), "..", "..", "artifacts")
-	}
-	dir = filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(e.t.Name()))
+	dir := lubantest.ArtifactDir(e.t)
 	if os.MkdirAll(dir, 0o755) != nil {
 		return
 	}

@@ -126,7 +126,7 @@ func Start(t testing.TB, o Options) *Server {
 	go func() { defer close(s.done); _ = runner.Run(ctx) }()
 	t.Cleanup(func() {
 		s.Stop()
-		if t.Failed() {
+		if KeepEvidence(t) {
 			s.saveArtifacts()
 		}
 	})
@@ -157,8 +157,18 @@ func (s *Server) record(name string, b []byte) {
 	buf.Write(b)
 }
 
-// artifactDir is the directory of t's evidence: $LUBAN_ARTIFACTS (default
+// KeepEvidence reports whether t's evidence (raw SSE, model requests,
+// traces) is written: always for a failed test, and for every test when
+// LUBAN_EVIDENCE=1 (CI sets it: DESIGN §7 keeps the raw request, the raw SSE,
+// the trace and the ToolResult of each acceptance row).
+func KeepEvidence(t testing.TB) bool {
+	return t.Failed() || os.Getenv("LUBAN_EVIDENCE") == "1"
+}
+
+// ArtifactDir is the directory of t's evidence: $LUBAN_ARTIFACTS (default
 // artifacts/ at the repository root) / the test's name.
+func ArtifactDir(t testing.TB) string { return artifactDir(t) }
+
 func artifactDir(t testing.TB) string {
 	dir := os.Getenv("LUBAN_ARTIFACTS")
 	if dir == "" {
