@@ -208,7 +208,7 @@ func (r *Runner) toolCalls(ctx context.Context, run *store.Run, agent *Agent, la
 		case !registered || !agent.Tools.Allows(c.Name):
 			res = askuser.ToolResult{Content: fmt.Sprintf("unknown tool %q: this agent has no such tool", c.Name), IsError: true}
 		case askuser.IsAskTool(c.Name):
-			p, perr := askuser.ParseArgs(c.Name, c.Arguments)
+			p, perr := r.prompts.parse(last.ID, pc.index, c.Name, c.Arguments)
 			if perr == nil {
 				asks = append(asks, ask{pc, p})
 				continue
@@ -386,13 +386,17 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 		return true, nil
 	}
 	calls := uniqueCallIDs(resp.Message.ToolCalls, msgs)
+	// Every ask call is parsed here, once: the valid prompts wait in
+	// r.prompts for toolCalls, the next step of this run.
 	streak := 0
-	for _, c := range calls {
+	for i, c := range calls {
 		if askuser.IsAskTool(c.Name) {
-			if _, perr := askuser.ParseArgs(c.Name, c.Arguments); perr != nil {
+			p, perr := askuser.ParseArgs(c.Name, c.Arguments)
+			if perr != nil {
 				streak = run.InvalidStreak + 1
-				break
+				continue
 			}
+			r.prompts.put(msgID, i, c.Arguments, p)
 		}
 	}
 	steps := run.Steps + 1
@@ -441,6 +445,9 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 		}
 		return nil
 	})
+	if err != nil {
+		r.prompts.drop(msgID, len(calls))
+	}
 	if errors.Is(err, errLeaseLost) {
 		return true, nil
 	}
