@@ -12,8 +12,11 @@ package agent_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -249,5 +252,19 @@ func TestCycle(t *testing.T) {
 	require.Len(t, msgs, 4) // user, assistant(ask), tool, assistant(final)
 	require.Equal(t, "tool", msgs[2].Role)
 	require.JSONEq(t, `{"selections":["safe"],"labels":["先分析"],"customInput":"","cancelled":false}`, msgs[2].Content)
+	// The tool_call trace names the arguments by length and hash; the
+	// assistant message holds them.
+	trace, err := bb.st.TraceList(ctx, res.SessionID)
+	require.NoError(t, err)
+	sum := sha256.Sum256([]byte(benchAsk))
+	var calls int
+	for _, e := range trace {
+		if e.Kind == "tool_call" {
+			calls++
+			require.JSONEq(t, fmt.Sprintf(`{"toolCallId":%q,"name":"ask_user","argumentsBytes":%d,"argumentsSha256":%q}`,
+				it.ToolCallID, len(benchAsk), hex.EncodeToString(sum[:])), string(e.Data))
+		}
+	}
+	require.Equal(t, 1, calls)
 	require.NoError(t, bb.cycle(ctx))
 }

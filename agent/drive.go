@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -434,7 +436,7 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 			return err
 		}
 		for _, c := range calls {
-			r.trace(ctx, tx, run, "tool_call", map[string]any{"toolCallId": c.ID, "name": c.Name, "arguments": c.Arguments})
+			r.trace(ctx, tx, run, "tool_call", toolCallTrace(c))
 			if _, err := r.emit(ctx, tx, run.SessionID, EventToolCall, ToolCallEvent{ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments}); err != nil {
 				return err
 			}
@@ -452,6 +454,15 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 		return true, nil
 	}
 	return len(calls) == 0, err
+}
+
+// toolCallTrace is the data of a "tool_call" trace entry. The arguments
+// themselves are kept once, in the assistant message (and its tool_call
+// event); the trace names them by length in bytes and SHA-256 (hex), which
+// is enough to match a trace line to its message (issue 8: stored bytes).
+func toolCallTrace(c model.ToolCall) map[string]any {
+	sum := sha256.Sum256([]byte(c.Arguments))
+	return map[string]any{"toolCallId": c.ID, "name": c.Name, "argumentsBytes": len(c.Arguments), "argumentsSha256": hex.EncodeToString(sum[:])}
 }
 
 func mustJSON(v any) json.RawMessage {
