@@ -62,7 +62,8 @@ func (r *Runner) Drive(id string) {
 }
 
 func (r *Runner) drive(ctx context.Context, id string) {
-	if !r.leased(ctx, id) {
+	ok, next := r.leased(ctx, id)
+	if !ok {
 		return
 	}
 	// A lost lease (another process took the run over) stops this driver's
@@ -74,7 +75,9 @@ func (r *Runner) drive(ctx context.Context, id string) {
 	go r.heartbeat(ctx, id, hbDone, lost)
 	failures := 0
 	for {
-		paused, err := r.step(ctx, id)
+		carried := next
+		next = nil
+		paused, err := r.step(ctx, id, carried, &next)
 		if err == nil {
 			failures = 0
 			if !paused {
@@ -113,15 +116,29 @@ func (r *Runner) drive(ctx context.Context, id string) {
 const maxStepRetries = 3
 
 // leased takes the run's lease for this process. A run that Start or an
-// answer has just leased to this process needs no second write.
-func (r *Runner) leased(ctx context.Context, id string) bool {
+// answer has just leased to this process needs no second write, and the run
+// row read to find that out is handed to the first step, which then does
+// not read it again (issue 8).
+func (r *Runner) leased(ctx context.Context, id string) (bool, *carry) {
 	now := r.now()
 	if run, err := r.st.RunGet(ctx, id); err == nil && run.Status == store.RunRunning &&
 		run.LeaseOwner == r.opts.InstanceID && run.LeaseUntil.After(now.Add(r.opts.LeaseDuration/2)) {
-		return true
+		return true, &carry{run: run}
 	}
 	won, err := r.st.RunLease(ctx, &store.RunLeaseParams{ID: id, Owner: r.opts.InstanceID, Until: now.Add(r.opts.LeaseDuration), Now: now})
-	return err == nil && won
+	return err == nil && won, nil
+}
+
+// carry is what one step of a run hands to the next one in the same driver,
+// so that the next step does not read it from the store again (issue 8):
+// the run row as this driver last read or wrote it, and, when not nil, the
+// session's messages as the last step committed them. Both are only
+// shortcuts for reads: every write of a step stays conditional on the run
+// still being running under this process's lease, so a carried row that went
+// stale (a cancel in between) loses its write exactly as a fresh read would.
+type carry struct {
+	run  *store.Run
+	msgs []*store.Message
 }
 
 // heartbeat extends the lease of run id every LeaseDuration/3 until done;
@@ -169,10 +186,13 @@ func (r *Runner) fail(ctx context.Context, id, code, msg string) {
 
 // step performs one step of the run: tool calls still without results, or
 // one model call. It reports paused=true when the run is now waiting for
-// input or has ended.
-func (r *Runner) step(ctx context.Context, id string) (paused bool, err error) {
-	run, err := r.st.RunGet(ctx, id)
-	if err != nil {
+// input or has ended. It uses what the previous step carried instead of
+// reading it, and leaves in *next what the following step may use.
+func (r *Runner) step(ctx context.Context, id string, carried *carry, next **carry) (paused bool, err error) {
+	var run *store.Run
+	if carried != nil && carried.run != nil {
+		run = carried.run
+	} else if run, err = r.st.RunGet(ctx, id); err != nil {
 		return true, err
 	}
 	if run.Status != store.RunRunning || run.LeaseOwner != r.opts.InstanceID {
@@ -183,14 +203,16 @@ func (r *Runner) step(ctx context.Context, id string) (paused bool, err error) {
 		r.fail(ctx, id, "agent_not_found", fmt.Sprintf("agent %q no longer exists", run.Agent))
 		return true, nil
 	}
-	msgs, err := r.st.MessageList(ctx, run.SessionID)
-	if err != nil {
+	var msgs []*store.Message
+	if carried != nil && carried.msgs != nil {
+		msgs = carried.msgs
+	} else if msgs, err = r.st.MessageList(ctx, run.SessionID); err != nil {
 		return true, err
 	}
 	if last, missing := missingCalls(msgs, run.ID); len(missing) > 0 {
 		return r.toolCalls(ctx, run, agent, last, missing)
 	}
-	return r.modelTurn(ctx, run, agent, msgs)
+	return r.modelTurn(ctx, run, agent, msgs, next)
 }
 
 // toolCalls gives every tool call of the assistant message its ToolResult:
@@ -346,7 +368,9 @@ func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *a
 
 // modelTurn makes one model call with the whole conversation and stores the
 // assistant message and its tool calls in one transaction.
-func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, msgs []*store.Message) (bool, error) {
+// When the turn committed tool calls, *next carries the run and the session's
+// messages as committed to the step that handles those calls.
+func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, msgs []*store.Message, next **carry) (bool, error) {
 	if run.InvalidStreak > MaxInvalidAskRetries {
 		r.fail(ctx, run.ID, "invalid_tool_arguments", fmt.Sprintf("the model sent invalid ask arguments %d times in a row", run.InvalidStreak))
 		return true, nil
@@ -414,6 +438,7 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 	// A turn the model completed is committed even when a shutdown began
 	// meanwhile: it is the checkpoint, and the call is not made twice.
 	ctx = context.WithoutCancel(ctx)
+	var stored *store.Message
 	err = r.st.InTx(ctx, func(tx store.Tx) error {
 		won, err := tx.RunUpdate(ctx, &store.RunUpdateParams{ID: run.ID, From: []store.RunStatus{store.RunRunning}, LeaseOwner: r.opts.InstanceID,
 			To: store.RunRunning, Steps: &steps, InvalidStreak: &streak, Now: now})
@@ -423,7 +448,7 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 		if err := tx.TraceInsert(ctx, &store.TraceInsertParams{SessionID: run.SessionID, RunID: run.ID, Kind: "model_call", Data: mustJSON(callTrace), Now: now}); err != nil {
 			return err
 		}
-		if _, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: msgID, SessionID: run.SessionID, RunID: run.ID, Role: "assistant",
+		if stored, err = tx.MessageInsert(ctx, &store.MessageInsertParams{ID: msgID, SessionID: run.SessionID, RunID: run.ID, Role: "assistant",
 			Content: resp.Message.Content, ToolCalls: callsJSON, Now: now}); err != nil {
 			return err
 		}
@@ -449,6 +474,11 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 	})
 	if err != nil {
 		r.prompts.drop(msgID, len(calls))
+	} else if len(calls) > 0 {
+		// The run row and the messages as this transaction left them.
+		after := *run
+		after.Steps, after.InvalidStreak, after.UpdatedAt = steps, streak, now
+		*next = &carry{run: &after, msgs: append(msgs[:len(msgs):len(msgs)], stored)}
 	}
 	if errors.Is(err, errLeaseLost) {
 		return true, nil
