@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,8 +102,19 @@ func (e *env) saveEvidence() {
 	e.mu.Lock()
 	ids := append([]string(nil), e.seen...)
 	e.mu.Unlock()
+	// Evidence is best effort: the server may already be stopped (a
+	// restarted server's cleanup runs before this one), and collecting
+	// evidence must never fail a test.
 	for _, id := range ids {
-		resp := e.srv.Request("GET", "/api/sessions/"+id+"/trace", nil, "")
+		req, err := http.NewRequest("GET", e.srv.URL+"/api/sessions/"+id+"/trace", nil)
+		if err != nil {
+			continue
+		}
+		req.Header.Set("Authorization", "Bearer "+e.srv.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			continue
+		}
 		var v any
 		_ = json.NewDecoder(resp.Body).Decode(&v)
 		resp.Body.Close()
