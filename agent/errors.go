@@ -35,6 +35,7 @@ type InteractionPendingError struct {
 	Pending *askuser.InputRequest
 }
 
+// Error says a question is waiting in the session.
 func (e *InteractionPendingError) Error() string {
 	return "a question is waiting for an answer in this session"
 }
@@ -45,6 +46,7 @@ type AlreadyResolvedError struct {
 	Receipt *askuser.Receipt
 }
 
+// Error names how the request was resolved.
 func (e *AlreadyResolvedError) Error() string {
 	return "the request was already " + string(e.Receipt.Status)
 }
@@ -56,6 +58,7 @@ type InteractionExpiredError struct {
 	Receipt *askuser.Receipt
 }
 
+// Error is ErrInteractionExpired's text.
 func (e *InteractionExpiredError) Error() string { return ErrInteractionExpired.Error() }
 
 // Unwrap returns ErrInteractionExpired.

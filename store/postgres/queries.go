@@ -76,6 +76,7 @@ func notFound(err error, what string) error {
 
 // ---- audit
 
+// AuditInsert implements store.Executor.
 func (e executor) AuditInsert(ctx context.Context, p *store.AuditInsertParams) error {
 	_, err := e.q.Exec(ctx, `INSERT INTO audit (session_id, request_id, tool_call_id, run_id, action, reason, summary, at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, p.SessionID, p.RequestID, p.ToolCallID, p.RunID, p.Action, p.Reason, nullJSON(p.Summary), p.Now.UTC())
@@ -85,6 +86,7 @@ func (e executor) AuditInsert(ctx context.Context, p *store.AuditInsertParams) e
 	return nil
 }
 
+// AuditList implements store.Executor.
 func (e executor) AuditList(ctx context.Context, sessionID string) ([]*store.AuditEntry, error) {
 	rows, err := e.q.Query(ctx, `SELECT id, session_id, request_id, tool_call_id, run_id, action, reason, summary, at
 		FROM audit WHERE session_id = $1 ORDER BY id`, sessionID)
@@ -165,6 +167,7 @@ func appendEvent(ctx context.Context, q querier, p *store.EventAppendParams) (*s
 	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, CreatedAt: p.Now}, nil
 }
 
+// EventList implements store.Executor.
 func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*store.Event, error) {
 	limit := p.Limit
 	if limit <= 0 {
@@ -212,18 +215,22 @@ func (e executor) interactionOne(ctx context.Context, what, query string, args .
 	return it, nil
 }
 
+// InteractionGet implements store.Executor.
 func (e executor) InteractionGet(ctx context.Context, id string) (*store.Interaction, error) {
 	return e.interactionOne(ctx, "interaction "+id, `WHERE id = $1`, id)
 }
 
+// InteractionGetByToolCall implements store.Executor.
 func (e executor) InteractionGetByToolCall(ctx context.Context, sessionID, toolCallID string) (*store.Interaction, error) {
 	return e.interactionOne(ctx, "interaction for tool call "+toolCallID, `WHERE session_id = $1 AND tool_call_id = $2`, sessionID, toolCallID)
 }
 
+// InteractionGetPending implements store.Executor.
 func (e executor) InteractionGetPending(ctx context.Context, sessionID string) (*store.Interaction, error) {
 	return e.interactionOne(ctx, "pending interaction", `WHERE session_id = $1 AND status = 'pending' ORDER BY created_at LIMIT 1`, sessionID)
 }
 
+// InteractionGetLastResolved implements store.Executor.
 func (e executor) InteractionGetLastResolved(ctx context.Context, sessionID string) (*store.Interaction, error) {
 	return e.interactionOne(ctx, "resolved interaction", `WHERE session_id = $1 AND status <> 'pending' ORDER BY resolved_at DESC NULLS LAST, created_at DESC LIMIT 1`, sessionID)
 }
@@ -253,10 +260,12 @@ func (e executor) interactionMany(ctx context.Context, query string, args ...any
 	return collect(rows, "interaction list", scanInteraction)
 }
 
+// InteractionList implements store.Executor.
 func (e executor) InteractionList(ctx context.Context, sessionID string) ([]*store.Interaction, error) {
 	return e.interactionMany(ctx, `WHERE session_id = $1 ORDER BY created_at, id`, sessionID)
 }
 
+// InteractionListExpired implements store.Executor.
 func (e executor) InteractionListExpired(ctx context.Context, p *store.InteractionListExpiredParams) ([]*store.Interaction, error) {
 	limit := p.Limit
 	if limit <= 0 {
@@ -304,6 +313,7 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 		ParentID: p.ParentID, CallIndex: p.CallIndex, CreatedAt: p.Now}, nil
 }
 
+// MessageList implements store.Executor.
 func (e executor) MessageList(ctx context.Context, sessionID string) ([]*store.Message, error) {
 	rows, err := e.q.Query(ctx, `SELECT seq, id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at
 		FROM messages WHERE session_id = $1 ORDER BY seq`, sessionID)
@@ -336,6 +346,7 @@ func scanRun(row pgx.Row) (*store.Run, error) {
 	return r, nil
 }
 
+// RunGet implements store.Executor.
 func (e executor) RunGet(ctx context.Context, id string) (*store.Run, error) {
 	r, err := scanRun(e.q.QueryRow(ctx, `SELECT `+runCols+` FROM runs WHERE id = $1`, id))
 	if err != nil {
@@ -344,6 +355,7 @@ func (e executor) RunGet(ctx context.Context, id string) (*store.Run, error) {
 	return r, nil
 }
 
+// RunGetActive implements store.Executor.
 func (e executor) RunGetActive(ctx context.Context, sessionID string) (*store.Run, error) {
 	r, err := scanRun(e.q.QueryRow(ctx, `SELECT `+runCols+` FROM runs WHERE session_id = $1 AND status IN ('running', 'waiting_input')`, sessionID))
 	if err != nil {
@@ -382,6 +394,7 @@ func (e executor) RunLease(ctx context.Context, p *store.RunLeaseParams) (bool, 
 	return tag.RowsAffected() == 1, nil
 }
 
+// RunListRecoverable implements store.Executor.
 func (e executor) RunListRecoverable(ctx context.Context, p *store.RunListRecoverableParams) ([]*store.Run, error) {
 	limit := p.Limit
 	if limit <= 0 {
@@ -395,6 +408,7 @@ func (e executor) RunListRecoverable(ctx context.Context, p *store.RunListRecove
 	return collect(rows, "run list recoverable", scanRun)
 }
 
+// RunUpdate implements store.Executor.
 func (e executor) RunUpdate(ctx context.Context, p *store.RunUpdateParams) (bool, error) {
 	args := []any{string(p.To), p.Now.UTC()}
 	arg := func(v any) string {
@@ -449,6 +463,7 @@ func scanSession(row pgx.Row) (*store.Session, error) {
 	return s, nil
 }
 
+// SessionCreate implements store.Executor.
 func (e executor) SessionCreate(ctx context.Context, p *store.SessionCreateParams) (*store.Session, error) {
 	if _, err := e.q.Exec(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at) VALUES ($1, $2, $3, 'idle', $4, $4)`,
 		p.ID, p.Owner, p.Title, p.Now.UTC()); err != nil {
@@ -457,6 +472,7 @@ func (e executor) SessionCreate(ctx context.Context, p *store.SessionCreateParam
 	return &store.Session{ID: p.ID, Owner: p.Owner, Title: p.Title, Status: "idle", CreatedAt: p.Now, UpdatedAt: p.Now}, nil
 }
 
+// SessionGet implements store.Executor.
 func (e executor) SessionGet(ctx context.Context, id string) (*store.Session, error) {
 	s, err := scanSession(e.q.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = $1`, id))
 	if err != nil {
@@ -465,6 +481,7 @@ func (e executor) SessionGet(ctx context.Context, id string) (*store.Session, er
 	return s, nil
 }
 
+// SessionList implements store.Executor.
 func (e executor) SessionList(ctx context.Context, p *store.SessionListParams) ([]*store.Session, error) {
 	limit := p.Limit
 	if limit <= 0 {
@@ -477,6 +494,7 @@ func (e executor) SessionList(ctx context.Context, p *store.SessionListParams) (
 	return collect(rows, "session list", scanSession)
 }
 
+// SessionSetStatus implements store.Executor.
 func (e executor) SessionSetStatus(ctx context.Context, p *store.SessionSetStatusParams) error {
 	if _, err := e.q.Exec(ctx, `UPDATE sessions SET status = $1, updated_at = $2 WHERE id = $3`, p.Status, p.Now.UTC(), p.ID); err != nil {
 		return fmt.Errorf("postgres: session set status: %w", err)
@@ -486,6 +504,7 @@ func (e executor) SessionSetStatus(ctx context.Context, p *store.SessionSetStatu
 
 // ---- trace
 
+// TraceInsert implements store.Executor.
 func (e executor) TraceInsert(ctx context.Context, p *store.TraceInsertParams) error {
 	if _, err := e.q.Exec(ctx, `INSERT INTO trace (session_id, run_id, kind, data, at) VALUES ($1, $2, $3, $4, $5)`,
 		p.SessionID, p.RunID, p.Kind, string(p.Data), p.Now.UTC()); err != nil {
@@ -494,6 +513,7 @@ func (e executor) TraceInsert(ctx context.Context, p *store.TraceInsertParams) e
 	return nil
 }
 
+// TraceList implements store.Executor.
 func (e executor) TraceList(ctx context.Context, sessionID string) ([]*store.TraceEntry, error) {
 	rows, err := e.q.Query(ctx, `SELECT id, session_id, run_id, kind, data, at FROM trace WHERE session_id = $1 ORDER BY id`, sessionID)
 	if err != nil {

@@ -66,6 +66,7 @@ func notFound(err error, what string) error {
 
 // ---- audit
 
+// AuditInsert implements store.Executor.
 func (e executor) AuditInsert(ctx context.Context, p *store.AuditInsertParams) error {
 	_, err := e.w.ExecContext(ctx, `INSERT INTO audit (session_id, request_id, tool_call_id, run_id, action, reason, summary, at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, p.SessionID, p.RequestID, p.ToolCallID, p.RunID, p.Action, p.Reason, nullJSON(p.Summary), ts(p.Now))
@@ -75,6 +76,7 @@ func (e executor) AuditInsert(ctx context.Context, p *store.AuditInsertParams) e
 	return nil
 }
 
+// AuditList implements store.Executor.
 func (e executor) AuditList(ctx context.Context, sessionID string) ([]*store.AuditEntry, error) {
 	rows, err := e.r.QueryContext(ctx, `SELECT id, session_id, request_id, tool_call_id, run_id, action, reason, summary, at
 		FROM audit WHERE session_id = ? ORDER BY id`, sessionID)
@@ -98,6 +100,7 @@ func (e executor) AuditList(ctx context.Context, sessionID string) ([]*store.Aud
 
 // ---- events
 
+// EventAppend implements store.Executor.
 func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (*store.Event, error) {
 	db, autocommit := e.w.(cachedDB)
 	if !autocommit {
@@ -144,6 +147,7 @@ func (e executor) eventAppend(ctx context.Context, w querier, p *store.EventAppe
 	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, CreatedAt: p.Now}, nil
 }
 
+// EventList implements store.Executor.
 func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*store.Event, error) {
 	limit := p.Limit
 	if limit <= 0 {
@@ -194,22 +198,27 @@ func (e executor) interactionOne(ctx context.Context, what, query string, args .
 	return it, nil
 }
 
+// InteractionGet implements store.Executor.
 func (e executor) InteractionGet(ctx context.Context, id string) (*store.Interaction, error) {
 	return e.interactionOne(ctx, "interaction "+id, `WHERE id = ?`, id)
 }
 
+// InteractionGetByToolCall implements store.Executor.
 func (e executor) InteractionGetByToolCall(ctx context.Context, sessionID, toolCallID string) (*store.Interaction, error) {
 	return e.interactionOne(ctx, "interaction for tool call "+toolCallID, `WHERE session_id = ? AND tool_call_id = ?`, sessionID, toolCallID)
 }
 
+// InteractionGetPending implements store.Executor.
 func (e executor) InteractionGetPending(ctx context.Context, sessionID string) (*store.Interaction, error) {
 	return e.interactionOne(ctx, "pending interaction", `WHERE session_id = ? AND status = 'pending' ORDER BY created_at LIMIT 1`, sessionID)
 }
 
+// InteractionGetLastResolved implements store.Executor.
 func (e executor) InteractionGetLastResolved(ctx context.Context, sessionID string) (*store.Interaction, error) {
 	return e.interactionOne(ctx, "resolved interaction", `WHERE session_id = ? AND status <> 'pending' ORDER BY resolved_at DESC, created_at DESC LIMIT 1`, sessionID)
 }
 
+// InteractionInsert implements store.Executor.
 func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionInsertParams) (*store.Interaction, error) {
 	_, err := e.w.ExecContext(ctx, `INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`, p.ID, p.SessionID, p.RunID, p.ToolCallID, p.Tool, string(p.Request), ts(p.Now), ts(p.ExpiresAt))
@@ -240,10 +249,12 @@ func (e executor) interactionMany(ctx context.Context, query string, args ...any
 	return out, rows.Err()
 }
 
+// InteractionList implements store.Executor.
 func (e executor) InteractionList(ctx context.Context, sessionID string) ([]*store.Interaction, error) {
 	return e.interactionMany(ctx, `WHERE session_id = ? ORDER BY created_at, id`, sessionID)
 }
 
+// InteractionListExpired implements store.Executor.
 func (e executor) InteractionListExpired(ctx context.Context, p *store.InteractionListExpiredParams) ([]*store.Interaction, error) {
 	limit := p.Limit
 	if limit <= 0 {
@@ -252,6 +263,7 @@ func (e executor) InteractionListExpired(ctx context.Context, p *store.Interacti
 	return e.interactionMany(ctx, `WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?`, ts(p.Now), limit)
 }
 
+// InteractionResolve implements store.Executor.
 func (e executor) InteractionResolve(ctx context.Context, p *store.InteractionResolveParams) (bool, error) {
 	cmp := `expires_at > ?`
 	if p.Status == "expired" {
@@ -269,6 +281,7 @@ func (e executor) InteractionResolve(ctx context.Context, p *store.InteractionRe
 
 // ---- messages
 
+// MessageInsert implements store.Executor.
 func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParams) (*store.Message, error) {
 	var seq int64
 	err := e.w.QueryRowContext(ctx, `INSERT INTO messages (id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at)
@@ -285,6 +298,7 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 		ParentID: p.ParentID, CallIndex: p.CallIndex, CreatedAt: p.Now}, nil
 }
 
+// MessageList implements store.Executor.
 func (e executor) MessageList(ctx context.Context, sessionID string) ([]*store.Message, error) {
 	rows, err := e.r.QueryContext(ctx, `SELECT seq, id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at
 		FROM messages WHERE session_id = ? ORDER BY seq`, sessionID)
@@ -320,6 +334,7 @@ func scanRun(sc interface{ Scan(...any) error }) (*store.Run, error) {
 	return r, nil
 }
 
+// RunGet implements store.Executor.
 func (e executor) RunGet(ctx context.Context, id string) (*store.Run, error) {
 	r, err := scanRun(e.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
 	if err != nil {
@@ -328,6 +343,7 @@ func (e executor) RunGet(ctx context.Context, id string) (*store.Run, error) {
 	return r, nil
 }
 
+// RunGetActive implements store.Executor.
 func (e executor) RunGetActive(ctx context.Context, sessionID string) (*store.Run, error) {
 	r, err := scanRun(e.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE session_id = ? AND status IN ('running', 'waiting_input')`, sessionID))
 	if err != nil {
@@ -336,6 +352,7 @@ func (e executor) RunGetActive(ctx context.Context, sessionID string) (*store.Ru
 	return r, nil
 }
 
+// RunInsert implements store.Executor.
 func (e executor) RunInsert(ctx context.Context, p *store.RunInsertParams) (*store.Run, error) {
 	_, err := e.w.ExecContext(ctx, `INSERT INTO runs (id, session_id, agent, status, lease_owner, lease_until, created_at, updated_at)
 		VALUES (?, ?, ?, 'running', ?, ?, ?, ?)`, p.ID, p.SessionID, p.Agent, p.LeaseOwner, ts(p.LeaseUntil), ts(p.Now), ts(p.Now))
@@ -349,6 +366,7 @@ func (e executor) RunInsert(ctx context.Context, p *store.RunInsertParams) (*sto
 		LeaseOwner: p.LeaseOwner, LeaseUntil: p.LeaseUntil, CreatedAt: p.Now, UpdatedAt: p.Now}, nil
 }
 
+// RunLease implements store.Executor.
 func (e executor) RunLease(ctx context.Context, p *store.RunLeaseParams) (bool, error) {
 	res, err := e.w.ExecContext(ctx, `UPDATE runs SET lease_owner = ?, lease_until = ?
 		WHERE id = ? AND status = 'running' AND (lease_owner = '' OR lease_owner = ? OR lease_until < ?)`,
@@ -360,6 +378,7 @@ func (e executor) RunLease(ctx context.Context, p *store.RunLeaseParams) (bool, 
 	return n == 1, err
 }
 
+// RunListRecoverable implements store.Executor.
 func (e executor) RunListRecoverable(ctx context.Context, p *store.RunListRecoverableParams) ([]*store.Run, error) {
 	limit := p.Limit
 	if limit <= 0 {
@@ -381,6 +400,7 @@ func (e executor) RunListRecoverable(ctx context.Context, p *store.RunListRecove
 	return out, rows.Err()
 }
 
+// RunUpdate implements store.Executor.
 func (e executor) RunUpdate(ctx context.Context, p *store.RunUpdateParams) (bool, error) {
 	set := []string{"status = ?", "updated_at = ?"}
 	args := []any{string(p.To), ts(p.Now)}
@@ -438,6 +458,7 @@ func scanSession(sc interface{ Scan(...any) error }) (*store.Session, error) {
 	return s, nil
 }
 
+// SessionCreate implements store.Executor.
 func (e executor) SessionCreate(ctx context.Context, p *store.SessionCreateParams) (*store.Session, error) {
 	if _, err := e.w.ExecContext(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at) VALUES (?, ?, ?, 'idle', ?, ?)`,
 		p.ID, p.Owner, p.Title, ts(p.Now), ts(p.Now)); err != nil {
@@ -446,6 +467,7 @@ func (e executor) SessionCreate(ctx context.Context, p *store.SessionCreateParam
 	return &store.Session{ID: p.ID, Owner: p.Owner, Title: p.Title, Status: "idle", CreatedAt: p.Now, UpdatedAt: p.Now}, nil
 }
 
+// SessionGet implements store.Executor.
 func (e executor) SessionGet(ctx context.Context, id string) (*store.Session, error) {
 	s, err := scanSession(e.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id))
 	if err != nil {
@@ -454,6 +476,7 @@ func (e executor) SessionGet(ctx context.Context, id string) (*store.Session, er
 	return s, nil
 }
 
+// SessionList implements store.Executor.
 func (e executor) SessionList(ctx context.Context, p *store.SessionListParams) ([]*store.Session, error) {
 	limit := p.Limit
 	if limit <= 0 {
@@ -475,6 +498,7 @@ func (e executor) SessionList(ctx context.Context, p *store.SessionListParams) (
 	return out, rows.Err()
 }
 
+// SessionSetStatus implements store.Executor.
 func (e executor) SessionSetStatus(ctx context.Context, p *store.SessionSetStatusParams) error {
 	if _, err := e.w.ExecContext(ctx, `UPDATE sessions SET status = ?, updated_at = ? WHERE id = ?`, p.Status, ts(p.Now), p.ID); err != nil {
 		return fmt.Errorf("sqlite: session set status: %w", err)
@@ -484,6 +508,7 @@ func (e executor) SessionSetStatus(ctx context.Context, p *store.SessionSetStatu
 
 // ---- trace
 
+// TraceInsert implements store.Executor.
 func (e executor) TraceInsert(ctx context.Context, p *store.TraceInsertParams) error {
 	if _, err := e.w.ExecContext(ctx, `INSERT INTO trace (session_id, run_id, kind, data, at) VALUES (?, ?, ?, ?, ?)`,
 		p.SessionID, p.RunID, p.Kind, string(p.Data), ts(p.Now)); err != nil {
@@ -492,6 +517,7 @@ func (e executor) TraceInsert(ctx context.Context, p *store.TraceInsertParams) e
 	return nil
 }
 
+// TraceList implements store.Executor.
 func (e executor) TraceList(ctx context.Context, sessionID string) ([]*store.TraceEntry, error) {
 	rows, err := e.r.QueryContext(ctx, `SELECT id, session_id, run_id, kind, data, at FROM trace WHERE session_id = ? ORDER BY id`, sessionID)
 	if err != nil {
