@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,38 +13,153 @@ import (
 	"github.com/lubanhq/luban/tool"
 )
 
+// workspace is a real directory tree with links in and out of it:
+//
+//	root/src/main.go, root/notes.txt, root/blob.bin (binary),
+//	root/good -> root/src, root/evil -> outside, root/evilfile -> outside/secret.txt,
+//	root/dangling -> outside/new (does not exist yet)
+type workspace struct {
+	root, outside string
+}
+
+func setup(t *testing.T) workspace {
+	t.Helper()
+	w := workspace{root: t.TempDir(), outside: t.TempDir()}
+	must := require.New(t)
+	must.NoError(os.WriteFile(filepath.Join(w.outside, "secret.txt"), []byte("secret"), 0o600))
+	must.NoError(os.Mkdir(filepath.Join(w.root, "src"), 0o755))
+	must.NoError(os.WriteFile(filepath.Join(w.root, "src", "main.go"), []byte("package main\n"), 0o600))
+	must.NoError(os.WriteFile(filepath.Join(w.root, "notes.txt"), []byte("第一行\nline two\n"), 0o640))
+	must.NoError(os.WriteFile(filepath.Join(w.root, "blob.bin"), []byte{0x89, 'P', 'N', 'G', 0, 1}, 0o600))
+	must.NoError(os.Symlink(w.outside, filepath.Join(w.root, "evil")))
+	must.NoError(os.Symlink(filepath.Join(w.outside, "secret.txt"), filepath.Join(w.root, "evilfile")))
+	must.NoError(os.Symlink(filepath.Join(w.outside, "new"), filepath.Join(w.root, "dangling")))
+	must.NoError(os.Symlink(filepath.Join(w.root, "src"), filepath.Join(w.root, "good")))
+	return w
+}
+
+func call(t *testing.T, tl tool.Tool, args any) tool.Result {
+	t.Helper()
+	b, err := json.Marshal(args)
+	require.NoError(t, err)
+	res, err := tl.Call(context.Background(), b)
+	require.NoError(t, err)
+	return res
+}
+
+// refusedPaths lead outside the workspace one way or another.
+var refusedPaths = []string{"/etc", "/etc/passwd", "../", "..", "src/../../x", "evil", "evil/secret.txt", "evilfile", "dangling", "good/../../x"}
+
 func TestListFilesStaysInsideTheWorkspace(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	outside := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("x"), 0o600))
-	require.NoError(t, os.Mkdir(filepath.Join(root, "src"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "src", "main.go"), []byte("package main"), 0o600))
-	require.NoError(t, os.Symlink(outside, filepath.Join(root, "evil")))
-	require.NoError(t, os.Symlink(filepath.Join(root, "src"), filepath.Join(root, "good")))
-
-	lf := tool.ListFiles(root)
-	call := func(path string) tool.Result {
-		args, err := json.Marshal(map[string]string{"path": path})
-		require.NoError(t, err)
-		res, err := lf.Call(context.Background(), args)
-		require.NoError(t, err)
-		return res
-	}
-	res := call(".")
-	require.False(t, res.IsError, res.Content)
-	require.Equal(t, "evil\ngood\nsrc/", res.Content)
-	require.Equal(t, tool.Result{Content: "main.go"}, call("src"))
-	require.Equal(t, tool.Result{Content: "main.go"}, call("good"), "a link that stays inside is followed")
-	for _, p := range []string{"evil", "evil/", "../", "/etc", "src/../../"} {
-		res := call(p)
-		if p == "/etc" || p == "../" || p == "src/../../" {
-			// Absolute paths and .. are clamped to the root, never above it.
-			require.NotContains(t, res.Content, "secret.txt", p)
-			continue
-		}
+	w := setup(t)
+	lf := tool.ListFiles(w.root)
+	require.Equal(t, tool.Result{Content: "blob.bin\ndangling\nevil\nevilfile\ngood\nnotes.txt\nsrc/"}, call(t, lf, map[string]string{"path": "."}))
+	require.Equal(t, call(t, lf, map[string]string{"path": "."}), call(t, lf, map[string]string{}), "no path is the workspace")
+	require.Equal(t, tool.Result{Content: "main.go"}, call(t, lf, map[string]string{"path": "src"}))
+	require.Equal(t, tool.Result{Content: "main.go"}, call(t, lf, map[string]string{"path": "good"}), "a link that stays inside is followed")
+	for _, p := range refusedPaths {
+		res := call(t, lf, map[string]string{"path": p})
 		require.True(t, res.IsError, "%s: %s", p, res.Content)
 		require.Contains(t, res.Content, "outside the workspace", p)
-		require.NotContains(t, res.Content, "secret.txt", p)
 	}
+	res := call(t, lf, map[string]string{"path": "notes.txt"})
+	require.True(t, res.IsError)
+	require.Equal(t, `cannot list "notes.txt": not a directory`, res.Content)
+	res = call(t, lf, map[string]any{"path": ".", "recursive": true})
+	require.True(t, res.IsError)
+	require.Contains(t, res.Content, `unknown field "recursive"`)
+}
+
+func TestReadFile(t *testing.T) {
+	t.Parallel()
+	w := setup(t)
+	rf := tool.ReadFile(w.root)
+	require.Equal(t, tool.Result{Content: "第一行\nline two\n"}, call(t, rf, map[string]string{"path": "notes.txt"}))
+	require.Equal(t, tool.Result{Content: "package main\n"}, call(t, rf, map[string]string{"path": "good/main.go"}))
+	require.Equal(t, tool.Result{Content: "package main\n"}, call(t, rf, map[string]string{"path": "./src/../src/main.go"}))
+	for _, p := range refusedPaths {
+		res := call(t, rf, map[string]string{"path": p})
+		require.True(t, res.IsError, "%s: %s", p, res.Content)
+		require.Contains(t, res.Content, "outside the workspace", p)
+		require.NotContains(t, res.Content, "secret\"", p)
+	}
+	errs := map[string]string{
+		"blob.bin":    `cannot read "blob.bin": it is a binary file, not UTF-8 text`,
+		"src":         `cannot read "src": it is a directory; use list_files`,
+		"nope.txt":    `cannot read "nope.txt": no such file or directory`,
+		"notes.txt/x": `cannot read "notes.txt/x": "notes.txt/x" goes through a file, not a directory`,
+	}
+	for p, want := range errs {
+		require.Equal(t, tool.Result{Content: want, IsError: true}, call(t, rf, map[string]string{"path": p}), p)
+	}
+	require.Equal(t, tool.Result{Content: "read_file needs a path", IsError: true}, call(t, rf, map[string]string{}))
+
+	big := filepath.Join(w.root, "big.txt")
+	require.NoError(t, os.WriteFile(big, []byte(strings.Repeat("a", tool.MaxReadBytes)), 0o600))
+	require.False(t, call(t, rf, map[string]string{"path": "big.txt"}).IsError, "exactly the limit is read")
+	require.NoError(t, os.WriteFile(big, []byte(strings.Repeat("a", tool.MaxReadBytes+1)), 0o600))
+	require.Equal(t, tool.Result{Content: `cannot read "big.txt": the file has 262145 bytes, more than the limit of 262144`, IsError: true},
+		call(t, rf, map[string]string{"path": "big.txt"}))
+	require.NoError(t, os.WriteFile(big, []byte{'a', 0xff, 'b'}, 0o600))
+	require.Equal(t, tool.Result{Content: `cannot read "big.txt": it is a binary file, not UTF-8 text`, IsError: true},
+		call(t, rf, map[string]string{"path": "big.txt"}))
+}
+
+func TestWriteFile(t *testing.T) {
+	t.Parallel()
+	w := setup(t)
+	wf := tool.WriteFile(w.root)
+	content := "# plan\n\nexact bytes \u00a0 kept\r\n"
+	require.Equal(t, tool.Result{Content: "wrote 29 bytes to docs/new/plan.md"},
+		call(t, wf, map[string]string{"path": "docs/new/plan.md", "content": content}))
+	b, err := os.ReadFile(filepath.Join(w.root, "docs", "new", "plan.md"))
+	require.NoError(t, err)
+	require.Equal(t, content, string(b))
+	fi, err := os.Stat(filepath.Join(w.root, "docs", "new", "plan.md"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
+
+	// An existing file is replaced whole and keeps its mode; a link inside is followed.
+	require.False(t, call(t, wf, map[string]string{"path": "notes.txt", "content": "new"}).IsError)
+	b, _ = os.ReadFile(filepath.Join(w.root, "notes.txt"))
+	require.Equal(t, "new", string(b))
+	fi, _ = os.Stat(filepath.Join(w.root, "notes.txt"))
+	require.Equal(t, os.FileMode(0o640), fi.Mode().Perm())
+	require.False(t, call(t, wf, map[string]string{"path": "good/main.go", "content": ""}).IsError, "empty content is written")
+	b, _ = os.ReadFile(filepath.Join(w.root, "src", "main.go"))
+	require.Empty(t, b)
+
+	for _, p := range refusedPaths {
+		res := call(t, wf, map[string]string{"path": p, "content": "pwned"})
+		require.True(t, res.IsError, "%s: %s", p, res.Content)
+		require.Contains(t, res.Content, "outside the workspace", p)
+	}
+	b, _ = os.ReadFile(filepath.Join(w.outside, "secret.txt"))
+	require.Equal(t, "secret", string(b), "nothing outside was written")
+	_, err = os.Lstat(filepath.Join(w.outside, "new"))
+	require.ErrorIs(t, err, os.ErrNotExist, "a dangling link out is not followed to create a file")
+
+	require.Equal(t, tool.Result{Content: `cannot write "src": it is a directory`, IsError: true}, call(t, wf, map[string]string{"path": "src", "content": "x"}))
+	require.Equal(t, tool.Result{Content: `cannot write "notes.txt/x": "notes.txt/x" goes through a file, not a directory`, IsError: true},
+		call(t, wf, map[string]string{"path": "notes.txt/x", "content": "x"}))
+	require.Equal(t, tool.Result{Content: "write_file needs a path and a content", IsError: true}, call(t, wf, map[string]string{"path": "a.txt"}))
+	res := call(t, wf, map[string]string{"path": "big.txt", "content": strings.Repeat("a", tool.MaxWriteBytes+1)})
+	require.Equal(t, tool.Result{Content: `cannot write "big.txt": the content has 1048577 bytes, more than the limit of 1048576`, IsError: true}, res)
+	ents, err := os.ReadDir(w.root)
+	require.NoError(t, err)
+	for _, e := range ents {
+		require.False(t, strings.HasPrefix(e.Name(), ".luban-write-"), "no temporary file is left behind")
+	}
+}
+
+func TestCallIdentity(t *testing.T) {
+	t.Parallel()
+	_, ok := tool.CallFrom(context.Background())
+	require.False(t, ok)
+	c := tool.Call{SessionID: "sess_1", RunID: "run_1", ToolCallID: "call_1", Principal: "alice", Agent: "writer"}
+	got, ok := tool.CallFrom(tool.WithCall(context.Background(), c))
+	require.True(t, ok)
+	require.Equal(t, c, got)
+	require.Equal(t, "sess_1/call_1", got.IdempotencyKey())
 }

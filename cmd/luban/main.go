@@ -31,6 +31,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = (&Serve{Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}).Run(ctx, args[1:])
 	case "chat":
 		err = (&Chat{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}).Run(ctx, args[1:])
+	case "config":
+		err = (&ConfigCmd{Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}).Run(args[1:])
 	case "version":
 		fmt.Fprintln(stdout, "luban", version)
 	case "help", "-h", "--help":
@@ -67,6 +69,7 @@ func usage(w io.Writer) {
 Usage:
   luban serve [flags]   run the HTTP/SSE server and the page (see luban serve --help)
   luban chat [flags]    talk to a server and answer its questions in the terminal (see luban chat --help)
+  luban config check FILE   validate a configuration file without serving (docs/agents.md)
   luban version         print the version
 `)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/server"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/sqlite"
@@ -34,8 +35,8 @@ type Serve struct {
 }
 
 type serveConfig struct {
-	addr, db, model, workspace, authToken, askTools string
-	ttl, lease, heartbeat                           time.Duration
+	addr, db, model, workspace, authToken, askTools, configFile string
+	ttl, lease, heartbeat                                       time.Duration
 }
 
 func defaultDB(getenv func(string) string) string {
@@ -74,6 +75,7 @@ func (c *Serve) flags(cfg *serveConfig) *flag.FlagSet {
 	fs.StringVar(&cfg.authToken, "auth-token", env("LUBAN_AUTH_TOKEN", ""), "bearer token, or a comma list of tokens (one principal each) (LUBAN_AUTH_TOKEN); default: a random one, printed")
 	fs.StringVar(&cfg.askTools, "ask-tools", env("LUBAN_ASK_TOOLS", "ask_user,AskUser"), "ask tools offered to the model: ask_user, AskUser or both (LUBAN_ASK_TOOLS)")
 	fs.DurationVar(&cfg.lease, "lease", envDur("LUBAN_LEASE", agent.DefaultLeaseDuration), "how long a run stays owned by a process without a heartbeat (LUBAN_LEASE)")
+	fs.StringVar(&cfg.configFile, "config", env("LUBAN_CONFIG", ""), "YAML configuration file: agents, tools, approvals (LUBAN_CONFIG; docs/agents.md); flags and their variables override it")
 	fs.DurationVar(&cfg.heartbeat, "sse-heartbeat", envDur("LUBAN_SSE_HEARTBEAT", 15*time.Second), "interval of SSE heartbeat comments (LUBAN_SSE_HEARTBEAT)")
 	return fs
 }
@@ -92,6 +94,13 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		return &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
 	log := slog.New(slog.NewTextHandler(c.Stderr, nil))
+	file, err := loadConfig(cfg.configFile, c.Getenv)
+	if err != nil {
+		return err
+	}
+	if file != nil {
+		applyServerConfig(fs, &cfg, file.Server, c.Getenv)
+	}
 
 	if cfg.ttl <= 0 {
 		return &usageError{fmt.Sprintf("--interaction-ttl %s: must be a positive duration such as 30m or 24h", cfg.ttl)}
@@ -121,30 +130,36 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		return &usageError{fmt.Sprintf("--workspace %s: not a directory (directory answers must stay inside an existing workspace)", workspace)}
 	}
 	reg := tool.NewRegistry()
-	if err := reg.Register(tool.CurrentTime(nil), true); err != nil {
-		return err
+	var agents []*agent.Agent
+	if file != nil && len(file.Agents) > 0 {
+		if agents, err = configAgents(cfg.configFile, file, reg, workspace, cfg.model, map[string]model.Provider{cfg.model: provider}, c.Getenv); err != nil {
+			return err
+		}
+	} else {
+		if err := builtinTools(reg, workspace); err != nil {
+			return err
+		}
+		// LUBAN_AGENT names the agent (default "default"). Stored runs remember
+		// it; a run whose agent is gone is not resumable (DESIGN §4, issue 5).
+		agentName := c.Getenv("LUBAN_AGENT")
+		if agentName == "" {
+			agentName = "default"
+		}
+		allow := append(tool.Allowlist{}, askTools...)
+		agents = []*agent.Agent{{Name: agentName, Provider: provider, Tools: append(allow, defaultTools...)}}
 	}
-	if err := reg.Register(tool.ListFiles(workspace), true); err != nil {
-		return err
-	}
-	allow := append(tool.Allowlist{}, askTools...)
-	allow = append(allow, "current_time", "list_files")
 	if c.Getenv("LUBAN_TEST_TOOLS") == "1" {
 		// Test-only (internal/crashtest): a non-idempotent tool with a side effect.
 		if err := reg.Register(recordNote(workspace), false); err != nil {
 			return err
 		}
-		allow = append(allow, "record_note")
-	}
-	// LUBAN_AGENT names the agent (default "default"). Stored runs remember
-	// it; a run whose agent is gone is not resumable (DESIGN §4, issue 5).
-	agentName := c.Getenv("LUBAN_AGENT")
-	if agentName == "" {
-		agentName = "default"
+		for _, a := range agents {
+			a.Tools = append(a.Tools, "record_note")
+		}
 	}
 	runner, err := agent.New(agent.Options{
 		Store: st, Tools: reg, Workspace: workspace, InteractionTTL: cfg.ttl, LeaseDuration: cfg.lease, Logger: log,
-		Agents: []*agent.Agent{{Name: agentName, Provider: provider, Tools: allow}},
+		Agents: agents,
 		Fault:  faultFromEnv(c.Getenv("LUBAN_FAULT"), log),
 	})
 	if err != nil {
@@ -176,7 +191,12 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	} else {
 		fmt.Fprintf(c.Stdout, "luban serving on %s\nopen %s?token=<your LUBAN_AUTH_TOKEN>\n", url, url)
 	}
-	fmt.Fprintf(c.Stdout, "model %s · database %s\n", provider.Name(), describeDB(cfg.db))
+	fmt.Fprintf(c.Stdout, "model %s · database %s\n", agents[0].Provider.Name(), describeDB(cfg.db))
+	if len(agents) > 1 {
+		for _, a := range agents {
+			fmt.Fprintf(c.Stdout, "agent %s · model %s\n", a.Name, a.Provider.Name())
+		}
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

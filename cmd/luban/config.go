@@ -1,0 +1,218 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/config"
+	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/tool"
+)
+
+// ConfigCmd is `luban config check FILE` (DESIGN §9): it validates a
+// configuration file the way `luban serve --config FILE` would (the file's
+// keys and values, its models and their keys, the tools its agents name)
+// without opening a database or listening, and prints one line per agent.
+type ConfigCmd struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+}
+
+// Run runs `luban config <sub> ...`.
+func (c *ConfigCmd) Run(args []string) error {
+	fs := flag.NewFlagSet("config", flag.ContinueOnError)
+	fs.SetOutput(c.Stderr)
+	fs.Usage = func() {
+		fmt.Fprint(c.Stderr, "Usage: luban config check FILE\n\nValidates a configuration file (DESIGN §9) without serving; exit code 1 and one line per problem (file:line: key: message) when it is wrong.\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 || fs.Arg(0) != "check" {
+		return &usageError{"usage: luban config check FILE"}
+	}
+	file := fs.Arg(1)
+	f, err := config.ReadFile(file, c.Getenv)
+	if err != nil {
+		return err
+	}
+	wd, _ := os.Getwd()
+	workspace := or(f.Server.Workspace, wd)
+	model := or(c.Getenv("LUBAN_MODEL"), f.Server.Model)
+	agents, err := configAgents(file, f, tool.NewRegistry(), workspace, model, nil, c.Getenv)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stdout, "%s: ok\n", file)
+	for i, a := range agents {
+		def := ""
+		if i == 0 {
+			def = " (default)"
+		}
+		fmt.Fprintf(c.Stdout, "agent %s%s: model %s, tools %s\n", a.Name, def, a.Provider.Name(), strings.Join(a.Tools, ", "))
+	}
+	return nil
+}
+
+// builtinTools registers the built-in tools (DESIGN §9) in reg: current_time,
+// list_files, read_file and write_file, the last three confined to workspace.
+func builtinTools(reg *tool.Registry, workspace string) error {
+	for _, t := range []struct {
+		t          tool.Tool
+		idempotent bool
+	}{
+		{tool.CurrentTime(nil), true},
+		{tool.ListFiles(workspace), true},
+		{tool.ReadFile(workspace), true},
+		{tool.WriteFile(workspace), true},
+	} {
+		if err := reg.Register(t.t, t.idempotent); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// defaultTools is the allowlist (after the ask tools) of the built-in
+// default agent, and of a configured agent without `tools` (wave 1: the
+// workspace tools with side effects are offered only when configured).
+var defaultTools = []string{"current_time", "list_files"}
+
+// configAgents turns the file's agents into the runner's (DESIGN §9). It
+// registers the built-in tools in reg. An agent's model is its own, else
+// defaultModel (--model, LUBAN_MODEL or server.model); providers are made
+// once per model name. Its allowlist is its askTools (default both) then
+// its tools, each glob expanded to the registered tools it matches (sorted);
+// a plain name that is not registered is an error naming the file and line.
+// With no agents in the file it returns nil, and the caller keeps the
+// built-in default agent.
+func configAgents(file string, f *config.File, reg *tool.Registry, workspace, defaultModel string, providers map[string]model.Provider, getenv func(string) string) ([]*agent.Agent, error) {
+	if err := builtinTools(reg, workspace); err != nil {
+		return nil, err
+	}
+	if providers == nil {
+		providers = map[string]model.Provider{}
+	}
+	var errs config.Errors
+	var out []*agent.Agent
+	for i, ca := range f.Agents {
+		key := fmt.Sprintf("agents[%d]", i)
+		spec := or(ca.Model, defaultModel)
+		prov, ok := providers[spec]
+		if !ok {
+			p, err := providerFor(spec, getenv)
+			if err != nil {
+				errs = append(errs, &config.Error{File: file, Line: ca.Line, Key: key + ".model", Msg: err.Error()})
+				continue
+			}
+			providers[spec], prov = p, p
+		}
+		allow := tool.Allowlist{}
+		ask := ca.AskTools
+		if ask == nil {
+			ask = []string{askuser.ToolAskUser, askuser.ToolAskUserBatch}
+		}
+		allow = append(allow, ask...)
+		patterns := ca.Tools
+		lines := ca.ToolLines
+		if patterns == nil {
+			patterns = defaultTools
+			lines = make([]int, len(patterns))
+		}
+		for j, p := range patterns {
+			names, err := expandTools(reg, p)
+			if err != nil {
+				errs = append(errs, &config.Error{File: file, Line: lines[j], Key: fmt.Sprintf("%s.tools[%d]", key, j), Msg: err.Error()})
+				continue
+			}
+			for _, n := range names {
+				if !allow.Allows(n) {
+					allow = append(allow, n)
+				}
+			}
+		}
+		// Approvals in the run are not wired yet: refuse a configuration
+		// that asks for them rather than run the tool unasked.
+		for _, n := range allow {
+			if ca.Approval.Requires(n) {
+				errs = append(errs, &config.Error{File: file, Line: ca.Line, Key: key + ".approval",
+					Msg: fmt.Sprintf("%s needs approval under this policy, and this build of luban cannot ask for approvals yet; remove %s from tools or set approval %s: never", n, n, n)})
+			}
+		}
+		out = append(out, &agent.Agent{Name: ca.Name, System: ca.Instructions, Provider: prov, Tools: allow, MaxSteps: ca.MaxSteps})
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
+// expandTools returns the registered tools a pattern names: itself when it
+// is a plain name (an error when not registered), or every registered
+// non-ask tool its glob matches, sorted (possibly none: tools of an MCP
+// server may appear later). Ask tools come from askTools or by plain name.
+func expandTools(reg *tool.Registry, p string) ([]string, error) {
+	if !strings.ContainsAny(p, `*?[\`) {
+		if _, ok := reg.Get(p); !ok {
+			return nil, fmt.Errorf("no tool named %q is registered (registered: %s)", p, strings.Join(reg.Names(), ", "))
+		}
+		return []string{p}, nil
+	}
+	var out []string
+	for _, n := range reg.Names() {
+		if ok, _ := path.Match(p, n); ok && !askuser.IsAskTool(n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// applyServerConfig fills the serve settings from the file's server section
+// where neither the flag nor its environment twin was given (DESIGN §9:
+// flags and env twins override the file).
+func applyServerConfig(fs *flag.FlagSet, cfg *serveConfig, s config.Server, getenv func(string) string) {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	set := func(flagName, env string) bool { return !given[flagName] && getenv(env) == "" }
+	str := func(dst *string, flagName, env, v string) {
+		if v != "" && set(flagName, env) {
+			*dst = v
+		}
+	}
+	dur := func(dst *time.Duration, flagName, env string, v time.Duration) {
+		if v > 0 && set(flagName, env) {
+			*dst = v
+		}
+	}
+	str(&cfg.addr, "addr", "LUBAN_ADDR", s.Addr)
+	str(&cfg.db, "db", "LUBAN_DB", s.DB)
+	str(&cfg.model, "model", "LUBAN_MODEL", s.Model)
+	str(&cfg.workspace, "workspace", "LUBAN_WORKSPACE", s.Workspace)
+	str(&cfg.authToken, "auth-token", "LUBAN_AUTH_TOKEN", strings.Join(s.AuthTokens, ","))
+	if s.AskTools != nil && set("ask-tools", "LUBAN_ASK_TOOLS") {
+		cfg.askTools = strings.Join(s.AskTools, ",")
+	}
+	dur(&cfg.ttl, "interaction-ttl", "LUBAN_INTERACTION_TTL", s.InteractionTTL)
+	dur(&cfg.lease, "lease", "LUBAN_LEASE", s.Lease)
+	dur(&cfg.heartbeat, "sse-heartbeat", "LUBAN_SSE_HEARTBEAT", s.SSEHeartbeat)
+}
+
+// loadConfig reads the --config file (LUBAN_CONFIG); nil without one.
+func loadConfig(file string, getenv func(string) string) (*config.File, error) {
+	if file == "" {
+		return nil, nil
+	}
+	f, err := config.ReadFile(file, getenv)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, &usageError{fmt.Sprintf("--config %s: no such file", file)}
+	}
+	return f, err
+}

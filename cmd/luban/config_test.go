@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/config"
+	"github.com/lubanhq/luban/tool"
+)
+
+func writeConfig(t *testing.T, src string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "luban.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(src), 0o600))
+	return p
+}
+
+func noEnv(string) string { return "" }
+
+func TestConfigCheck(t *testing.T) {
+	t.Parallel()
+	file := writeConfig(t, `
+agents:
+  - name: helper
+    tools: [current_time, "*_file*"]
+    askTools: [ask_user]
+    approval: {write_file: never}
+  - name: plain
+    model: scripted
+`)
+	var out, errb bytes.Buffer
+	c := &ConfigCmd{Stdout: &out, Stderr: &errb, Getenv: noEnv}
+	require.NoError(t, c.Run([]string{"check", file}))
+	require.Equal(t, file+": ok\n"+
+		"agent helper (default): model scripted:demo, tools ask_user, current_time, list_files, read_file, write_file\n"+
+		"agent plain: model scripted:demo, tools ask_user, AskUser, current_time, list_files\n", out.String())
+
+	var u *usageError
+	require.ErrorAs(t, c.Run([]string{"check"}), &u)
+	require.ErrorAs(t, c.Run([]string{"lint", file}), &u)
+}
+
+func TestConfigCheckNamesKeyAndLine(t *testing.T) {
+	t.Parallel()
+	for src, want := range map[string]string{
+		"agents:\n  - name: a\n    tools: [current_time, grep]\n": ":3: agents[0].tools[1]: no tool named \"grep\" is registered (registered: AskUser, ask_user, current_time, list_files, read_file, write_file)",
+		"agents:\n  - name: a\n    model: openai:gpt-4o\n":         ":2: agents[0].model: --model openai:gpt-4o needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as Ollama, vLLM or llama.cpp); see docs/models.md",
+		"agents:\n  - name: a\n    tools: [write_file]\n":           ":2: agents[0].approval: write_file needs approval under this policy, and this build of luban cannot ask for approvals yet; remove write_file from tools or set approval write_file: never",
+		"server:\n  lease: forever\n":                                ":2: server.lease: \"forever\" is not a positive duration such as 30s, 15m or 24h",
+	} {
+		file := writeConfig(t, src)
+		var out bytes.Buffer
+		err := (&ConfigCmd{Stdout: &out, Stderr: &out, Getenv: noEnv}).Run([]string{"check", file})
+		require.EqualError(t, err, file+want)
+		require.Empty(t, out.String())
+	}
+}
+
+func TestConfigEveryAgentGetsItsAllowlist(t *testing.T) {
+	t.Parallel()
+	f, err := config.Parse("c.yaml", []byte("agents:\n  - {name: a, tools: []}\n  - {name: b, askTools: [], tools: ['*']}\n"), noEnv)
+	require.NoError(t, err)
+	// write_file is matched by '*' and needs approval by default: refused for now.
+	_, err = configAgents("c.yaml", f, tool.NewRegistry(), t.TempDir(), "scripted", nil, noEnv)
+	require.EqualError(t, err, "c.yaml:3: agents[1].approval: write_file needs approval under this policy, and this build of luban cannot ask for approvals yet; remove write_file from tools or set approval write_file: never")
+
+	f, err = config.Parse("c.yaml", []byte("agents:\n  - {name: a, tools: []}\n  - {name: b, askTools: [], tools: ['*'], approval: {write_file: never}}\n"), noEnv)
+	require.NoError(t, err)
+	agents, err := configAgents("c.yaml", f, tool.NewRegistry(), t.TempDir(), "scripted", nil, noEnv)
+	require.NoError(t, err)
+	require.Equal(t, tool.Allowlist{"ask_user", "AskUser"}, agents[0].Tools)
+	require.Equal(t, tool.Allowlist{"current_time", "list_files", "read_file", "write_file"}, agents[1].Tools, "globs never add ask tools")
+	require.Same(t, agents[0].Provider, agents[1].Provider, "one provider per model name")
+}
+
+// Flags and their environment twins override the file (DESIGN §9).
+func TestServerConfigPrecedence(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"LUBAN_LEASE": "7s"}
+	c := &Serve{Stderr: &bytes.Buffer{}, Getenv: func(k string) string { return env[k] }}
+	var cfg serveConfig
+	fs := c.flags(&cfg)
+	require.NoError(t, fs.Parse([]string{"--addr", "127.0.0.1:9999"}))
+	applyServerConfig(fs, &cfg, config.Server{Addr: "0.0.0.0:1", DB: "memory", Lease: time.Minute, InteractionTTL: time.Hour,
+		AuthTokens: []string{"a", "b"}, AskTools: []string{"AskUser"}}, c.Getenv)
+	require.Equal(t, "127.0.0.1:9999", cfg.addr, "the flag wins")
+	require.Equal(t, 7*time.Second, cfg.lease, "the variable wins")
+	require.Equal(t, "memory", cfg.db, "the file fills what neither gave")
+	require.Equal(t, time.Hour, cfg.ttl)
+	require.Equal(t, "a,b", cfg.authToken)
+	require.Equal(t, "AskUser", cfg.askTools)
+	require.Equal(t, 15*time.Second, cfg.heartbeat, "a key not in the file keeps the default")
+}
+
+func TestServeRefusesABadConfig(t *testing.T) {
+	t.Parallel()
+	file := writeConfig(t, "agents:\n  - name: a\n    colour: blue\n")
+	c := &Serve{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: noEnv}
+	err := c.Run(t.Context(), []string{"--config", file, "--db", "memory", "--auth-token", "t", "--addr", "127.0.0.1:0"})
+	require.EqualError(t, err, file+":3: agents[0].colour: unknown key (known here: approval, askTools, instructions, maxSteps, model, name, tools)")
+	err = c.Run(t.Context(), []string{"--config", filepath.Join(t.TempDir(), "none.yaml"), "--db", "memory"})
+	var u *usageError
+	require.ErrorAs(t, err, &u)
+}

@@ -1,0 +1,122 @@
+// Package config reads luban's configuration file (DESIGN §9): one YAML
+// document with the server's settings, its agents, MCP servers (DESIGN §11)
+// and webhooks (DESIGN §12). It has no I/O beyond ReadFile: Parse takes the
+// bytes and an environment lookup, so the same rules serve `luban serve
+// --config`, `luban config check` and tests.
+//
+// Parsing is strict: an unknown key, a value of the wrong type, a bad
+// duration, model name, glob or decision is an *Error that names the key
+// (as a path such as agents[1].approval.write_file) and its line. `${VAR}`
+// in a value reads the environment after parsing, so a variable can never
+// add keys or structure; `${VAR:-default}` gives a default and `$$` is a
+// literal dollar sign. An unset or empty variable without a default is an
+// error.
+package config
+
+import (
+	"time"
+
+	"github.com/lubanhq/luban/approval"
+)
+
+// MaxFileBytes bounds the size of a configuration file.
+const MaxFileBytes = 1 << 20
+
+// MaxMaxSteps bounds an agent's maxSteps.
+const MaxMaxSteps = 1000
+
+// File is a parsed and validated configuration file. Fields that were not
+// in the file keep their zero value; Set reports which server keys were.
+type File struct {
+	// Server holds the settings that have a `luban serve` flag; a flag or
+	// its environment twin overrides the file (DESIGN §9).
+	Server Server
+	// Agents in file order; the first is the default agent (DESIGN §9).
+	// Empty when the file has no agents: the built-in default agent is used.
+	Agents []Agent
+	// MCP is the `mcp:` section (DESIGN §11): parsed and validated.
+	MCP MCP
+	// Webhooks is the `webhooks:` list (DESIGN §12): parsed and validated.
+	Webhooks []Webhook
+}
+
+// Server is the `server:` section. Each field mirrors the `luban serve`
+// flag of the same name (DESIGN §8); the zero value means "not in the file".
+type Server struct {
+	Addr      string // addr
+	DB        string // db
+	Model     string // model: the default model of agents without one
+	Workspace string // workspace
+	// InteractionTTL is interactionTTL, a positive Go duration.
+	InteractionTTL time.Duration
+	// AuthTokens is authTokens: a list (one principal each).
+	AuthTokens []string
+	// AskTools is askTools of the built-in default agent (nil: not set).
+	AskTools []string
+	// Lease is lease, a positive Go duration.
+	Lease time.Duration
+	// SSEHeartbeat is sseHeartbeat, a positive Go duration.
+	SSEHeartbeat time.Duration
+}
+
+// Agent is one entry of `agents:` (DESIGN §9).
+type Agent struct {
+	// Name is the agent's id in the API: 1–64 characters of [A-Za-z0-9_-],
+	// unique in the file. Required.
+	Name string
+	// Model is as --model (openai:<name>, anthropic:<name>, scripted,
+	// scripted:<file>); empty means the server's model.
+	Model string
+	// Instructions is the system prompt; empty means luban's default.
+	Instructions string
+	// Tools is the allowlist: tool names or globs (path.Match syntax) in the
+	// order offered to the model. Nil means the built-in tools
+	// (current_time, list_files, read_file, write_file).
+	Tools []string
+	// AskTools lists the ask tools offered (ask_user, AskUser); nil means
+	// both, an empty list none.
+	AskTools []string
+	// Approval is the approval policy, rules in file order.
+	Approval approval.Policy
+	// MaxSteps bounds model calls per run, 1..MaxMaxSteps; 0 means the
+	// runner's default.
+	MaxSteps int
+	// Line is the line of the agent's entry, for errors found later (a tool
+	// that is not registered).
+	Line int
+	// ToolLines holds the line of each Tools entry.
+	ToolLines []int
+}
+
+// MCP is the `mcp:` section (DESIGN §11).
+type MCP struct {
+	Servers []MCPServer
+}
+
+// MCPServer is one entry of `mcp.servers:` (DESIGN §11): a stdio server
+// (Command, Args, Env) or a streamable HTTP one (URL, Headers), never both.
+type MCPServer struct {
+	// Name prefixes the server's tools as <name>__<tool>: 1–64 characters of
+	// [A-Za-z0-9-], unique. Required.
+	Name    string
+	Command string
+	Args    []string
+	Env     map[string]string
+	URL     string
+	Headers map[string]string
+	Line    int
+}
+
+// Webhook is one entry of `webhooks:` (DESIGN §12, Standard Webhooks).
+type Webhook struct {
+	// URL is an http or https URL. Required.
+	URL string
+	// Secret is the signing secret, "whsec_" followed by base64. Required.
+	Secret string
+	// Events is a subset of WebhookEvents; empty means all of them.
+	Events []string
+	Line   int
+}
+
+// WebhookEvents are the event types a webhook may subscribe to (DESIGN §12).
+var WebhookEvents = []string{"interaction.requested", "interaction.resolved", "run.finished"}

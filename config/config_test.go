@@ -1,0 +1,146 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/approval"
+	"github.com/lubanhq/luban/config"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestReadFileTwoAgents(t *testing.T) {
+	t.Parallel()
+	f, err := config.ReadFile("testdata/two-agents.yaml", env(map[string]string{"HOME": "/home/ada", "TOKEN_ALICE": "tok-alice", "TOKEN_BOB": "tok-bob"}))
+	require.NoError(t, err)
+	require.Equal(t, config.Server{Addr: "127.0.0.1:8080", Workspace: "/home/ada/project", InteractionTTL: 2 * time.Hour,
+		AuthTokens: []string{"tok-alice", "tok-bob"}}, f.Server)
+	require.Len(t, f.Agents, 2)
+	h, w := f.Agents[0], f.Agents[1]
+	require.Equal(t, "helper", h.Name)
+	require.Equal(t, "openai:gpt-4o-mini", h.Model)
+	require.Equal(t, "You answer questions about the project. Ask the user when unsure.\n", h.Instructions)
+	require.Equal(t, []string{"current_time", "list_files", "read_file"}, h.Tools)
+	require.Equal(t, []int{13, 13, 13}, h.ToolLines)
+	require.Equal(t, []string{"ask_user"}, h.AskTools)
+	require.Equal(t, 12, h.MaxSteps)
+	require.Equal(t, 9, h.Line)
+	require.Nil(t, w.AskTools, "askTools not given: both (nil)")
+	require.Equal(t, []approval.Rule{{Pattern: "write_file", Decision: approval.Always}, {Pattern: "github__create_*", Decision: approval.Always},
+		{Pattern: "github__*", Decision: approval.Never}}, w.Approval.Rules)
+	require.True(t, w.Approval.Requires("github__create_issue"))
+	require.False(t, w.Approval.Requires("github__list_issues"))
+	require.Equal(t, []config.MCPServer{
+		{Name: "github", Command: "github-mcp", Args: []string{"stdio"}, Env: map[string]string{"GITHUB_TOKEN": ""}, Line: 29},
+		{Name: "docs", URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ${not-expanded}"}, Line: 33},
+	}, f.MCP.Servers)
+	require.Equal(t, []config.Webhook{{URL: "https://hooks.example.com/luban", Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+		Events: []string{"interaction.requested", "run.finished"}, Line: 38}}, f.Webhooks)
+}
+
+func TestParseEmptyAndMinimal(t *testing.T) {
+	t.Parallel()
+	for _, src := range []string{"", "# nothing\n", "{}\n"} {
+		f, err := config.Parse("c.yaml", []byte(src), env(nil))
+		require.NoError(t, err, src)
+		require.Equal(t, &config.File{}, f)
+	}
+	f, err := config.Parse("c.yaml", []byte("agents:\n  - name: a\n    tools: []\n    askTools: []\n"), env(nil))
+	require.NoError(t, err)
+	require.Equal(t, []string{}, f.Agents[0].Tools, "an empty list is kept apart from a missing one")
+	require.Equal(t, []string{}, f.Agents[0].AskTools)
+}
+
+// Every bad input names the file, the line and the key.
+func TestParseErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, src, want string }{
+		{"unknown top-level key", "agent:\n  - name: a\n", "c.yaml:1: agent: unknown key (known here: agents, mcp, server, webhooks)"},
+		{"unknown agent key", "agents:\n  - name: a\n    prompt: hi\n", "c.yaml:3: agents[0].prompt: unknown key (known here: approval, askTools, instructions, maxSteps, model, name, tools)"},
+		{"bad duration", "server:\n  interactionTTL: 1 day\n", `c.yaml:2: server.interactionTTL: "1 day" is not a positive duration such as 30s, 15m or 24h`},
+		{"negative duration", "server:\n  lease: -5s\n", `c.yaml:2: server.lease: "-5s" is not a positive duration such as 30s, 15m or 24h`},
+		{"bad model", "agents:\n  - name: a\n    model: gpt-4o\n", `c.yaml:3: agents[0].model: "gpt-4o" is not a model: use openai:<name>, anthropic:<name>, scripted or scripted:<file>`},
+		{"model without name", "server:\n  model: 'openai:'\n", `c.yaml:2: server.model: "openai:" needs a model name, e.g. openai:gpt-4o-mini`},
+		{"bad decision", "agents:\n  - name: a\n    approval:\n      write_file: sometimes\n", `c.yaml:4: agents[0].approval.write_file: "sometimes" is neither "always" nor "never"`},
+		{"ask tool under approval", "agents:\n  - name: a\n    approval: {ask_user: always}\n", `c.yaml:3: agents[0].approval.ask_user: ask_user is an ask tool and can never require approval ("never asks to ask")`},
+		{"bad glob", "agents:\n  - name: a\n    tools: ['github__[']\n", `c.yaml:3: agents[0].tools[0]: "github__[" is not a valid glob: syntax error in pattern`},
+		{"duplicate tool", "agents:\n  - name: a\n    tools: [x, x]\n", `c.yaml:3: agents[0].tools[1]: "x" is listed twice`},
+		{"bad ask tool", "agents:\n  - name: a\n    askTools: [ask]\n", `c.yaml:3: agents[0].askTools[0]: "ask" is not an ask tool (ask_user or AskUser)`},
+		{"maxSteps zero", "agents:\n  - name: a\n    maxSteps: 0\n", `c.yaml:3: agents[0].maxSteps: "0" is not a whole number from 1 to 1000`},
+		{"maxSteps text", "agents:\n  - name: a\n    maxSteps: many\n", `c.yaml:3: agents[0].maxSteps: "many" is not a whole number from 1 to 1000`},
+		{"no name", "agents:\n  - model: scripted\n", "c.yaml:2: agents[0].name: every agent needs a name"},
+		{"bad name", "agents:\n  - name: 'a b'\n", `c.yaml:2: agents[0].name: "a b": a name is 1–64 characters of letters, digits, _ and -`},
+		{"duplicate name", "agents:\n  - name: a\n  - name: a\n", `c.yaml:3: agents[1].name: "a" is already the name of agents[0]`},
+		{"repeated key", "agents:\n  - name: a\n    name: b\n", "c.yaml:3: agents[0].name: repeated key"},
+		{"bool as text", "agents:\n  - name: a\n    instructions: true\n", "c.yaml:3: agents[0].instructions: true is read as a boolean; quote it if it is meant as text"},
+		{"list as text", "server:\n  addr: [a]\n", "c.yaml:2: server.addr: must be a single value, not a list or mapping"},
+		{"agents not a list", "agents:\n  name: a\n", "c.yaml:2: agents: must be a list"},
+		{"unset variable", "server:\n  db: ${NOPE}\n", "c.yaml:2: server.db: ${NOPE} is not set in the environment or empty (write ${NOPE:-default} for a default)"},
+		{"bad variable", "server:\n  db: ${1X}\n", `c.yaml:2: server.db: ${1X}: "1X" is not a variable name`},
+		{"unclosed variable", "server:\n  db: ${X\n", `c.yaml:2: server.db: "${X": ${ without a closing }`},
+		{"alias", "server:\n  addr: &a x\n  db: *a\n", "c.yaml:2: server.addr: anchors and aliases (&, *) are not supported\nc.yaml:3: server.db: anchors and aliases (&, *) are not supported"},
+		{"two documents", "server: {}\n---\nagents: []\n", "c.yaml:3: a configuration file holds one YAML document; remove the second one (---)"},
+		{"not YAML", "agents: [\n", "c.yaml:1: not valid YAML: did not find expected node content"},
+		{"not a mapping", "- a\n", "c.yaml:1: must be a mapping of keys (agents, mcp, server, webhooks)"},
+		{"mcp both", "mcp:\n  servers:\n    - {name: g, command: x, url: 'http://h/'}\n", "c.yaml:3: mcp.servers[0]: give either command (stdio) or url (streamable HTTP), not both"},
+		{"mcp neither", "mcp:\n  servers:\n    - {name: g}\n", "c.yaml:3: mcp.servers[0]: give either command (stdio) or url (streamable HTTP)"},
+		{"mcp bad name", "mcp:\n  servers:\n    - {name: a__b, command: x}\n", `c.yaml:3: mcp.servers[0].name: "a__b": a server name is 1–64 characters of letters, digits and - (its tools are named <name>__<tool>)`},
+		{"mcp unknown key", "mcp:\n  server: []\n", "c.yaml:2: mcp.server: unknown key (known here: servers)"},
+		{"webhook secret", "webhooks:\n  - {url: 'https://h/', secret: abc}\n", "c.yaml:2: webhooks[0].secret: a Standard Webhooks secret starts with whsec_ followed by at least 16 characters of base64"},
+		{"webhook event", "webhooks:\n  - {url: 'https://h/', secret: whsec_0123456789abcdef, events: [run.started]}\n", `c.yaml:2: webhooks[0].events[0]: "run.started" is not one of interaction.requested, interaction.resolved, run.finished`},
+		{"webhook url", "webhooks:\n  - {url: 'ftp://h/', secret: whsec_0123456789abcdef}\n", `c.yaml:2: webhooks[0].url: "ftp://h/" is not an http or https URL`},
+		{"token with comma", "server:\n  authTokens: ['a,b']\n", "c.yaml:2: server.authTokens[0]: a token must be non-empty, without spaces or commas"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f, err := config.Parse("c.yaml", []byte(c.src), env(map[string]string{"X": "x"}))
+			require.Nil(t, f)
+			require.EqualError(t, err, c.want)
+			var es config.Errors
+			require.True(t, errors.As(err, &es))
+		})
+	}
+}
+
+func TestParseReportsEveryProblemInLineOrder(t *testing.T) {
+	t.Parallel()
+	src := "agents:\n  - name: a\n    maxSteps: 0\n  - name: b\n    color: red\nserver:\n  lease: soon\n"
+	_, err := config.Parse("c.yaml", []byte(src), env(nil))
+	var es config.Errors
+	require.ErrorAs(t, err, &es)
+	lines := []int{}
+	for _, e := range es {
+		lines = append(lines, e.Line)
+	}
+	require.Equal(t, []int{3, 5, 7}, lines, err.Error())
+}
+
+func TestExpansionNeverAddsStructure(t *testing.T) {
+	t.Parallel()
+	f, err := config.Parse("c.yaml", []byte("agents:\n  - name: a\n    instructions: ${EVIL}\n"),
+		env(map[string]string{"EVIL": "x\n    tools: [write_file]\nserver: {addr: ':1'}"}))
+	require.NoError(t, err)
+	require.Nil(t, f.Agents[0].Tools)
+	require.Equal(t, config.Server{}, f.Server)
+	require.True(t, strings.HasPrefix(f.Agents[0].Instructions, "x\n    tools:"))
+}
+
+func TestReadFileErrors(t *testing.T) {
+	t.Parallel()
+	_, err := config.ReadFile(filepath.Join(t.TempDir(), "missing.yaml"), nil)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	require.NoError(t, os.WriteFile(big, []byte("# "+strings.Repeat("x", config.MaxFileBytes)+"\n"), 0o600))
+	_, err = config.ReadFile(big, nil)
+	require.EqualError(t, err, big+": the file is larger than 1048576 bytes")
+}
