@@ -49,9 +49,9 @@ func TestConfigCheckNamesKeyAndLine(t *testing.T) {
 	t.Parallel()
 	for src, want := range map[string]string{
 		"agents:\n  - name: a\n    tools: [current_time, grep]\n": ":3: agents[0].tools[1]: no tool named \"grep\" is registered (registered: AskUser, ask_user, current_time, list_files, read_file, write_file)",
-		"agents:\n  - name: a\n    model: openai:gpt-4o\n":         ":2: agents[0].model: --model openai:gpt-4o needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as Ollama, vLLM or llama.cpp); see docs/models.md",
-		"agents:\n  - name: a\n    tools: [write_file]\n":           ":2: agents[0].approval: write_file needs approval under this policy, and this build of luban cannot ask for approvals yet; remove write_file from tools or set approval write_file: never",
-		"server:\n  lease: forever\n":                                ":2: server.lease: \"forever\" is not a positive duration such as 30s, 15m or 24h",
+		"agents:\n  - name: a\n    model: openai:gpt-4o\n":        ":2: agents[0].model: --model openai:gpt-4o needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as Ollama, vLLM or llama.cpp); see docs/models.md",
+		"agents:\n  - name: a\n    tools: [write_file]\n":         ":2: agents[0].approval: write_file needs approval under this policy, and this build of luban cannot ask for approvals yet; remove write_file from tools or set approval write_file: never",
+		"server:\n  lease: forever\n":                             ":2: server.lease: \"forever\" is not a positive duration such as 30s, 15m or 24h",
 	} {
 		file := writeConfig(t, src)
 		var out bytes.Buffer
