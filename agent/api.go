@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/store"
 )
@@ -285,10 +286,7 @@ func (r *Runner) Cancel(ctx context.Context, p CancelParams) (string, error) {
 
 // PendingResult is GET /api/interactions/pending: the pending request (nil
 // when none) and the last receipt (nil when none).
-type PendingResult struct {
-	Pending *askuser.InputRequest `json:"pending"`
-	Last    *askuser.Receipt      `json:"last"`
-}
+type PendingResult = api.PendingResponse
 
 // Pending returns what a refreshed page needs to restore its card.
 func (r *Runner) Pending(ctx context.Context, owner, sessionID string) (*PendingResult, error) {
@@ -323,11 +321,7 @@ func (r *Runner) inputRequest(ctx context.Context, it *store.Interaction) (*asku
 }
 
 // InteractionView is one interaction in a transcript.
-type InteractionView struct {
-	Request *askuser.InputRequest `json:"request"`
-	Status  string                `json:"status"`
-	Receipt *askuser.Receipt      `json:"receipt"`
-}
+type InteractionView = api.InteractionView
 
 // Interactions lists a session's interactions with their receipts.
 func (r *Runner) Interactions(ctx context.Context, sessionID string) ([]InteractionView, error) {
@@ -341,7 +335,7 @@ func (r *Runner) Interactions(ctx context.Context, sessionID string) ([]Interact
 		if err != nil {
 			return nil, err
 		}
-		v := InteractionView{Request: req, Status: it.Status}
+		v := InteractionView{Request: req, Status: askuser.Status(it.Status)}
 		if it.Status != string(askuser.StatusPending) {
 			v.Receipt = receiptOf(it)
 		}

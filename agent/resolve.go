@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
@@ -141,7 +142,7 @@ func (r *Runner) finish(ctx context.Context, tx store.Tx, run *store.Run, from [
 			return false, err
 		}
 	}
-	if _, err := r.emit(ctx, tx, run.SessionID, EventDone, DoneEvent{RunID: run.ID, Status: string(to)}); err != nil {
+	if _, err := r.emit(ctx, tx, run.SessionID, EventDone, DoneEvent{RunID: run.ID, Status: api.RunStatus(to)}); err != nil {
 		return false, err
 	}
 	if err := tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(to), Now: now}); err != nil {

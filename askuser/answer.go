@@ -8,17 +8,13 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/lubanhq/luban/api"
 )
 
 // FieldError is one problem with an answer, as listed in the details of a
-// 422 invalid_answer response (DESIGN §3). Field names the part of the answer
-// body at fault: "selections", "selections[1]", "customInput", "answers",
-// "answers[0].selected", "answers[1].other"; Message says what is wrong in a
-// sentence a person can act on.
-type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
+// 422 invalid_answer response (DESIGN §3); see api.FieldError.
+type FieldError = api.FieldError
 
 // AnswerError is returned by ValidateAnswer when an answer breaks its
 // request. Details holds one FieldError per problem, in the order of the

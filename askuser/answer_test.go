@@ -40,7 +40,9 @@ func setup(t *testing.T) answerBundle {
 
 func TestValidateAnswerRejects(t *testing.T) {
 	t.Parallel()
-	type fe = askuser.FieldError
+	// fe is a local copy of askuser.FieldError, so the table can use
+	// positional literals.
+	type fe struct{ Field, Message string }
 	tests := []struct {
 		name   string
 		prompt string
@@ -117,7 +119,11 @@ func TestValidateAnswerRejects(t *testing.T) {
 			require.Equal(t, askuser.Answer{}, got)
 			var ae *askuser.AnswerError
 			require.True(t, errors.As(err, &ae), "want *AnswerError, got %T %v", err, err)
-			require.Equal(t, tt.want, ae.Details)
+			details := make([]fe, len(ae.Details))
+			for i, d := range ae.Details {
+				details[i] = fe(d)
+			}
+			require.Equal(t, tt.want, details)
 		})
 	}
 }

@@ -12,30 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lubanhq/luban/agent"
-	"github.com/lubanhq/luban/askuser"
-	"github.com/lubanhq/luban/server"
-)
-
-// The wire types are the server's own, so client and server cannot drift.
-type (
-	// ContinueRequest is the body of POST /api/chat/continue (seed 000 §2):
-	// sessionId, requestId, selections, customInput, cancelled, and answers
-	// for AskUser.
-	ContinueRequest = server.ContinueRequest
-	// SessionView is a session of GET /api/sessions: id, title, status,
-	// createdAt, updatedAt.
-	SessionView = server.SessionView
-	// Transcript is GET /api/sessions/{id}: the session, its messages, its
-	// interactions with their receipts, and the last event id.
-	Transcript = server.Transcript
-	// TraceView is GET /api/sessions/{id}/trace.
-	TraceView = server.TraceView
-	// Info is GET /api/info: the model's display name and the ask tools.
-	Info = server.Info
-	// PendingResult is GET /api/interactions/pending: {pending, last}, each
-	// nil when absent.
-	PendingResult = agent.PendingResult
+	"github.com/lubanhq/luban/api"
 )
 
 // Options configures a Client. The zero value (and nil) is valid.
@@ -142,7 +119,7 @@ func (c *Client) stream(ctx context.Context, method, path string, body any, hdr 
 // interaction_pending (Pending is the question to answer first), 409
 // run_in_progress, 413 payload_too_large.
 func (c *Client) Chat(ctx context.Context, sessionID, message string) (*Stream, error) {
-	return c.stream(ctx, http.MethodPost, "/api/chat", server.ChatRequest{SessionID: sessionID, Message: message}, nil, 0)
+	return c.stream(ctx, http.MethodPost, "/api/chat", api.ChatRequest{SessionID: sessionID, Message: message}, nil, 0)
 }
 
 // Continue answers a pending request once (POST /api/chat/continue, seed 000
@@ -152,7 +129,7 @@ func (c *Client) Chat(ctx context.Context, sessionID, message string) (*Stream, 
 // interaction_expired (Receipt) or not_resumable, 413 payload_too_large, 422
 // invalid_answer (Details; the request stays pending, so correct and send
 // again).
-func (c *Client) Continue(ctx context.Context, req ContinueRequest) (*Stream, error) {
+func (c *Client) Continue(ctx context.Context, req api.ContinueRequest) (*Stream, error) {
 	return c.stream(ctx, http.MethodPost, "/api/chat/continue", req, nil, 0)
 }
 
@@ -160,8 +137,8 @@ func (c *Client) Continue(ctx context.Context, req ContinueRequest) (*Stream, er
 // application/json): the server answers 202 with the receipt at once and
 // the run continues without this caller; follow it with Events if needed.
 // Errors as Continue.
-func (c *Client) ContinueNoStream(ctx context.Context, req ContinueRequest) (*askuser.Receipt, error) {
-	var out server.ContinueAccepted
+func (c *Client) ContinueNoStream(ctx context.Context, req api.ContinueRequest) (*api.Receipt, error) {
+	var out api.ContinueAccepted
 	if err := c.getJSON(ctx, http.MethodPost, "/api/chat/continue", req, &out); err != nil {
 		return nil, err
 	}
@@ -174,8 +151,8 @@ func (c *Client) ContinueNoStream(ctx context.Context, req ContinueRequest) (*as
 // Pending returns the session's pending request and last receipt (GET
 // /api/interactions/pending), what a restarted front end needs to show the
 // question again. Errors: 404 session_not_found.
-func (c *Client) Pending(ctx context.Context, sessionID string) (*PendingResult, error) {
-	var out PendingResult
+func (c *Client) Pending(ctx context.Context, sessionID string) (*api.PendingResponse, error) {
+	var out api.PendingResponse
 	if err := c.getJSON(ctx, http.MethodGet, "/api/interactions/pending?sessionId="+url.QueryEscape(sessionID), nil, &out); err != nil {
 		return nil, err
 	}
@@ -183,10 +160,8 @@ func (c *Client) Pending(ctx context.Context, sessionID string) (*PendingResult,
 }
 
 // Sessions lists the caller's sessions, newest first (GET /api/sessions).
-func (c *Client) Sessions(ctx context.Context) ([]SessionView, error) {
-	var out struct {
-		Sessions []SessionView `json:"sessions"`
-	}
+func (c *Client) Sessions(ctx context.Context) ([]api.SessionView, error) {
+	var out api.SessionList
 	if err := c.getJSON(ctx, http.MethodGet, "/api/sessions", nil, &out); err != nil {
 		return nil, err
 	}
@@ -195,8 +170,8 @@ func (c *Client) Sessions(ctx context.Context) ([]SessionView, error) {
 
 // Session returns the session's transcript (GET /api/sessions/{id}).
 // Errors: 404 session_not_found (also for another principal's session).
-func (c *Client) Session(ctx context.Context, sessionID string) (*Transcript, error) {
-	var out Transcript
+func (c *Client) Session(ctx context.Context, sessionID string) (*api.Transcript, error) {
+	var out api.Transcript
 	if err := c.getJSON(ctx, http.MethodGet, "/api/sessions/"+url.PathEscape(sessionID), nil, &out); err != nil {
 		return nil, err
 	}
@@ -204,8 +179,8 @@ func (c *Client) Session(ctx context.Context, sessionID string) (*Transcript, er
 }
 
 // Trace returns what happened in the session (GET /api/sessions/{id}/trace).
-func (c *Client) Trace(ctx context.Context, sessionID string) (*TraceView, error) {
-	var out TraceView
+func (c *Client) Trace(ctx context.Context, sessionID string) (*api.TraceView, error) {
+	var out api.TraceView
 	if err := c.getJSON(ctx, http.MethodGet, "/api/sessions/"+url.PathEscape(sessionID)+"/trace", nil, &out); err != nil {
 		return nil, err
 	}
@@ -213,8 +188,8 @@ func (c *Client) Trace(ctx context.Context, sessionID string) (*TraceView, error
 }
 
 // Info returns the server's model name and ask tools (GET /api/info).
-func (c *Client) Info(ctx context.Context) (*Info, error) {
-	var out Info
+func (c *Client) Info(ctx context.Context) (*api.Info, error) {
+	var out api.Info
 	if err := c.getJSON(ctx, http.MethodGet, "/api/info", nil, &out); err != nil {
 		return nil, err
 	}
@@ -241,9 +216,7 @@ func (c *Client) Events(ctx context.Context, sessionID string, lastEventID int64
 // ("cancelled", or the status it already had when nothing was active).
 // Errors: 404 session_not_found.
 func (c *Client) Cancel(ctx context.Context, sessionID string) (string, error) {
-	var out struct {
-		Status string `json:"status"`
-	}
+	var out api.CancelResponse
 	if err := c.getJSON(ctx, http.MethodPost, "/api/sessions/"+url.PathEscape(sessionID)+"/cancel", nil, &out); err != nil {
 		return "", err
 	}

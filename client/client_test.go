@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/client"
 	"github.com/lubanhq/luban/internal/lubantest"
@@ -102,7 +102,7 @@ func drain(t *testing.T, s *client.Stream) []*client.Event {
 func text(evs []*client.Event) string {
 	var out string
 	for _, e := range evs {
-		if d, ok := e.Value.(*agent.MessageDeltaEvent); ok {
+		if d, ok := e.Value.(*api.MessageDeltaEvent); ok {
 			out += d.Delta
 		}
 	}
@@ -126,7 +126,7 @@ func find(t *testing.T, evs []*client.Event, name string) *client.Event {
 func names(evs []*client.Event) []string {
 	var out []string
 	for _, e := range evs {
-		if e.Name == agent.EventMessageDelta && len(out) > 0 && out[len(out)-1] == e.Name {
+		if e.Name == api.EventMessageDelta && len(out) > 0 && out[len(out)-1] == e.Name {
 			continue
 		}
 		out = append(out, e.Name)
@@ -143,16 +143,16 @@ func TestAskAnswerResumeWithTypedEvents(t *testing.T) {
 	require.NoError(t, err)
 	first := drain(t, s)
 	require.Equal(t, []string{"session", "message", "message_delta", "message", "tool_call", "user_input_required"}, names(first))
-	sess := first[0].Value.(*agent.SessionEvent)
+	sess := first[0].Value.(*api.SessionEvent)
 	require.NotEmpty(t, sess.SessionID)
-	require.Equal(t, &agent.MessageEvent{MessageID: first[1].Value.(*agent.MessageEvent).MessageID, Role: "user", Content: "帮我改代码"}, first[1].Value)
+	require.Equal(t, &api.MessageEvent{MessageID: first[1].Value.(*api.MessageEvent).MessageID, Role: "user", Content: "帮我改代码"}, first[1].Value)
 	require.Equal(t, "我需要问一下。", text(first))
-	require.Equal(t, "call_1", find(t, first, "tool_call").Value.(*agent.ToolCallEvent).ToolCallID)
-	req := first[len(first)-1].Value.(*askuser.InputRequest)
+	require.Equal(t, "call_1", find(t, first, "tool_call").Value.(*api.ToolCallEvent).ToolCallID)
+	req := first[len(first)-1].Value.(*api.InputRequest)
 	require.Equal(t, "call_1", req.ToolCallID)
 	require.Equal(t, sess.SessionID, req.SessionID)
-	require.Equal(t, askuser.ModeSingle, req.Mode)
-	require.Equal(t, []askuser.Option{{ID: "safe", Label: "先分析", Recommended: true}, {ID: "implement", Label: "直接实现"}}, req.Options)
+	require.Equal(t, api.ModeSingle, req.Mode)
+	require.Equal(t, []api.Option{{ID: "safe", Label: "先分析", Recommended: true}, {ID: "implement", Label: "直接实现"}}, req.Options)
 	require.True(t, req.Resumable)
 	for i, ev := range first {
 		require.Equal(t, int64(i+1), ev.ID, "ids are the session's sequence")
@@ -165,17 +165,17 @@ func TestAskAnswerResumeWithTypedEvents(t *testing.T) {
 	require.Equal(t, req.ID, p.Pending.ID)
 	require.Nil(t, p.Last)
 
-	s, err = b.c.Continue(b.ctx, client.ContinueRequest{SessionID: sess.SessionID, RequestID: req.ID, Selections: []string{"safe"}})
+	s, err = b.c.Continue(b.ctx, api.ContinueRequest{SessionID: sess.SessionID, RequestID: req.ID, Selections: []string{"safe"}})
 	require.NoError(t, err)
 	second := drain(t, s)
 	require.Equal(t, []string{"user_input_resolved", "tool_result", "message_delta", "message", "done"}, names(second))
 	require.Equal(t, "好的，先分析。", text(second))
-	rc := second[0].Value.(*askuser.Receipt)
-	require.Equal(t, askuser.Receipt{RequestID: req.ID, ToolCallID: "call_1", Status: askuser.StatusAnswered, Selections: []string{"safe"}, ResolvedAt: rc.ResolvedAt}, *rc)
-	tr := second[1].Value.(*agent.ToolResultEvent)
+	rc := second[0].Value.(*api.Receipt)
+	require.Equal(t, api.Receipt{RequestID: req.ID, ToolCallID: "call_1", Status: api.StatusAnswered, Selections: []string{"safe"}, ResolvedAt: rc.ResolvedAt}, *rc)
+	tr := second[1].Value.(*api.ToolResultEvent)
 	require.Equal(t, "call_1", tr.ToolCallID)
 	require.False(t, tr.IsError)
-	require.Equal(t, &agent.DoneEvent{RunID: sess.RunID, Status: "completed"}, second[len(second)-1].Value)
+	require.Equal(t, &api.DoneEvent{RunID: sess.RunID, Status: "completed"}, second[len(second)-1].Value)
 	require.Equal(t, lastID+1, second[0].ID, "the continuation starts right after the question")
 
 	// The model's second request carries the answer for the same call.
@@ -203,7 +203,7 @@ func TestAskAnswerResumeWithTypedEvents(t *testing.T) {
 	require.Equal(t, "completed", tx.Session.Status)
 	require.Equal(t, second[len(second)-1].ID, tx.LastEventID)
 	require.Len(t, tx.Interactions, 1)
-	require.Equal(t, askuser.StatusAnswered, tx.Interactions[0].Receipt.Status)
+	require.Equal(t, api.StatusAnswered, tx.Interactions[0].Receipt.Status)
 
 	list, err := b.c.Sessions(b.ctx)
 	require.NoError(t, err)
@@ -227,10 +227,10 @@ func TestErrorsCarryTheServersRecoveryFields(t *testing.T) {
 	s, err := b.c.Chat(b.ctx, "", "问我")
 	require.NoError(t, err)
 	evs := drain(t, s)
-	req := evs[len(evs)-1].Value.(*askuser.InputRequest)
+	req := evs[len(evs)-1].Value.(*api.InputRequest)
 
 	// 422: field details; nothing consumed.
-	_, err = b.c.Continue(b.ctx, client.ContinueRequest{SessionID: req.SessionID, RequestID: req.ID, Selections: []string{"safe", "implement"}})
+	_, err = b.c.Continue(b.ctx, api.ContinueRequest{SessionID: req.SessionID, RequestID: req.ID, Selections: []string{"safe", "implement"}})
 	var ce *client.Error
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, http.StatusUnprocessableEntity, ce.Status)
@@ -250,12 +250,12 @@ func TestErrorsCarryTheServersRecoveryFields(t *testing.T) {
 	require.Equal(t, req.ID, ce.Pending.ID)
 
 	// Answered without a stream: 202 with the receipt.
-	rc, err := b.c.ContinueNoStream(b.ctx, client.ContinueRequest{SessionID: req.SessionID, RequestID: req.ID, Selections: []string{"implement"}})
+	rc, err := b.c.ContinueNoStream(b.ctx, api.ContinueRequest{SessionID: req.SessionID, RequestID: req.ID, Selections: []string{"implement"}})
 	require.NoError(t, err)
-	require.Equal(t, askuser.StatusAnswered, rc.Status)
+	require.Equal(t, api.StatusAnswered, rc.Status)
 
 	// 409 already_resolved: the receipt of the first answer.
-	_, err = b.c.Continue(b.ctx, client.ContinueRequest{SessionID: req.SessionID, RequestID: req.ID, Selections: []string{"safe"}})
+	_, err = b.c.Continue(b.ctx, api.ContinueRequest{SessionID: req.SessionID, RequestID: req.ID, Selections: []string{"safe"}})
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, http.StatusConflict, ce.Status)
 	require.Equal(t, "already_resolved", ce.Code)
@@ -288,7 +288,7 @@ func TestCancelResolvesThePendingRequest(t *testing.T) {
 	s, err := b.c.Chat(b.ctx, "", "问我")
 	require.NoError(t, err)
 	evs := drain(t, s)
-	req := evs[len(evs)-1].Value.(*askuser.InputRequest)
+	req := evs[len(evs)-1].Value.(*api.InputRequest)
 
 	// A live subscriber sees the cancel's events.
 	live, err := b.c.Events(b.ctx, req.SessionID, int64(len(evs)))
@@ -303,8 +303,8 @@ func TestCancelResolvesThePendingRequest(t *testing.T) {
 	for ev, err := range live.All() {
 		require.NoError(t, err)
 		seen = append(seen, ev.Name)
-		if ev.Name == agent.EventDone {
-			require.Equal(t, "cancelled", ev.Value.(*agent.DoneEvent).Status)
+		if ev.Name == api.EventDone {
+			require.Equal(t, api.RunCancelled, ev.Value.(*api.DoneEvent).Status)
 			break
 		}
 	}
@@ -312,7 +312,7 @@ func TestCancelResolvesThePendingRequest(t *testing.T) {
 	p, err := b.c.Pending(b.ctx, req.SessionID)
 	require.NoError(t, err)
 	require.Nil(t, p.Pending)
-	require.Equal(t, askuser.StatusCancelled, p.Last.Status)
+	require.Equal(t, api.StatusCancelled, p.Last.Status)
 	require.Len(t, b.model.requests(), 1, "a cancel makes no further model call")
 }
 
@@ -339,7 +339,7 @@ func TestStreamReadsTheSSEFormat(t *testing.T) {
 	ev, err := s.Next()
 	require.NoError(t, err)
 	require.Equal(t, int64(42), ev.ID)
-	require.Equal(t, &agent.MessageDeltaEvent{MessageID: "m", Delta: "a"}, ev.Value)
+	require.Equal(t, &api.MessageDeltaEvent{MessageID: "m", Delta: "a"}, ev.Value)
 	ev, err = s.Next()
 	require.NoError(t, err)
 	require.Equal(t, "future_event", ev.Name)

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/api"
 )
 
 // Error is a request the server refused: Status is the HTTP status and the
@@ -23,9 +23,9 @@ type Error struct {
 	Status  int
 	Code    string
 	Message string
-	Details []askuser.FieldError
-	Receipt *askuser.Receipt
-	Pending *askuser.InputRequest
+	Details []api.FieldError
+	Receipt *api.Receipt
+	Pending *api.InputRequest
 }
 
 // Error reads "409 already_resolved: <message>".
@@ -45,17 +45,11 @@ func errorOf(resp *http.Response) *Error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	e := &Error{Status: resp.StatusCode}
 	var body struct {
-		Error *struct {
-			Code    string                `json:"code"`
-			Message string                `json:"message"`
-			Details []askuser.FieldError  `json:"details"`
-			Receipt *askuser.Receipt      `json:"receipt"`
-			Pending *askuser.InputRequest `json:"pending"`
-		} `json:"error"`
+		Error *api.ErrorDetail `json:"error"`
 	}
 	if json.Unmarshal(b, &body) == nil && body.Error != nil {
 		d := body.Error
-		e.Code, e.Message, e.Details, e.Receipt, e.Pending = d.Code, d.Message, d.Details, d.Receipt, d.Pending
+		e.Code, e.Message, e.Details, e.Receipt, e.Pending = string(d.Code), d.Message, d.Details, d.Receipt, d.Pending
 		return e
 	}
 	msg := strings.TrimSpace(string(b))

@@ -11,24 +11,23 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/lubanhq/luban/agent"
-	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/api"
 )
 
 // Event is one SSE event of a session's event log (DESIGN §3). ID is its
 // per-session sequence number (the SSE "id:", for Last-Event-ID); Name is
-// the event name (agent.EventMessageDelta, ...); Data is the raw JSON.
-// Value is Data decoded into the event's payload type:
+// the event name (api.EventMessageDelta, ...); Data is the raw JSON.
+// Value is Data decoded into the event's payload type (api.NewEventPayload):
 //
-//	session             *agent.SessionEvent
-//	message_delta       *agent.MessageDeltaEvent
-//	message             *agent.MessageEvent
-//	tool_call           *agent.ToolCallEvent
-//	tool_result         *agent.ToolResultEvent
-//	user_input_required *askuser.InputRequest
-//	user_input_resolved *askuser.Receipt
-//	done                *agent.DoneEvent
-//	error               *agent.ErrorEvent
+//	session             *api.SessionEvent
+//	message_delta       *api.MessageDeltaEvent
+//	message             *api.MessageEvent
+//	tool_call           *api.ToolCallEvent
+//	tool_result         *api.ToolResultEvent
+//	user_input_required *api.InputRequest
+//	user_input_resolved *api.Receipt
+//	done                *api.DoneEvent
+//	error               *api.ErrorEvent
 //
 // An event name this client does not know leaves Value nil (a newer server
 // may add events; skipping them is safe).
@@ -44,27 +43,8 @@ func (e *Event) Decode(v any) error { return json.Unmarshal(e.Data, v) }
 
 // decodeValue fills e.Value from e.Name and e.Data.
 func (e *Event) decodeValue() error {
-	var v any
-	switch e.Name {
-	case agent.EventSession:
-		v = &agent.SessionEvent{}
-	case agent.EventMessageDelta:
-		v = &agent.MessageDeltaEvent{}
-	case agent.EventMessage:
-		v = &agent.MessageEvent{}
-	case agent.EventToolCall:
-		v = &agent.ToolCallEvent{}
-	case agent.EventToolResult:
-		v = &agent.ToolResultEvent{}
-	case agent.EventUserInputRequired:
-		v = &askuser.InputRequest{}
-	case agent.EventUserInputResolved:
-		v = &askuser.Receipt{}
-	case agent.EventDone:
-		v = &agent.DoneEvent{}
-	case agent.EventError:
-		v = &agent.ErrorEvent{}
-	default:
+	v := api.NewEventPayload(e.Name)
+	if v == nil {
 		return nil
 	}
 	if err := json.Unmarshal(e.Data, v); err != nil {

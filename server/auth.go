@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/lubanhq/luban/api"
 )
 
 // CookieName is the HttpOnly cookie that carries the page's token.
@@ -54,7 +56,7 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 				p = s.authenticate(strings.TrimSpace(tok))
 			}
 			if p == "" {
-				writeError(w, http.StatusUnauthorized, ErrorDetail{Code: CodeUnauthorized, Message: "invalid bearer token"})
+				writeError(w, http.StatusUnauthorized, api.ErrorDetail{Code: api.CodeUnauthorized, Message: "invalid bearer token"})
 				return
 			}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
@@ -66,11 +68,11 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 			p = s.authenticate(c.Value)
 		}
 		if p == "" {
-			writeError(w, http.StatusUnauthorized, ErrorDetail{Code: CodeUnauthorized, Message: "authentication required: send Authorization: Bearer <token>, or open the URL the server printed"})
+			writeError(w, http.StatusUnauthorized, api.ErrorDetail{Code: api.CodeUnauthorized, Message: "authentication required: send Authorization: Bearer <token>, or open the URL the server printed"})
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead && !sameOrigin(r) {
-			writeError(w, http.StatusForbidden, ErrorDetail{Code: CodeForbiddenOrigin, Message: "cross-origin request refused"})
+			writeError(w, http.StatusForbidden, api.ErrorDetail{Code: api.CodeForbiddenOrigin, Message: "cross-origin request refused"})
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))

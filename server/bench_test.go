@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/sqlite"
@@ -54,9 +55,9 @@ func setupSSE(b *testing.B, events int) *sseBundle {
 	var last int64
 	require.NoError(b, st.InTx(ctx, func(tx store.Tx) error {
 		for i := range events {
-			name, data := agent.EventMessageDelta, json.RawMessage(`{"messageId":"msg_x","delta":"我需要问一下。"}`)
+			name, data := api.EventMessageDelta, json.RawMessage(`{"messageId":"msg_x","delta":"我需要问一下。"}`)
 			if i%2 == 1 {
-				name, data = agent.EventUserInputRequired, card
+				name, data = api.EventUserInputRequired, card
 			}
 			ev, err := tx.EventAppend(ctx, &store.EventAppendParams{SessionID: "sess_bench", Name: name, Data: data, Now: time.Now()})
 			if err != nil {

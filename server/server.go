@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/store"
 )
@@ -73,9 +74,7 @@ func New(opts Options) (*Server, error) {
 	api.HandleFunc("POST /api/sessions/{id}/cancel", s.handleCancel)
 	api.HandleFunc("GET /api/sessions/{id}/trace", s.handleTrace)
 	api.HandleFunc("GET /api/info", s.handleInfo)
-	api.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, ErrorDetail{Code: CodeNotFound, Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
-	})
+	api.HandleFunc("/api/", handleNoEndpoint)
 	s.mux.Handle("/api/", s.requireAuth(api))
 	s.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		// Ready means the database answers: a lookup of a session that
@@ -122,14 +121,14 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	if err := dec.Decode(v); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, ErrorDetail{Code: CodePayloadTooLarge, Message: "request body is larger than " + strconv.FormatInt(s.opts.MaxBodyBytes, 10) + " bytes"})
+			writeError(w, http.StatusRequestEntityTooLarge, api.ErrorDetail{Code: api.CodePayloadTooLarge, Message: "request body is larger than " + strconv.FormatInt(s.opts.MaxBodyBytes, 10) + " bytes"})
 			return false
 		}
-		writeError(w, http.StatusBadRequest, ErrorDetail{Code: CodeInvalidRequest, Message: "malformed JSON body: " + err.Error()})
+		writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: "malformed JSON body: " + err.Error()})
 		return false
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		writeError(w, http.StatusBadRequest, ErrorDetail{Code: CodeInvalidRequest, Message: "malformed JSON body: trailing data after the object"})
+		writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: "malformed JSON body: trailing data after the object"})
 		return false
 	}
 	return true
@@ -143,14 +142,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, status, d)
 }
 
-// ChatRequest is the body of POST /api/chat.
-type ChatRequest struct {
-	SessionID string `json:"sessionId"`
-	Message   string `json:"message"`
-}
-
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
-	var req ChatRequest
+	var req api.ChatRequest
 	if !s.decode(w, r, &req) {
 		return
 	}
@@ -162,25 +155,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	s.stream(w, r, res.SessionID, res.AfterSeq, runEnds(res.RunID))
 }
 
-// ContinueRequest is the body of POST /api/chat/continue (seed 000 §2), plus
-// answers for AskUser.
-type ContinueRequest struct {
-	SessionID   string                   `json:"sessionId"`
-	RequestID   string                   `json:"requestId"`
-	Selections  []string                 `json:"selections"`
-	CustomInput string                   `json:"customInput"`
-	Cancelled   bool                     `json:"cancelled"`
-	Answers     []askuser.QuestionAnswer `json:"answers"`
-}
-
-// ContinueAccepted is the 202 body of POST /api/chat/continue with
-// Accept: application/json.
-type ContinueAccepted struct {
-	Receipt *askuser.Receipt `json:"receipt"`
-}
-
 func (s *Server) handleContinue(w http.ResponseWriter, r *http.Request) {
-	var req ContinueRequest
+	var req api.ContinueRequest
 	if !s.decode(w, r, &req) {
 		return
 	}
@@ -191,7 +167,7 @@ func (s *Server) handleContinue(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if wantsJSON(r) {
-		writeJSON(w, http.StatusAccepted, ContinueAccepted{Receipt: res.Receipt})
+		writeJSON(w, http.StatusAccepted, api.ContinueAccepted{Receipt: res.Receipt})
 		return
 	}
 	s.stream(w, r, req.SessionID, res.AfterSeq, runEnds(res.RunID))
@@ -205,7 +181,7 @@ func wantsJSON(r *http.Request) bool {
 func (s *Server) handlePending(w http.ResponseWriter, r *http.Request) {
 	id := r.URL.Query().Get("sessionId")
 	if id == "" {
-		writeError(w, http.StatusBadRequest, ErrorDetail{Code: CodeInvalidRequest, Message: "sessionId is required"})
+		writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: "sessionId is required"})
 		return
 	}
 	res, err := s.opts.Runner.Pending(r.Context(), Principal(r.Context()), id)
@@ -216,24 +192,15 @@ func (s *Server) handlePending(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-// SessionView is a session in GET /api/sessions and GET /api/sessions/{id}.
-type SessionView struct {
-	ID        string    `json:"id"`
-	Title     string    `json:"title"`
-	Status    string    `json:"status"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
-}
-
 func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
 	list, err := s.opts.Runner.Store().SessionList(r.Context(), &storeSessionList{Owner: Principal(r.Context())})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	out := make([]SessionView, 0, len(list))
+	out := make([]api.SessionView, 0, len(list))
 	for _, ss := range list {
-		out = append(out, SessionView{ID: ss.ID, Title: ss.Title, Status: ss.Status, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt})
+		out = append(out, api.SessionView{ID: ss.ID, Title: ss.Title, Status: ss.Status, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
+	writeJSON(w, http.StatusOK, api.SessionList{Sessions: out})
 }

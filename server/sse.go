@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/store"
 )
 
@@ -39,7 +39,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sessionID string
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Error("sse: event list", "sessionId", sessionID, "err", err)
-				fmt.Fprintf(w, "event: %s\ndata: {\"code\":%q,\"message\":\"event log unavailable\"}\n\n", agent.EventError, CodeInternal)
+				fmt.Fprintf(w, "event: %s\ndata: {\"code\":%q,\"message\":\"event log unavailable\"}\n\n", api.EventError, api.CodeInternal)
 				_ = rc.Flush()
 			}
 			return
@@ -84,7 +84,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sessionID string
 func runEnds(runID string) func(*store.Event) bool {
 	return func(ev *store.Event) bool {
 		switch ev.Name {
-		case agent.EventDone, agent.EventUserInputRequired:
+		case api.EventDone, api.EventUserInputRequired:
 			return eventRunID(ev) == runID
 		}
 		return false

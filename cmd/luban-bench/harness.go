@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/model/openai"
 	"github.com/lubanhq/luban/server"
 	"github.com/lubanhq/luban/store/sqlite"
@@ -182,7 +183,7 @@ func (h *harness) pause(ctx context.Context, key string) (*pausedRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, at, err := readUntil(resp, agent.EventUserInputRequired)
+	data, at, err := readUntil(resp, api.EventUserInputRequired)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +219,7 @@ func (h *harness) cycle(ctx context.Context, key string) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
-	data, _, err := readUntil(resp, agent.EventDone)
+	data, _, err := readUntil(resp, api.EventDone)
 	if err != nil {
 		return sample{}, err
 	}

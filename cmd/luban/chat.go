@@ -15,10 +15,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/client"
-	"github.com/lubanhq/luban/store"
 )
 
 // Chat is `luban chat`, the terminal front end (DESIGN §1): a line-oriented
@@ -62,10 +61,10 @@ type chatSession struct {
 	out       io.Writer
 	lines     <-chan string
 	sessionID string
-	asked     map[string]*askuser.InputRequest // requestId → request, for receipts
-	open      map[string]string                // messageId → text printed so far
-	midLine   bool                             // the cursor is not at the start of a line
-	echo      bool                             // print each line read (stdin is not a terminal)
+	asked     map[string]*api.InputRequest // requestId → request, for receipts
+	open      map[string]string            // messageId → text printed so far
+	midLine   bool                         // the cursor is not at the start of a line
+	echo      bool                         // print each line read (stdin is not a terminal)
 }
 
 // errQuit is returned by the input helpers when the person typed /quit or
@@ -117,7 +116,7 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s := &chatSession{c: cl, out: c.Stdout, lines: readLines(ctx, c.Stdin), sessionID: *session,
-		asked: map[string]*askuser.InputRequest{}, open: map[string]string{}, echo: !isTerminal(c.Stdin)}
+		asked: map[string]*api.InputRequest{}, open: map[string]string{}, echo: !isTerminal(c.Stdin)}
 	err = s.run(ctx)
 	if errors.Is(err, errQuit) || (err != nil && ctx.Err() != nil) {
 		s.leave()
@@ -300,7 +299,7 @@ func (s *chatSession) resume(ctx context.Context) error {
 	switch {
 	case p.Pending != nil:
 		return s.answerLoop(ctx, p.Pending)
-	case tr.Session.Status == string(store.RunRunning):
+	case tr.Session.Status == string(api.RunRunning):
 		s.printf("the run is still going; following it (Ctrl-C to stop watching)\n")
 		st, err := s.c.Events(ctx, s.sessionID, tr.LastEventID)
 		if err != nil {
@@ -329,7 +328,7 @@ func (s *chatSession) follow(ctx context.Context, st *client.Stream) error {
 // render prints a stream's events and returns the question it paused on
 // (nil when the run ended or the stream closed early). Only ctx's end is an
 // error: a lost stream is reported and the REPL goes on.
-func (s *chatSession) render(ctx context.Context, st *client.Stream) (*askuser.InputRequest, error) {
+func (s *chatSession) render(ctx context.Context, st *client.Stream) (*api.InputRequest, error) {
 	defer st.Close()
 	for {
 		ev, err := st.Next()
@@ -348,16 +347,16 @@ func (s *chatSession) render(ctx context.Context, st *client.Stream) (*askuser.I
 			return nil, nil
 		}
 		switch v := ev.Value.(type) {
-		case *agent.SessionEvent:
+		case *api.SessionEvent:
 			if v.SessionID != s.sessionID {
 				s.sessionID = v.SessionID
 				s.printf("[session %s]\n", safeLine(v.SessionID))
 			}
-		case *agent.MessageDeltaEvent:
+		case *api.MessageDeltaEvent:
 			s.open[v.MessageID] += v.Delta
 			fmt.Fprint(s.out, safeText(v.Delta))
 			s.midLine = !strings.HasSuffix(v.Delta, "\n")
-		case *agent.MessageEvent:
+		case *api.MessageEvent:
 			if v.Role != "assistant" {
 				continue
 			}
@@ -374,26 +373,26 @@ func (s *chatSession) render(ctx context.Context, st *client.Stream) (*askuser.I
 				s.midLine = !strings.HasSuffix(v.Content, "\n")
 			}
 			s.endLine()
-		case *agent.ToolCallEvent:
+		case *api.ToolCallEvent:
 			if !askuser.IsAskTool(v.Name) {
 				s.printf("  → %s %s\n", safeLine(v.Name), clipLine(v.Arguments, 100))
 			}
-		case *agent.ToolResultEvent:
+		case *api.ToolResultEvent:
 			switch {
 			case v.IsError:
 				s.printf("  ✗ %s: %s\n", safeLine(v.Name), clipLine(v.Content, 200))
 			case !askuser.IsAskTool(v.Name):
 				s.printf("  ← %s: %s\n", safeLine(v.Name), clipLine(v.Content, 200))
 			}
-		case *askuser.InputRequest:
+		case *api.InputRequest:
 			s.endLine()
 			return v, nil
-		case *askuser.Receipt:
+		case *api.Receipt:
 			s.receipt(v)
-		case *agent.ErrorEvent:
+		case *api.ErrorEvent:
 			s.printf("error: %s: %s\n", safeLine(v.Code), safeLine(v.Message))
-		case *agent.DoneEvent:
-			s.printf("[run %s]\n", safeLine(v.Status))
+		case *api.DoneEvent:
+			s.printf("[run %s]\n", safeLine(string(v.Status)))
 			return nil, nil
 		}
 	}
@@ -420,7 +419,7 @@ func (s *chatSession) cancelRun(ctx context.Context) error {
 // answerLoop shows req, reads an answer, sends it, and follows the
 // continuation, asking again after a rejected answer; it keeps going while
 // the run asks further questions.
-func (s *chatSession) answerLoop(ctx context.Context, req *askuser.InputRequest) error {
+func (s *chatSession) answerLoop(ctx context.Context, req *api.InputRequest) error {
 	for req != nil {
 		s.asked[req.ID] = req
 		if req.SessionID != "" {
@@ -432,11 +431,11 @@ func (s *chatSession) answerLoop(ctx context.Context, req *askuser.InputRequest)
 			s.printf("%s\n", lang.pick("服务已重启，请重新发起任务。", "The server restarted and cannot continue this question; start the task again."))
 			return nil
 		}
-		var next *askuser.InputRequest
+		var next *api.InputRequest
 		for {
 			ans, err := s.collect(ctx, req, lang)
 			if errors.Is(err, errCancel) {
-				ans, err = askuser.Answer{Selections: []string{}, Cancelled: true}, nil
+				ans, err = api.Answer{Selections: []string{}, Cancelled: true}, nil
 			}
 			if err != nil {
 				if errors.Is(err, errQuit) {
@@ -444,7 +443,7 @@ func (s *chatSession) answerLoop(ctx context.Context, req *askuser.InputRequest)
 				}
 				return err
 			}
-			st, err := s.c.Continue(ctx, client.ContinueRequest{SessionID: req.SessionID, RequestID: req.ID,
+			st, err := s.c.Continue(ctx, api.ContinueRequest{SessionID: req.SessionID, RequestID: req.ID,
 				Selections: ans.Selections, CustomInput: ans.CustomInput, Cancelled: ans.Cancelled, Answers: ans.Answers})
 			var ce *client.Error
 			if errors.As(err, &ce) {
@@ -471,7 +470,7 @@ func (s *chatSession) answerLoop(ctx context.Context, req *askuser.InputRequest)
 	return nil
 }
 
-func (s *chatSession) fieldErrors(details []askuser.FieldError, msg string, lang chatLang) {
+func (s *chatSession) fieldErrors(details []api.FieldError, msg string, lang chatLang) {
 	if len(details) == 0 {
 		s.printf("  ! %s\n", safeLine(msg))
 	}
@@ -482,7 +481,7 @@ func (s *chatSession) fieldErrors(details []askuser.FieldError, msg string, lang
 }
 
 // langOf is Chinese when the question's own text has Han characters.
-func langOf(req *askuser.InputRequest) chatLang {
+func langOf(req *api.InputRequest) chatLang {
 	text := req.Title + req.Description
 	for _, q := range req.Questions {
 		text += q.Question + q.Header
@@ -496,9 +495,9 @@ func langOf(req *askuser.InputRequest) chatLang {
 }
 
 // show prints the question card.
-func (s *chatSession) show(req *askuser.InputRequest, lang chatLang) {
+func (s *chatSession) show(req *api.InputRequest, lang chatLang) {
 	hint := lang.pick("（/cancel 取消，/quit 稍后再答）", "(/cancel to decline, /quit to answer later)")
-	if req.Mode == askuser.ModeQuestions || req.Tool == askuser.ToolAskUserBatch {
+	if req.Mode == api.ModeQuestions || req.Tool == api.ToolAskUserBatch {
 		s.printf("? %s %s\n", lang.pick(fmt.Sprintf("请回答 %d 个问题", len(req.Questions)), fmt.Sprintf("%d question(s) for you", len(req.Questions))), hint)
 		return // each question is shown as it is asked
 	}
@@ -508,7 +507,7 @@ func (s *chatSession) show(req *askuser.InputRequest, lang chatLang) {
 	s.printf("  %s\n", hint)
 }
 
-func (s *chatSession) printOptions(opts []askuser.Option, lang chatLang) {
+func (s *chatSession) printOptions(opts []api.Option, lang chatLang) {
 	for i, o := range opts {
 		line := fmt.Sprintf("  %d) %s", i+1, safeLine(o.Label))
 		if o.Recommended {
@@ -534,11 +533,11 @@ func (s *chatSession) indent(text, prefix string) {
 // collect reads one whole answer and checks it locally: the same
 // askuser.ValidateAnswer the server runs, except for directory answers
 // (only the server knows its workspace).
-func (s *chatSession) collect(ctx context.Context, req *askuser.InputRequest, lang chatLang) (askuser.Answer, error) {
+func (s *chatSession) collect(ctx context.Context, req *api.InputRequest, lang chatLang) (api.Answer, error) {
 	for {
-		var ans askuser.Answer
+		var ans api.Answer
 		var err error
-		if req.Mode == askuser.ModeQuestions || req.Tool == askuser.ToolAskUserBatch {
+		if req.Mode == api.ModeQuestions || req.Tool == api.ToolAskUserBatch {
 			ans, err = s.collectQuestions(ctx, req, lang)
 		} else {
 			ans, err = s.collectForm(ctx, req, lang)
@@ -546,7 +545,7 @@ func (s *chatSession) collect(ctx context.Context, req *askuser.InputRequest, la
 		if err != nil {
 			return ans, err
 		}
-		if req.Mode == askuser.ModeDirectory {
+		if req.Mode == api.ModeDirectory {
 			return ans, nil
 		}
 		_, verr := askuser.ValidateAnswer(&req.Prompt, ans, askuser.AnswerOptions{})
@@ -577,31 +576,31 @@ func (s *chatSession) line(ctx context.Context, prompt string) (string, error) {
 
 // collectForm reads an ask_user answer (seed 000 §3: radio, checkboxes,
 // switches, or one input line; "其他说明" with allowCustom).
-func (s *chatSession) collectForm(ctx context.Context, req *askuser.InputRequest, lang chatLang) (askuser.Answer, error) {
-	ans := askuser.Answer{Selections: []string{}}
+func (s *chatSession) collectForm(ctx context.Context, req *api.InputRequest, lang chatLang) (api.Answer, error) {
+	ans := api.Answer{Selections: []string{}}
 	n := len(req.Options)
 	var prompt string
 	var min, max int
 	switch req.Mode {
-	case askuser.ModeSingle:
+	case api.ModeSingle:
 		min, max = 1, 1
 		prompt = lang.pick(fmt.Sprintf("选择一项 (1-%d)", n), fmt.Sprintf("choose one (1-%d)", n))
 		if req.AllowCustom {
 			min = 0
 			prompt = lang.pick(fmt.Sprintf("选择一项 (1-%d，或留空后填写其他说明)", n), fmt.Sprintf("choose one (1-%d, or leave empty and write your own)", n))
 		}
-	case askuser.ModeMultiple:
+	case api.ModeMultiple:
 		min, max = 0, n
 		prompt = lang.pick(fmt.Sprintf("选择任意项，用逗号分隔 (如 1,%d；可留空)", n), fmt.Sprintf("choose any, comma separated (e.g. 1,%d; may be empty)", n))
-	case askuser.ModeToggle:
+	case api.ModeToggle:
 		min, max = 1, n
 		prompt = lang.pick(fmt.Sprintf("至少选择一项，用逗号分隔 (如 1,%d)", n), fmt.Sprintf("choose at least one, comma separated (e.g. 1,%d)", n))
 	default:
-		prompt = map[askuser.Mode]string{
-			askuser.ModeText:      lang.pick("输入回答", "your answer"),
-			askuser.ModeNumber:    lang.pick("输入数字", "a number"),
-			askuser.ModeDate:      lang.pick("输入日期 (YYYY-MM-DD)", "a date (YYYY-MM-DD)"),
-			askuser.ModeDirectory: lang.pick("输入工作区内的相对目录", "a directory relative to the workspace"),
+		prompt = map[api.Mode]string{
+			api.ModeText:      lang.pick("输入回答", "your answer"),
+			api.ModeNumber:    lang.pick("输入数字", "a number"),
+			api.ModeDate:      lang.pick("输入日期 (YYYY-MM-DD)", "a date (YYYY-MM-DD)"),
+			api.ModeDirectory: lang.pick("输入工作区内的相对目录", "a directory relative to the workspace"),
 		}[req.Mode]
 		if prompt == "" {
 			prompt = lang.pick("输入回答", "your answer")
@@ -638,8 +637,8 @@ func (s *chatSession) collectForm(ctx context.Context, req *askuser.InputRequest
 // collectQuestions reads an AskUser batch (AgentScope AskUser): each
 // question with its header and context, its options and an "Other" choice
 // for free text; multi_select questions take a comma list.
-func (s *chatSession) collectQuestions(ctx context.Context, req *askuser.InputRequest, lang chatLang) (askuser.Answer, error) {
-	ans := askuser.Answer{Selections: []string{}, Answers: []askuser.QuestionAnswer{}}
+func (s *chatSession) collectQuestions(ctx context.Context, req *api.InputRequest, lang chatLang) (api.Answer, error) {
+	ans := api.Answer{Selections: []string{}, Answers: []api.QuestionAnswer{}}
 	for qi, q := range req.Questions {
 		s.printf("[%s] %s (%d/%d)\n", safeLine(q.Header), safeLine(q.Question), qi+1, len(req.Questions))
 		s.indent(q.Context, "  ")
@@ -663,7 +662,7 @@ func (s *chatSession) collectQuestions(ctx context.Context, req *askuser.InputRe
 		} else {
 			prompt = lang.pick(fmt.Sprintf("选择一项 (1-%d)", other), fmt.Sprintf("choose one (1-%d)", other))
 		}
-		qa := askuser.QuestionAnswer{Question: q.Question, Selected: []string{}}
+		qa := api.QuestionAnswer{Question: q.Question, Selected: []string{}}
 		for {
 			l, err := s.line(ctx, prompt+": ")
 			if err != nil {
@@ -732,17 +731,17 @@ func parsePicks(line string, n, min, max int, lang chatLang) ([]int, string) {
 // receipt prints a resolved request the way the page's read-only receipt
 // shows it (seed 000 §6.3): the chosen labels, the free text, or that it was
 // cancelled or expired.
-func (s *chatSession) receipt(rc *askuser.Receipt) {
+func (s *chatSession) receipt(rc *api.Receipt) {
 	req := s.asked[rc.RequestID]
 	lang := langEN
 	if req != nil {
 		lang = langOf(req)
 	}
 	switch rc.Status {
-	case askuser.StatusCancelled:
+	case api.StatusCancelled:
 		s.printf("✗ %s\n", lang.pick("已取消", "cancelled"))
 		return
-	case askuser.StatusExpired:
+	case api.StatusExpired:
 		s.printf("⌛ %s\n", lang.pick("已超时", "expired"))
 		return
 	}

@@ -16,8 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lubanhq/luban/agent"
-	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/client"
 	"github.com/lubanhq/luban/internal/lubantest"
 	"github.com/lubanhq/luban/model"
@@ -116,7 +115,7 @@ func (b *chatBundle) sessionID() string {
 	return list[0].ID
 }
 
-func (b *chatBundle) pending(id string) *client.PendingResult {
+func (b *chatBundle) pending(id string) *api.PendingResponse {
 	b.t.Helper()
 	c, err := client.New(b.srv.URL, "test-token", nil)
 	require.NoError(b.t, err)
@@ -199,7 +198,7 @@ func TestChatAskUserBatchWithOther(t *testing.T) {
 bye. continue with: luban chat --session SESS
 `, out)
 	p := b.pending(b.sessionID())
-	require.Equal(t, []askuser.QuestionAnswer{
+	require.Equal(t, []api.QuestionAnswer{
 		{Question: "用哪个方案？", Selected: []string{"方案B"}},
 		{Question: "要哪些检查？", Selected: []string{"单测"}, Other: "手测"},
 	}, p.Last.Answers)
@@ -242,7 +241,7 @@ func TestChatCancelDeclinesTheQuestion(t *testing.T) {
 > /quit
 `)
 	require.Len(t, b.model.requests(), 1, "a cancelled question gets no further model turn")
-	require.Equal(t, askuser.StatusCancelled, b.pending(b.sessionID()).Last.Status)
+	require.Equal(t, api.StatusCancelled, b.pending(b.sessionID()).Last.Status)
 }
 
 func TestChatToggleNeedsOneAndEnglishMarks(t *testing.T) {
@@ -419,7 +418,7 @@ func TestChatFollowsARunStillGoing(t *testing.T) {
 	require.NoError(t, err)
 	ev, err := st.Next()
 	require.NoError(t, err)
-	id := ev.Value.(*agent.SessionEvent).SessionID
+	id := ev.Value.(*api.SessionEvent).SessionID
 	require.NoError(t, st.Close())
 
 	pr, pw := io.Pipe()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/internal/lubantest"
 )
 
@@ -43,8 +43,8 @@ func TestSingleChoice(t *testing.T) {
 	evs := e.answer(body(p.sessionID, p.req.ID, []string{"safe"}, ""))
 	require.Equal(t, p.events[len(p.events)-1].ID+1, evs[0].ID, "the continuation starts right after the question: no gap")
 	require.Equal(t, []string{"user_input_resolved", "tool_result"}, []string{evs[0].Name, evs[1].Name})
-	rc := decode[askuser.Receipt](t, evs[0])
-	require.Equal(t, askuser.Receipt{RequestID: p.req.ID, ToolCallID: "call_1", Status: askuser.StatusAnswered, Selections: []string{"safe"}, ResolvedAt: rc.ResolvedAt}, rc)
+	rc := decode[api.Receipt](t, evs[0])
+	require.Equal(t, api.Receipt{RequestID: p.req.ID, ToolCallID: "call_1", Status: api.StatusAnswered, Selections: []string{"safe"}, ResolvedAt: rc.ResolvedAt}, rc)
 	res := results(t, evs)
 	require.Len(t, res, 1)
 	require.Equal(t, "call_1", res[0].ToolCallID)
@@ -131,15 +131,15 @@ func TestMultipleWithCustomInput(t *testing.T) {
 	args := `{"title":"要检查哪些部分？","mode":"multiple","allowCustom":true,"options":[{"id":"api","label":"接口"},{"id":"db","label":"数据库"},{"id":"ui","label":"界面"}]}`
 	e.model.push(turn{calls: []call{{id: "call_m", name: "ask_user", args: args}}}, turn{text: "收到。"})
 	p := e.ask("", "检查一下")
-	require.Equal(t, askuser.ModeMultiple, p.req.Mode)
+	require.Equal(t, api.ModeMultiple, p.req.Mode)
 	require.True(t, p.req.AllowCustom)
 
 	custom := "还有日志 📜，请用中文 🚀✨ \"引号\" <b>&amp;</b>\n第二行"
 	evs := e.answer(body(p.sessionID, p.req.ID, []string{"ui", "api"}, custom))
-	rc := decode[askuser.Receipt](t, one(t, evs, "user_input_resolved"))
+	rc := decode[api.Receipt](t, one(t, evs, "user_input_resolved"))
 	require.Equal(t, []string{"ui", "api"}, rc.Selections)
 	require.Equal(t, custom, rc.CustomInput)
-	require.Equal(t, askuser.StatusAnswered, rc.Status)
+	require.Equal(t, api.StatusAnswered, rc.Status)
 
 	res := results(t, evs)
 	require.Len(t, res, 1)
@@ -185,18 +185,18 @@ func TestAskUserBatch(t *testing.T) {
 	e.model.push(turn{calls: []call{{id: "call_b", name: "AskUser", args: args}}}, turn{text: "明白。"})
 	p := e.ask("", "做个应用")
 	require.Equal(t, "AskUser", p.req.Tool)
-	require.Equal(t, askuser.ModeQuestions, p.req.Mode)
+	require.Equal(t, api.ModeQuestions, p.req.Mode)
 	require.Len(t, p.req.Questions, 2)
 	require.Equal(t, "questions", p.raw["mode"])
 
-	answers := []askuser.QuestionAnswer{
+	answers := []api.QuestionAnswer{
 		{Question: "用哪个数据库？", Selected: []string{"PostgreSQL"}, Other: ""},
 		{Question: "要哪些功能？", Selected: []string{"导出", "搜索"}, Other: "还要打印 🖨️"},
 	}
 	b := body(p.sessionID, p.req.ID, nil, "")
 	b["answers"] = answers
 	evs := e.answer(b)
-	rc := decode[askuser.Receipt](t, one(t, evs, "user_input_resolved"))
+	rc := decode[api.Receipt](t, one(t, evs, "user_input_resolved"))
 	require.Equal(t, answers, rc.Answers)
 
 	res := results(t, evs)
@@ -205,7 +205,7 @@ func TestAskUserBatch(t *testing.T) {
 	require.Contains(t, res[0].Content, "PostgreSQL")
 	require.Contains(t, res[0].Content, "还要打印 🖨️")
 	var md struct {
-		Answers []askuser.QuestionAnswer `json:"answers"`
+		Answers []api.QuestionAnswer `json:"answers"`
 	}
 	require.NoError(t, json.Unmarshal(res[0].Metadata, &md), "metadata: %s", res[0].Metadata)
 	require.Equal(t, answers, md.Answers)
@@ -230,7 +230,7 @@ func TestAskUserBatch(t *testing.T) {
 	e2.model.push(turn{calls: []call{{id: "call_b", name: "AskUser", args: args}}})
 	p2 := e2.ask("", "做个应用")
 	bad := body(p2.sessionID, p2.req.ID, nil, "")
-	bad["answers"] = []askuser.QuestionAnswer{{Question: "用哪个数据库？", Selected: []string{"SQLite", "PostgreSQL"}}, answers[1]}
+	bad["answers"] = []api.QuestionAnswer{{Question: "用哪个数据库？", Selected: []string{"SQLite", "PostgreSQL"}}, answers[1]}
 	ae := e2.reject(bad, http.StatusUnprocessableEntity, "invalid_answer")
 	require.NotEmpty(t, ae.Error.Details)
 	require.Equal(t, p2.req.ID, e2.pending(p2.sessionID).Pending.ID)
@@ -243,7 +243,7 @@ func TestOptionsAsEncodedString(t *testing.T) {
 	args := `{"title":"选一个","mode":"single","options":"[{\"id\":\"a\",\"label\":\"甲\"},{\"id\":\"b\",\"label\":\"乙\"}]"}`
 	e.model.push(turn{calls: []call{{id: "call_s", name: "ask_user", args: args}}}, turn{text: "好。"})
 	p := e.ask("", "问我")
-	require.Equal(t, []askuser.Option{{ID: "a", Label: "甲"}, {ID: "b", Label: "乙"}}, p.req.Options)
+	require.Equal(t, []api.Option{{ID: "a", Label: "甲"}, {ID: "b", Label: "乙"}}, p.req.Options)
 	_, isList := p.raw["options"].([]any)
 	require.True(t, isList, "the card carries options as an array")
 	evs := e.answer(body(p.sessionID, p.req.ID, []string{"b"}, ""))

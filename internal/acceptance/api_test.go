@@ -11,25 +11,25 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/internal/lubantest"
 )
 
 // apiError is the body of every error response (DESIGN §3).
 type apiError struct {
 	Error struct {
-		Code    string                `json:"code"`
-		Message string                `json:"message"`
-		Details []askuser.FieldError  `json:"details"`
-		Receipt *askuser.Receipt      `json:"receipt"`
-		Pending *askuser.InputRequest `json:"pending"`
+		Code    string            `json:"code"`
+		Message string            `json:"message"`
+		Details []api.FieldError  `json:"details"`
+		Receipt *api.Receipt      `json:"receipt"`
+		Pending *api.InputRequest `json:"pending"`
 	} `json:"error"`
 }
 
 // pendingView is GET /api/interactions/pending.
 type pendingView struct {
-	Pending *askuser.InputRequest `json:"pending"`
-	Last    *askuser.Receipt      `json:"last"`
+	Pending *api.InputRequest `json:"pending"`
+	Last    *api.Receipt      `json:"last"`
 }
 
 // traceView is GET /api/sessions/{id}/trace.
@@ -93,9 +93,9 @@ type transcript struct {
 		Metadata   json.RawMessage `json:"metadata"`
 	} `json:"messages"`
 	Interactions []struct {
-		Request *askuser.InputRequest `json:"request"`
-		Status  string                `json:"status"`
-		Receipt *askuser.Receipt      `json:"receipt"`
+		Request *api.InputRequest `json:"request"`
+		Status  string            `json:"status"`
+		Receipt *api.Receipt      `json:"receipt"`
 	} `json:"interactions"`
 }
 
@@ -120,7 +120,7 @@ type askContent struct {
 // the SSE event carried it, and the events of the stream that showed it.
 type paused struct {
 	sessionID, runID string
-	req              askuser.InputRequest
+	req              api.InputRequest
 	raw              map[string]any // the user_input_required payload, as sent
 	events           []lubantest.Event
 }

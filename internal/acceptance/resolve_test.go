@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/internal/lubantest"
 )
 
@@ -56,8 +56,8 @@ func TestCancel(t *testing.T) {
 
 	evs := e.answer(cancelBody(p.sessionID, p.req.ID))
 	require.Equal(t, []string{"user_input_resolved", "tool_result", "done"}, lubantest.Names(evs))
-	rc := decode[askuser.Receipt](t, evs[0])
-	require.Equal(t, askuser.StatusCancelled, rc.Status)
+	rc := decode[api.Receipt](t, evs[0])
+	require.Equal(t, api.StatusCancelled, rc.Status)
 	require.Equal(t, []string{}, rc.Selections)
 	res := results(t, evs)
 	require.Equal(t, "call_c", res[0].ToolCallID)
@@ -70,7 +70,7 @@ func TestCancel(t *testing.T) {
 
 	pv := e.pending(p.sessionID)
 	require.Nil(t, pv.Pending, "nothing asks again")
-	require.Equal(t, askuser.StatusCancelled, pv.Last.Status)
+	require.Equal(t, api.StatusCancelled, pv.Last.Status)
 	require.Equal(t, "cancelled", e.transcript(p.sessionID).Session.Status)
 	require.Equal(t, []string{"requested", "cancelled"}, e.trace(p.sessionID).actions(p.req.ID))
 	all := e.replay(p.sessionID, 0, doneOf(p.runID))
@@ -78,7 +78,7 @@ func TestCancel(t *testing.T) {
 
 	// A cancelled request cannot be answered afterwards.
 	ae := e.reject(body(p.sessionID, p.req.ID, []string{"safe"}, ""), http.StatusConflict, "already_resolved")
-	require.Equal(t, askuser.StatusCancelled, ae.Error.Receipt.Status)
+	require.Equal(t, api.StatusCancelled, ae.Error.Receipt.Status)
 }
 
 // POST /api/sessions/{id}/cancel resolves the pending request as cancelled.
@@ -112,11 +112,11 @@ func TestDuplicate(t *testing.T) {
 		require.NotNil(t, ae.Error.Receipt)
 		require.Equal(t, p.req.ID, ae.Error.Receipt.RequestID)
 		require.Equal(t, "call_d", ae.Error.Receipt.ToolCallID)
-		require.Equal(t, askuser.StatusAnswered, ae.Error.Receipt.Status)
+		require.Equal(t, api.StatusAnswered, ae.Error.Receipt.Status)
 		require.Equal(t, []string{"safe"}, ae.Error.Receipt.Selections, "the receipt is the first answer's")
 	}
 	ae := e.reject(cancelBody(p.sessionID, p.req.ID), http.StatusConflict, "already_resolved")
-	require.Equal(t, askuser.StatusAnswered, ae.Error.Receipt.Status)
+	require.Equal(t, api.StatusAnswered, ae.Error.Receipt.Status)
 
 	e.barrier(2)
 	all := e.replay(p.sessionID, 0, doneOf(p.runID))
@@ -225,15 +225,15 @@ func TestExpiredBeforeSweeper(t *testing.T) {
 	e.clock.advance(time.Hour + time.Second)
 	e.reject(body(p.sessionID, p.req.ID, []string{"safe"}, ""), http.StatusGone, "interaction_expired")
 	evs := e.replay(p.sessionID, p.events[len(p.events)-1].ID, doneOf(p.runID))
-	rc := decode[askuser.Receipt](t, one(t, evs, "user_input_resolved"))
-	require.Equal(t, askuser.StatusExpired, rc.Status)
+	rc := decode[api.Receipt](t, one(t, evs, "user_input_resolved"))
+	require.Equal(t, api.StatusExpired, rc.Status)
 	require.Equal(t, askContent{Selections: []string{}, Cancelled: true, Expired: true}, content(t, results(t, evs)[0].Content))
 	require.Equal(t, "expired", doneStatus(t, evs))
 
 	e.reject(body(p.sessionID, p.req.ID, []string{"safe"}, ""), http.StatusGone, "interaction_expired")
 	pv := e.pending(p.sessionID)
 	require.Nil(t, pv.Pending)
-	require.Equal(t, askuser.StatusExpired, pv.Last.Status, "a timeout never disappears silently")
+	require.Equal(t, api.StatusExpired, pv.Last.Status, "a timeout never disappears silently")
 	require.Equal(t, []string{"requested", "rejected:expired", "expired", "rejected:expired"}, e.trace(p.sessionID).actions(p.req.ID))
 	e.barrier(1)
 }
@@ -254,14 +254,14 @@ func TestExpiredBySweeper(t *testing.T) {
 	require.NoError(t, err)
 	checkSSE(t, sub, evs)
 	require.Equal(t, []string{"user_input_resolved", "tool_result", "done"}, lubantest.Names(evs))
-	rc := decode[askuser.Receipt](t, evs[0])
-	require.Equal(t, askuser.StatusExpired, rc.Status)
+	rc := decode[api.Receipt](t, evs[0])
+	require.Equal(t, api.StatusExpired, rc.Status)
 	require.Equal(t, p.req.ID, rc.RequestID)
 	require.True(t, content(t, results(t, evs)[0].Content).Expired)
 	require.Equal(t, "expired", doneStatus(t, evs))
 
 	ae := e.reject(body(p.sessionID, p.req.ID, []string{"safe"}, ""), http.StatusGone, "interaction_expired")
-	require.Equal(t, askuser.StatusExpired, ae.Error.Receipt.Status, "410 carries the expired receipt")
+	require.Equal(t, api.StatusExpired, ae.Error.Receipt.Status, "410 carries the expired receipt")
 	require.Equal(t, []string{"requested", "expired", "rejected:expired"}, e.trace(p.sessionID).actions(p.req.ID))
 	require.Equal(t, "expired", e.transcript(p.sessionID).Session.Status)
 	e.barrier(1)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/internal/lubantest"
 )
 
@@ -47,7 +47,7 @@ func TestRefresh(t *testing.T) {
 	require.NotNil(t, after.Last)
 	require.Equal(t, p.req.ID, after.Last.RequestID)
 	require.Equal(t, "call_f", after.Last.ToolCallID)
-	require.Equal(t, askuser.StatusAnswered, after.Last.Status)
+	require.Equal(t, api.StatusAnswered, after.Last.Status)
 	require.Equal(t, []string{"implement"}, after.Last.Selections)
 	require.False(t, after.Last.ResolvedAt.IsZero())
 	require.Equal(t, "implement", content(t, e.waitRequests(2)[1].last().content).Selections[0])
@@ -126,7 +126,7 @@ func TestReconnect(t *testing.T) {
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	require.Equal(t, http.StatusAccepted, resp.StatusCode, "%s", raw)
-	var acc struct{ Receipt askuser.Receipt }
+	var acc struct{ Receipt api.Receipt }
 	require.NoError(t, json.Unmarshal(raw, &acc))
 	require.Equal(t, p.req.ID, acc.Receipt.RequestID)
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/internal/lubantest"
 	"github.com/lubanhq/luban/model"
@@ -41,7 +42,7 @@ func TestTwoAsksInOneMessage(t *testing.T) {
 	p2 := e.pausedAt(p1.sessionID, p1.runID, evs)
 	require.Equal(t, "call_2", p2.req.ToolCallID)
 	require.NotEqual(t, p1.req.ID, p2.req.ID)
-	require.Equal(t, askuser.ModeMultiple, p2.req.Mode)
+	require.Equal(t, api.ModeMultiple, p2.req.Mode)
 	require.Len(t, e.model.requests(), 1, "no model call before every call has its result")
 
 	// The first request is resolved; the second one is answerable on its own.
@@ -119,7 +120,7 @@ func TestAskBesideTool(t *testing.T) {
 				require.NoError(t, err)
 				checkSSE(t, sub, evs)
 			}
-			rc := decode[askuser.Receipt](t, one(t, evs, "user_input_resolved"))
+			rc := decode[api.Receipt](t, one(t, evs, "user_input_resolved"))
 			require.Equal(t, askuser.Status(end), rc.Status)
 			qres := results(t, evs)
 			require.Equal(t, "call_q", qres[0].ToolCallID)

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/agent"
-	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/sqlite"
@@ -53,7 +53,7 @@ func TestAnswerWhileDriverFinishes(t *testing.T) {
 			pv, err := r.Pending(ctx, "owner", sessionID)
 			if err == nil {
 				_, err = r.Continue(ctx, agent.ContinueParams{Owner: "owner", SessionID: sessionID, RequestID: pv.Pending.ID,
-					Answer: askuser.Answer{Selections: []string{"safe"}}})
+					Answer: api.Answer{Selections: []string{"safe"}}})
 			}
 			answered <- err
 		}})
@@ -99,13 +99,13 @@ func waitDone(t *testing.T, ctx context.Context, st store.Store, sessionID, runI
 		require.NoError(t, err)
 		for _, ev := range evs {
 			after = ev.Seq
-			if ev.Name != agent.EventDone {
+			if ev.Name != api.EventDone {
 				continue
 			}
-			var d agent.DoneEvent
+			var d api.DoneEvent
 			require.NoError(t, json.Unmarshal(ev.Data, &d))
 			if d.RunID == runID {
-				return d.Status
+				return string(d.Status)
 			}
 		}
 		select {

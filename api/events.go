@@ -1,0 +1,153 @@
+package api
+
+import "encoding/json"
+
+// SSE event names (DESIGN §3). Every event of a session's log is sent as
+// "id: <seq>\nevent: <name>\ndata: <payload JSON>\n\n", where seq is the
+// per-session sequence number a client resumes after with Last-Event-ID.
+// They are a contract: never rename them.
+const (
+	EventSession           = "session"             // SessionEvent
+	EventMessageDelta      = "message_delta"       // MessageDeltaEvent
+	EventMessage           = "message"             // MessageEvent
+	EventToolCall          = "tool_call"           // ToolCallEvent
+	EventToolResult        = "tool_result"         // ToolResultEvent
+	EventUserInputRequired = "user_input_required" // InputRequest
+	EventUserInputResolved = "user_input_resolved" // Receipt
+	EventDone              = "done"                // DoneEvent
+	EventError             = "error"               // ErrorEvent
+)
+
+// Events lists every SSE event name with a zero value of its payload type,
+// in the order of DESIGN §3. The TypeScript and OpenAPI generators read it,
+// so an event added here is typed everywhere.
+var Events = []struct {
+	Name    string
+	Payload any
+}{
+	{EventSession, SessionEvent{}},
+	{EventMessageDelta, MessageDeltaEvent{}},
+	{EventMessage, MessageEvent{}},
+	{EventToolCall, ToolCallEvent{}},
+	{EventToolResult, ToolResultEvent{}},
+	{EventUserInputRequired, InputRequest{}},
+	{EventUserInputResolved, Receipt{}},
+	{EventDone, DoneEvent{}},
+	{EventError, ErrorEvent{}},
+}
+
+// NewEventPayload returns a pointer to a new zero payload of the event
+// called name, ready for json.Unmarshal (*SessionEvent for "session",
+// *InputRequest for "user_input_required", ...), or nil for a name this
+// package does not know (a newer server may add events; skipping them is
+// safe).
+func NewEventPayload(name string) any {
+	switch name {
+	case EventSession:
+		return &SessionEvent{}
+	case EventMessageDelta:
+		return &MessageDeltaEvent{}
+	case EventMessage:
+		return &MessageEvent{}
+	case EventToolCall:
+		return &ToolCallEvent{}
+	case EventToolResult:
+		return &ToolResultEvent{}
+	case EventUserInputRequired:
+		return &InputRequest{}
+	case EventUserInputResolved:
+		return &Receipt{}
+	case EventDone:
+		return &DoneEvent{}
+	case EventError:
+		return &ErrorEvent{}
+	}
+	return nil
+}
+
+// SessionEvent is the payload of "session", the first event of a POST
+// /api/chat stream: the session (new or named) and the run just started.
+type SessionEvent struct {
+	SessionID string `json:"sessionId"`
+	RunID     string `json:"runId"`
+}
+
+// MessageDeltaEvent is the payload of "message_delta": the next piece of the
+// streaming assistant message MessageID. Deltas are persisted like every
+// event, so a reconnect replays them; the "message" event with the same
+// MessageID carries the whole text.
+type MessageDeltaEvent struct {
+	MessageID string `json:"messageId"`
+	Delta     string `json:"delta"`
+}
+
+// Role is who wrote a message.
+type Role string
+
+// Message roles. RoleTool messages carry a ToolResult.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// MessageEvent is the payload of "message": a whole message, the user's own
+// echoed at the start of a run or the assistant's once it is complete.
+type MessageEvent struct {
+	MessageID string `json:"messageId"`
+	Role      Role   `json:"role"`
+	Content   string `json:"content"`
+}
+
+// ToolCallEvent is the payload of "tool_call": the model called tool Name
+// with Arguments, the JSON text exactly as the model sent it (it may be
+// invalid JSON; the ToolResult then says so).
+type ToolCallEvent struct {
+	ToolCallID string `json:"toolCallId"`
+	Name       string `json:"name"`
+	Arguments  string `json:"arguments"`
+}
+
+// ToolResultEvent is the payload of "tool_result": the ToolResult the model
+// gets for call ToolCallID (DESIGN §3 "What the model gets back"). Content
+// is the text the model reads; IsError marks a failure; Metadata is the
+// machine-readable answer of AskUser ({"answers": [...]}), absent otherwise.
+type ToolResultEvent struct {
+	ToolCallID string          `json:"toolCallId"`
+	Name       string          `json:"name"`
+	Content    string          `json:"content"`
+	IsError    bool            `json:"isError"`
+	Metadata   json.RawMessage `json:"metadata,omitempty"`
+}
+
+// RunStatus is a run's state (DESIGN §4). A session's status is its latest
+// run's, or "idle" before the first run.
+type RunStatus string
+
+// Run states. The last four are terminal and are the statuses of "done".
+const (
+	RunRunning      RunStatus = "running"
+	RunWaitingInput RunStatus = "waiting_input"
+	RunCompleted    RunStatus = "completed"
+	RunCancelled    RunStatus = "cancelled"
+	RunExpired      RunStatus = "expired"
+	RunFailed       RunStatus = "failed"
+)
+
+// DoneEvent is the payload of "done": run RunID ended with Status
+// (completed, cancelled, expired or failed). Every terminal state emits it.
+type DoneEvent struct {
+	RunID  string    `json:"runId"`
+	Status RunStatus `json:"status"`
+}
+
+// ErrorEvent is the payload of "error": a run failed (RunID set, followed by
+// done with status failed) or the stream itself broke (no RunID, code
+// internal_error). A run's failure codes are internal_error,
+// agent_not_found, invalid_tool_arguments (the model kept sending invalid
+// ask arguments), max_steps and model_error.
+type ErrorEvent struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	RunID   string `json:"runId,omitempty"`
+}

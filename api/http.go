@@ -1,0 +1,147 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// ChatRequest is the body of POST /api/chat: Message starts a run in
+// session SessionID, or in a new session when SessionID is empty (DESIGN
+// §3). The answer is the run's SSE stream until it pauses or ends.
+type ChatRequest struct {
+	SessionID string `json:"sessionId"`
+	Message   string `json:"message"`
+}
+
+// ContinueRequest is the body of POST /api/chat/continue (seed 000 §2):
+// the answer to request RequestID of session SessionID, plus Answers for
+// AskUser. Cancelled true declines and nothing else counts (a cancel is
+// never validated against the form).
+type ContinueRequest struct {
+	SessionID   string           `json:"sessionId"`
+	RequestID   string           `json:"requestId"`
+	Selections  []string         `json:"selections"`
+	CustomInput string           `json:"customInput"`
+	Cancelled   bool             `json:"cancelled"`
+	Answers     []QuestionAnswer `json:"answers"`
+}
+
+// ContinueAccepted is the 202 body of POST /api/chat/continue sent with
+// Accept: application/json: the receipt at once, while the run continues
+// without the caller.
+type ContinueAccepted struct {
+	Receipt *Receipt `json:"receipt"`
+}
+
+// PendingResponse is GET /api/interactions/pending?sessionId=: what a
+// refreshed page needs to restore its card. Pending is the request waiting
+// for an answer and Last the latest receipt; each is null when there is
+// none.
+type PendingResponse struct {
+	Pending *InputRequest `json:"pending"`
+	Last    *Receipt      `json:"last"`
+}
+
+// SessionView is a session in GET /api/sessions and GET /api/sessions/{id}.
+// Status is its latest run's RunStatus, or "idle" before the first run.
+type SessionView struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Status    string    `json:"status"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// SessionList is GET /api/sessions: the caller's sessions, newest first.
+type SessionList struct {
+	Sessions []SessionView `json:"sessions"`
+}
+
+// ToolCall is one tool call inside an assistant message. Arguments is the
+// JSON text exactly as the model sent it.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// MessageView is one message of a transcript. An assistant message may carry
+// ToolCalls; a tool message is the ToolResult of ToolCallID (tool Name),
+// with IsError and, for AskUser, Metadata ({"answers": [...]}).
+type MessageView struct {
+	ID         string          `json:"id"`
+	RunID      string          `json:"runId"`
+	Role       Role            `json:"role"`
+	Content    string          `json:"content"`
+	ToolCalls  []ToolCall      `json:"toolCalls,omitempty"`
+	ToolCallID string          `json:"toolCallId,omitempty"`
+	Name       string          `json:"name,omitempty"`
+	IsError    bool            `json:"isError,omitempty"`
+	Metadata   json.RawMessage `json:"metadata,omitempty"`
+	CreatedAt  time.Time       `json:"createdAt"`
+}
+
+// InteractionView is one interaction of a transcript: the request as it was
+// asked, its Status, and its Receipt once resolved (null while pending).
+type InteractionView struct {
+	Request *InputRequest `json:"request"`
+	Status  Status        `json:"status"`
+	Receipt *Receipt      `json:"receipt"`
+}
+
+// Transcript is GET /api/sessions/{id}: the session, its messages (tool
+// calls and results included) and its interactions with their receipts.
+type Transcript struct {
+	Session SessionView `json:"session"`
+	// LastEventID is the session's last event id when the transcript was
+	// read: a client resumes the event stream after it (duplicates between
+	// the two are the same message ids, so a client can drop them).
+	LastEventID  int64             `json:"lastEventId"`
+	Messages     []MessageView     `json:"messages"`
+	Interactions []InteractionView `json:"interactions"`
+}
+
+// CancelResponse is POST /api/sessions/{id}/cancel: the session's resulting
+// status, "cancelled", or the status it already had when nothing was active.
+type CancelResponse struct {
+	Status string `json:"status"`
+}
+
+// TraceView is GET /api/sessions/{id}/trace: what happened, oldest first:
+// model calls (provider, tool names sent, message count, latency, retries,
+// finish reason), tool calls, ToolResults and the interaction lifecycle,
+// plus the audit entries (DESIGN §5).
+type TraceView struct {
+	Trace []TraceItem `json:"trace"`
+	Audit []AuditItem `json:"audit"`
+}
+
+// TraceItem is one trace entry: Kind names it (model_call, tool_started,
+// tool_call, tool_result, interaction) and Data is its kind's JSON object.
+type TraceItem struct {
+	Kind  string          `json:"kind"`
+	RunID string          `json:"runId"`
+	At    time.Time       `json:"at"`
+	Data  json.RawMessage `json:"data"`
+}
+
+// AuditItem is one audit entry (DESIGN §5): Action is requested, answered,
+// cancelled, expired or rejected, Reason says why a rejection happened
+// (duplicate, session_mismatch, expired, invalid_answer). Free text appears
+// only as its length and hash inside Summary.
+type AuditItem struct {
+	RequestID  string          `json:"requestId"`
+	ToolCallID string          `json:"toolCallId"`
+	RunID      string          `json:"runId"`
+	Action     string          `json:"action"`
+	Reason     string          `json:"reason,omitempty"`
+	Summary    json.RawMessage `json:"summary,omitempty"`
+	At         time.Time       `json:"at"`
+}
+
+// Info is GET /api/info: the model's name as people should see it (a
+// scripted model says so) and the ask tools the default agent offers.
+type Info struct {
+	Model    string   `json:"model"`
+	AskTools []string `json:"askTools"`
+}

@@ -1,0 +1,151 @@
+package api
+
+import "time"
+
+// The names of the two ask tools a model can call (DESIGN §2), the values of
+// Prompt.Tool. ToolAskUser is the seed's form (seed 000 §1);
+// ToolAskUserBatch is AgentScope's batched multiple-choice tool (seed 003).
+const (
+	ToolAskUser      = "ask_user"
+	ToolAskUserBatch = "AskUser"
+)
+
+// Mode decides which control the front end renders (seed 000 §1 "mode",
+// §3 UserInputCard table). ModeQuestions is luban's mode for an AskUser batch.
+type Mode string
+
+// The modes of ask_user (seed 000 §1) plus ModeQuestions for AskUser (DESIGN §3).
+const (
+	ModeSingle    Mode = "single"    // radio: exactly one option id
+	ModeMultiple  Mode = "multiple"  // checkboxes: zero or more option ids
+	ModeText      Mode = "text"      // free text in customInput
+	ModeNumber    Mode = "number"    // a decimal number in customInput
+	ModeDate      Mode = "date"      // YYYY-MM-DD in customInput
+	ModeDirectory Mode = "directory" // a workspace-relative path in customInput
+	ModeToggle    Mode = "toggle"    // switches: at least one option id
+	ModeQuestions Mode = "questions" // AskUser: 1–4 questions answered in answers
+)
+
+// Option is one choice of an ask_user form (seed 000 §1 options[]). ID is the
+// stable value programs branch on; Label and Description are display text.
+type Option struct {
+	ID          string `json:"id"`
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+	Recommended bool   `json:"recommended,omitempty"`
+}
+
+// QuestionOption is one choice of an AskUser question (AgentScope AskUser).
+// Preview is shown beside the options of single-select questions only.
+type QuestionOption struct {
+	Label       string `json:"label"`
+	Description string `json:"description"`
+	Preview     string `json:"preview,omitempty"`
+}
+
+// Question is one question of an AskUser batch (AgentScope AskUser). Header is
+// a chip of at most 12 characters; Context is what the user must look at;
+// Options holds 2–4 choices (the UI adds "Other" itself).
+type Question struct {
+	Question    string           `json:"question"`
+	Header      string           `json:"header"`
+	Context     string           `json:"context,omitempty"`
+	Options     []QuestionOption `json:"options"`
+	MultiSelect bool             `json:"multi_select"`
+}
+
+// Prompt is a validated ask: the form part of an InputRequest (seed 000 §1
+// arguments, or AgentScope AskUser's questions). Tool is ToolAskUser or
+// ToolAskUserBatch. For ask_user the fields are
+// the tool's arguments; free-input modes carry no options. For AskUser, Mode
+// is ModeQuestions, Questions holds the batch and Title is the first
+// question's text (so every card has a title to show).
+type Prompt struct {
+	Tool        string     `json:"tool"`
+	Title       string     `json:"title"`
+	Description string     `json:"description,omitempty"`
+	Mode        Mode       `json:"mode"`
+	Options     []Option   `json:"options,omitempty"`
+	AllowCustom bool       `json:"allowCustom,omitempty"`
+	SubmitLabel string     `json:"submitLabel,omitempty"`
+	Questions   []Question `json:"questions,omitempty"`
+}
+
+// InputRequest is the payload of the SSE event user_input_required and of
+// GET /api/interactions/pending (DESIGN §3): the tool's arguments (the
+// embedded Prompt, flattened into the same JSON object) plus the runtime
+// fields of seed 000 §2. ID is the requestId the answer must name;
+// ToolCallID ties it to the model's original call; CreatedAt and ExpiresAt
+// are RFC 3339. The page's minimal check (seed 000 §3) needs id, toolCallId,
+// title and mode, which are therefore always present.
+type InputRequest struct {
+	ID         string `json:"id"`
+	ToolCallID string `json:"toolCallId"`
+	SessionID  string `json:"sessionId"`
+	RunID      string `json:"runId"`
+	Prompt
+	CreatedAt time.Time `json:"createdAt"`
+	ExpiresAt time.Time `json:"expiresAt"`
+	// Resumable is true when the paused run can be loaded and its agent
+	// still exists (seed 000 §2, DESIGN §4); the page shows
+	// "服务已重启，请重新发起任务" instead of the form when it is false.
+	Resumable bool `json:"resumable"`
+}
+
+// QuestionAnswer is the answer to one AskUser question (AgentScope
+// AskUserMetadata): the chosen option labels and the free "Other" text.
+type QuestionAnswer struct {
+	Question string   `json:"question"`
+	Selected []string `json:"selected"`
+	Other    string   `json:"other"`
+}
+
+// Answer is what a person sends to POST /api/chat/continue (seed 000 §2),
+// less the sessionId and requestId. Selections are ask_user option ids;
+// CustomInput is the free text (the value itself for text, number, date and
+// directory; the "其他说明" note for choice modes with allowCustom);
+// Cancelled true means the person declined and nothing else counts. Answers
+// is used by AskUser only, one per question.
+type Answer struct {
+	Selections  []string         `json:"selections"`
+	CustomInput string           `json:"customInput"`
+	Cancelled   bool             `json:"cancelled"`
+	Answers     []QuestionAnswer `json:"answers,omitempty"`
+}
+
+// Status is how a request stands (DESIGN §3 Receipt.status): pending until
+// it is answered, cancelled or expired, each exactly once.
+type Status string
+
+// Request statuses. A Receipt never carries StatusPending.
+const (
+	StatusPending   Status = "pending"
+	StatusAnswered  Status = "answered"
+	StatusCancelled Status = "cancelled"
+	StatusExpired   Status = "expired"
+)
+
+// Receipt is the read-only record of a resolved request that the UI turns a
+// card into (seed 000 §6.3, DESIGN §3): the answer as accepted, or empty
+// selections and customInput for cancelled and expired. It is the payload of
+// the SSE event user_input_resolved, the body of a 202 continue and the
+// receipt of a 409 already_resolved or 410 interaction_expired.
+type Receipt struct {
+	RequestID   string           `json:"requestId"`
+	ToolCallID  string           `json:"toolCallId"`
+	Status      Status           `json:"status"`
+	Selections  []string         `json:"selections"`
+	CustomInput string           `json:"customInput"`
+	Answers     []QuestionAnswer `json:"answers,omitempty"`
+	ResolvedAt  time.Time        `json:"resolvedAt"`
+}
+
+// FieldError is one problem of a rejected answer (422 invalid_answer
+// details, DESIGN §3). Field is a JSON path into the continue body at fault:
+// "selections", "selections[1]", "customInput", "answers",
+// "answers[0].selected", "answers[1].other"; Message says what is wrong in a
+// sentence a person can act on.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
