@@ -201,6 +201,16 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		ans = norm
 	}
 	rc, ev, err := r.resolve(ctx, it, status, ans)
+	if errors.Is(err, errNotWaiting) {
+		cur, gerr := r.st.InteractionGet(ctx, it.ID)
+		if gerr != nil {
+			return nil, gerr
+		}
+		if cur.Status == string(askuser.StatusPending) {
+			return nil, ErrNotResumable
+		}
+		rc, err = nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -220,10 +230,10 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 }
 
 // resumable reports whether the interaction's run can be continued here: its
-// run is stored and its agent exists (DESIGN §4).
+// run is stored, has not ended and its agent exists (DESIGN §4).
 func (r *Runner) resumable(ctx context.Context, it *store.Interaction) bool {
 	run, err := r.st.RunGet(ctx, it.RunID)
-	if err != nil {
+	if err != nil || run.Status.Terminal() {
 		return false
 	}
 	_, ok := r.agents[run.Agent]
@@ -235,26 +245,30 @@ type CancelParams struct {
 	Owner, SessionID string
 }
 
-// Cancel stops the session's active run: a pending request is resolved as
-// cancelled (its ToolResult says so); a running run stops with no further
-// model call. It returns the session's resulting status ("cancelled", or the
-// status it already had when nothing was active).
+// Cancel stops the session's active run with no further model call: the run
+// ends cancelled, and in the same transaction every question it left pending
+// is resolved as cancelled (its ToolResult says so) and every other tool call
+// without a result gets one saying it was not run. It returns the status the
+// session has after the call: "cancelled", or, when no run was active (or the
+// run ended first), the status it ended with.
 func (r *Runner) Cancel(ctx context.Context, p CancelParams) (string, error) {
-	s, err := r.session(ctx, p.Owner, p.SessionID)
-	if err != nil {
+	if _, err := r.session(ctx, p.Owner, p.SessionID); err != nil {
 		return "", err
-	}
-	if it, err := r.st.InteractionGetPending(ctx, p.SessionID); err == nil {
-		rc, _, err := r.resolve(ctx, it, askuser.StatusCancelled, askuser.Answer{Selections: []string{}, Cancelled: true})
-		if err != nil {
-			return "", err
-		}
-		if rc != nil {
-			return string(store.RunCancelled), nil
-		}
 	}
 	run, err := r.st.RunGetActive(ctx, p.SessionID)
 	if errors.Is(err, store.ErrNotFound) {
+		// No active run. A question left pending by a run that ended
+		// without closing it (rows written before runs closed their
+		// questions) is closed here.
+		if it, err := r.st.InteractionGetPending(ctx, p.SessionID); err == nil {
+			if _, _, err := r.resolve(ctx, it, askuser.StatusCancelled, askuser.Answer{Selections: []string{}, Cancelled: true}); err != nil {
+				return "", err
+			}
+		}
+		s, err := r.st.SessionGet(ctx, p.SessionID)
+		if err != nil {
+			return "", err
+		}
 		return s.Status, nil
 	}
 	if err != nil {
@@ -263,7 +277,7 @@ func (r *Runner) Cancel(ctx context.Context, p CancelParams) (string, error) {
 	won := false
 	err = r.st.InTx(ctx, func(tx store.Tx) error {
 		var ferr error
-		won, ferr = r.finish(ctx, tx, run, []store.RunStatus{store.RunRunning, store.RunWaitingInput}, store.RunCancelled, nil)
+		won, ferr = r.finish(ctx, tx, run, []store.RunStatus{store.RunRunning, store.RunWaitingInput}, store.RunCancelled, nil, nil)
 		return ferr
 	})
 	if err != nil {

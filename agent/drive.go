@@ -176,7 +176,7 @@ func (r *Runner) fail(ctx context.Context, id, code, msg string) {
 		return
 	}
 	err = r.st.InTx(ctx, func(tx store.Tx) error {
-		_, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunRunning}, store.RunFailed, &ErrorEvent{Code: code, Message: msg})
+		_, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunRunning}, store.RunFailed, &ErrorEvent{Code: code, Message: msg}, nil)
 		return err
 	})
 	if err != nil {
@@ -248,7 +248,12 @@ func (r *Runner) toolCalls(ctx context.Context, run *store.Run, agent *Agent, la
 		// began meanwhile: it is the checkpoint (issue 5).
 		cctx := context.WithoutCancel(ctx)
 		err := r.st.InTx(cctx, func(tx store.Tx) error {
-			if ok, err := r.stillOurs(cctx, tx, run.ID); err != nil || !ok {
+			// The run's row is written first, as in every transaction of a
+			// run: a cancel committing at the same time waits for this one
+			// (or this one loses), never both writing the call's result.
+			won, err := tx.RunUpdate(cctx, &store.RunUpdateParams{ID: run.ID, From: []store.RunStatus{store.RunRunning}, LeaseOwner: r.opts.InstanceID,
+				To: store.RunRunning, Now: r.now()})
+			if err != nil || !won {
 				return errLost(err)
 			}
 			return r.writeResult(cctx, tx, run, last.ID, pc.index, c, res)
@@ -273,14 +278,6 @@ func errLost(err error) error {
 		return err
 	}
 	return errLeaseLost
-}
-
-func (r *Runner) stillOurs(ctx context.Context, tx store.Tx, id string) (bool, error) {
-	run, err := tx.RunGet(ctx, id)
-	if err != nil {
-		return false, err
-	}
-	return run.Status == store.RunRunning && run.LeaseOwner == r.opts.InstanceID, nil
 }
 
 // runTool executes a non-ask tool. A tool that a crash interrupted before
@@ -467,7 +464,7 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 			}
 		}
 		if len(calls) == 0 {
-			_, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunRunning}, store.RunCompleted, nil)
+			_, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunRunning}, store.RunCompleted, nil, nil)
 			return err
 		}
 		return nil

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/lubanhq/luban/api"
@@ -17,11 +18,20 @@ import (
 // moves the run back to running (and this process drives it); a cancel or an
 // expiry ends the run with no further model call. It returns a nil receipt
 // when the write lost (already resolved, or expired for an answer), and the
-// sequence number of the user_input_resolved event.
+// sequence number of the user_input_resolved event. An answer to a question
+// whose run is no longer waiting for it is errNotWaiting and consumes
+// nothing. A cancel or an expiry of a question whose run already ended only
+// closes the question (its call keeps the result it has), so that no row is
+// left that cannot be resolved.
 func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status askuser.Status, ans askuser.Answer) (*askuser.Receipt, int64, error) {
 	req, err := decodeRequest(it)
 	if err != nil {
-		return nil, 0, err
+		if status == askuser.StatusAnswered {
+			return nil, 0, err
+		}
+		// A stored request that no longer decodes is still closed: the
+		// sweeper must not fail on it forever.
+		req = &askuser.InputRequest{}
 	}
 	if ans.Selections == nil {
 		ans.Selections = []string{}
@@ -30,10 +40,8 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 	switch status {
 	case askuser.StatusAnswered:
 		result = askuser.AnsweredResult(&req.Prompt, ans)
-	case askuser.StatusCancelled:
-		result = askuser.CancelledResult(&req.Prompt)
-	case askuser.StatusExpired:
-		result = askuser.ExpiredResult(&req.Prompt)
+	case askuser.StatusCancelled, askuser.StatusExpired:
+		result = closedResult(&req.Prompt, status)
 	default:
 		return nil, 0, fmt.Errorf("agent: cannot resolve as %q", status)
 	}
@@ -42,8 +50,7 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 		return nil, 0, err
 	}
 	// The assistant message holding the call is immutable once stored, so it
-	// is found before the transaction, outside the single writer's lock
-	// (issue 8: a whole-session read there stalls every other writer).
+	// is found before the transaction, outside the single writer's lock.
 	parent, idx, err := findCall(ctx, r.st, it.SessionID, it.ToolCallID)
 	if err != nil {
 		return nil, 0, err
@@ -52,51 +59,75 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 	var rc *askuser.Receipt
 	var seq int64
 	err = r.st.InTx(ctx, func(tx store.Tx) error {
-		won, err := tx.InteractionResolve(ctx, &store.InteractionResolveParams{ID: it.ID, SessionID: it.SessionID, Status: string(status), Answer: ansJSON, Now: now})
-		if err != nil || !won {
-			return err
-		}
 		run, err := tx.RunGet(ctx, it.RunID)
 		if err != nil {
 			return err
 		}
-		rc = &askuser.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: status, Selections: ans.Selections,
-			CustomInput: ans.CustomInput, Answers: ans.Answers, ResolvedAt: now}
-		ev, err := r.emit(ctx, tx, it.SessionID, EventUserInputResolved, rc)
-		if err != nil {
-			return err
+		// consume writes the question's own rows; it is called once the
+		// run's row is written (every transaction of a run writes the run's
+		// row first, so two of them wait for each other in one order).
+		consume := func() error {
+			won, err := tx.InteractionResolve(ctx, &store.InteractionResolveParams{ID: it.ID, SessionID: it.SessionID, Status: string(status), Answer: ansJSON, Now: now})
+			if err != nil {
+				return err
+			}
+			if !won {
+				return errResolveLost
+			}
+			rc = &askuser.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: status, Selections: ans.Selections,
+				CustomInput: ans.CustomInput, Answers: ans.Answers, ResolvedAt: now}
+			ev, err := r.emit(ctx, tx, it.SessionID, EventUserInputResolved, rc)
+			if err != nil {
+				return err
+			}
+			seq = ev.Seq
+			err = r.writeResult(ctx, tx, run, parent, idx, model.ToolCall{ID: it.ToolCallID, Name: it.Tool}, result)
+			if run.Status.Terminal() && errors.Is(err, store.ErrDuplicate) {
+				err = nil
+			}
+			if err != nil {
+				return err
+			}
+			r.audit(ctx, tx, it, string(status), "", askuser.Summarize(&req.Prompt, ans))
+			r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": it.ID, "toolCallId": it.ToolCallID, "action": status})
+			return nil
 		}
-		seq = ev.Seq
-		if err := r.writeResult(ctx, tx, run, parent, idx, model.ToolCall{ID: it.ToolCallID, Name: it.Tool}, result); err != nil {
-			return err
-		}
-		r.audit(ctx, tx, it, string(status), "", askuser.Summarize(&req.Prompt, ans))
-		r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": it.ID, "toolCallId": it.ToolCallID, "action": status})
-		if status == askuser.StatusAnswered {
+		switch {
+		case status == askuser.StatusAnswered && run.Status != store.RunWaitingInput:
+			return errNotWaiting
+		case run.Status.Terminal():
+			return consume()
+		case status == askuser.StatusAnswered:
 			ok, err := tx.RunUpdate(ctx, &store.RunUpdateParams{ID: run.ID, From: []store.RunStatus{store.RunWaitingInput}, To: store.RunRunning, Now: now})
 			if err != nil {
 				return err
 			}
-			if ok {
-				_, err = tx.RunLease(ctx, &store.RunLeaseParams{ID: run.ID, Owner: r.opts.InstanceID, Until: now.Add(r.opts.LeaseDuration), Now: now})
-				if err == nil {
-					err = tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunRunning), Now: now})
-				}
+			if !ok {
+				return errNotWaiting
 			}
-			return err
+			if err := consume(); err != nil {
+				return err
+			}
+			if _, err = tx.RunLease(ctx, &store.RunLeaseParams{ID: run.ID, Owner: r.opts.InstanceID, Until: now.Add(r.opts.LeaseDuration), Now: now}); err != nil {
+				return err
+			}
+			return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunRunning), Now: now})
 		}
 		to := store.RunCancelled
 		if status == askuser.StatusExpired {
 			to = store.RunExpired
 		}
-		_, err = r.finish(ctx, tx, run, []store.RunStatus{store.RunWaitingInput, store.RunRunning}, to, nil)
+		won, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunWaitingInput, store.RunRunning}, to, nil, consume)
+		if err == nil && !won {
+			err = errResolveLost
+		}
 		return err
 	})
+	if errors.Is(err, errResolveLost) {
+		return nil, 0, nil
+	}
 	if err != nil {
 		return nil, 0, err
-	}
-	if rc == nil {
-		return nil, 0, nil
 	}
 	if status == askuser.StatusAnswered {
 		r.fault("answer_committed")
@@ -105,11 +136,31 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 	return rc, seq, nil
 }
 
-// finish ends a run in status to (conditionally from one of from). Every tool
-// call of the run that has no ToolResult yet gets one saying it was not run,
-// so the transcript stays valid for the next run's model calls. errEv, when
-// not nil, is emitted before done.
-func (r *Runner) finish(ctx context.Context, tx store.Tx, run *store.Run, from []store.RunStatus, to store.RunStatus, errEv *ErrorEvent) (bool, error) {
+// errResolveLost rolls back a resolve whose conditional write lost.
+var errResolveLost = errors.New("agent: the interaction was resolved by someone else")
+
+// errNotWaiting: an answer came for a question whose run is not waiting for
+// it (the run ended). Nothing was written.
+var errNotWaiting = errors.New("agent: the question's run is not waiting for an answer")
+
+// closedResult is the ToolResult of a question closed without an answer.
+func closedResult(p *askuser.Prompt, status askuser.Status) askuser.ToolResult {
+	if status == askuser.StatusExpired {
+		return askuser.ExpiredResult(p)
+	}
+	return askuser.CancelledResult(p)
+}
+
+// finish ends a run in status to (conditionally from one of from), in tx.
+// Everything the run left open is closed in the same transaction: every
+// question still pending is resolved (cancelled, or expired when the run
+// expires) with its receipt, ToolResult, audit and trace entries, and every
+// other tool call of the run that has no ToolResult yet gets one saying it
+// was not run, so the transcript stays valid for the next run's model calls.
+// errEv, when not nil, is emitted before done. extra, when not nil, writes
+// the rows of whatever ended the run (a question's own resolution) right
+// after the run's row; its error rolls the transaction back.
+func (r *Runner) finish(ctx context.Context, tx store.Tx, run *store.Run, from []store.RunStatus, to store.RunStatus, errEv *ErrorEvent, extra func() error) (bool, error) {
 	now := r.now()
 	p := &store.RunUpdateParams{ID: run.ID, From: from, To: to, Now: now}
 	if errEv != nil {
@@ -119,11 +170,31 @@ func (r *Runner) finish(ctx context.Context, tx store.Tx, run *store.Run, from [
 	if err != nil || !won {
 		return won, err
 	}
-	// A run completes on an assistant message without tool calls, so it has
-	// no call left without a result: skip reading the session inside the
-	// writer's transaction (issue 8).
+	if extra != nil {
+		if err := extra(); err != nil {
+			return false, err
+		}
+	}
+	// A run completes on an assistant message without tool calls while it
+	// is running, and a running run has no pending question (the pause is
+	// conditional on it): skip reading the session inside the writer's
+	// transaction.
 	var msgs []*store.Message
+	open := map[string]*store.Interaction{}
+	closeAs := askuser.StatusCancelled
+	if to == store.RunExpired {
+		closeAs = askuser.StatusExpired
+	}
 	if to != store.RunCompleted {
+		ans := askuser.Answer{Selections: []string{}, Cancelled: true}
+		its, err := tx.InteractionResolveRun(ctx, &store.InteractionResolveRunParams{SessionID: run.SessionID, RunID: run.ID,
+			Status: string(closeAs), Answer: mustJSON(ans), Now: now})
+		if err != nil {
+			return false, err
+		}
+		for _, it := range its {
+			open[it.ToolCallID] = it
+		}
 		if msgs, err = tx.MessageList(ctx, run.SessionID); err != nil {
 			return false, err
 		}
@@ -131,9 +202,21 @@ func (r *Runner) finish(ctx context.Context, tx store.Tx, run *store.Run, from [
 	if last, missing := missingCalls(msgs, run.ID); last != nil {
 		for _, mc := range missing {
 			res := askuser.ToolResult{Content: fmt.Sprintf("not run: the run ended (%s) before this tool call was handled", to), IsError: true}
+			if it := open[mc.call.ID]; it != nil {
+				delete(open, mc.call.ID)
+				if res, err = r.closed(ctx, tx, run, it, closeAs); err != nil {
+					return false, err
+				}
+			}
 			if err := r.writeResult(ctx, tx, run, last.ID, mc.index, mc.call, res); err != nil {
 				return false, err
 			}
+		}
+	}
+	for _, it := range open {
+		// A question whose call already has a result: close it all the same.
+		if _, err := r.closed(ctx, tx, run, it, closeAs); err != nil {
+			return false, err
 		}
 	}
 	if errEv != nil {
@@ -150,6 +233,24 @@ func (r *Runner) finish(ctx context.Context, tx store.Tx, run *store.Run, from [
 	}
 	r.log.Info("run ended", "sessionId", run.SessionID, "runId", run.ID, "status", to)
 	return true, nil
+}
+
+// closed emits the receipt, audit and trace entries of a question that
+// finish closed (it, as InteractionResolveRun returned it) and returns the
+// ToolResult its call gets.
+func (r *Runner) closed(ctx context.Context, tx store.Tx, run *store.Run, it *store.Interaction, status askuser.Status) (askuser.ToolResult, error) {
+	req, err := decodeRequest(it)
+	if err != nil {
+		req = &askuser.InputRequest{}
+	}
+	ans := askuser.Answer{Selections: []string{}, Cancelled: true}
+	rc := &askuser.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: status, Selections: ans.Selections, ResolvedAt: it.ResolvedAt}
+	if _, err := r.emit(ctx, tx, it.SessionID, EventUserInputResolved, rc); err != nil {
+		return askuser.ToolResult{}, err
+	}
+	r.audit(ctx, tx, it, string(status), "", askuser.Summarize(&req.Prompt, ans))
+	r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": it.ID, "toolCallId": it.ToolCallID, "action": status})
+	return closedResult(&req.Prompt, status), nil
 }
 
 // writeResult stores the ToolResult of one tool call and emits tool_result.

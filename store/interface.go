@@ -22,6 +22,11 @@ type Executor interface {
 	InteractionList(ctx context.Context, sessionID string) ([]*Interaction, error)
 	InteractionListExpired(ctx context.Context, p *InteractionListExpiredParams) ([]*Interaction, error)
 	InteractionResolve(ctx context.Context, p *InteractionResolveParams) (bool, error)
+	// InteractionResolveRun resolves every interaction of a run that is still
+	// pending, whatever its expiresAt, and returns them as resolved. It is
+	// how a run that ends closes what it left open, in the transaction that
+	// ends it.
+	InteractionResolveRun(ctx context.Context, p *InteractionResolveRunParams) ([]*Interaction, error)
 
 	MessageInsert(ctx context.Context, p *MessageInsertParams) (*Message, error)
 	MessageList(ctx context.Context, sessionID string) ([]*Message, error)

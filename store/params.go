@@ -93,6 +93,15 @@ type InteractionResolveParams struct {
 	Now           time.Time
 }
 
+// InteractionResolveRunParams resolves every pending interaction of RunID
+// (in SessionID) as Status ("cancelled" or "expired") with Answer.
+type InteractionResolveRunParams struct {
+	SessionID, RunID string
+	Status           string
+	Answer           json.RawMessage
+	Now              time.Time
+}
+
 // InteractionListExpiredParams lists pending interactions past expiresAt.
 type InteractionListExpiredParams struct {
 	Now   time.Time

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -289,6 +290,27 @@ func (e executor) InteractionResolve(ctx context.Context, p *store.InteractionRe
 		return false, fmt.Errorf("postgres: interaction resolve: %w", err)
 	}
 	return tag.RowsAffected() == 1, nil
+}
+
+// InteractionResolveRun implements store.Executor.
+func (e executor) InteractionResolveRun(ctx context.Context, p *store.InteractionResolveRunParams) ([]*store.Interaction, error) {
+	rows, err := e.q.Query(ctx, `UPDATE interactions SET status = $1, answer = $2, resolved_at = $3
+		WHERE session_id = $4 AND run_id = $5 AND status = 'pending' RETURNING `+interactionCols,
+		p.Status, nullJSON(p.Answer), p.Now.UTC(), p.SessionID, p.RunID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: interaction resolve run: %w", err)
+	}
+	out, err := collect(rows, "interaction resolve run", scanInteraction)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b *store.Interaction) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
 }
 
 // ---- messages

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -277,6 +278,41 @@ func (e executor) InteractionResolve(ctx context.Context, p *store.InteractionRe
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
+}
+
+// InteractionResolveRun implements store.Executor.
+func (e executor) InteractionResolveRun(ctx context.Context, p *store.InteractionResolveRunParams) ([]*store.Interaction, error) {
+	rows, err := e.w.QueryContext(ctx, `UPDATE interactions SET status = ?, answer = ?, resolved_at = ?
+		WHERE session_id = ? AND run_id = ? AND status = 'pending' RETURNING `+interactionCols,
+		p.Status, nullJSON(p.Answer), ts(p.Now), p.SessionID, p.RunID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: interaction resolve run: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Interaction
+	for rows.Next() {
+		it, err := scanInteraction(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: interaction resolve run: %w", err)
+	}
+	sortInteractions(out)
+	return out, nil
+}
+
+// sortInteractions orders interactions by creation, as InteractionList does
+// (RETURNING has no order).
+func sortInteractions(its []*store.Interaction) {
+	slices.SortFunc(its, func(a, b *store.Interaction) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 }
 
 // ---- messages
