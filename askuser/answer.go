@@ -56,9 +56,11 @@ type AnswerOptions struct {
 //   - multiple: any number of distinct known ids, zero included. An explicit
 //     [] is a valid answer and is never replaced by the recommended options.
 //   - toggle: at least one distinct known id.
-//   - text: a non-blank customInput.
+//   - text: a non-blank customInput. Blank means nothing visible: white
+//     space, zero-width and other format or control characters only.
 //   - number: a finite decimal number written in full in customInput: 42,
-//     -3.5, 1e3 (the grammar of an HTML number input); 42xyz, NaN, Inf, empty
+//     -3.5, 1e3, .5 (the grammar of an HTML number input, plus a fraction
+//     without its leading zero as browsers submit it); 42xyz, NaN, Inf, empty
 //     and values beyond float64 are rejected. Surrounding spaces are trimmed;
 //     otherwise the string is kept as written.
 //   - date: a real calendar day YYYY-MM-DD (year 0001–9999), kept as the same
@@ -272,9 +274,10 @@ func (v *answerValidator) questionAnswer(field string, q Question, qa *QuestionA
 	}
 }
 
-// numberGrammar is an HTML "valid floating-point number": what
-// <input type=number> submits (seed 000 §3: number renders input[type=number]).
-var numberGrammar = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+// numberGrammar is an HTML "valid floating-point number" (seed 000 §3: number
+// renders input[type=number]), widened to what browsers submit from such an
+// input: a fraction without its leading zero (".5", "-.5").
+var numberGrammar = regexp.MustCompile(`^-?([0-9]+(\.[0-9]+)?|\.[0-9]+)([eE][-+]?[0-9]+)?$`)
 
 // checkNumber returns the trimmed number string, or a message.
 func checkNumber(s string) (string, string) {

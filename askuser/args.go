@@ -177,7 +177,7 @@ func parseAskUser(normalized []byte) (*Prompt, error) {
 		}
 		ids[o.ID] = i
 		label := strings.TrimSpace(o.Label)
-		if label == "" {
+		if isBlank(label) {
 			return nil, &ArgsError{Path: path + ".label", Rule: "must not be blank"}
 		}
 		if j, dup := labels[label]; dup {
@@ -199,7 +199,7 @@ func parseAskUserBatch(normalized []byte) (*Prompt, error) {
 	for i, q := range args.Questions {
 		qpath := fmt.Sprintf("questions[%d]", i)
 		text := strings.TrimSpace(q.Question)
-		if text == "" {
+		if isBlank(text) {
 			return nil, &ArgsError{Path: qpath + ".question", Rule: "must not be blank"}
 		}
 		if j, dup := texts[text]; dup {
@@ -213,7 +213,7 @@ func parseAskUserBatch(normalized []byte) (*Prompt, error) {
 		for k, o := range q.Options {
 			opath := fmt.Sprintf("%s.options[%d]", qpath, k)
 			label := strings.TrimSpace(o.Label)
-			if label == "" {
+			if isBlank(label) {
 				return nil, &ArgsError{Path: opath + ".label", Rule: "must not be blank"}
 			}
 			if isOtherLabel(label) {
@@ -247,8 +247,6 @@ func isOtherLabel(label string) bool {
 	}
 	return strings.HasPrefix(l, "other (") || strings.HasPrefix(l, "other:") || strings.HasPrefix(l, "其他（")
 }
-
-func isBlank(s string) bool { return strings.TrimSpace(s) == "" }
 
 // schemaArgsError turns the validator's error tree into one ArgsError: the
 // leaf errors are translated into model-readable rules and the first by field

@@ -18,7 +18,8 @@ const maxSymlinks = 40
 // "directory: 目录相对路径"): input must be a relative path that stays inside
 // workspace after cleaning and after resolving every symbolic link on the way,
 // dangling links included. A path whose tail does not exist yet is allowed
-// when its existing part resolves inside. It returns the cleaned relative path
+// when its existing part resolves inside. No name on the path may be blank
+// (see isBlank): "   /" is not a directory a person meant. It returns the cleaned relative path
 // with forward slashes ("." for the root) or a message for the person.
 func checkDirectory(workspace, input string) (string, string) {
 	if workspace == "" {
@@ -34,6 +35,11 @@ func checkDirectory(workspace, input string) (string, string) {
 		return "", fmt.Sprintf("%q is absolute; enter a path relative to the workspace", clip(input))
 	}
 	clean := filepath.Clean(filepath.FromSlash(input))
+	for _, name := range splitPath(clean) {
+		if isBlank(name) {
+			return "", fmt.Sprintf("%q has a name made only of spaces or invisible characters", clip(input))
+		}
+	}
 	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
 		return "", fmt.Sprintf("%q leads outside the workspace", clip(input))
 	}
