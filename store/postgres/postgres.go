@@ -131,7 +131,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	s.executor = executor{q: pool, pool: pool, channel: s.channel, onCommit: s.hub.Notify}
+	s.executor = executor{q: textQuerier{pool}, pool: pool, channel: s.channel, onCommit: s.hub.Notify}
 	delay := opts.ReconnectDelay
 	if delay <= 0 {
 		delay = 500 * time.Millisecond
@@ -265,7 +265,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
 		return fmt.Errorf("postgres: begin: %w", err)
 	}
 	sessions := map[string]struct{}{}
-	tx := &txExecutor{executor{q: pgTx, channel: s.channel, touched: sessions}}
+	tx := &txExecutor{executor{q: textQuerier{pgTx}, channel: s.channel, touched: sessions}}
 	if err := fn(tx); err != nil {
 		if rbErr := pgTx.Rollback(context.WithoutCancel(ctx)); rbErr != nil && !errors.Is(rbErr, pgx.ErrTxClosed) {
 			return errors.Join(err, rbErr)

@@ -140,7 +140,7 @@ func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (
 	var ev *store.Event
 	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
 		var err error
-		if ev, err = appendEvent(ctx, tx, p); err != nil {
+		if ev, err = appendEvent(ctx, textQuerier{tx}, p); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, e.channel, p.SessionID); err != nil {
