@@ -1,0 +1,233 @@
+package approval
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/lubanhq/luban/askuser"
+)
+
+// AnswerDecision is what a person decided about a call (DESIGN §10).
+type AnswerDecision string
+
+// The three decisions of DESIGN §10. A cancel is Answer.Cancelled, not a
+// decision.
+const (
+	Approve AnswerDecision = "approve" // the tool runs once with the model's arguments
+	Edit    AnswerDecision = "edit"    // the tool runs once with Answer.Arguments instead
+	Reject  AnswerDecision = "reject"  // the tool does not run; the run continues
+)
+
+// RememberSession is the one value of Answer.Remember: later calls of the
+// same tool in the same session run without asking (DESIGN §10).
+const RememberSession = "session"
+
+// MaxMessageLen bounds Answer.Message, in characters (like
+// askuser.MaxCustomInput).
+const MaxMessageLen = askuser.MaxCustomInput
+
+// Answer is the body of POST /api/chat/continue for an approval, less
+// sessionId and requestId (DESIGN §10): {decision, arguments?, message?,
+// remember?} or {cancelled: true}.
+type Answer struct {
+	Decision  AnswerDecision  `json:"decision,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Message   string          `json:"message,omitempty"`
+	Remember  string          `json:"remember,omitempty"`
+	Cancelled bool            `json:"cancelled,omitempty"`
+}
+
+// ValidateAnswer checks a person's answer against the prompt they were shown
+// and returns it normalized. On failure the error is an *askuser.AnswerError
+// (422 invalid_answer with details; nothing is consumed and the request
+// stays pending), with fields named as in the body: "decision",
+// "arguments", "arguments.path" (a field of the edited arguments),
+// "message", "remember".
+//
+//   - Cancelled: nothing else is looked at; the result is {cancelled: true}.
+//   - approve: no arguments; remember may be "session".
+//   - edit: arguments is required, a JSON object valid under the prompt's
+//     ArgumentsSchema (draft 2020-12), at most MaxArgumentsBytes; it is
+//     returned compact. remember may be "session".
+//   - reject: no arguments, no remember; message is optional.
+//
+// message is allowed with reject only, at most MaxMessageLen characters.
+func ValidateAnswer(p *Prompt, a Answer) (Answer, error) {
+	if a.Cancelled {
+		return Answer{Cancelled: true}, nil
+	}
+	var details []askuser.FieldError
+	add := func(field, format string, args ...any) {
+		details = append(details, askuser.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	hasArgs := len(bytes.TrimSpace(a.Arguments)) > 0 && string(bytes.TrimSpace(a.Arguments)) != "null"
+	out := Answer{Decision: a.Decision, Remember: a.Remember}
+	switch a.Decision {
+	case Approve, Reject:
+		if hasArgs {
+			add("arguments", "arguments go with the decision edit; %s runs the call as the model sent it or not at all", a.Decision)
+		}
+	case Edit:
+		if !hasArgs {
+			add("arguments", "edit needs the new arguments, a JSON object")
+			break
+		}
+		args, ds, err := checkArguments(p.ArgumentsSchema, a.Arguments, false)
+		if err != nil {
+			add("arguments", "the tool's schema cannot be used: %v", err)
+			break
+		}
+		details = append(details, ds...)
+		out.Arguments = args
+	case "":
+		add("decision", "choose approve, edit or reject (or send cancelled: true)")
+	default:
+		add("decision", "%q is not a decision: choose approve, edit or reject", clip(string(a.Decision)))
+	}
+	switch a.Remember {
+	case "":
+	case RememberSession:
+		if a.Decision == Reject {
+			add("remember", `remember approves later calls; it does not go with reject`)
+		}
+	default:
+		add("remember", `%q: the only value is "session"`, clip(a.Remember))
+	}
+	if a.Message != "" {
+		switch {
+		case a.Decision != Reject:
+			add("message", "a message goes with reject")
+		case utf8.RuneCountInString(a.Message) > MaxMessageLen:
+			add("message", "too long: %d characters, at most %d", utf8.RuneCountInString(a.Message), MaxMessageLen)
+		default:
+			out.Message = a.Message
+		}
+	}
+	if len(details) > 0 {
+		return Answer{}, &askuser.AnswerError{Details: details}
+	}
+	return out, nil
+}
+
+var printer = message.NewPrinter(language.English)
+
+// checkArguments parses raw (empty means {} when emptyIsObject) as a JSON
+// object of at most MaxArgumentsBytes and validates it against schema
+// (empty: any object). It returns the compact object, or details naming
+// "arguments" and "arguments.<field path>" in field order. The error is
+// for a schema that does not compile.
+func checkArguments(schema, raw json.RawMessage, emptyIsObject bool) (json.RawMessage, []askuser.FieldError, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 && emptyIsObject {
+		raw = json.RawMessage("{}")
+	}
+	if len(raw) > MaxArgumentsBytes {
+		return nil, []askuser.FieldError{{Field: "arguments", Message: fmt.Sprintf("too large: %d bytes, at most %d", len(raw), MaxArgumentsBytes)}}, nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, []askuser.FieldError{{Field: "arguments", Message: "not valid JSON: " + err.Error()}}, nil
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		return nil, []askuser.FieldError{{Field: "arguments", Message: "must be a JSON object"}}, nil
+	}
+	sch, err := compile(schema)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := sch.Validate(doc); err != nil {
+		ve, ok := err.(*jsonschema.ValidationError)
+		if !ok {
+			return nil, []askuser.FieldError{{Field: "arguments", Message: err.Error()}}, nil
+		}
+		return nil, schemaDetails(ve), nil
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil { // unreachable: raw parsed above
+		return nil, nil, err
+	}
+	return compact.Bytes(), nil, nil
+}
+
+func compile(schema json.RawMessage) (*jsonschema.Schema, error) {
+	if len(bytes.TrimSpace(schema)) == 0 {
+		schema = json.RawMessage(`{"type":"object"}`)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, fmt.Errorf("not JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource("tool.json", doc); err != nil {
+		return nil, err
+	}
+	return c.Compile("tool.json")
+}
+
+// schemaDetails lists the leaf errors of a validation, one FieldError each,
+// sorted by field then message so the order is deterministic.
+func schemaDetails(ve *jsonschema.ValidationError) []askuser.FieldError {
+	var out []askuser.FieldError
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			field := fieldOf(e.InstanceLocation)
+			switch k := e.ErrorKind.(type) {
+			case *kind.Required:
+				for _, m := range k.Missing {
+					out = append(out, askuser.FieldError{Field: field + "." + m, Message: "required but missing"})
+				}
+			case *kind.AdditionalProperties:
+				for _, m := range k.Properties {
+					out = append(out, askuser.FieldError{Field: field + "." + m, Message: "unknown field: the tool's schema does not allow it"})
+				}
+			default:
+				out = append(out, askuser.FieldError{Field: field, Message: e.ErrorKind.LocalizedString(printer)})
+			}
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Field != out[j].Field {
+			return out[i].Field < out[j].Field
+		}
+		return out[i].Message < out[j].Message
+	})
+	return out
+}
+
+// fieldOf renders a JSON Pointer's tokens below the arguments as
+// "arguments.a.b[2]".
+func fieldOf(loc []string) string {
+	var b strings.Builder
+	b.WriteString("arguments")
+	for _, t := range loc {
+		if t != "" && strings.Trim(t, "0123456789") == "" {
+			b.WriteString("[" + t + "]")
+			continue
+		}
+		b.WriteString("." + t)
+	}
+	return b.String()
+}
+
+func clip(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		return string(r[:60]) + "…"
+	}
+	return s
+}
