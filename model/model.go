@@ -38,6 +38,42 @@ type Message struct {
 	Name string `json:"name,omitempty"`
 	// IsError marks a tool message whose result is an error.
 	IsError bool `json:"isError,omitempty"`
+	// Reasoning is what the model produced as its reasoning ("thinking")
+	// with an assistant turn; nil when the provider sent none. It is never
+	// part of Content. A provider sends it back on later requests where its
+	// API requires it (docs/models.md "Reasoning models").
+	Reasoning *Reasoning `json:"reasoning,omitempty"`
+}
+
+// Reasoning providers.
+const (
+	// ReasoningOpenAI marks reasoning from an OpenAI-compatible Chat
+	// Completions server (DeepSeek, Qwen, vLLM, OpenRouter, Ollama, ...).
+	ReasoningOpenAI = "openai"
+	// ReasoningAnthropic marks Anthropic Messages thinking blocks.
+	ReasoningAnthropic = "anthropic"
+)
+
+// Reasoning is the reasoning of one assistant turn, as readable text plus
+// the provider's own data needed to send it back unchanged.
+//
+// Text is for people: the reasoning pieces joined in stream order, whole
+// UTF-8 characters (shown folded, never counted as answer text). Redacted
+// reasoning (Anthropic redacted_thinking) has no text.
+//
+// Provider is ReasoningOpenAI or ReasoningAnthropic: the wire format Data
+// belongs to. A provider sends back only reasoning of its own kind, so a
+// session that changed models never sends one API's data to another.
+//
+// Data is opaque outside the provider package that wrote it (JSON; for
+// OpenAI-compatible servers the field name the text came in, for Anthropic
+// every thinking and redacted_thinking block with its signature or data and
+// its position among the turn's blocks). It is stored with the message and
+// handed back to that provider as it was.
+type Reasoning struct {
+	Provider string          `json:"provider"`
+	Text     string          `json:"text"`
+	Data     json.RawMessage `json:"data,omitempty"`
 }
 
 // ToolSpec is a tool as the model sees it: name, description and the JSON

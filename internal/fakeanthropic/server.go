@@ -13,7 +13,8 @@
 // into pieces of a few bytes (even inside a UTF-8 character), a body written
 // to the socket a few bytes at a time, thinking blocks, 429 and 529 answers
 // with retry-after, an error event in the middle of a stream, and streams
-// that are cut or end without message_stop.
+// that are cut or end without message_stop. EnforceThinking plays extended
+// thinking, answering 400 when thinking blocks do not come back unchanged.
 package fakeanthropic
 
 import (
@@ -35,14 +36,21 @@ type ToolUse struct {
 	ID    string
 	Name  string
 	Input string
+	// ThinkingBefore, when set, is streamed as a thinking block right
+	// before this tool_use (interleaved thinking between tool calls).
+	ThinkingBefore string
 }
 
 // Turn is one answer of the fake model: either a stream (Status 0 or 200) or
 // an error response (any other Status).
 type Turn struct {
-	// Thinking is streamed first as a thinking block (thinking_delta and a
-	// signature_delta), which a client must keep out of the answer text.
+	// Thinking is streamed first as a thinking block (thinking_delta pieces
+	// and a signature_delta carrying Signature(Thinking)), which a client
+	// must keep out of the answer text.
 	Thinking string
+	// RedactedThinking, when set, is the data of a redacted_thinking block
+	// streamed after the thinking block (whole, in its content_block_start).
+	RedactedThinking string
 	// Text is streamed as a text block of text_delta pieces; empty means no
 	// text block at all (a turn of tool_use blocks only).
 	Text string
@@ -105,8 +113,9 @@ type Request struct {
 
 // Server is a running fake. Its methods are safe for concurrent use.
 type Server struct {
-	srv *httptest.Server
-	rec *fakemodel.Recorder[Turn, Request]
+	srv      *httptest.Server
+	rec      *fakemodel.Recorder[Turn, Request]
+	thinking thinkingMode
 }
 
 // New starts a fake server on 127.0.0.1 and closes it when the test ends.
@@ -177,6 +186,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "", "invalid_request_error", "fakeanthropic: only stream=true is supported")
 		return
 	}
+	if s.rejectThinking(w, req) {
+		return
+	}
 	if turn.Status != 0 && turn.Status != http.StatusOK {
 		if turn.RetryAfter != "" {
 			w.Header().Set("retry-after", turn.RetryAfter)
@@ -184,6 +196,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, turn.Status, turn.ErrorBody, errorType(turn.Status), fmt.Sprintf("fakeanthropic: status %d", turn.Status))
 		return
 	}
+	s.thinking.remember(turn)
 	streamTurn(w, id, req.Model, turn)
 }
 

@@ -9,7 +9,8 @@ import (
 )
 
 // streamTurn writes turn as a Messages event stream: message_start, ping,
-// one content block per thinking, text and tool_use, message_delta with the
+// one content block per thinking (then redacted_thinking), text and
+// tool_use (each preceded by its ThinkingBefore), message_delta with the
 // stop_reason and usage, message_stop.
 func streamTurn(w http.ResponseWriter, id, model string, turn Turn) {
 	n := turn.ChunkBytes
@@ -40,13 +41,19 @@ func streamTurn(w http.ResponseWriter, id, model string, turn Turn) {
 		add("content_block_stop", fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, idx))
 		idx++
 	}
-	if turn.Thinking != "" {
+	thinking := func(text string) {
 		var ds []string
-		for _, p := range fakemodel.Split(turn.Thinking, n) {
+		for _, p := range fakemodel.Split(text, n) {
 			ds = append(ds, `{"type":"thinking_delta","thinking":`+fakemodel.Quote(p)+`}`)
 		}
-		ds = append(ds, `{"type":"signature_delta","signature":"c2lnbmF0dXJl"}`)
+		ds = append(ds, `{"type":"signature_delta","signature":`+fakemodel.Quote(Signature(text))+`}`)
 		block(`{"type":"thinking","thinking":"","signature":""}`, ds)
+	}
+	if turn.Thinking != "" {
+		thinking(turn.Thinking)
+	}
+	if turn.RedactedThinking != "" {
+		block(`{"type":"redacted_thinking","data":`+fakemodel.Quote(turn.RedactedThinking)+`}`, nil)
 	}
 	if turn.Text != "" {
 		var ds []string
@@ -56,6 +63,9 @@ func streamTurn(w http.ResponseWriter, id, model string, turn Turn) {
 		block(`{"type":"text","text":""}`, ds)
 	}
 	for _, tu := range turn.ToolUses {
+		if tu.ThinkingBefore != "" {
+			thinking(tu.ThinkingBefore)
+		}
 		var ds []string
 		for _, p := range fakemodel.Split(tu.Input, n) {
 			ds = append(ds, `{"type":"input_json_delta","partial_json":`+fakemodel.Quote(p)+`}`)

@@ -10,7 +10,9 @@
 // tool-call arguments cut into pieces of a few bytes (even inside a UTF-8
 // character), parallel tool calls identified only by index after their first
 // chunk, DeepSeek's reasoning_content, 429/5xx answers with Retry-After, and
-// streams that are cut or end without [DONE].
+// streams that are cut or end without [DONE]. EnforceReasoning plays a
+// thinking model that answers 400 when a tool-call turn comes back without
+// its reasoning.
 package fakeopenai
 
 import (
@@ -38,8 +40,13 @@ type ToolCall struct {
 type Turn struct {
 	// Text is streamed as delta.content.
 	Text string
-	// Reasoning is streamed first as delta.reasoning_content (DeepSeek habit).
+	// Reasoning is streamed first as delta.reasoning_content (DeepSeek habit),
+	// or in ReasoningField.
 	Reasoning string
+	// ReasoningField is the delta field Reasoning is streamed in: empty means
+	// "reasoning_content" (DeepSeek, Qwen); "reasoning" plays vLLM,
+	// OpenRouter and Ollama.
+	ReasoningField string
 	// ToolCalls are streamed as parallel tool calls by index: the first chunk
 	// of each call carries index, id, type and name; later chunks carry only
 	// index and an argument piece. Pieces of different calls are interleaved
@@ -90,8 +97,9 @@ type Request struct {
 
 // Server is a running fake. Its methods are safe for concurrent use.
 type Server struct {
-	srv *httptest.Server
-	rec *fakemodel.Recorder[Turn, Request]
+	srv       *httptest.Server
+	rec       *fakemodel.Recorder[Turn, Request]
+	reasoning reasoningMode
 }
 
 // New starts a fake server on 127.0.0.1 and closes it when the test ends.
@@ -153,6 +161,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "", "fakeopenai: only stream=true is supported")
 		return
 	}
+	if s.rejectReasoning(w, req) {
+		return
+	}
 	if turn.Status != 0 && turn.Status != http.StatusOK {
 		if turn.RetryAfter != "" {
 			w.Header().Set("Retry-After", turn.RetryAfter)
@@ -160,7 +171,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, turn.Status, turn.ErrorBody, fmt.Sprintf("fakeopenai: status %d", turn.Status))
 		return
 	}
-	streamTurn(w, id, req.Model, turn)
+	s.reasoning.remember(turn)
+	streamTurn(w, id, req.Model, turn, s.reasoning.enabled())
 }
 
 func parseRequest(raw []byte, h http.Header) *Request {
@@ -180,12 +192,18 @@ func parseRequest(raw []byte, h http.Header) *Request {
 
 func writeError(w http.ResponseWriter, status int, body, msg string) {
 	if body == "" {
-		b, _ := json.Marshal(map[string]any{"error": map[string]any{
-			"message": msg, "type": "server_error", "code": nil, "param": nil,
-		}})
-		body = string(b)
+		writeErrorTyped(w, status, "server_error", msg)
+		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, body)
+}
+
+// writeErrorTyped answers {"error":{"message","type","code","param"}}.
+func writeErrorTyped(w http.ResponseWriter, status int, typ, msg string) {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": msg, "type": typ, "code": nil, "param": nil,
+	}})
+	writeError(w, status, string(b), msg)
 }

@@ -11,7 +11,10 @@ import (
 
 // streamTurn writes turn as a chat.completion.chunk event stream. Every chunk
 // is one "data: {...}\n\n" event, flushed on its own.
-func streamTurn(w http.ResponseWriter, id, model string, turn Turn) {
+//
+// In reasoning mode the reasoning field is sent at least once, empty when
+// the turn has no reasoning text.
+func streamTurn(w http.ResponseWriter, id, model string, turn Turn, reasoningMode bool) {
 	n := turn.ChunkBytes
 	if n <= 0 {
 		n = 4
@@ -26,8 +29,13 @@ func streamTurn(w http.ResponseWriter, id, model string, turn Turn) {
 
 	// Deltas in order: role, reasoning pieces, text pieces, tool calls.
 	deltas := []string{`{"role":"assistant","content":""}`}
-	for _, p := range fakemodel.Split(turn.Reasoning, n) {
-		deltas = append(deltas, `{"reasoning_content":`+fakemodel.Quote(p)+`}`)
+	field := fakemodel.Quote(reasoningField(turn))
+	pieces := fakemodel.Split(turn.Reasoning, n)
+	if len(pieces) == 0 && reasoningMode {
+		pieces = []string{""}
+	}
+	for _, p := range pieces {
+		deltas = append(deltas, `{`+field+`:`+fakemodel.Quote(p)+`}`)
 	}
 	for _, p := range fakemodel.Split(turn.Text, n) {
 		deltas = append(deltas, `{"content":`+fakemodel.Quote(p)+`}`)

@@ -15,20 +15,27 @@ import (
 // they came, so a character a server cut between two deltas is whole again
 // once both pieces are appended.
 type accumulator struct {
-	text    utf8stream.Text // passed on in whole characters
-	blocks  map[int64]*block
-	order   []*block // tool_use blocks in stream order
-	stop    string
-	stopped bool // message_stop seen
+	text   utf8stream.Text // passed on in whole characters
+	blocks map[int64]*block
+	order  []*block // tool_use blocks in stream order
+	// thinking are the thinking and redacted_thinking blocks in stream
+	// order, each with the number of tool_use blocks before it.
+	thinking []*thinkingBlock
+	stop     string
+	stopped  bool // message_stop seen
 }
 
-// block is one content block. Only tool_use blocks are kept; text goes
-// straight into accumulator.text and thinking is dropped.
+// block is one content block. tool_use and thinking blocks are kept; text
+// goes straight into accumulator.text.
 type block struct {
 	kind       string
 	id, name   string
 	startInput string // content_block_start's input, used when no delta came
 	input      []byte
+	// thinking is the block's entry in accumulator.thinking (thinking and
+	// redacted_thinking blocks only); thinkingText its text as it streams.
+	thinking     *thinkingBlock
+	thinkingText []byte
 }
 
 // add folds one event in.
@@ -47,6 +54,11 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onDelta func(string)) 
 		if cb.Type == "text" && cb.Text != "" {
 			a.text.Append(cb.Text, onDelta)
 		}
+		if cb.Type == "thinking" || cb.Type == "redacted_thinking" {
+			b.thinking = &thinkingBlock{Type: cb.Type, Signature: cb.Signature, Data: cb.Data, ToolUsesBefore: len(a.order)}
+			b.thinkingText = append(b.thinkingText, cb.Thinking...)
+			a.thinking = append(a.thinking, b.thinking)
+		}
 	case "content_block_delta":
 		b := a.blocks[ev.Index]
 		switch ev.Delta.Type {
@@ -56,8 +68,15 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onDelta func(string)) 
 			if b != nil {
 				b.input = append(b.input, ev.Delta.PartialJSON...)
 			}
-			// thinking_delta, signature_delta and citations are deliberately
-			// kept out of the answer.
+		case "thinking_delta":
+			// Thinking is kept apart from the answer text.
+			if b != nil && b.thinking != nil {
+				b.thinkingText = append(b.thinkingText, ev.Delta.Thinking...)
+			}
+		case "signature_delta":
+			if b != nil && b.thinking != nil {
+				b.thinking.Signature += ev.Delta.Signature
+			}
 		}
 	case "message_delta":
 		if ev.Delta.StopReason != "" {
@@ -71,12 +90,18 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onDelta func(string)) 
 // flush sends whatever text is still held back.
 func (a *accumulator) flush(onDelta func(string)) { a.text.Flush(onDelta) }
 
-// response is the finished turn: the text of every text block, and every
+// response is the finished turn: the text of every text block, the
+// thinking blocks as model.Reasoning, and every
 // tool_use block in stream order (one without an id gets a random
 // "toolu_<hex>"). A tool_use without input deltas keeps the
 // input of its content_block_start ("{}" for a call without arguments).
 func (a *accumulator) response() *model.Response {
-	msg := model.Message{Role: model.RoleAssistant, Content: a.text.String()}
+	for _, b := range a.blocks {
+		if b.thinking != nil {
+			b.thinking.Thinking = string(b.thinkingText)
+		}
+	}
+	msg := model.Message{Role: model.RoleAssistant, Content: a.text.String(), Reasoning: reasoning(a.thinking)}
 	for _, b := range a.order {
 		args := string(b.input)
 		if args == "" {

@@ -12,15 +12,21 @@ import (
 
 // buildParams maps a provider-neutral request to Messages API parameters:
 //   - system messages become the top-level "system" text blocks;
-//   - an assistant message becomes a text block (when it has text) followed
-//     by one tool_use block per call, id, name and input as received;
+//   - an assistant message becomes its thinking blocks as received (with
+//     their signatures, redacted ones unchanged), a text block (when it has
+//     text) and one tool_use block per call, id, name and input as received;
 //   - the tool messages that answer one assistant turn become tool_result
 //     blocks of ONE user message, in call order (the Messages API requires
 //     every result of a turn in the user message right after it); a user
 //     message that follows them joins that same message after the results,
 //     so roles keep alternating.
-func buildParams(modelName string, maxTokens int64, req *model.Request) sdk.MessageNewParams {
+//
+// thinkingBudget > 0 turns extended thinking on with that budget_tokens.
+func buildParams(modelName string, maxTokens, thinkingBudget int64, req *model.Request) sdk.MessageNewParams {
 	p := sdk.MessageNewParams{Model: sdk.Model(modelName), MaxTokens: maxTokens}
+	if thinkingBudget > 0 {
+		p.Thinking = sdk.ThinkingConfigParamOfEnabled(thinkingBudget)
+	}
 	appendUser := func(b sdk.ContentBlockParamUnion) {
 		if n := len(p.Messages); n > 0 && p.Messages[n-1].OfUser != nil {
 			u := p.Messages[n-1].OfUser
@@ -36,13 +42,7 @@ func buildParams(modelName string, maxTokens int64, req *model.Request) sdk.Mess
 				p.System = append(p.System, sdk.TextBlockParam{Text: m.Content})
 			}
 		case model.RoleAssistant:
-			var blocks []sdk.ContentBlockParamUnion
-			if m.Content != "" {
-				blocks = append(blocks, sdk.NewTextBlock(m.Content))
-			}
-			for _, tc := range m.ToolCalls {
-				blocks = append(blocks, sdk.NewToolUseBlock(tc.ID, toolInput(tc.Arguments), tc.Name))
-			}
+			blocks := assistantBlocks(m)
 			if len(blocks) > 0 { // the API rejects an assistant message without content
 				p.Messages = append(p.Messages, sdk.NewAssistantMessage(blocks...))
 			}

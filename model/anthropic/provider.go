@@ -15,6 +15,7 @@ package anthropic
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -32,6 +33,8 @@ const (
 	DefaultMaxRetries  = 3
 	DefaultCallTimeout = 2 * time.Minute
 	DefaultBaseBackoff = 500 * time.Millisecond
+	// MinThinkingBudget is the smallest budget_tokens the API accepts.
+	MinThinkingBudget = 1024
 	// MaxBackoff caps every wait between attempts, retry-after included.
 	MaxBackoff = 30 * time.Second
 )
@@ -55,6 +58,12 @@ type Options struct {
 	// MaxTokens is the max_tokens of every request (the API requires it).
 	// 0 means DefaultMaxTokens (4096).
 	MaxTokens int64
+	// ThinkingBudget > 0 turns on extended thinking with that many
+	// budget_tokens (ANTHROPIC_THINKING_BUDGET; the API requires at least
+	// 1024 and less than MaxTokens). MaxTokens not above it is raised to
+	// ThinkingBudget+DefaultMaxTokens. The thinking blocks are kept with the
+	// assistant message (model.Reasoning) and sent back unchanged.
+	ThinkingBudget int64
 	// HTTPClient carries the requests; nil means the SDK's default client.
 	HTTPClient *http.Client
 	// MaxRetries is how many times a failed call is retried. 0 means
@@ -87,6 +96,12 @@ func New(opts Options) (*Provider, error) {
 	}
 	if opts.MaxTokens <= 0 {
 		opts.MaxTokens = DefaultMaxTokens
+	}
+	if opts.ThinkingBudget < 0 || (opts.ThinkingBudget > 0 && opts.ThinkingBudget < MinThinkingBudget) {
+		return nil, fmt.Errorf("anthropic: Options.ThinkingBudget %d: the API needs at least %d (0 turns thinking off)", opts.ThinkingBudget, MinThinkingBudget)
+	}
+	if opts.ThinkingBudget > 0 && opts.MaxTokens <= opts.ThinkingBudget {
+		opts.MaxTokens = opts.ThinkingBudget + DefaultMaxTokens
 	}
 	if opts.MaxRetries == 0 {
 		opts.MaxRetries = DefaultMaxRetries
@@ -122,7 +137,8 @@ func (p *Provider) Name() string { return "anthropic:" + p.opts.Model }
 
 // Generate streams one assistant turn for req. Text deltas go to onDelta (may
 // be nil) in order, always as whole UTF-8 characters even when the bytes of a
-// character arrived in two pieces. Thinking blocks never enter the text.
+// character arrived in two pieces. Thinking blocks never enter the text:
+// they come back as Response.Message.Reasoning.
 //
 // A failed attempt is retried whole, up to Options.MaxRetries times with
 // backoff. Deltas of a failed attempt may already have gone through onDelta
@@ -138,7 +154,7 @@ func (p *Provider) Name() string { return "anthropic:" + p.opts.Model }
 // invalid_request_error, authentication_error, permission_error or
 // not_found_error.
 func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta func(text string)) (*model.Response, error) {
-	params := buildParams(p.opts.Model, p.opts.MaxTokens, req)
+	params := buildParams(p.opts.Model, p.opts.MaxTokens, p.opts.ThinkingBudget, req)
 	return retry.Do(ctx, retry.Policy{
 		Prefix:      "anthropic: " + p.Name(),
 		MaxRetries:  p.opts.MaxRetries,

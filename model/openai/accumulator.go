@@ -15,10 +15,11 @@ import (
 // they came, so a character a server cut between two chunks is whole again
 // once both pieces are appended.
 type accumulator struct {
-	text   utf8stream.Text // passed on in whole characters
-	calls  []*callAcc
-	byIdx  map[int64]*callAcc
-	finish string
+	text      utf8stream.Text // passed on in whole characters
+	reasoning reasoningAcc
+	calls     []*callAcc
+	byIdx     map[int64]*callAcc
+	finish    string
 }
 
 type callAcc struct {
@@ -36,8 +37,11 @@ func (a *accumulator) add(c oai.ChatCompletionChunk, onDelta func(string)) {
 			a.finish = ch.FinishReason
 		}
 		d := ch.Delta
-		// reasoning_content (DeepSeek) arrives in d.JSON.ExtraFields and is
-		// deliberately ignored.
+		// Reasoning arrives in fields the SDK does not know
+		// (reasoning_content, reasoning): it is kept apart from the text.
+		if len(d.JSON.ExtraFields) > 0 {
+			a.reasoning.add(d.JSON.ExtraFields, nil)
+		}
 		if d.Content != "" {
 			a.text.Append(d.Content, onDelta)
 		}
@@ -76,7 +80,7 @@ func (a *accumulator) flush(onDelta func(string)) { a.text.Flush(onDelta) }
 // response is the finished turn. A call without an id gets a random
 // "call_<hex>" so that its tool message can still name it.
 func (a *accumulator) response() *model.Response {
-	msg := model.Message{Role: model.RoleAssistant, Content: a.text.String()}
+	msg := model.Message{Role: model.RoleAssistant, Content: a.text.String(), Reasoning: a.reasoning.reasoning()}
 	for _, c := range a.calls {
 		id := c.id
 		if id == "" {

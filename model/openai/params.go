@@ -14,7 +14,8 @@ import (
 // tool calls keep id, name and arguments exactly as received; tool messages
 // carry their tool_call_id; an assistant message with tool calls and no text
 // omits "content" (OpenAI accepts that; some servers reject an empty string
-// beside tool_calls).
+// beside tool_calls). An assistant tool-call turn carries its reasoning back
+// in the fields it came in (reasoningBack).
 func buildParams(modelName string, req *model.Request) oai.ChatCompletionNewParams {
 	p := oai.ChatCompletionNewParams{Model: shared.ChatModel(modelName)}
 	for _, m := range req.Messages {
@@ -51,6 +52,9 @@ func messageParam(m model.Message) oai.ChatCompletionMessageParamUnion {
 					},
 				},
 			})
+		}
+		if extra := reasoningBack(m); extra != nil {
+			a.SetExtraFields(extra)
 		}
 		return oai.ChatCompletionMessageParamUnion{OfAssistant: &a}
 	default:
