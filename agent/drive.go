@@ -446,7 +446,7 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 			return err
 		}
 		if stored, err = tx.MessageInsert(ctx, &store.MessageInsertParams{ID: msgID, SessionID: run.SessionID, RunID: run.ID, Role: "assistant",
-			Content: resp.Message.Content, ToolCalls: callsJSON, Now: now}); err != nil {
+			Content: resp.Message.Content, ToolCalls: callsJSON, Metadata: assistantMetadata(resp.Message), Now: now}); err != nil {
 			return err
 		}
 		if rest != "" {
@@ -454,7 +454,7 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 				return err
 			}
 		}
-		if _, err := r.emit(ctx, tx, run.SessionID, EventMessage, MessageEvent{MessageID: msgID, Role: "assistant", Content: resp.Message.Content}); err != nil {
+		if _, err := r.emit(ctx, tx, run.SessionID, EventMessage, MessageEvent{MessageID: msgID, Role: "assistant", Content: resp.Message.Content, Reasoning: reasoningText(resp.Message)}); err != nil {
 			return err
 		}
 		for _, c := range calls {
@@ -550,7 +550,7 @@ func BuildMessages(system string, msgs []*store.Message) []model.Message {
 		case "user":
 			out = append(out, model.Message{Role: model.RoleUser, Content: m.Content})
 		case "assistant":
-			am := model.Message{Role: model.RoleAssistant, Content: m.Content}
+			am := model.Message{Role: model.RoleAssistant, Content: m.Content, Reasoning: MessageReasoning(m)}
 			if len(m.ToolCalls) > 0 {
 				_ = json.Unmarshal(m.ToolCalls, &am.ToolCalls)
 			}

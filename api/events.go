@@ -93,10 +93,14 @@ const (
 
 // MessageEvent is the payload of "message": a whole message, the user's own
 // echoed at the start of a run or the assistant's once it is complete.
+// Reasoning is the readable reasoning ("thinking") a reasoning model sent
+// with an assistant message, omitted when there is none; it is never part
+// of Content nor of any message_delta (docs/models.md "Reasoning models").
 type MessageEvent struct {
 	MessageID string `json:"messageId"`
 	Role      Role   `json:"role"`
 	Content   string `json:"content"`
+	Reasoning string `json:"reasoning,omitempty"`
 }
 
 // ToolCallEvent is the payload of "tool_call": the model called tool Name

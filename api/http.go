@@ -78,7 +78,11 @@ type MessageView struct {
 	Name       string          `json:"name,omitempty"`
 	IsError    bool            `json:"isError,omitempty"`
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
-	CreatedAt  time.Time       `json:"createdAt"`
+	// Reasoning is the readable reasoning of an assistant message, as in
+	// MessageEvent; never part of Content. The provider's own data
+	// (signatures) stays on the server.
+	Reasoning string    `json:"reasoning,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // InteractionView is one interaction of a transcript: the request as it was

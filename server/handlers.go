@@ -44,6 +44,12 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 		if len(m.ToolCalls) > 0 {
 			_ = json.Unmarshal(m.ToolCalls, &v.ToolCalls)
 		}
+		if m.Role == "assistant" {
+			v.Metadata = nil
+			if r := agent.MessageReasoning(m); r != nil {
+				v.Reasoning = r.Text
+			}
+		}
 		t.Messages = append(t.Messages, v)
 	}
 	writeJSON(w, http.StatusOK, t)

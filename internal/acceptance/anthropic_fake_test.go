@@ -149,6 +149,9 @@ func anthropicMessages(raw []byte) ([]wireMessage, error) {
 					_ = json.Compact(&args, b.Input)
 					wm.calls = append(wm.calls, call{id: b.ID, name: b.Name, args: args.String()})
 					owed = append(owed, b.ID)
+				case "thinking", "redacted_thinking":
+					// Extended thinking sent back (checked by the fake's
+					// reasoning mode); not part of the neutral view.
 				default:
 					fail("message %d: unexpected %s block in an assistant message", i, b.Type)
 				}

@@ -186,7 +186,9 @@ func TestHabitChineseCutInsideCharacters(t *testing.T) {
 	}
 	require.True(t, found, "an answered audit entry")
 
-	for _, raw := range [][]byte{mustMarshal(t, tr), mustMarshal(t, tv), mustMarshal(t, p.events), mustMarshal(t, evs)} {
+	// The reasoning travels only in the reasoning field of its message
+	// event (TestReasoningAskUserCycle); never in text, deltas or trace.
+	for _, raw := range [][]byte{mustMarshal(t, tr), mustMarshal(t, tv), mustMarshal(t, withoutReasoning(t, p.events)), mustMarshal(t, withoutReasoning(t, evs))} {
 		require.NotContains(t, string(raw), "\uFFFD")
 		require.NotContains(t, string(raw), "hidden-chain", "reasoning never enters the answer")
 	}
