@@ -3,6 +3,8 @@ import type { CardItem } from '../chatState'
 import { formatTime, useLang, useT } from '../i18n'
 import type { Answer } from '../types'
 import { AskUserForm } from './AskUserForm'
+import { isApproval } from './approval'
+import { ApprovalForm, ApprovalReceiptView } from './ApprovalCard'
 import { CardError, FieldMessages, otherErrors } from './fieldErrors'
 import { ReceiptView } from './Receipt'
 import { visible } from '../visible'
@@ -54,7 +56,7 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
       aria-label={visible(req.title)}
     >
       {card.phase === 'resolved' && card.receipt ? (
-        <ReceiptView card={card} />
+        isApproval(req) ? <ApprovalReceiptView card={card} /> : <ReceiptView card={card} />
       ) : (
         <>
           <h3 className="card-title">{visible(req.title)}</h3>
@@ -70,7 +72,10 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
                   {t.expiresAt}: <time dateTime={req.expiresAt}>{formatTime(req.expiresAt, lang)}</time>
                 </p>
               )}
-              {req.mode === 'questions' ? (
+              {isApproval(req) ? (
+                // An approval answer is {decision, arguments?, message?, remember?} (DESIGN §10).
+                <ApprovalForm card={card} onSubmit={(a) => onSubmit(a as unknown as Answer)} onCancel={onCancel} />
+              ) : req.mode === 'questions' ? (
                 <AskUserForm card={card} onSubmit={onSubmit} onCancel={onCancel} />
               ) : (
                 <AskForm card={card} onSubmit={onSubmit} onCancel={onCancel} />
