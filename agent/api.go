@@ -165,11 +165,26 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		return nil, &AlreadyResolvedError{Receipt: receiptOf(it)}
 	}
 	if !r.now().Before(it.ExpiresAt) {
-		r.audit(ctx, r.st, it, "rejected", "expired", nil)
 		rc, _, err := r.resolve(ctx, it, askuser.StatusExpired, askuser.Answer{})
 		if err != nil {
 			return nil, err
 		}
+		if rc == nil {
+			// Resolved since it was read: an answer that came first makes
+			// this request its duplicate (409 with the receipt), whatever
+			// the clock says now.
+			if it, err = r.st.InteractionGet(ctx, it.ID); err != nil {
+				return nil, err
+			}
+			if it.Status != string(askuser.StatusPending) && it.Status != string(askuser.StatusExpired) {
+				r.audit(ctx, r.st, it, "rejected", "duplicate", nil)
+				return nil, &AlreadyResolvedError{Receipt: receiptOf(it)}
+			}
+			if it.Status == string(askuser.StatusExpired) {
+				rc = receiptOf(it)
+			}
+		}
+		r.audit(ctx, r.st, it, "rejected", "expired", nil)
 		return nil, &InteractionExpiredError{Receipt: rc}
 	}
 	req, err := decodeRequest(it)

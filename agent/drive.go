@@ -231,6 +231,9 @@ func (r *Runner) toolCalls(ctx context.Context, run *store.Run, agent *Agent, la
 		switch {
 		case !registered || !agent.Tools.Allows(c.Name):
 			res = askuser.ToolResult{Content: fmt.Sprintf("unknown tool %q: this agent has no such tool", c.Name), IsError: true}
+		case truncatedCall(c):
+			why, _ := truncatedArguments(c.Arguments)
+			res = askuser.ToolResult{Content: "invalid arguments for " + c.Name + ": " + why, IsError: true}
 		case askuser.IsAskTool(c.Name):
 			p, perr := r.prompts.parse(last.ID, pc.index, c.Name, c.Arguments)
 			if perr == nil {
@@ -269,6 +272,11 @@ func (r *Runner) toolCalls(ctx context.Context, run *store.Run, agent *Agent, la
 		return false, nil
 	}
 	return true, r.ask(ctx, run, asks[0].pc.call, asks[0].prompt)
+}
+
+func truncatedCall(c model.ToolCall) bool {
+	_, ok := truncatedArguments(c.Arguments)
+	return ok
 }
 
 var errLeaseLost = errors.New("agent: run is no longer driven by this process")
@@ -411,15 +419,25 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 	calls := uniqueCallIDs(resp.Message.ToolCalls, msgs)
 	// Every ask call is parsed here, once: the valid prompts wait in
 	// r.prompts for toolCalls, the next step of this run.
+	// Rejected arguments are kept bounded (boundArguments); the trace still
+	// names the whole arguments by length and hash.
 	streak := 0
+	traces := make([]map[string]any, len(calls))
 	for i, c := range calls {
+		traces[i] = toolCallTrace(c)
+		var perr error
 		if askuser.IsAskTool(c.Name) {
-			p, perr := askuser.ParseArgs(c.Name, c.Arguments)
-			if perr != nil {
+			var p *askuser.Prompt
+			if p, perr = askuser.ParseArgs(c.Name, c.Arguments); perr != nil {
 				streak = run.InvalidStreak + 1
-				continue
+			} else {
+				r.prompts.put(msgID, i, c.Arguments, p)
 			}
-			r.prompts.put(msgID, i, c.Arguments, p)
+		} else if !json.Valid([]byte(c.Arguments)) {
+			perr = errors.New("the arguments are not valid JSON")
+		}
+		if perr != nil {
+			calls[i].Arguments = boundArguments(c.Arguments, perr)
 		}
 	}
 	steps := run.Steps + 1
@@ -457,8 +475,8 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 		if _, err := r.emit(ctx, tx, run.SessionID, EventMessage, MessageEvent{MessageID: msgID, Role: "assistant", Content: resp.Message.Content, Reasoning: reasoningText(resp.Message)}); err != nil {
 			return err
 		}
-		for _, c := range calls {
-			r.trace(ctx, tx, run, "tool_call", toolCallTrace(c))
+		for i, c := range calls {
+			r.trace(ctx, tx, run, "tool_call", traces[i])
 			if _, err := r.emit(ctx, tx, run.SessionID, EventToolCall, ToolCallEvent{ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments}); err != nil {
 				return err
 			}

@@ -32,6 +32,23 @@ type hookStore struct {
 	onInsert func(p *store.InteractionInsertParams) // inside the pause's transaction
 	onResult func(p *store.MessageInsertParams)     // inside a tool result's transaction
 	onTx     func()                                 // before the next InTx
+	onActive func()                                 // before the next RunGetActive
+	onGet    func()                                 // after the next InteractionGet read
+}
+
+func (s *hookStore) RunGetActive(ctx context.Context, sessionID string) (*store.Run, error) {
+	if f := s.take(&s.onActive); f != nil {
+		f()
+	}
+	return s.Store.RunGetActive(ctx, sessionID)
+}
+
+func (s *hookStore) InteractionGet(ctx context.Context, id string) (*store.Interaction, error) {
+	it, err := s.Store.InteractionGet(ctx, id)
+	if f := s.take(&s.onGet); f != nil {
+		f()
+	}
+	return it, err
 }
 
 func (s *hookStore) take(f *func()) func() {

@@ -234,7 +234,7 @@ func TestExpiredBeforeSweeper(t *testing.T) {
 	pv := e.pending(p.sessionID)
 	require.Nil(t, pv.Pending)
 	require.Equal(t, api.StatusExpired, pv.Last.Status, "a timeout never disappears silently")
-	require.Equal(t, []string{"requested", "rejected:expired", "expired", "rejected:expired"}, e.trace(p.sessionID).actions(p.req.ID))
+	require.Equal(t, []string{"requested", "expired", "rejected:expired", "rejected:expired"}, e.trace(p.sessionID).actions(p.req.ID))
 	e.barrier(1)
 }
 
