@@ -364,7 +364,7 @@ func (r *Runner) Interactions(ctx context.Context, sessionID string) ([]Interact
 		if err != nil {
 			return nil, err
 		}
-		v := InteractionView{Request: req, Status: askuser.Status(it.Status)}
+		v := InteractionView{Request: *req, Status: askuser.Status(it.Status)}
 		if it.Status != string(askuser.StatusPending) {
 			v.Receipt = receiptOf(it)
 		}

@@ -88,9 +88,9 @@ type MessageView struct {
 // InteractionView is one interaction of a transcript: the request as it was
 // asked, its Status, and its Receipt once resolved (null while pending).
 type InteractionView struct {
-	Request *InputRequest `json:"request"`
-	Status  Status        `json:"status"`
-	Receipt *Receipt      `json:"receipt"`
+	Request InputRequest `json:"request"`
+	Status  Status       `json:"status"`
+	Receipt *Receipt     `json:"receipt"`
 }
 
 // Transcript is GET /api/sessions/{id}: the session, its messages (tool

@@ -56,10 +56,10 @@ type Question struct {
 
 // Prompt is a validated ask: the form part of an InputRequest (seed 000 §1
 // arguments, or AgentScope AskUser's questions). Tool is ToolAskUser or
-// ToolAskUserBatch. For ask_user the fields are
-// the tool's arguments; free-input modes carry no options. For AskUser, Mode
-// is ModeQuestions, Questions holds the batch and Title is the first
-// question's text (so every card has a title to show).
+// ToolAskUserBatch. For ask_user the fields are the tool's arguments;
+// free-input modes carry no options. For AskUser, Mode is ModeQuestions,
+// Questions holds the batch and Title is the first question's text (so every
+// card has a title to show).
 type Prompt struct {
 	Tool        string     `json:"tool"`
 	Title       string     `json:"title"`

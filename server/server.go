@@ -44,6 +44,7 @@ type Server struct {
 	mux       *http.ServeMux
 	closing   chan struct{}
 	closeOnce sync.Once
+	routes    []string // patterns of the /api routes
 }
 
 // New returns a Server.
@@ -64,7 +65,7 @@ func New(opts Options) (*Server, error) {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), closing: make(chan struct{})}
-	api := http.NewServeMux()
+	api := &routeMux{ServeMux: http.NewServeMux()}
 	api.HandleFunc("POST /api/chat", s.handleChat)
 	api.HandleFunc("POST /api/chat/continue", s.handleContinue)
 	api.HandleFunc("GET /api/interactions/pending", s.handlePending)
@@ -74,7 +75,9 @@ func New(opts Options) (*Server, error) {
 	api.HandleFunc("POST /api/sessions/{id}/cancel", s.handleCancel)
 	api.HandleFunc("GET /api/sessions/{id}/trace", s.handleTrace)
 	api.HandleFunc("GET /api/info", s.handleInfo)
+	api.HandleFunc("GET /api/openapi.json", handleOpenAPI)
 	api.HandleFunc("/api/", handleNoEndpoint)
+	s.routes = api.patterns
 	s.mux.Handle("/api/", s.requireAuth(api))
 	s.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		// Ready means the database answers: a lookup of a session that

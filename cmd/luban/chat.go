@@ -288,9 +288,7 @@ func (s *chatSession) resume(ctx context.Context) error {
 	}
 	s.printf("session %s · %s · %s\n", safeLine(tr.Session.ID), safeLine(tr.Session.Title), safeLine(tr.Session.Status))
 	for _, it := range tr.Interactions {
-		if it.Request != nil {
-			s.asked[it.Request.ID] = it.Request
-		}
+		s.asked[it.Request.ID] = &it.Request
 	}
 	p, err := s.c.Pending(ctx, s.sessionID)
 	if err != nil {

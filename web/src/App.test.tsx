@@ -39,7 +39,7 @@ function transcript(id: string, status: string, interactions: unknown[] = []) {
     session: { id, title: 't', status, createdAt: NOW, updatedAt: NOW },
     messages: [
       { id: 'm0', runId: 'r1', role: 'user', content: '帮我改代码', createdAt: NOW },
-      { id: 'm1', runId: 'r1', role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'ask_user', arguments: {} }], createdAt: NOW },
+      { id: 'm1', runId: 'r1', role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'ask_user', arguments: '{}' }], createdAt: NOW },
     ],
     interactions,
   }
@@ -69,7 +69,7 @@ describe('App', () => {
         frame(2, 'message', { messageId: 'm0', role: 'user', content: '帮我改代码' }),
         frame(3, 'message_delta', { messageId: 'm1', delta: '先问一下：' }),
         frame(4, 'message', { messageId: 'm1', role: 'assistant', content: '先问一下：' }),
-        frame(5, 'tool_call', { toolCallId: 'call_1', name: 'ask_user', arguments: { title: 'x' } }),
+        frame(5, 'tool_call', { toolCallId: 'call_1', name: 'ask_user', arguments: '{"title":"x"}' }),
         frame(6, 'user_input_required', { title: 'broken', mode: 'single' }),
         frame(7, 'user_input_required', request()),
       ),
@@ -78,7 +78,7 @@ describe('App', () => {
         res.write(frame(8, 'user_input_resolved', receipt({ selections: ['implement'] })))
         res.write(frame(9, 'tool_result', { toolCallId: 'call_1', name: 'ask_user', content: '{}', isError: false }))
         await gate
-        res.write(frame(10, 'tool_call', { toolCallId: 'call_2', name: 'read_file', arguments: { path: 'a.go' } }))
+        res.write(frame(10, 'tool_call', { toolCallId: 'call_2', name: 'read_file', arguments: '{"path":"a.go"}' }))
         res.write(frame(11, 'tool_result', { toolCallId: 'call_2', name: 'read_file', content: 'package a', isError: false }))
         res.write(frame(12, 'message_delta', { messageId: 'm2', delta: '**完成** <img src=x onerror=alert(1)>' }))
         res.write(frame(13, 'message', { messageId: 'm2', role: 'assistant', content: '**完成** <img src=x onerror=alert(1)>' }))
@@ -259,7 +259,7 @@ describe('App', () => {
         const all = [
           frame(1, 'session', { sessionId: 's1', runId: 'r1' }),
           frame(2, 'message', { messageId: 'm0', role: 'user', content: '帮我改代码' }),
-          frame(3, 'tool_call', { toolCallId: 'call_1', name: 'ask_user', arguments: {} }),
+          frame(3, 'tool_call', { toolCallId: 'call_1', name: 'ask_user', arguments: '{}' }),
           // A replayed overlap (same id as the transcript's last) is dropped.
           frame(3, 'message', { messageId: 'mx', role: 'assistant', content: '重复的旧事件' }),
           frame(4, 'message', { messageId: 'm2', role: 'assistant', content: '接着上次继续' }),
@@ -368,7 +368,7 @@ describe('App', () => {
         res.write(frame(4, 'message_delta', { messageId: 'm1', delta: '从前有座山，' }))
         await steps[1]
         res.write(frame(5, 'message', { messageId: 'm1', role: 'assistant', content: '从前有座山，山里有座庙。' }))
-        res.write(frame(6, 'tool_call', { toolCallId: 'call_2', name: 'read_file', arguments: {} }))
+        res.write(frame(6, 'tool_call', { toolCallId: 'call_2', name: 'read_file', arguments: '{}' }))
         res.write(frame(7, 'tool_result', { toolCallId: 'call_2', name: 'read_file', content: 'x', isError: false }))
         // A second turn starts streaming, and the run is cancelled mid-reply:
         // no final message, the transcript will not hold that text.

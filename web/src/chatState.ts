@@ -4,7 +4,7 @@
 // overlap never shows anything twice.
 import type { ApiError } from './api'
 import { isInputRequest, type SSEEvent } from './sse'
-import type { FieldError, InputRequest, Pending, Receipt, RunStatus, Transcript } from './types'
+import type { EventName, EventPayloads, FieldError, InputRequest, Pending, Receipt, RunStatus, Transcript } from './types'
 
 /** CardPhase is the life of a question card (seed 000 §6.3). */
 export type CardPhase = 'editing' | 'submitting' | 'resolved' | 'not_resumable'
@@ -41,7 +41,8 @@ export type ToolItem = {
   key: string
   toolCallId: string
   name: string
-  arguments: unknown
+  /** arguments is the JSON text the model sent; undefined when unknown. */
+  arguments?: string
   result?: { content: string; isError: boolean }
 }
 
@@ -118,7 +119,7 @@ function fromTranscript(t: Transcript): Item[] {
       const has = items.some((i) => i.kind === 'tool' && i.toolCallId === m.toolCallId)
       items = has
         ? items.map((i) => (i.kind === 'tool' && i.toolCallId === m.toolCallId ? { ...i, result } : i))
-        : [...items, { kind: 'tool', key: `tool-${m.toolCallId}`, toolCallId: m.toolCallId ?? '', name: m.name ?? '', arguments: {}, result }]
+        : [...items, { kind: 'tool', key: `tool-${m.toolCallId}`, toolCallId: m.toolCallId ?? '', name: m.name ?? '', result }]
       continue
     }
     if (m.content) items.push({ kind: 'message', key: `msg-${m.id}`, id: m.id, role: m.role, content: m.content })
@@ -159,27 +160,41 @@ function isRunStatus(s: unknown): s is RunStatus {
   return s === 'completed' || s === 'cancelled' || s === 'expired' || s === 'failed'
 }
 
+/**
+ * payload is an event's data as the generated payload type of its name
+ * (types.gen.ts), every field optional: the page still checks what it uses,
+ * since a frame may come from an older or a broken server.
+ */
+function payload<K extends EventName>(ev: SSEEvent, _name: K): Partial<EventPayloads[K]> {
+  return (typeof ev.data === 'object' && ev.data !== null ? ev.data : {}) as Partial<EventPayloads[K]>
+}
+
+/** text is v when it is a string, else ''. */
+const text = (v: unknown): string => (typeof v === 'string' ? v : '')
+
 function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
-  const d = (ev.data ?? {}) as Record<string, unknown>
-  const str = (k: string) => (typeof d[k] === 'string' ? (d[k] as string) : '')
   switch (ev.event) {
-    case 'session':
-      return { ...s, sessionId: str('sessionId') || s.sessionId, runId: str('runId') || s.runId, running: true }
+    case 'session': {
+      const d = payload(ev, 'session')
+      return { ...s, sessionId: text(d.sessionId) || s.sessionId, runId: text(d.runId) || s.runId, running: true }
+    }
     case 'message_delta': {
-      const id = str('messageId')
+      const d = payload(ev, 'message_delta')
+      const id = text(d.messageId)
       const cur = s.items.find((i): i is MessageItem => i.kind === 'message' && i.id === id)
       if (!cur) {
-        const m: MessageItem = { kind: 'message', key: `msg-${id}`, id, role: 'assistant', content: str('delta'), streaming: true }
+        const m: MessageItem = { kind: 'message', key: `msg-${id}`, id, role: 'assistant', content: text(d.delta), streaming: true }
         return { ...s, items: [...s.items, m] }
       }
       if (!cur.streaming) return s
-      return { ...s, items: s.items.map((i) => (i === cur ? { ...cur, content: cur.content + str('delta') } : i)) }
+      return { ...s, items: s.items.map((i) => (i === cur ? { ...cur, content: cur.content + text(d.delta) } : i)) }
     }
     case 'message': {
-      const id = str('messageId')
-      const role = str('role')
+      const d = payload(ev, 'message')
+      const id = text(d.messageId)
+      const role = d.role
       if (role !== 'user' && role !== 'assistant') return s
-      const content = str('content')
+      const content = text(d.content)
       // A final assistant message ends every earlier streaming bubble that
       // never got its own: those are attempts that died (kill -9) before
       // another process took the run over, and a reload would not show them.
@@ -197,16 +212,18 @@ function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
       return { ...base, items: [...base.items, m] }
     }
     case 'tool_call': {
-      const id = str('toolCallId')
+      const d = payload(ev, 'tool_call')
+      const id = text(d.toolCallId)
       if (s.items.some((i) => i.kind === 'tool' && i.toolCallId === id)) return s
-      const t: ToolItem = { kind: 'tool', key: `tool-${id}`, toolCallId: id, name: str('name'), arguments: d.arguments }
+      const t: ToolItem = { kind: 'tool', key: `tool-${id}`, toolCallId: id, name: text(d.name), arguments: text(d.arguments) }
       return { ...s, items: [...s.items, t] }
     }
     case 'tool_result': {
-      const id = str('toolCallId')
-      const result = { content: str('content'), isError: d.isError === true }
+      const d = payload(ev, 'tool_result')
+      const id = text(d.toolCallId)
+      const result = { content: text(d.content), isError: d.isError === true }
       if (!s.items.some((i) => i.kind === 'tool' && i.toolCallId === id)) {
-        const t: ToolItem = { kind: 'tool', key: `tool-${id}`, toolCallId: id, name: str('name'), arguments: undefined, result }
+        const t: ToolItem = { kind: 'tool', key: `tool-${id}`, toolCallId: id, name: text(d.name), result }
         return { ...s, items: [...s.items, t] }
       }
       return { ...s, items: s.items.map((i) => (i.kind === 'tool' && i.toolCallId === id ? { ...i, result } : i)) }
@@ -219,12 +236,12 @@ function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
       return { ...s, running: false, items: insertCard(s.items, newCard(r)) }
     }
     case 'user_input_resolved': {
-      const rec = ev.data as Receipt
-      if (typeof rec?.requestId !== 'string') return s
-      return { ...s, items: resolveCard(s.items, rec) }
+      const rec = payload(ev, 'user_input_resolved')
+      if (typeof rec.requestId !== 'string') return s
+      return { ...s, items: resolveCard(s.items, rec as Receipt) }
     }
     case 'done': {
-      const status = str('status')
+      const status = text(payload(ev, 'done').status)
       let touched = false
       let items = s.items.map((i) => {
         if (i.kind === 'input' && i.runStatus === 'continuing' && isRunStatus(status)) {
@@ -241,12 +258,14 @@ function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
       }
       return { ...s, running: false, items }
     }
-    case 'error':
+    case 'error': {
+      const d = payload(ev, 'error')
       return {
         ...s,
         running: false,
-        items: [...s.items, { kind: 'notice', key: key('err'), level: 'error', code: str('code'), message: str('message') }],
+        items: [...s.items, { kind: 'notice', key: key('err'), level: 'error', code: text(d.code), message: text(d.message) }],
       }
+    }
     default:
       return s
   }
@@ -286,7 +305,20 @@ export function reduce(s: ChatState, a: Action): ChatState {
       const last = a.pending.last
       if (last && typeof last.requestId === 'string') {
         if (!items.some((i) => i.kind === 'input' && i.request.id === last.requestId)) {
-          const r: InputRequest = { id: last.requestId, toolCallId: last.toolCallId, title: '', mode: 'single' }
+          // A receipt whose request this page never saw: a card that only
+          // shows the receipt.
+          const r: InputRequest = {
+            id: last.requestId,
+            toolCallId: last.toolCallId,
+            sessionId: s.sessionId ?? '',
+            runId: '',
+            tool: 'ask_user',
+            title: '',
+            mode: 'single',
+            createdAt: last.resolvedAt,
+            expiresAt: last.resolvedAt,
+            resumable: true,
+          }
           items = insertCard(items, newCard(r))
         }
         items = resolveCard(items, last)

@@ -38,6 +38,7 @@ function askUser(): InputRequest {
         ],
       },
     ],
+    createdAt: new Date().toISOString(),
     expiresAt: new Date(Date.now() + 3600_000).toISOString(),
     resumable: true,
   }

@@ -5,7 +5,7 @@ import { LangContext } from '../i18n'
 import { ToolCallView } from './ToolCallView'
 
 function setup(item: Partial<ToolItem>) {
-  const full: ToolItem = { kind: 'tool', key: 'k', toolCallId: 'c1', name: 'read_file', arguments: {}, ...item }
+  const full: ToolItem = { kind: 'tool', key: 'k', toolCallId: 'c1', name: 'read_file', arguments: '{}', ...item }
   render(
     <LangContext.Provider value="zh">
       <ToolCallView item={full} />
@@ -18,7 +18,7 @@ describe('ToolCallView', () => {
   it('shows bidi controls in the name, arguments and result as markers', () => {
     const { el } = setup({
       name: 'read\u202Efile',
-      arguments: { path: 'gnp\u202E.exe' },
+      arguments: '{"path":"gnp\u202E.exe"}',
       result: { content: 'ok \u2066x\u2069', isError: false },
     })
     expect(el).toHaveTextContent('read⟨U+202E⟩file')

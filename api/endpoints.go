@@ -1,0 +1,135 @@
+package api
+
+// Endpoint describes one route of /api for the OpenAPI document
+// (GET /api/openapi.json). Path uses net/http.ServeMux pattern syntax
+// ("/api/sessions/{id}"). Request is a zero value of the JSON body type, nil
+// for none. Responses lists the success answers; Errors the codes the route
+// can answer with, each sent as an ErrorBody with the status
+// ErrorCode.HTTPStatus gives (401 unauthorized applies to every route and is
+// listed once per route by the generator).
+type Endpoint struct {
+	Method, Path string
+	// Summary is one line for people; Description may say more.
+	Summary, Description string
+	Params               []Param
+	Request              any
+	Responses            []Response
+	Errors               []ErrorCode
+}
+
+// Param is a query or header parameter of an Endpoint (path parameters come
+// from the pattern). In is "query" or "header"; every parameter is a string
+// on the wire.
+type Param struct {
+	Name, In, Description string
+	Required              bool
+}
+
+// Response is one success answer of an Endpoint: Status with a JSON Body (a
+// zero value of its type), or, when Stream is true, an SSE stream of the
+// events in Events (text/event-stream).
+type Response struct {
+	Status      int
+	Description string
+	Body        any
+	Stream      bool
+}
+
+// Endpoints is every route of /api (DESIGN §3 and docs/design.md §9), in the
+// order of DESIGN §3. A server test checks that the server's routes and this
+// table are the same set, and that real answers validate against the
+// OpenAPI document generated from it.
+var Endpoints = []Endpoint{
+	{
+		Method: "POST", Path: "/api/chat", Summary: "Start a run",
+		Description: "Starts a run with the message in the session, or in a new session when sessionId is empty. " +
+			"The answer is the run's SSE stream: session, the user's message, then the run's events until it pauses (user_input_required) or ends (done).",
+		Request:   ChatRequest{},
+		Responses: []Response{{Status: 200, Description: "the run's events", Stream: true}},
+		Errors:    []ErrorCode{CodeInvalidRequest, CodeSessionNotFound, CodeRunInProgress, CodeInteractionPending, CodePayloadTooLarge, CodeForbiddenOrigin},
+	},
+	{
+		Method: "POST", Path: "/api/chat/continue", Summary: "Answer a pending request once",
+		Description: "Answers request requestId of the session once (seed 000 §2); its answer becomes the ToolResult of the original tool call. " +
+			"The answer is the continuation's SSE stream (user_input_resolved, then the run's events until it pauses or ends), " +
+			"or with Accept: application/json a 202 with the receipt. A rejected answer (422) consumes nothing.",
+		Request: ContinueRequest{},
+		Responses: []Response{
+			{Status: 200, Description: "the continuation's events", Stream: true},
+			{Status: 202, Description: "accepted (Accept: application/json): the receipt; the run continues without the caller", Body: ContinueAccepted{}},
+		},
+		Errors: []ErrorCode{CodeInvalidRequest, CodeInteractionNotFound, CodeAlreadyResolved, CodeInteractionExpired, CodeNotResumable, CodeInvalidAnswer, CodePayloadTooLarge, CodeForbiddenOrigin},
+	},
+	{
+		Method: "GET", Path: "/api/interactions/pending", Summary: "The pending request and the last receipt",
+		Description: "What a refreshed page needs to restore its card.",
+		Params:      []Param{{Name: "sessionId", In: "query", Required: true, Description: "the session"}},
+		Responses:   []Response{{Status: 200, Body: PendingResponse{}}},
+		Errors:      []ErrorCode{CodeInvalidRequest, CodeSessionNotFound},
+	},
+	{
+		Method: "GET", Path: "/api/sessions/{id}/events", Summary: "Subscribe to a session's events",
+		Description: "Replays the session's events after Last-Event-ID (or ?after=), then follows new ones with heartbeat comments until the client leaves.",
+		Params: []Param{
+			{Name: "Last-Event-ID", In: "header", Description: "resume after this event id (a non-negative integer)"},
+			{Name: "after", In: "query", Description: "the same as Last-Event-ID, for clients that cannot set headers"},
+		},
+		Responses: []Response{{Status: 200, Description: "the session's events", Stream: true}},
+		Errors:    []ErrorCode{CodeInvalidRequest, CodeSessionNotFound},
+	},
+	{
+		Method: "GET", Path: "/api/sessions", Summary: "The caller's sessions, newest first",
+		Responses: []Response{{Status: 200, Body: SessionList{}}},
+	},
+	{
+		Method: "GET", Path: "/api/sessions/{id}", Summary: "A session's transcript",
+		Description: "Messages, tool calls, results, interactions and receipts.",
+		Responses:   []Response{{Status: 200, Body: Transcript{}}},
+		Errors:      []ErrorCode{CodeSessionNotFound},
+	},
+	{
+		Method: "POST", Path: "/api/sessions/{id}/cancel", Summary: "Stop the session's active run",
+		Description: "A pending request is resolved as cancelled and the run stops with no further model turn.",
+		Responses:   []Response{{Status: 200, Body: CancelResponse{}}},
+		Errors:      []ErrorCode{CodeSessionNotFound, CodeForbiddenOrigin},
+	},
+	{
+		Method: "GET", Path: "/api/sessions/{id}/trace", Summary: "What happened in a session",
+		Description: "Model requests (tool names, message count), tool calls, ToolResults, the interaction lifecycle and the audit entries.",
+		Responses:   []Response{{Status: 200, Body: TraceView{}}},
+		Errors:      []ErrorCode{CodeSessionNotFound},
+	},
+	{
+		Method: "GET", Path: "/api/info", Summary: "The model's name and the ask tools offered",
+		Responses: []Response{{Status: 200, Body: Info{}}},
+	},
+	{
+		Method: "GET", Path: "/api/openapi.json", Summary: "This document",
+		Description: "The OpenAPI 3.1 document of /api, generated from package api.",
+		Responses:   []Response{{Status: 200, Description: "an OpenAPI 3.1 document", Body: map[string]any{}}},
+	},
+}
+
+// HTTPStatus is the status an error response with code c carries (DESIGN
+// §3's table); 500 for a code it does not know.
+func (c ErrorCode) HTTPStatus() int {
+	switch c {
+	case CodeInvalidRequest:
+		return 400
+	case CodeUnauthorized:
+		return 401
+	case CodeForbiddenOrigin:
+		return 403
+	case CodeInteractionNotFound, CodeSessionNotFound, CodeNotFound:
+		return 404
+	case CodeAlreadyResolved, CodeRunInProgress, CodeInteractionPending:
+		return 409
+	case CodeInteractionExpired, CodeNotResumable:
+		return 410
+	case CodePayloadTooLarge:
+		return 413
+	case CodeInvalidAnswer:
+		return 422
+	}
+	return 500
+}
