@@ -33,6 +33,10 @@ type Store struct {
 	executor
 	rdb, wdb *sql.DB
 	cdb      *sql.DB // the background checkpointer's connection
+	// ckMu is held by whoever checkpoints: SQLite lets one checkpoint run at
+	// a time and fails the others at once, so a commit past the WAL limit
+	// waits here for the background round instead.
+	ckMu     sync.Mutex
 	stopCk   chan struct{}
 	ckDone   chan struct{}
 	closeMu  sync.Mutex
@@ -41,6 +45,9 @@ type Store struct {
 	hub      store.Hub
 	path     string
 	temp     bool
+	walLimit int64
+	busy     time.Duration
+	readers  int
 }
 
 var _ store.Store = (*Store)(nil)
@@ -52,6 +59,16 @@ type Options struct {
 	BusyTimeoutMS int
 	// Readers is the size of the read pool. Default max(4, GOMAXPROCS).
 	Readers int
+	// WALLimit bounds the write-ahead log (the -wal file beside the
+	// database), in bytes. Default 64 MiB. Readers that always hold a
+	// snapshot keep SQLite from ever rewinding the log, so without a bound it
+	// grows with every commit. Past half of WALLimit the background
+	// checkpointer copies the log back and truncates it, holding this
+	// store's readers back for that long; a transaction that commits past
+	// WALLimit does the same before InTx returns, holding back the next
+	// writer too. So the file stays within about WALLimit plus one
+	// transaction, whatever the load.
+	WALLimit int64
 }
 
 // Open opens (creating when missing) the SQLite database at path and applies
@@ -80,6 +97,10 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if busy <= 0 {
 		busy = 5000
 	}
+	walLimit := opts.WALLimit
+	if walLimit <= 0 {
+		walLimit = defaultWALLimit
+	}
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy))
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -90,6 +111,8 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	// Checkpoints run in the background (checkpointLoop), not inside a
 	// committing writer, where their fsync would stall every other writer.
 	q.Add("_pragma", "wal_autocheckpoint(0)")
+	// When a checkpoint rewinds the log, the file is cut back to this size.
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walLimit/2))
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + path + "?" + q.Encode()
 
@@ -131,7 +154,8 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open checkpointer %s: %w", path, err)
 	}
 	cdb.SetMaxOpenConns(1)
-	s := &Store{rdb: rdb, wdb: wdb, cdb: cdb, path: path, temp: temp, stopCk: make(chan struct{}), ckDone: make(chan struct{})}
+	s := &Store{rdb: rdb, wdb: wdb, cdb: cdb, path: path, temp: temp, stopCk: make(chan struct{}), ckDone: make(chan struct{}),
+		walLimit: walLimit, busy: time.Duration(busy) * time.Millisecond, readers: n}
 	go s.checkpointLoop(checkpointInterval)
 	s.rc, s.wc = newStmtCache(rdb), newStmtCache(wdb)
 	s.executor = executor{r: cachedDB{rdb, s.rc}, w: cachedDB{wdb, s.wc}, onEvent: s.hub.Notify}
@@ -187,6 +211,13 @@ func (s *Store) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
 	for id := range sessions {
 		s.hub.Notify(id)
 	}
+	if s.walSize() > s.walLimit {
+		s.ckMu.Lock()
+		if s.walSize() > s.walLimit {
+			s.truncateWAL(s.wdb)
+		}
+		s.ckMu.Unlock()
+	}
 	return nil
 }
 
@@ -219,9 +250,49 @@ func fsSub(f fs.FS, dir string) (fs.FS, error) { return fs.Sub(f, dir) }
 // checkpointInterval is how often the WAL is copied back into the database.
 const checkpointInterval = time.Second
 
+// defaultWALLimit is Options.WALLimit's default.
+const defaultWALLimit = 64 << 20
+
+// walSize is the size of the -wal file in bytes (0 when it cannot be read).
+func (s *Store) walSize() int64 {
+	fi, err := os.Stat(s.path + "-wal")
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// truncateWAL copies the whole WAL into the database and truncates it, on db
+// (the writer's own connection, so that no writer commits meanwhile, or the
+// checkpointer's). SQLite can only rewind the log once no reader uses an
+// older snapshot, and busy readers that keep taking the same read slots can
+// starve it; so for the length of the checkpoint every reader connection of
+// the pool is held out of use (in-flight reads finish first, new ones wait).
+// Within the busy timeout either step may give up; the next commit or round
+// tries again.
+func (s *Store) truncateWAL(db *sql.DB) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.busy+time.Second)
+	defer cancel()
+	held := make([]*sql.Conn, 0, s.readers)
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for range s.readers {
+		c, err := s.rdb.Conn(ctx)
+		if err != nil {
+			break
+		}
+		held = append(held, c)
+	}
+	_, _ = db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+}
+
 // checkpointLoop copies the WAL into the database every interval on a
 // connection of its own. PASSIVE never blocks writers or readers; it does
-// what it can, and the next round does the rest.
+// what it can, and the next round does the rest. Once the file passes half
+// of the WAL limit the round truncates it instead (see Options.WALLimit).
 func (s *Store) checkpointLoop(interval time.Duration) {
 	defer close(s.ckDone)
 	t := time.NewTicker(interval)
@@ -231,13 +302,21 @@ func (s *Store) checkpointLoop(interval time.Duration) {
 		case <-s.stopCk:
 			// A last full pass so the WAL does not outlive the process.
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			s.ckMu.Lock()
 			_, _ = s.cdb.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+			s.ckMu.Unlock()
 			cancel()
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			_, _ = s.cdb.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
-			cancel()
+			s.ckMu.Lock()
+			if s.walSize() > s.walLimit/2 {
+				s.truncateWAL(s.cdb)
+			} else {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				_, _ = s.cdb.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
+				cancel()
+			}
+			s.ckMu.Unlock()
 		}
 	}
 }
