@@ -1,6 +1,9 @@
 package api
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"reflect"
+)
 
 // SSE event names (DESIGN §3). Every event of a session's log is sent as
 // "id: <seq>\nevent: <name>\ndata: <payload JSON>\n\n", where seq is the
@@ -38,29 +41,14 @@ var Events = []struct {
 
 // NewEventPayload returns a pointer to a new zero payload of the event
 // called name, ready for json.Unmarshal (*SessionEvent for "session",
-// *InputRequest for "user_input_required", ...), or nil for a name this
-// package does not know (a newer server may add events; skipping them is
-// safe).
+// *InputRequest for "user_input_required", ...), as Events lists them, or
+// nil for a name this package does not know (a newer server may add events;
+// skipping them is safe).
 func NewEventPayload(name string) any {
-	switch name {
-	case EventSession:
-		return &SessionEvent{}
-	case EventMessageDelta:
-		return &MessageDeltaEvent{}
-	case EventMessage:
-		return &MessageEvent{}
-	case EventToolCall:
-		return &ToolCallEvent{}
-	case EventToolResult:
-		return &ToolResultEvent{}
-	case EventUserInputRequired:
-		return &InputRequest{}
-	case EventUserInputResolved:
-		return &Receipt{}
-	case EventDone:
-		return &DoneEvent{}
-	case EventError:
-		return &ErrorEvent{}
+	for _, e := range Events {
+		if e.Name == name {
+			return reflect.New(reflect.TypeOf(e.Payload)).Interface()
+		}
 	}
 	return nil
 }

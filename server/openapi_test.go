@@ -18,6 +18,7 @@ import (
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/internal/lubantest"
+	"github.com/lubanhq/luban/internal/wiregen"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/server"
 )
@@ -89,7 +90,7 @@ func (d *oaDoc) check(method, pattern string, resp *http.Response) []byte {
 	media, ok := content[ct].(map[string]any)
 	require.True(d.t, ok, "%s %s %d: content type %q is not documented", method, pattern, resp.StatusCode, ct)
 	if ct == "text/event-stream" {
-		events := media["x-events"].(map[string]any)
+		events := media[wiregen.EventsKey].(map[string]any)
 		n := 0
 		for _, ev := range frames(d.t, body) {
 			s, ok := events[ev.name]
@@ -109,6 +110,16 @@ func (d *oaDoc) validate(ref string, data []byte, what string) {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	require.NoError(d.t, err, "%s: %s", what, data)
 	require.NoError(d.t, d.schema(ref).Validate(v), "%s does not match %s: %s", what, ref, data)
+}
+
+// validateEvent validates a replayed event against the schema the document
+// gives its name in GET /api/sessions/{id}/events.
+func (d *oaDoc) validateEvent(name string, data []byte) {
+	d.t.Helper()
+	events := d.response("GET", "/api/sessions/{id}/events", http.StatusOK)["text/event-stream"].(map[string]any)[wiregen.EventsKey].(map[string]any)
+	s, ok := events[name]
+	require.True(d.t, ok, "event %q is not documented", name)
+	d.validate(refOf(s), data, "replayed "+name)
 }
 
 type frame struct {
@@ -192,6 +203,7 @@ func TestOpenAPIMatchesRealAnswers(t *testing.T) {
 		{ToolCalls: []model.ToolCall{{ID: "call_2", Name: api.ToolAskUserBatch,
 			Arguments: `{"questions":[{"question":"Which database?","header":"DB","options":[{"label":"PostgreSQL","description":"server"},{"label":"SQLite","description":"embedded"}],"multi_select":false}]}`}}},
 		{Content: "done"},
+		{ToolCalls: []model.ToolCall{{ID: "call_3", Name: api.ToolAskUser, Arguments: `{"title":"目录？","mode":"directory"}`}}},
 	}}
 	ls := lubantest.Start(t, lubantest.Options{Provider: m.provider()})
 	served := ls.Request("GET", "/api/openapi.json", nil, "")
@@ -239,12 +251,12 @@ func TestOpenAPIMatchesRealAnswers(t *testing.T) {
 	evs.Close()
 	require.NoError(t, err)
 	for _, ev := range got {
-		d.validate(refOf(d.response("GET", "/api/sessions/{id}/events", 200)["text/event-stream"].(map[string]any)["x-events"].(map[string]any)[ev.Name]), ev.Data, "replayed "+ev.Name)
+		d.validateEvent(ev.Name, ev.Data)
 	}
 	// The AskUser run's end, replayed: its tool_result carries metadata.
 	last := ls.EventsUntil(sid, got[len(got)-1].ID, api.EventDone, 10*time.Second)
 	for _, ev := range last {
-		d.validate(refOf(d.response("GET", "/api/sessions/{id}/events", 200)["text/event-stream"].(map[string]any)["x-events"].(map[string]any)[ev.Name]), ev.Data, "replayed "+ev.Name)
+		d.validateEvent(ev.Name, ev.Data)
 	}
 	d.check("GET", "/api/sessions/{id}/events", ls.Request("GET", "/api/sessions/"+sid+"/events?after=x", nil, "")) // 400
 
@@ -254,5 +266,19 @@ func TestOpenAPIMatchesRealAnswers(t *testing.T) {
 	require.Contains(t, string(tr), `"metadata":{"answers"`)
 	d.check("GET", "/api/sessions/{id}", ls.Request("GET", "/api/sessions/sess_nope", nil, "")) // 404
 	d.check("GET", "/api/sessions/{id}/trace", ls.Request("GET", "/api/sessions/"+sid+"/trace", nil, ""))
+	d.check("POST", "/api/sessions/{id}/cancel", ls.Request("POST", "/api/sessions/"+sid+"/cancel", nil, "")) // nothing active
+
+	// A third question, cancelled while it waits: the receipt and the end
+	// of the run are replayed as the document says.
+	chat = d.check("POST", "/api/chat", ls.Request("POST", "/api/chat", map[string]any{"sessionId": sid, "message": "第三次"}, ""))
+	fs = frames(t, chat)
+	require.Equal(t, api.EventUserInputRequired, fs[len(fs)-1].name)
 	d.check("POST", "/api/sessions/{id}/cancel", ls.Request("POST", "/api/sessions/"+sid+"/cancel", nil, ""))
+	cancelled := ls.EventsUntil(sid, last[len(last)-1].ID, api.EventDone, 10*time.Second)
+	require.Contains(t, lubantest.Names(cancelled), api.EventUserInputResolved)
+	for _, ev := range cancelled {
+		d.validateEvent(ev.Name, ev.Data)
+	}
+	d.check("GET", "/api/sessions/{id}/events", ls.Request("GET", "/api/sessions/sess_nope/events", nil, "")) // 404
+	d.check("POST", "/api/sessions/{id}/cancel", ls.Request("POST", "/api/sessions/sess_nope/cancel", nil, ""))
 }
