@@ -1,6 +1,6 @@
 // Command wiregen writes the generated views of package api: the page's
 // TypeScript types and the OpenAPI 3.1 document of /api. "go generate ./api"
-// runs it; internal/wiregen's test fails when the committed files are stale.
+// runs it; api/generated_test.go fails when the committed files are stale.
 package main
 
 import (
