@@ -121,14 +121,20 @@ export class FakeOpenAI {
 }
 
 /** FakeTurn is one answer of the fake model (fakeopenai.Turn). */
-export type FakeTurn = { text?: string; toolCalls?: { id: string; name: string; arguments: string }[] }
+export type FakeTurn = { text?: string; reasoning?: string; toolCalls?: { id: string; name: string; arguments: string }[] }
+
+/** FakeOptions start the fake model in a mode (fakeopenai-serve flags). */
+export type FakeOptions = {
+  /** reasoning: a thinking model that answers 400 when a tool-call turn comes back without its reasoning_content. */
+  reasoning?: boolean
+}
 
 /** Lab is the per-test fixture: start servers, the fake model, save screenshots. */
 export type Lab = {
   /** dir is the test's output directory (kept as an artifact). */
   dir: string
   serve(opts?: ServeOptions): Promise<Luban>
-  fakeOpenAI(turns: FakeTurn[]): Promise<FakeOpenAI>
+  fakeOpenAI(turns: FakeTurn[], opts?: FakeOptions): Promise<FakeOpenAI>
   /** shot saves a screenshot of target as artifacts/e2e/screenshots/<test>-<name>.png. */
   shot(target: Page | Locator, name: string): Promise<void>
 }
@@ -221,12 +227,13 @@ export const test = base.extend<{ lab: Lab }>({
         servers.push(s)
         return s.luban
       },
-      async fakeOpenAI(turns) {
+      async fakeOpenAI(turns, opts = {}) {
         const n = fakes.length + 1
         const turnsFile = path.join(dir, `fakeopenai-${n}-turns.json`)
         const reqFile = path.join(dir, `fakeopenai-${n}-requests.json`)
         writeFileSync(turnsFile, JSON.stringify(turns, null, 2))
-        const proc = spawn(binary('LUBAN_E2E_FAKEOPENAI'), ['-turns', turnsFile, '-requests', reqFile, '-stdin-exit'], {
+        const args = ['-turns', turnsFile, '-requests', reqFile, '-stdin-exit', ...(opts.reasoning ? ['-reasoning'] : [])]
+        const proc = spawn(binary('LUBAN_E2E_FAKEOPENAI'), args, {
           stdio: ['pipe', 'pipe', 'pipe'],
         })
         const errLog = path.join(dir, `fakeopenai-${n}.log`)

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'r
 import { Api, ApiError, StreamLostError, type StreamHandlers } from './api'
 import { initialState, reduce, type CardItem, type Item } from './chatState'
 import { Markdown } from './components/Markdown'
+import { Reasoning } from './components/Reasoning'
 import { runText } from './components/Receipt'
 import { ToolCallView } from './components/ToolCallView'
 import { UserInputCard } from './components/UserInputCard'
@@ -342,7 +343,8 @@ function ItemView({
       return (
         <article className={`msg msg-${item.role}`} data-testid={`message-${item.role}`} data-message-id={item.id}>
           <div className="msg-who">{item.role === 'user' ? t.you : t.assistant}</div>
-          {item.role === 'user' ? <p className="msg-user-text">{item.content}</p> : <Markdown text={item.content} />}
+          {item.role === 'assistant' && item.reasoning ? <Reasoning text={item.reasoning} /> : null}
+          {item.role === 'user' ? <p className="msg-user-text">{item.content}</p> : item.content ? <Markdown text={item.content} /> : null}
         </article>
       )
     case 'tool':

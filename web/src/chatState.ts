@@ -31,6 +31,8 @@ export type MessageItem = {
   id: string
   role: 'user' | 'assistant'
   content: string
+  /** reasoning is the model's thinking, shown folded, never part of content. */
+  reasoning?: string
   streaming?: boolean
   local?: boolean
 }
@@ -122,7 +124,11 @@ function fromTranscript(t: Transcript): Item[] {
         : [...items, { kind: 'tool', key: `tool-${m.toolCallId}`, toolCallId: m.toolCallId ?? '', name: m.name ?? '', result }]
       continue
     }
-    if (m.content) items.push({ kind: 'message', key: `msg-${m.id}`, id: m.id, role: m.role, content: m.content })
+    if (m.content || m.reasoning) {
+      const item: MessageItem = { kind: 'message', key: `msg-${m.id}`, id: m.id, role: m.role, content: m.content }
+      if (m.reasoning) item.reasoning = m.reasoning
+      items.push(item)
+    }
     for (const tc of m.toolCalls ?? []) {
       items.push({ kind: 'tool', key: `tool-${tc.id}`, toolCallId: tc.id, name: tc.name, arguments: tc.arguments })
     }
@@ -195,6 +201,8 @@ function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
       const role = d.role
       if (role !== 'user' && role !== 'assistant') return s
       const content = text(d.content)
+      const reasoning = role === 'assistant' ? text(d.reasoning) : ''
+      const withReasoning = (i: MessageItem): MessageItem => (reasoning ? { ...i, reasoning } : i)
       // A final assistant message ends every earlier streaming bubble that
       // never got its own: those are attempts that died (kill -9) before
       // another process took the run over, and a reload would not show them.
@@ -202,13 +210,13 @@ function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
       if (base.items.some((i) => i.kind === 'message' && i.id === id)) {
         return {
           ...base,
-          items: base.items.map((i) => (i.kind === 'message' && i.id === id ? { ...i, content, streaming: false } : i)),
+          items: base.items.map((i) => (i.kind === 'message' && i.id === id ? withReasoning({ ...i, content, streaming: false }) : i)),
         }
       }
       const local = base.items.findIndex((i) => i.kind === 'message' && i.local && i.role === role && i.content === content)
-      const m: MessageItem = { kind: 'message', key: `msg-${id}`, id, role, content }
+      const m: MessageItem = withReasoning({ kind: 'message', key: `msg-${id}`, id, role, content })
       if (local >= 0) return { ...base, items: base.items.map((i, n) => (n === local ? m : i)) }
-      if (!content) return base
+      if (!content && !reasoning) return base
       return { ...base, items: [...base.items, m] }
     }
     case 'tool_call': {

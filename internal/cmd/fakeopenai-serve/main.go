@@ -6,12 +6,13 @@
 //
 // Usage:
 //
-//	fakeopenai-serve -turns turns.json -requests requests.json
+//	fakeopenai-serve -turns turns.json -requests requests.json [-reasoning]
 //
 // turns.json is a JSON array of fakeopenai.Turn objects (Go field names,
 // matched case-insensitively: {"text": "...", "toolCalls": [{"id": "call_1",
-// "name": "ask_user", "arguments": "{...}"}]}), played one per model request
-// in order; a request past the last turn answers 500, as fakeopenai does.
+// "name": "ask_user", "arguments": "{...}"}], "reasoning": "..."}), played one
+// per model request in order (-reasoning turns on the fake's reasoning mode,
+// fakeopenai.Server.EnforceReasoning); a request past the last turn answers 500, as fakeopenai does.
 // After every request the whole list of request bodies received so far is
 // written to the -requests file as a JSON array (each element the body as
 // sent), replaced atomically (write to a temporary file, then rename), so a
@@ -67,6 +68,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	turnsPath := fs.String("turns", "", "JSON file: an array of fakeopenai.Turn played in order (required)")
 	reqPath := fs.String("requests", "", "JSON file rewritten after every request with all request bodies so far (required)")
 	stdinExit := fs.Bool("stdin-exit", false, "exit when stdin is closed")
+	reasoning := fs.Bool("reasoning", false, "reasoning mode (fakeopenai.Server.EnforceReasoning): 400 when a tool-call turn comes back without its reasoning_content")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -88,6 +90,9 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	t := &tb{}
 	defer t.close()
 	fake := fakeopenai.New(t)
+	if *reasoning {
+		fake.EnforceReasoning()
+	}
 	fake.Push(turns...)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
