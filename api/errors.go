@@ -18,6 +18,7 @@ const (
 	CodeInteractionExpired  ErrorCode = "interaction_expired"   // 410 past expiresAt (+ receipt)
 	CodeNotResumable        ErrorCode = "not_resumable"         // 410 state exists but cannot be resumed
 	CodePayloadTooLarge     ErrorCode = "payload_too_large"     // 413 body or free text too large
+	CodeRequestTimeout      ErrorCode = "request_timeout"       // 408 the body did not arrive in time
 	CodeInvalidAnswer       ErrorCode = "invalid_answer"        // 422 the answer breaks the request (+ details)
 	CodeInternal            ErrorCode = "internal_error"        // 500
 )
@@ -38,4 +39,9 @@ type ErrorDetail struct {
 	Details []FieldError  `json:"details,omitempty"`
 	Receipt *Receipt      `json:"receipt,omitempty"`
 	Pending *InputRequest `json:"pending,omitempty"`
+
+	// DetailsTotal is how many problems were found when Details lists only
+	// the first of them (server.MaxErrorDetails); omitted when Details is
+	// complete.
+	DetailsTotal int `json:"detailsTotal,omitempty"`
 }

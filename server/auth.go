@@ -56,7 +56,7 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 				p = s.authenticate(strings.TrimSpace(tok))
 			}
 			if p == "" {
-				writeError(w, http.StatusUnauthorized, api.ErrorDetail{Code: api.CodeUnauthorized, Message: "invalid bearer token"})
+				refuse(w, r, http.StatusUnauthorized, api.ErrorDetail{Code: api.CodeUnauthorized, Message: "invalid bearer token"})
 				return
 			}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
@@ -68,11 +68,11 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 			p = s.authenticate(c.Value)
 		}
 		if p == "" {
-			writeError(w, http.StatusUnauthorized, api.ErrorDetail{Code: api.CodeUnauthorized, Message: "authentication required: send Authorization: Bearer <token>, or open the URL the server printed"})
+			refuse(w, r, http.StatusUnauthorized, api.ErrorDetail{Code: api.CodeUnauthorized, Message: "authentication required: send Authorization: Bearer <token>, or open the URL the server printed"})
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead && !sameOrigin(r) {
-			writeError(w, http.StatusForbidden, api.ErrorDetail{Code: api.CodeForbiddenOrigin, Message: "cross-origin request refused"})
+			refuse(w, r, http.StatusForbidden, api.ErrorDetail{Code: api.CodeForbiddenOrigin, Message: "cross-origin request refused"})
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
@@ -86,22 +86,4 @@ func sameOrigin(r *http.Request) bool {
 	}
 	u, err := url.Parse(origin)
 	return err == nil && u.Host == r.Host && (u.Scheme == "http" || u.Scheme == "https")
-}
-
-// tokenLogin handles GET /?token=…: a valid token becomes the HttpOnly
-// cookie and the browser is sent to the page without the token in its URL.
-func (s *Server) tokenLogin(w http.ResponseWriter, r *http.Request) bool {
-	tok := r.URL.Query().Get("token")
-	if tok == "" {
-		return false
-	}
-	if s.authenticate(tok) == "" {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = w.Write([]byte("invalid token: open the URL printed by `luban serve`\n"))
-		return true
-	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: tok, Path: "/", MaxAge: 30 * 24 * 3600, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
-	return true
 }

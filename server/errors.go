@@ -39,7 +39,7 @@ func errorFor(err error) (int, api.ErrorDetail) {
 	case errors.As(err, &resolved):
 		return http.StatusConflict, api.ErrorDetail{Code: api.CodeAlreadyResolved, Message: resolved.Error(), Receipt: resolved.Receipt}
 	case errors.As(err, &answer):
-		return http.StatusUnprocessableEntity, api.ErrorDetail{Code: api.CodeInvalidAnswer, Message: answer.Error(), Details: answer.Details}
+		return http.StatusUnprocessableEntity, answerDetail(answer)
 	case errors.As(err, &tooBig), errors.Is(err, agent.ErrPayloadTooLarge):
 		return http.StatusRequestEntityTooLarge, api.ErrorDetail{Code: api.CodePayloadTooLarge, Message: err.Error()}
 	case errors.Is(err, agent.ErrInvalidRequest):

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +31,9 @@ type Options struct {
 	Heartbeat time.Duration
 	// MaxBodyBytes bounds request bodies. Default 1 MiB.
 	MaxBodyBytes int64
+	// BodyReadTimeout bounds the time to receive a request's body, counted
+	// from when its headers were read. Default 30s.
+	BodyReadTimeout time.Duration
 	// AskTools lists the ask tools the default agent offers (for /api/info).
 	AskTools []string
 	Logger   *slog.Logger
@@ -45,6 +47,7 @@ type Server struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	routes    []string // patterns of the /api routes
+	loginKey  []byte
 }
 
 // New returns a Server.
@@ -61,10 +64,13 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 1 << 20
 	}
+	if opts.BodyReadTimeout <= 0 {
+		opts.BodyReadTimeout = DefaultBodyReadTimeout
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), closing: make(chan struct{})}
+	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), closing: make(chan struct{}), loginKey: loginKey(opts.Tokens)}
 	api := &routeMux{ServeMux: http.NewServeMux()}
 	api.HandleFunc("POST /api/chat", s.handleChat)
 	api.HandleFunc("POST /api/chat/continue", s.handleContinue)
@@ -90,6 +96,7 @@ func New(opts Options) (*Server, error) {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
+	s.mux.HandleFunc("POST /login", s.handleLogin)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/" && s.tokenLogin(w, r) {
 			return
@@ -100,14 +107,19 @@ func New(opts Options) (*Server, error) {
 		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("X-Frame-Options", "DENY")
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+		w.Header().Set("Content-Security-Policy", pageCSP)
+		w.Header().Set("Referrer-Policy", "same-origin")
 		s.opts.Web.ServeHTTP(w, r)
 	})
 	return s, nil
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. Every request body is bounded in size
+// and in time before it is routed (boundBody).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.boundBody(w, r)
+	s.mux.ServeHTTP(w, r)
+}
 
 // Close ends every open SSE stream cleanly (register it with
 // http.Server.RegisterOnShutdown: Shutdown does not end long streams).
@@ -122,15 +134,16 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	body := http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
 	dec := json.NewDecoder(body)
 	if err := dec.Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, api.ErrorDetail{Code: api.CodePayloadTooLarge, Message: "request body is larger than " + strconv.FormatInt(s.opts.MaxBodyBytes, 10) + " bytes"})
+		if s.bodyFailed(w, err) {
 			return false
 		}
 		writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: "malformed JSON body: " + err.Error()})
 		return false
 	}
 	if _, err := dec.Token(); err != io.EOF {
+		if s.bodyFailed(w, err) {
+			return false
+		}
 		writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: "malformed JSON body: trailing data after the object"})
 		return false
 	}

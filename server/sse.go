@@ -27,7 +27,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sessionID string
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
+	// A stream lasts as long as its run: no deadline of the request (a body
+	// read deadline, an http.Server ReadTimeout or WriteTimeout) may end it.
 	_ = rc.SetWriteDeadline(time.Time{})
+	_ = rc.SetReadDeadline(time.Time{})
 	if err := rc.Flush(); err != nil {
 		return
 	}

@@ -54,6 +54,11 @@ type Options struct {
 	// Tests pass a clock they can move forward to reach expiresAt without
 	// sleeping.
 	Now func() time.Time
+	// Web is server.Options.Web (the page); nil serves 404 outside /api.
+	Web http.Handler
+	// BodyReadTimeout is server.Options.BodyReadTimeout; 0 is the server's
+	// default.
+	BodyReadTimeout time.Duration
 }
 
 // Server is a running luban on loopback.
@@ -116,7 +121,8 @@ func Start(t testing.TB, o Options) *Server {
 	runner, err := agent.New(agent.Options{Store: st, Tools: reg, Workspace: o.Workspace, InteractionTTL: o.TTL, SweepInterval: o.SweepInterval,
 		LeaseDuration: o.Lease, Logger: log, Now: o.Now, Agents: []*agent.Agent{{Name: o.AgentName, Provider: o.Provider, Tools: allow}}})
 	require.NoError(t, err)
-	srv, err := server.New(server.Options{Runner: runner, Tokens: o.Tokens, Heartbeat: o.Heartbeat, AskTools: o.AskTools, Logger: log})
+	srv, err := server.New(server.Options{Runner: runner, Tokens: o.Tokens, Heartbeat: o.Heartbeat, AskTools: o.AskTools, Logger: log,
+		Web: o.Web, BodyReadTimeout: o.BodyReadTimeout})
 	require.NoError(t, err)
 	hs := httptest.NewUnstartedServer(srv)
 	hs.Config.RegisterOnShutdown(srv.Close)

@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'interaction_expired' // 410 past expiresAt (+ receipt)
   | 'not_resumable' // 410 state exists but cannot be resumed
   | 'payload_too_large' // 413 body or free text too large
+  | 'request_timeout' // 408 the body did not arrive in time
   | 'invalid_answer' // 422 the answer breaks the request (+ details)
   | 'internal_error' // 500
 
@@ -41,6 +42,12 @@ export interface ErrorDetail {
   details?: FieldError[]
   receipt?: Receipt
   pending?: InputRequest
+  /**
+   * DetailsTotal is how many problems were found when Details lists only
+   * the first of them (server.MaxErrorDetails); omitted when Details is
+   * complete.
+   */
+  detailsTotal?: number
 }
 
 /**

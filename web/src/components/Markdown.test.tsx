@@ -43,4 +43,18 @@ describe('Markdown', () => {
     expect(root).toHaveTextContent('open gnp⟨U+202E⟩.exe or gnp⟨U+202E⟩.exe')
     expect(root.textContent).not.toContain('\u202E')
   })
+
+  it('shows images as links, so the text makes no request', () => {
+    const { root } = setup('see ![x](/?token=other) and ![](https://example.com/a.png "t") and ![r][ref] ![j](javascript:alert(1))\n\n[ref]: /api/sessions')
+    expect(root.querySelector('img')).toBeNull()
+    const links = [...root.querySelectorAll('a.md-image')].map((a) => [a.textContent, a.getAttribute('href')])
+    expect(links).toEqual([
+      ['🖼 x', '/?token=other'],
+      ['🖼 https://example.com/a.png', 'https://example.com/a.png'],
+      ['🖼 r', '/api/sessions'],
+    ])
+    // An unsafe URL loses it: the label stays, as text.
+    expect(root).toHaveTextContent('🖼 j')
+    expect(root.querySelectorAll('img, picture, source, video, audio, iframe, object, embed')).toHaveLength(0)
+  })
 })

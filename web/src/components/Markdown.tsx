@@ -27,15 +27,37 @@ export function remarkLiteralHtml(this: { data: () => object }) {
 const plugins = [remarkLiteralHtml]
 
 /**
+ * ImageAsLink shows a Markdown image (`![alt](url)`, `![alt][ref]`) as a link
+ * labelled "🖼 alt" (the URL when alt is empty), never as an `<img>`: an
+ * image would make the browser request its URL as soon as the text is shown,
+ * and a model could point one at this server (`/?token=…`, docs/design.md
+ * §9). The link is followed only when the user clicks it; its URL has been
+ * through the library's urlTransform like every other link's.
+ */
+function ImageAsLink({ src, alt, title }: { src?: string | Blob; alt?: string; title?: string }) {
+  const url = typeof src === 'string' ? src : ''
+  const label = `🖼 ${alt || url || '?'}`
+  if (!url) return <span className="md-image">{label}</span>
+  return (
+    <a className="md-image" href={url} title={title || url} rel="noreferrer">
+      {label}
+    </a>
+  )
+}
+
+const components = { img: ImageAsLink }
+
+/**
  * Markdown renders assistant text with react-markdown. Raw HTML in the text
  * is shown as literal text (remarkLiteralHtml), never as markup nor dropped;
  * `skipHtml` stays as a second guard, and unsafe link protocols are dropped by
  * the library's default urlTransform, so a model can never inject markup.
+ * Images are links (ImageAsLink): model text never makes the page load a URL.
  */
 export function Markdown({ text }: { text: string }) {
   return (
     <div className="markdown">
-      <ReactMarkdown skipHtml remarkPlugins={plugins}>
+      <ReactMarkdown skipHtml remarkPlugins={plugins} components={components}>
         {text}
       </ReactMarkdown>
     </div>

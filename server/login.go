@@ -1,0 +1,161 @@
+package server
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"html/template"
+	"net/http"
+	"strings"
+)
+
+// pageCSP is the Content-Security-Policy of the page. Images may only be
+// data: URLs, so nothing in the page (model-written Markdown included) can
+// make the browser request a URL of this origin, or any other, by showing
+// an image; scripts, styles and API calls stay on the page's own origin.
+const pageCSP = "default-src 'self'; img-src data:; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// confirmCSP is the Content-Security-Policy of the sign-in confirmation:
+// no script, no image, a form that can only post to this origin.
+const confirmCSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+const cookieMaxAge = 30 * 24 * 3600
+
+// loginKey is the key of the confirmation forms' CSRF field. It is derived
+// from the accepted tokens, which are secret and the same on every replica
+// (docs/deploy.md), so a form made by one replica or before a restart is
+// accepted by another.
+func loginKey(tokens []string) []byte {
+	sum := sha256.Sum256([]byte("luban login confirmation\x00" + strings.Join(tokens, "\x00")))
+	return sum[:]
+}
+
+// loginMAC binds a confirmation form to the browser that was shown it (the
+// value of its cookie, "" without one) and to the token it signs in with.
+func (s *Server) loginMAC(cookie, token string) string {
+	m := hmac.New(sha256.New, s.loginKey)
+	m.Write([]byte(cookie))
+	m.Write([]byte{0})
+	m.Write([]byte(token))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func rawCookie(r *http.Request) string {
+	if c, err := r.Cookie(CookieName); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+func (s *Server) setLoginCookie(w http.ResponseWriter, r *http.Request, token string) {
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: token, Path: "/", MaxAge: cookieMaxAge, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func plain(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(msg))
+}
+
+// tokenLogin handles GET /?token=… (DESIGN §8, docs/design.md §9 "Signing
+// in"). A valid token becomes the HttpOnly cookie and the browser is sent to
+// the page without the token in its URL, when the browser has no valid
+// cookie yet (or one of the same principal) and the link was not opened
+// from another site. A browser signed in as another principal, or a link
+// followed from another site, gets a confirmation page instead: only the
+// user's POST of that form (handleLogin) switches. The URL as anything but
+// a page (an image, a script, a fetch) never sets a cookie.
+func (s *Server) tokenLogin(w http.ResponseWriter, r *http.Request) bool {
+	tok := r.URL.Query().Get("token")
+	if tok == "" || r.Method != http.MethodGet {
+		return false
+	}
+	to := s.authenticate(tok)
+	if to == "" {
+		plain(w, http.StatusUnauthorized, "invalid token: open the URL printed by `luban serve`\n")
+		return true
+	}
+	if dest := r.Header.Get("Sec-Fetch-Dest"); dest != "" && dest != "document" {
+		plain(w, http.StatusForbidden, "a sign-in link works only when opened as a page\n")
+		return true
+	}
+	cookie := rawCookie(r)
+	from := s.authenticate(cookie)
+	site := r.Header.Get("Sec-Fetch-Site")
+	fromOtherSite := site == "cross-site" || site == "same-site"
+	if from == to || (from == "" && !fromOtherSite) {
+		s.setLoginCookie(w, r, tok)
+		return true
+	}
+	s.confirmPage(w, from, to, tok, s.loginMAC(cookie, tok))
+	return true
+}
+
+// handleLogin is POST /login, the confirmation form of tokenLogin: it
+// switches the cookie to the form's token when the form comes from this
+// origin (Origin, or Sec-Fetch-Site) and its csrf field was made for this
+// browser's cookie and this token. Anything else is 403 and changes nothing.
+func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		dropBody(w, r)
+		plain(w, http.StatusForbidden, "cross-origin sign-in refused: open the sign-in link yourself\n")
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		if !s.bodyFailed(w, err) {
+			plain(w, http.StatusBadRequest, "malformed form: "+err.Error()+"\n")
+		}
+		return
+	}
+	tok, csrf := r.PostForm.Get("token"), r.PostForm.Get("csrf")
+	want := s.loginMAC(rawCookie(r), tok)
+	if s.authenticate(tok) == "" || !hmac.Equal([]byte(csrf), []byte(want)) {
+		plain(w, http.StatusForbidden, "this confirmation is not valid for this browser: open the sign-in link again\n")
+		return
+	}
+	s.setLoginCookie(w, r, tok)
+}
+
+type confirmView struct {
+	From, To, Token, CSRF string
+}
+
+var confirmTmpl = template.Must(template.New("confirm").Parse(`<!doctype html>
+<html lang="zh-CN">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>luban · 切换身份？</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 36rem; margin: 3rem auto; padding: 0 1rem; line-height: 1.5">
+<main data-testid="login-confirm">
+<h1>切换身份？ <small lang="en">Switch identity?</small></h1>
+<p>这个链接要让此浏览器改用另一个令牌登录，之后在这里发送的消息会进入那个身份的会话。不是你自己打开的链接，请保持当前身份。</p>
+<p lang="en">This link signs this browser in with another token; messages you send here afterwards go to that identity's sessions. If you did not open this link yourself, keep the current identity.</p>
+<dl>
+<dt>当前 · current</dt><dd data-testid="login-from"><code>{{if .From}}{{.From}}{{else}}未登录 · not signed in{{end}}</code></dd>
+<dt>链接 · link</dt><dd data-testid="login-to"><code>{{.To}}</code></dd>
+</dl>
+<form method="post" action="/login">
+<input type="hidden" name="token" value="{{.Token}}">
+<input type="hidden" name="csrf" value="{{.CSRF}}">
+<button type="submit" data-testid="login-switch">切换到 {{.To}} · Switch</button>
+<a href="/" data-testid="login-keep" style="margin-left: 1rem">保持当前身份 · Keep the current identity</a>
+</form>
+</main>
+</body>
+</html>
+`))
+
+func (s *Server) confirmPage(w http.ResponseWriter, from, to, token, csrf string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", confirmCSP)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	// Same-origin: the form's POST still carries Origin, and the token in
+	// this page's URL is never sent to another site as a Referer.
+	h.Set("Referrer-Policy", "same-origin")
+	w.WriteHeader(http.StatusOK)
+	_ = confirmTmpl.Execute(w, confirmView{From: from, To: to, Token: token, CSRF: csrf})
+}

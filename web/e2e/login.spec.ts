@@ -1,0 +1,74 @@
+// Signing in and model text (docs/design.md §9 "Signing in with a token
+// URL", "Model text makes no requests"): a token URL does not switch a
+// signed-in browser to another principal without the user's confirmation,
+// and assistant text with a Markdown image pointing at that URL makes the
+// page request nothing.
+import { expect, OTHER_TOKEN, test } from './harness'
+
+test('a Markdown image in model text makes no request', async ({ page, lab }) => {
+  const evil = `看图 ![x](/?token=${OTHER_TOKEN}) 和 ![y](/api/sessions)`
+  const luban = await lab.serve({ scenario: { name: 'image', turns: [], final: evil } })
+  const seen: string[] = []
+  page.on('request', (r) => seen.push(r.url()))
+  await page.goto(luban.pageURL())
+  await expect(page.getByTestId('model-name')).toBeVisible()
+  seen.length = 0
+  await page.getByTestId('composer').fill('画一张图')
+  await page.getByTestId('composer').press('Enter')
+  const reply = page.getByTestId('message-assistant').last()
+  await expect(reply).toContainText('🖼 x')
+  await expect(reply.locator('img')).toHaveCount(0)
+  await expect(reply.locator('a.md-image').first()).toHaveAttribute('href', `/?token=${OTHER_TOKEN}`)
+  await lab.shot(reply, 'image-as-link')
+  expect(seen.filter((u) => u.includes('token='))).toEqual([])
+  // The CSP stops an image of this origin even if one got into the page:
+  // Chromium reports the attempt, but it never reaches the server.
+  const answered: string[] = []
+  page.on('response', (r) => answered.push(r.url()))
+  const blocked = await page.evaluate(
+    (u) =>
+      new Promise<string>((resolve) => {
+        document.addEventListener('securitypolicyviolation', (e) => resolve(e.violatedDirective), { once: true })
+        const img = document.createElement('img')
+        img.src = u
+        document.body.appendChild(img)
+      }),
+    `/?token=${OTHER_TOKEN}&via=injected`,
+  )
+  expect(blocked).toBe('img-src')
+  expect(answered.filter((u) => u.includes('token='))).toEqual([])
+  // Still the same principal: its session is listed.
+  await page.reload()
+  await expect(page.getByTestId('session-list').locator('button.session')).toHaveCount(1)
+})
+
+test('a token URL does not switch a signed-in browser without confirmation', async ({ page, lab }) => {
+  const luban = await lab.serve({ scenario: { name: 'login', turns: [], final: '好' } })
+  await page.goto(luban.pageURL())
+  await page.getByTestId('composer').fill('我的会话')
+  await page.getByTestId('composer').press('Enter')
+  await expect(page.getByTestId('message-assistant')).toContainText('好')
+  const sessions = page.getByTestId('session-list').locator('button.session')
+  await expect(sessions).toHaveCount(1)
+
+  // Another principal's link: a confirmation page, and nothing changed.
+  await page.goto(luban.pageURL(OTHER_TOKEN))
+  const confirm = page.getByTestId('login-confirm')
+  await expect(confirm).toBeVisible()
+  await expect(page.getByTestId('login-from')).toHaveText(/^p_[0-9a-f]{16}$/)
+  await expect(page.getByTestId('login-to')).toHaveText(/^p_[0-9a-f]{16}$/)
+  await lab.shot(page, 'confirm')
+  await page.getByTestId('login-keep').click()
+  await expect(page).toHaveURL(`${luban.url}/`)
+  await expect(sessions).toHaveCount(1)
+
+  // The user's own confirmation switches: the other principal has no session.
+  await page.goto(luban.pageURL(OTHER_TOKEN))
+  await page.getByTestId('login-switch').click()
+  await expect(page).toHaveURL(`${luban.url}/`)
+  await expect(page.getByTestId('model-name')).toBeVisible()
+  await expect(page.getByTestId('welcome')).toBeVisible()
+  await expect(sessions).toHaveCount(0)
+  const own = await luban.api('GET', '/api/sessions')
+  expect(own.body.sessions).toHaveLength(1)
+})
