@@ -55,6 +55,7 @@ func TestErrorCodeHTTPStatus(t *testing.T) {
 		api.CodeInteractionExpired:  http.StatusGone,
 		api.CodeNotResumable:        http.StatusGone,
 		api.CodePayloadTooLarge:     http.StatusRequestEntityTooLarge,
+		api.CodeRequestTimeout:      http.StatusRequestTimeout,
 		api.CodeInvalidAnswer:       http.StatusUnprocessableEntity,
 		api.CodeInternal:            http.StatusInternalServerError,
 		"no_such_code":              http.StatusInternalServerError,

@@ -46,7 +46,7 @@ var Endpoints = []Endpoint{
 			"The answer is the run's SSE stream: session, the user's message, then the run's events until it pauses (user_input_required) or ends (done).",
 		Request:   ChatRequest{},
 		Responses: []Response{{Status: 200, Description: "the run's events", Stream: true}},
-		Errors:    []ErrorCode{CodeInvalidRequest, CodeSessionNotFound, CodeRunInProgress, CodeInteractionPending, CodePayloadTooLarge, CodeForbiddenOrigin},
+		Errors:    []ErrorCode{CodeInvalidRequest, CodeSessionNotFound, CodeRunInProgress, CodeInteractionPending, CodePayloadTooLarge, CodeRequestTimeout, CodeForbiddenOrigin},
 	},
 	{
 		Method: "POST", Path: "/api/chat/continue", Summary: "Answer a pending request once",
@@ -58,7 +58,7 @@ var Endpoints = []Endpoint{
 			{Status: 200, Description: "the continuation's events", Stream: true},
 			{Status: 202, Description: "accepted (Accept: application/json): the receipt; the run continues without the caller", Body: ContinueAccepted{}},
 		},
-		Errors: []ErrorCode{CodeInvalidRequest, CodeInteractionNotFound, CodeAlreadyResolved, CodeInteractionExpired, CodeNotResumable, CodeInvalidAnswer, CodePayloadTooLarge, CodeForbiddenOrigin},
+		Errors: []ErrorCode{CodeInvalidRequest, CodeInteractionNotFound, CodeAlreadyResolved, CodeInteractionExpired, CodeNotResumable, CodeInvalidAnswer, CodePayloadTooLarge, CodeRequestTimeout, CodeForbiddenOrigin},
 	},
 	{
 		Method: "GET", Path: "/api/interactions/pending", Summary: "The pending request and the last receipt",
@@ -126,6 +126,8 @@ func (c ErrorCode) HTTPStatus() int {
 		return 409
 	case CodeInteractionExpired, CodeNotResumable:
 		return 410
+	case CodeRequestTimeout:
+		return 408
 	case CodePayloadTooLarge:
 		return 413
 	case CodeInvalidAnswer:
