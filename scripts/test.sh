@@ -39,6 +39,9 @@ echo "== go test"
 # ToolResults) is kept under artifacts/ even when the test passes (DESIGN §7).
 LUBAN_EVIDENCE=1 go test -count=1 -timeout 20m ./...
 
+echo "== fuzzing: every fuzz target for a few seconds (scripts/fuzz.sh)"
+bash scripts/fuzz.sh
+
 echo "== the acceptance suite again: on PostgreSQL, and with the Anthropic fake"
 LUBAN_ACCEPTANCE_STORE=postgres go test -count=1 -timeout 10m ./internal/acceptance/
 LUBAN_ACCEPTANCE_MODEL=anthropic go test -count=1 -timeout 10m ./internal/acceptance/

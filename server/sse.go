@@ -48,7 +48,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sessionID string
 			return
 		}
 		for _, ev := range evs {
-			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Name, ev.Data); err != nil {
+			if err := writeEvent(w, ev.Seq, ev.Name, ev.Data); err != nil {
 				return
 			}
 			after = ev.Seq
