@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"html/template"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -63,11 +64,14 @@ func plain(w http.ResponseWriter, status int, msg string) {
 // tokenLogin handles GET /?token=… (DESIGN §8, docs/design.md §9 "Signing
 // in"). A valid token becomes the HttpOnly cookie and the browser is sent to
 // the page without the token in its URL, when the browser has no valid
-// cookie yet (or one of the same principal) and the link was not opened
-// from another site. A browser signed in as another principal, or a link
-// followed from another site, gets a confirmation page instead: only the
-// user's POST of that form (handleLogin) switches. The URL as anything but
-// a page (an image, a script, a fetch) never sets a cookie.
+// cookie yet (or one of the same principal) and the link was not followed
+// from another site. A link followed from another site gets a page whose
+// only way on is a link to the same URL (continuePage): the SameSite=Strict
+// cookie is not sent on a navigation from another site, so only a request
+// from this origin can tell whether the browser is signed in. A browser
+// signed in as another principal gets a confirmation page: only the user's
+// POST of its form (handleLogin) switches. The URL as anything but a page
+// (an image, a script, a fetch) never sets a cookie.
 func (s *Server) tokenLogin(w http.ResponseWriter, r *http.Request) bool {
 	tok := r.URL.Query().Get("token")
 	if tok == "" || r.Method != http.MethodGet {
@@ -84,14 +88,32 @@ func (s *Server) tokenLogin(w http.ResponseWriter, r *http.Request) bool {
 	}
 	cookie := rawCookie(r)
 	from := s.authenticate(cookie)
-	site := r.Header.Get("Sec-Fetch-Site")
-	fromOtherSite := site == "cross-site" || site == "same-site"
-	if from == to || (from == "" && !fromOtherSite) {
+	switch {
+	case fromOtherSite(r):
+		s.page(w, continueTmpl, confirmView{Token: tok})
+	case from == to || from == "":
 		s.setLoginCookie(w, r, tok)
-		return true
+	default:
+		s.page(w, confirmTmpl, confirmView{From: from, To: to, Token: tok, CSRF: s.loginMAC(cookie, tok)})
 	}
-	s.confirmPage(w, from, to, tok, s.loginMAC(cookie, tok))
 	return true
+}
+
+// fromOtherSite reports whether a navigation was started by another site:
+// Sec-Fetch-Site cross-site or same-site (another port of this host is the
+// same site), or, from a browser without fetch metadata, a Referer of
+// another host.
+func fromOtherSite(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "cross-site", "same-site":
+		return true
+	case "":
+		if ref := r.Header.Get("Referer"); ref != "" {
+			u, err := url.Parse(ref)
+			return err != nil || u.Host != r.Host
+		}
+	}
+	return false
 }
 
 // handleLogin is POST /login, the confirmation form of tokenLogin: it
@@ -146,7 +168,26 @@ var confirmTmpl = template.Must(template.New("confirm").Parse(`<!doctype html>
 </html>
 `))
 
-func (s *Server) confirmPage(w http.ResponseWriter, from, to, token, csrf string) {
+// continueTmpl is the page of a token URL followed from another site.
+var continueTmpl = template.Must(template.New("continue").Parse(`<!doctype html>
+<html lang="zh-CN">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>luban · 继续登录？</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 36rem; margin: 3rem auto; padding: 0 1rem; line-height: 1.5">
+<main data-testid="login-continue-page">
+<h1>继续登录？ <small lang="en">Continue signing in?</small></h1>
+<p>这个登录链接是从另一个网站打开的。只有当它是你自己打开的链接时才继续：之后在这里发送的消息会进入这个令牌的会话。</p>
+<p lang="en">This sign-in link was opened from another site. Continue only if you opened it yourself: messages you send here afterwards go to this token's sessions.</p>
+<p><a href="/?token={{.Token}}" data-testid="login-continue">继续 · Continue</a>
+<a href="/" data-testid="login-keep" style="margin-left: 1rem">取消 · Cancel</a></p>
+</main>
+</body>
+</html>
+`))
+
+// page writes a sign-in page: HTML that runs no script, cannot be framed,
+// is not cached and never sends its URL (which holds a token) to another
+// site as a Referer.
+func (s *Server) page(w http.ResponseWriter, t *template.Template, v confirmView) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
@@ -157,5 +198,5 @@ func (s *Server) confirmPage(w http.ResponseWriter, from, to, token, csrf string
 	// this page's URL is never sent to another site as a Referer.
 	h.Set("Referrer-Policy", "same-origin")
 	w.WriteHeader(http.StatusOK)
-	_ = confirmTmpl.Execute(w, confirmView{From: from, To: to, Token: token, CSRF: csrf})
+	_ = t.Execute(w, v)
 }

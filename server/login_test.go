@@ -91,14 +91,18 @@ func TestFirstLoginFromThePrintedURL(t *testing.T) {
 func TestTokenURLDoesNotSwitchALoggedInBrowser(t *testing.T) {
 	t.Parallel()
 	srv := setup(t)
+	confirm, onward := `action="/login"`, `data-testid="login-continue"`
 	for _, tc := range []struct {
 		name string
 		hdr  map[string]string
+		want string // the page: the confirmation form, or the link onward
 	}{
-		{"opened by hand", navigation},
-		{"link on another site", map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}},
-		{"link in the page", map[string]string{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}},
-		{"no fetch metadata", nil},
+		{"opened by hand", navigation, confirm},
+		{"link in the page", map[string]string{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}, confirm},
+		{"no fetch metadata", nil, confirm},
+		{"link on another site", map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}, onward},
+		{"link on another port of this host", map[string]string{"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}, onward},
+		{"no fetch metadata, link on another site", map[string]string{"Referer": "https://evil.example/page"}, onward},
 	} {
 		c := noFollow(t)
 		login(t, c, srv, srv.Token)
@@ -106,13 +110,12 @@ func TestTokenURLDoesNotSwitchALoggedInBrowser(t *testing.T) {
 		require.Equal(t, http.StatusOK, resp.StatusCode, tc.name)
 		require.Empty(t, resp.Header.Values("Set-Cookie"), tc.name)
 		require.Equal(t, srv.Token, cookieOf(t, c, srv), "%s: the browser keeps its principal", tc.name)
-		// The confirmation page: a form that posts back to this origin.
 		require.Contains(t, resp.Header.Get("Content-Type"), "text/html", tc.name)
-		require.Contains(t, body, `action="/login"`, tc.name)
-		require.Contains(t, body, `method="post"`, tc.name)
+		require.Contains(t, body, tc.want, tc.name)
 		require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
 		require.Contains(t, resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'")
 		require.Equal(t, "DENY", resp.Header.Get("X-Frame-Options"))
+		require.Equal(t, "same-origin", resp.Header.Get("Referrer-Policy"))
 	}
 }
 
@@ -134,14 +137,23 @@ func TestTokenURLAsASubresourceSetsNoCookie(t *testing.T) {
 	}
 }
 
-func TestLoginFromAnotherSiteNeedsConfirmation(t *testing.T) {
+// A link followed from another site never signs in by itself: the browser
+// does not send its SameSite=Strict cookie then, so the server cannot know
+// whether it is signed in. The page's link onward is a navigation from this
+// origin, where the usual rules apply.
+func TestLoginFromAnotherSiteNeedsAClickOnThisOrigin(t *testing.T) {
 	t.Parallel()
 	srv := setup(t)
 	c := noFollow(t)
 	resp, body := open(t, c, srv.URL+"/?token="+srv.Token, map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"})
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Empty(t, resp.Header.Values("Set-Cookie"))
-	require.Contains(t, body, `action="/login"`)
+	require.NotContains(t, body, `<form`)
+	m := regexp.MustCompile(`href="(/\?token=[^"]*)" data-testid="login-continue"`).FindStringSubmatch(body)
+	require.NotNil(t, m, body)
+	resp, _ = open(t, c, srv.URL+html.UnescapeString(m[1]), map[string]string{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, srv.Token, cookieOf(t, c, srv))
 }
 
 // confirmForm opens /?token=to in c and returns the confirmation form's fields.

@@ -3,7 +3,19 @@
 // signed-in browser to another principal without the user's confirmation,
 // and assistant text with a Markdown image pointing at that URL makes the
 // page request nothing.
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { expect, OTHER_TOKEN, test } from './harness'
+
+/** otherSite serves one page with a link to href from another port of this host. */
+async function otherSite(href: string): Promise<{ url: string; close: () => void }> {
+  const srv = createServer((_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' })
+    res.end(`<!doctype html><a id="go" href="${href}">free prize</a>`)
+  })
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve))
+  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}/`, close: () => srv.close() }
+}
 
 test('a Markdown image in model text makes no request', async ({ page, lab }) => {
   const evil = `看图 ![x](/?token=${OTHER_TOKEN}) 和 ![y](/api/sessions)`
@@ -71,4 +83,36 @@ test('a token URL does not switch a signed-in browser without confirmation', asy
   await expect(sessions).toHaveCount(0)
   const own = await luban.api('GET', '/api/sessions')
   expect(own.body.sessions).toHaveLength(1)
+})
+
+test('a token link on another site signs nobody in by itself', async ({ page, lab }) => {
+  const luban = await lab.serve({ scenario: { name: 'login', turns: [], final: '好' } })
+  await page.goto(luban.pageURL())
+  await page.getByTestId('composer').fill('我的会话')
+  await page.getByTestId('composer').press('Enter')
+  await expect(page.getByTestId('message-assistant')).toContainText('好')
+  const sessions = page.getByTestId('session-list').locator('button.session')
+  await expect(sessions).toHaveCount(1)
+
+  const evil = await otherSite(luban.pageURL(OTHER_TOKEN))
+  try {
+    await page.goto(evil.url)
+    await page.locator('#go').click()
+    // The Strict cookie was not sent: a page whose only way on is a link.
+    await expect(page.getByTestId('login-continue-page')).toBeVisible()
+    await lab.shot(page, 'from-another-site')
+    await page.goto(`${luban.url}/`)
+    await expect(sessions).toHaveCount(1)
+
+    // Following it from this origin shows who is signed in: the confirmation.
+    await page.goto(evil.url)
+    await page.locator('#go').click()
+    await page.getByTestId('login-continue').click()
+    await expect(page.getByTestId('login-confirm')).toBeVisible()
+    await expect(page.getByTestId('login-from')).toHaveText(/^p_[0-9a-f]{16}$/)
+    await page.getByTestId('login-keep').click()
+    await expect(sessions).toHaveCount(1)
+  } finally {
+    evil.close()
+  }
 })
