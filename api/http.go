@@ -24,6 +24,15 @@ type ContinueRequest struct {
 	CustomInput string           `json:"customInput"`
 	Cancelled   bool             `json:"cancelled"`
 	Answers     []QuestionAnswer `json:"answers"`
+	// Decision, Arguments, Message and Remember answer an approval
+	// (DESIGN §10) instead of the ask fields: approve, edit (Arguments, a
+	// JSON object, replaces the model's) or reject (with an optional
+	// Message); Remember "session" approves later calls of the same tool in
+	// the session. Cancelled true still cancels.
+	Decision  Decision        `json:"decision,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Message   string          `json:"message,omitempty"`
+	Remember  string          `json:"remember,omitempty"`
 }
 
 // ContinueAccepted is the 202 body of POST /api/chat/continue sent with

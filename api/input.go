@@ -1,6 +1,9 @@
 package api
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // The names of the two ask tools a model can call (DESIGN §2), the values of
 // Prompt.Tool. ToolAskUser is the seed's form (seed 000 §1);
@@ -69,6 +72,13 @@ type Prompt struct {
 	AllowCustom bool       `json:"allowCustom,omitempty"`
 	SubmitLabel string     `json:"submitLabel,omitempty"`
 	Questions   []Question `json:"questions,omitempty"`
+	// ToolName, Arguments and ArgumentsSchema are set for an approval (Tool
+	// ToolApproval, Mode ModeApproval, DESIGN §10): the tool the model
+	// called, its arguments (a JSON object) and the tool's JSON Schema;
+	// Description is then the tool's description.
+	ToolName        string          `json:"toolName,omitempty"`
+	Arguments       json.RawMessage `json:"arguments,omitempty"`
+	ArgumentsSchema json.RawMessage `json:"argumentsSchema,omitempty"`
 }
 
 // InputRequest is the payload of the SSE event user_input_required and of
@@ -137,7 +147,16 @@ type Receipt struct {
 	Selections  []string         `json:"selections"`
 	CustomInput string           `json:"customInput"`
 	Answers     []QuestionAnswer `json:"answers,omitempty"`
-	ResolvedAt  time.Time        `json:"resolvedAt"`
+	// Decision, Arguments, Message and Remember are an approval's answer
+	// (DESIGN §10): the decision; the edited arguments (edit only); the
+	// reject's message; "session" when later calls of the tool in this
+	// session run without asking. Empty for ask tools and for cancelled
+	// and expired approvals.
+	Decision   Decision        `json:"decision,omitempty"`
+	Arguments  json.RawMessage `json:"arguments,omitempty"`
+	Message    string          `json:"message,omitempty"`
+	Remember   string          `json:"remember,omitempty"`
+	ResolvedAt time.Time       `json:"resolvedAt"`
 }
 
 // FieldError is one problem of a rejected answer (422 invalid_answer

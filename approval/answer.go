@@ -13,23 +13,24 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 )
 
 // AnswerDecision is what a person decided about a call (DESIGN §10).
-type AnswerDecision string
+type AnswerDecision = api.Decision
 
 // The three decisions of DESIGN §10. A cancel is Answer.Cancelled, not a
 // decision.
 const (
-	Approve AnswerDecision = "approve" // the tool runs once with the model's arguments
-	Edit    AnswerDecision = "edit"    // the tool runs once with Answer.Arguments instead
-	Reject  AnswerDecision = "reject"  // the tool does not run; the run continues
+	Approve = api.DecisionApprove // the tool runs once with the model's arguments
+	Edit    = api.DecisionEdit    // the tool runs once with Answer.Arguments instead
+	Reject  = api.DecisionReject  // the tool does not run; the run continues
 )
 
 // RememberSession is the one value of Answer.Remember: later calls of the
 // same tool in the same session run without asking (DESIGN §10).
-const RememberSession = "session"
+const RememberSession = api.RememberSession
 
 // MaxMessageLen bounds Answer.Message, in characters (like
 // askuser.MaxCustomInput).
@@ -37,13 +38,18 @@ const MaxMessageLen = askuser.MaxCustomInput
 
 // Answer is the body of POST /api/chat/continue for an approval, less
 // sessionId and requestId (DESIGN §10): {decision, arguments?, message?,
-// remember?} or {cancelled: true}.
+// remember?} or {cancelled: true}. AnswerOf takes it from the wire body.
 type Answer struct {
 	Decision  AnswerDecision  `json:"decision,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Message   string          `json:"message,omitempty"`
 	Remember  string          `json:"remember,omitempty"`
 	Cancelled bool            `json:"cancelled,omitempty"`
+}
+
+// AnswerOf returns the approval part of a continue body.
+func AnswerOf(c api.ContinueRequest) Answer {
+	return Answer{Decision: c.Decision, Arguments: c.Arguments, Message: c.Message, Remember: c.Remember, Cancelled: c.Cancelled}
 }
 
 // ValidateAnswer checks a person's answer against the prompt they were shown

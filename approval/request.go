@@ -6,52 +6,35 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/model"
 )
 
 // Names on the wire (DESIGN §10): an approval's InputRequest carries
 // tool "approval" and mode "approval".
 const (
-	ToolApproval = "approval"
-	ModeApproval = "approval"
+	ToolApproval = api.ToolApproval
+	ModeApproval = api.ModeApproval
 )
 
 // MaxArgumentsBytes bounds the arguments of a call put in front of a person,
 // and of an edit (256 KiB, like askuser.MaxArgsBytes).
 const MaxArgumentsBytes = 256 << 10
 
-// Prompt is what a person is asked to approve (DESIGN §10): the model's call
-// of ToolName with Arguments (its parsed JSON object, compact), the tool's
-// ArgumentsSchema (JSON Schema) and Description. Tool and Mode are always
-// ToolApproval and ModeApproval; Title is "Run <tool>?". It is the form
-// part of an InputRequest, stored with the interaction.
-type Prompt struct {
-	Tool            string          `json:"tool"`
-	Mode            string          `json:"mode"`
-	Title           string          `json:"title"`
-	ToolName        string          `json:"toolName"`
-	Description     string          `json:"description"`
-	Arguments       json.RawMessage `json:"arguments"`
-	ArgumentsSchema json.RawMessage `json:"argumentsSchema"`
-}
+// Prompt is the form part of an approval's InputRequest (DESIGN §10), the
+// shared wire type api.Prompt with: Tool ToolApproval, Mode ModeApproval,
+// Title "Run <tool>?", ToolName, Description (the tool's), Arguments (the
+// model's parsed JSON object, compact) and ArgumentsSchema (the tool's JSON
+// Schema). It is stored with the interaction.
+type Prompt = api.Prompt
 
 // InputRequest is the payload of user_input_required and of GET
-// /api/interactions/pending for an approval (DESIGN §10): the Prompt's
-// fields flattened beside the runtime fields every InputRequest has (DESIGN
-// §3): ID (the requestId), ToolCallID (the model's call awaiting approval),
-// SessionID, RunID, CreatedAt and ExpiresAt (RFC 3339), Resumable.
-type InputRequest struct {
-	ID         string `json:"id"`
-	ToolCallID string `json:"toolCallId"`
-	SessionID  string `json:"sessionId"`
-	RunID      string `json:"runId"`
-	Prompt
-	CreatedAt time.Time `json:"createdAt"`
-	ExpiresAt time.Time `json:"expiresAt"`
-	Resumable bool      `json:"resumable"`
-}
+// /api/interactions/pending for an approval: the Prompt's fields flattened
+// beside the runtime fields every InputRequest has (DESIGN §3): ID (the
+// requestId), ToolCallID (the model's call awaiting approval), SessionID,
+// RunID, CreatedAt and ExpiresAt (RFC 3339), Resumable.
+type InputRequest = api.InputRequest
 
 // ArgsError is returned by NewPrompt when the model's arguments cannot be
 // put in front of a person: not a JSON object, too large, or not valid under

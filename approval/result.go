@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 )
 
@@ -62,27 +63,18 @@ func InterruptedResult(toolName string) askuser.ToolResult {
 }
 
 // Receipt is the read-only record of a resolved approval (DESIGN §10), the
-// body of user_input_resolved and of a 409 already_resolved. Status is
-// answered for any decision, cancelled or expired otherwise (Decision then
-// empty). Arguments are the edited arguments (edit only); Message is the
-// reject's message; Remember is "session" when later calls are approved
-// without asking.
-type Receipt struct {
-	RequestID  string          `json:"requestId"`
-	ToolCallID string          `json:"toolCallId"`
-	Status     askuser.Status  `json:"status"`
-	Decision   AnswerDecision  `json:"decision,omitempty"`
-	Arguments  json.RawMessage `json:"arguments,omitempty"`
-	Message    string          `json:"message,omitempty"`
-	Remember   string          `json:"remember,omitempty"`
-	ResolvedAt time.Time       `json:"resolvedAt"`
-}
+// shared wire type api.Receipt: Status is answered for any decision,
+// cancelled or expired otherwise (Decision then empty). Arguments are the
+// edited arguments (edit only); Message is the reject's message; Remember
+// is "session" when later calls are approved without asking. Selections is
+// empty and CustomInput "" (they belong to ask tools).
+type Receipt = api.Receipt
 
 // NewReceipt is the receipt of request id (for the model's call toolCallID)
 // resolved with status at resolvedAt; a is the normalized answer
 // (ValidateAnswer) for StatusAnswered and ignored otherwise.
 func NewReceipt(id, toolCallID string, status askuser.Status, a Answer, resolvedAt time.Time) Receipt {
-	rc := Receipt{RequestID: id, ToolCallID: toolCallID, Status: status, ResolvedAt: resolvedAt}
+	rc := Receipt{RequestID: id, ToolCallID: toolCallID, Status: status, Selections: []string{}, ResolvedAt: resolvedAt}
 	if status == askuser.StatusAnswered {
 		rc.Decision, rc.Message, rc.Remember = a.Decision, a.Message, a.Remember
 		if a.Decision == Edit {
@@ -99,7 +91,7 @@ func NewReceipt(id, toolCallID string, status askuser.Status, a Answer, resolved
 // characters and its SHA-256. Arguments and messages themselves are never
 // logged.
 type AuditSummary struct {
-	Mode                    string         `json:"mode"`
+	Mode                    api.Mode       `json:"mode"`
 	Tool                    string         `json:"tool"`
 	Decision                AnswerDecision `json:"decision,omitempty"`
 	Cancelled               bool           `json:"cancelled,omitempty"`
