@@ -59,7 +59,8 @@ func (l chatLang) pick(zh, en string) string {
 type chatSession struct {
 	c         *client.Client
 	out       io.Writer
-	lines     <-chan string
+	lines     *lineReader
+	editor    string // $VISUAL or $EDITOR: how an approval's arguments are edited when set
 	sessionID string
 	asked     map[string]*api.InputRequest // requestId → request, for receipts
 	open      map[string]string            // messageId → text printed so far
@@ -117,6 +118,9 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 	defer cancel()
 	s := &chatSession{c: cl, out: c.Stdout, lines: readLines(ctx, c.Stdin), sessionID: *session,
 		asked: map[string]*api.InputRequest{}, open: map[string]string{}, echo: !isTerminal(c.Stdin)}
+	if isTerminal(c.Stdin) {
+		s.editor = or(getenv("VISUAL"), getenv("EDITOR"))
+	}
 	err = s.run(ctx)
 	if errors.Is(err, errQuit) || (err != nil && ctx.Err() != nil) {
 		s.leave()
@@ -155,18 +159,32 @@ func generatedToken(getenv func(string) string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// readLines feeds stdin's lines (without the line end) to a channel that is
-// closed at the end of input.
-func readLines(ctx context.Context, r io.Reader) <-chan string {
-	ch := make(chan string)
+// lineReader reads stdin one line at a time, and only when asked: no read
+// is pending between two prompts, so an $EDITOR started for an edit has the
+// terminal to itself.
+type lineReader struct {
+	want    chan struct{}
+	lines   chan string
+	waiting bool // a line was asked for and not yet received
+}
+
+// readLines starts a lineReader on r; its lines channel (without the line
+// ends) is closed at the end of input.
+func readLines(ctx context.Context, r io.Reader) *lineReader {
+	lr := &lineReader{want: make(chan struct{}, 1), lines: make(chan string)}
 	go func() {
-		defer close(ch)
+		defer close(lr.lines)
 		br := bufio.NewReader(r)
 		for {
+			select {
+			case <-lr.want:
+			case <-ctx.Done():
+				return
+			}
 			line, err := br.ReadString('\n')
 			if line != "" || err == nil {
 				select {
-				case ch <- strings.TrimRight(line, "\r\n"):
+				case lr.lines <- strings.TrimRight(line, "\r\n"):
 				case <-ctx.Done():
 					return
 				}
@@ -176,7 +194,16 @@ func readLines(ctx context.Context, r io.Reader) <-chan string {
 			}
 		}
 	}()
-	return ch
+	return lr
+}
+
+// next asks for the next line and returns the channel it arrives on.
+func (lr *lineReader) next() <-chan string {
+	if !lr.waiting {
+		lr.want <- struct{}{}
+		lr.waiting = true
+	}
+	return lr.lines
 }
 
 // read prints prompt and returns the next line; errQuit at the end of input,
@@ -185,7 +212,8 @@ func (s *chatSession) read(ctx context.Context, prompt string) (string, error) {
 	s.endLine()
 	fmt.Fprint(s.out, prompt)
 	select {
-	case line, ok := <-s.lines:
+	case line, ok := <-s.lines.next():
+		s.lines.waiting = false
 		if !ok {
 			fmt.Fprintln(s.out)
 			return "", errQuit
@@ -431,9 +459,17 @@ func (s *chatSession) answerLoop(ctx context.Context, req *api.InputRequest) err
 		}
 		var next *api.InputRequest
 		for {
-			ans, err := s.collect(ctx, req, lang)
+			var body api.ContinueRequest
+			var err error
+			if req.Tool == api.ToolApproval {
+				body, err = s.collectApproval(ctx, req, lang)
+			} else {
+				var ans api.Answer
+				ans, err = s.collect(ctx, req, lang)
+				body = api.ContinueRequest{Selections: ans.Selections, CustomInput: ans.CustomInput, Cancelled: ans.Cancelled, Answers: ans.Answers}
+			}
 			if errors.Is(err, errCancel) {
-				ans, err = api.Answer{Selections: []string{}, Cancelled: true}, nil
+				body, err = api.ContinueRequest{Selections: []string{}, Cancelled: true}, nil
 			}
 			if err != nil {
 				if errors.Is(err, errQuit) {
@@ -441,8 +477,8 @@ func (s *chatSession) answerLoop(ctx context.Context, req *api.InputRequest) err
 				}
 				return err
 			}
-			st, err := s.c.Continue(ctx, api.ContinueRequest{SessionID: req.SessionID, RequestID: req.ID,
-				Selections: ans.Selections, CustomInput: ans.CustomInput, Cancelled: ans.Cancelled, Answers: ans.Answers})
+			body.SessionID, body.RequestID = req.SessionID, req.ID
+			st, err := s.c.Continue(ctx, body)
 			var ce *client.Error
 			if errors.As(err, &ce) {
 				if ce.Status == http.StatusUnprocessableEntity {
@@ -494,6 +530,10 @@ func langOf(req *api.InputRequest) chatLang {
 
 // show prints the question card.
 func (s *chatSession) show(req *api.InputRequest, lang chatLang) {
+	if req.Tool == api.ToolApproval {
+		s.showApproval(req, lang)
+		return
+	}
 	hint := lang.pick("（/cancel 取消，/quit 稍后再答）", "(/cancel to decline, /quit to answer later)")
 	if req.Mode == api.ModeQuestions || req.Tool == api.ToolAskUserBatch {
 		s.printf("? %s %s\n", lang.pick(fmt.Sprintf("请回答 %d 个问题", len(req.Questions)), fmt.Sprintf("%d question(s) for you", len(req.Questions))), hint)
@@ -741,6 +781,10 @@ func (s *chatSession) receipt(rc *api.Receipt) {
 		return
 	case api.StatusExpired:
 		s.printf("⌛ %s\n", lang.pick("已超时", "expired"))
+		return
+	}
+	if rc.Decision != "" {
+		s.approvalReceipt(rc, lang)
 		return
 	}
 	var parts []string
