@@ -2,6 +2,15 @@
 // Change the Go types in api/ and run `go generate ./api`.
 
 /**
+ * Decision is what a person decided about a tool call awaiting approval
+ * (DESIGN §10).
+ */
+export type Decision =
+  | 'approve' // the tool runs once with the model's arguments
+  | 'edit' // the tool runs once with the edited arguments
+  | 'reject' // the tool does not run; the run continues
+
+/**
  * ErrorCode names an error response (DESIGN §3 and docs/design.md §9). Codes
  * are a contract: never rename them.
  */
@@ -172,6 +181,17 @@ export interface ContinueRequest {
   customInput: string
   cancelled: boolean
   answers: QuestionAnswer[]
+  /**
+   * Decision, Arguments, Message and Remember answer an approval
+   * (DESIGN §10) instead of the ask fields: approve, edit (Arguments, a
+   * JSON object, replaces the model's) or reject (with an optional
+   * Message); Remember "session" approves later calls of the same tool in
+   * the session. Cancelled true still cancels.
+   */
+  decision?: Decision
+  arguments?: unknown
+  message?: string
+  remember?: string
 }
 
 /**
@@ -331,6 +351,7 @@ export interface Info {
  * §3 UserInputCard table). ModeQuestions is luban's mode for an AskUser batch.
  */
 export type Mode =
+  | 'approval'
   | 'single' // radio: exactly one option id
   | 'multiple' // checkboxes: zero or more option ids
   | 'text' // free text in customInput
@@ -391,6 +412,15 @@ export interface Prompt {
   allowCustom?: boolean
   submitLabel?: string
   questions?: Question[]
+  /**
+   * ToolName, Arguments and ArgumentsSchema are set for an approval (Tool
+   * ToolApproval, Mode ModeApproval, DESIGN §10): the tool the model
+   * called, its arguments (a JSON object) and the tool's JSON Schema;
+   * Description is then the tool's description.
+   */
+  toolName?: string
+  arguments?: unknown
+  argumentsSchema?: unknown
 }
 
 /**
@@ -415,6 +445,15 @@ export interface InputRequest {
   allowCustom?: boolean
   submitLabel?: string
   questions?: Question[]
+  /**
+   * ToolName, Arguments and ArgumentsSchema are set for an approval (Tool
+   * ToolApproval, Mode ModeApproval, DESIGN §10): the tool the model
+   * called, its arguments (a JSON object) and the tool's JSON Schema;
+   * Description is then the tool's description.
+   */
+  toolName?: string
+  arguments?: unknown
+  argumentsSchema?: unknown
   createdAt: string
   expiresAt: string
   /**
@@ -474,6 +513,17 @@ export interface Receipt {
   selections: string[]
   customInput: string
   answers?: QuestionAnswer[]
+  /**
+   * Decision, Arguments, Message and Remember are an approval's answer
+   * (DESIGN §10): the decision; the edited arguments (edit only); the
+   * reject's message; "session" when later calls of the tool in this
+   * session run without asking. Empty for ask tools and for cancelled
+   * and expired approvals.
+   */
+  decision?: Decision
+  arguments?: unknown
+  message?: string
+  remember?: string
   resolvedAt: string
 }
 
