@@ -3,7 +3,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -16,7 +15,7 @@ import (
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
-	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/telemetry"
 )
 
 // Options configures a Server. Runner and at least one token are required.
@@ -37,13 +36,19 @@ type Options struct {
 	// AskTools lists the ask tools the default agent offers (for /api/info).
 	AskTools []string
 	Logger   *slog.Logger
+	// Metrics, when set, records the HTTP metrics and is served at GET
+	// /metrics, without a token like /livez and /readyz (DESIGN §14).
+	Metrics *telemetry.Metrics
+	// ReadyChecks are asked by GET /readyz beside the store (MCP servers).
+	ReadyChecks []ReadyCheck
 }
 
 // Server is an http.Handler for the API and the page.
 type Server struct {
 	opts      Options
 	log       *slog.Logger
-	mux       *http.ServeMux
+	mux, api  *http.ServeMux
+	handler   http.Handler
 	closing   chan struct{}
 	closeOnce sync.Once
 	routes    []string // patterns of the /api routes
@@ -82,22 +87,21 @@ func New(opts Options) (*Server, error) {
 	api.HandleFunc("GET /api/sessions/{id}/trace", s.handleTrace)
 	api.HandleFunc("GET /api/info", s.handleInfo)
 	api.HandleFunc("GET /api/openapi.json", handleOpenAPI)
+	api.HandleFunc("DELETE /api/sessions/{id}", s.handleDeleteSession)
 	api.HandleFunc("/api/", handleNoEndpoint)
 	s.routes = api.patterns
 	s.mux.Handle("/api/", s.requireAuth(api))
-	s.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		// Ready means the database answers: a lookup of a session that
-		// cannot exist must come back "not found", not an error.
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if _, err := s.opts.Runner.Store().SessionGet(ctx, "readyz"); err != nil && !errors.Is(err, store.ErrNotFound) {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
+	s.mux.HandleFunc("GET /readyz", s.handleReadyz)
+	s.mux.HandleFunc("GET /livez", handleLivez)
+	if opts.Metrics != nil {
+		s.mux.Handle("GET /metrics", opts.Metrics.Handler())
+	}
 	s.mux.HandleFunc("POST /login", s.handleLogin)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if !pageRoute(r.URL.Path) {
+			notFound(w, r)
+			return
+		}
 		if r.URL.Path == "/" && s.tokenLogin(w, r) {
 			return
 		}
@@ -111,6 +115,7 @@ func New(opts Options) (*Server, error) {
 		w.Header().Set("Referrer-Policy", "same-origin")
 		s.opts.Web.ServeHTTP(w, r)
 	})
+	s.api, s.handler = api.ServeMux, s.observe(s.mux)
 	return s, nil
 }
 
@@ -118,7 +123,7 @@ func New(opts Options) (*Server, error) {
 // and in time before it is routed (boundBody).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.boundBody(w, r)
-	s.mux.ServeHTTP(w, r)
+	s.handler.ServeHTTP(w, r)
 }
 
 // Close ends every open SSE stream cleanly (register it with

@@ -88,7 +88,6 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 		return def
 	}
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-	fs.SetOutput(c.Stderr)
 	baseURL := fs.String("url", env("LUBAN_URL", "http://127.0.0.1:8080"), "the luban server (LUBAN_URL)")
 	token := fs.String("token", env("LUBAN_AUTH_TOKEN", ""), "bearer token (LUBAN_AUTH_TOKEN); default: the token luban serve generated and kept beside its database")
 	session := fs.String("session", "", "continue this session: shows its pending question again")
@@ -96,11 +95,8 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 		fmt.Fprint(fs.Output(), "Usage: luban chat [--url http://127.0.0.1:8080] [--token …] [--session id]\n\nType a message and press Enter. While a question is shown, answer it,\nor type /cancel to decline it or /quit to answer later.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, c.Stdout); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return &usageError{fmt.Sprintf("chat takes no arguments (got %q)", fs.Arg(0))}
 	}
 	tok, _, _ := strings.Cut(*token, ",")
 	tok = strings.TrimSpace(tok)

@@ -364,7 +364,7 @@ func TestChatFlagsEnvAndGeneratedToken(t *testing.T) {
 	// The subcommand is wired into luban's command line.
 	var o, e bytes.Buffer
 	require.Equal(t, 0, Run(b.ctx, []string{"chat", "--help"}, &o, &e))
-	require.Contains(t, e.String(), "Usage: luban chat [--url http://127.0.0.1:8080] [--token …] [--session id]")
+	require.Contains(t, o.String(), "Usage: luban chat [--url http://127.0.0.1:8080] [--token …] [--session id]")
 }
 
 // Two ask_user calls in one assistant message are asked one after another

@@ -33,8 +33,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = (&Chat{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}).Run(ctx, args[1:])
 	case "config":
 		err = (&ConfigCmd{Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}).Run(args[1:])
-	case "version":
-		fmt.Fprintln(stdout, "luban", version)
+	case "migrate":
+		err = (&Migrate{Stdout: stdout, Getenv: os.Getenv}).Run(ctx, args[1:])
+	case "backup":
+		err = (&Backup{Stdout: stdout, Getenv: os.Getenv}).Run(ctx, args[1:])
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, versionString())
 	case "help", "-h", "--help":
 		usage(stdout)
 	default:
@@ -57,6 +61,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// version is the release version; goreleaser sets it with
+// -ldflags "-X main.version=…". "dev" defers to the build information
+// (versionString).
 var version = "dev"
 
 type usageError struct{ msg string }
@@ -70,6 +77,10 @@ Usage:
   luban serve [flags]   run the HTTP/SSE server and the page (see luban serve --help)
   luban chat [flags]    talk to a server and answer its questions in the terminal (see luban chat --help)
   luban config check FILE   validate a configuration file without serving (docs/agents.md)
-  luban version         print the version
+  luban migrate status|up [--db …]
+                        show or apply the database migrations (see luban migrate --help)
+  luban backup FILE [--db …]
+                        write a consistent copy of a SQLite database, also while it serves
+  luban --version       print the version and commit
 `)
 }

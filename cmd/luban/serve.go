@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,6 +22,7 @@ import (
 	"github.com/lubanhq/luban/server"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/sqlite"
+	"github.com/lubanhq/luban/telemetry"
 	"github.com/lubanhq/luban/tool"
 	"github.com/lubanhq/luban/web"
 )
@@ -37,6 +37,8 @@ type Serve struct {
 type serveConfig struct {
 	addr, db, model, workspace, authToken, askTools, configFile string
 	ttl, lease, heartbeat                                       time.Duration
+	logFormat, logLevel                                         string
+	retain, retainAudit                                         days
 }
 
 func defaultDB(getenv func(string) string) string {
@@ -49,23 +51,9 @@ func defaultDB(getenv func(string) string) string {
 	return "luban.db"
 }
 
-func (c *Serve) flags(cfg *serveConfig) *flag.FlagSet {
-	env := func(name, def string) string {
-		if v := c.Getenv(name); v != "" {
-			return v
-		}
-		return def
-	}
-	envDur := func(name string, def time.Duration) time.Duration {
-		if v := c.Getenv(name); v != "" {
-			if d, err := time.ParseDuration(v); err == nil {
-				return d
-			}
-		}
-		return def
-	}
+func (c *Serve) flags(cfg *serveConfig, e *envReader) *flag.FlagSet {
+	env, envDur := e.str, e.dur
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(c.Stderr)
 	fs.StringVar(&cfg.addr, "addr", env("LUBAN_ADDR", "127.0.0.1:8080"), "listen address (LUBAN_ADDR)")
 	fs.StringVar(&cfg.db, "db", env("LUBAN_DB", defaultDB(c.Getenv)), "SQLite file path, postgres://… URL, or memory (LUBAN_DB)")
 	fs.StringVar(&cfg.model, "model", env("LUBAN_MODEL", ""), "openai:<name>, anthropic:<name>, scripted or scripted:<file> (LUBAN_MODEL); default scripted when no API key is set")
@@ -77,23 +65,34 @@ func (c *Serve) flags(cfg *serveConfig) *flag.FlagSet {
 	fs.DurationVar(&cfg.lease, "lease", envDur("LUBAN_LEASE", agent.DefaultLeaseDuration), "how long a run stays owned by a process without a heartbeat (LUBAN_LEASE)")
 	fs.StringVar(&cfg.configFile, "config", env("LUBAN_CONFIG", ""), "YAML configuration file: agents, tools, approvals (LUBAN_CONFIG; docs/agents.md); flags and their variables override it")
 	fs.DurationVar(&cfg.heartbeat, "sse-heartbeat", envDur("LUBAN_SSE_HEARTBEAT", 15*time.Second), "interval of SSE heartbeat comments (LUBAN_SSE_HEARTBEAT)")
+	fs.StringVar(&cfg.logFormat, "log-format", env("LUBAN_LOG_FORMAT", "text"), "log format on stderr: text or json (LUBAN_LOG_FORMAT)")
+	fs.StringVar(&cfg.logLevel, "log-level", env("LUBAN_LOG_LEVEL", "info"), "least level logged: debug, info, warn or error (LUBAN_LOG_LEVEL)")
+	cfg.retain = e.days("LUBAN_RETAIN", days(30*24*time.Hour))
+	fs.Var(&cfg.retain, "retain", "keep the events and trace of a session without an active run this long after its last activity, e.g. 30d or 720h; 0 keeps them forever (LUBAN_RETAIN)")
+	cfg.retainAudit = e.days("LUBAN_RETAIN_AUDIT", days(365*24*time.Hour))
+	fs.Var(&cfg.retainAudit, "retain-audit", "keep audit entries this long, e.g. 365d; 0 keeps them forever (LUBAN_RETAIN_AUDIT)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: luban serve [flags]\n\nServes the HTTP API, the SSE streams and the page. Every flag has an\nenvironment twin (in parentheses); a flag given here wins over it.\nTraces go to OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
 	return fs
 }
 
 // Run parses args and serves until ctx is done (SIGINT/SIGTERM), then drains.
 func (c *Serve) Run(ctx context.Context, args []string) error {
 	var cfg serveConfig
-	fs := c.flags(&cfg)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &usageError{err.Error()}
+	envs := &envReader{getenv: c.Getenv}
+	fs := c.flags(&cfg, envs)
+	if err := parseFlags(fs, args, c.Stdout); err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	if err := envs.Err(); err != nil {
+		return err
 	}
-	log := slog.New(slog.NewTextHandler(c.Stderr, nil))
+	log, err := newLogger(c.Stderr, cfg.logFormat, cfg.logLevel)
+	if err != nil {
+		return err
+	}
 	file, err := loadConfig(cfg.configFile, c.Getenv)
 	if err != nil {
 		return err
@@ -116,11 +115,18 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, cfg.db)
+	rawStore, err := openStore(ctx, cfg.db)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer rawStore.Close()
+	obs, err := c.observability(ctx, log, cfg, rawStore)
+	if err != nil {
+		return err
+	}
+	defer obs.shutdown()
+	provider = telemetry.InstrumentProvider(provider, obs.metrics)
+	st := obs.store
 
 	workspace, err := filepath.Abs(cfg.workspace)
 	if err != nil {
@@ -148,6 +154,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		allow := append(tool.Allowlist{}, askTools...)
 		agents = []*agent.Agent{{Name: agentName, Provider: provider, Tools: append(allow, defaultTools...)}}
 	}
+	obs.instrumentTools(reg)
 	if c.Getenv("LUBAN_TEST_TOOLS") == "1" {
 		// Test-only (internal/crashtest): a non-idempotent tool with a side effect.
 		if err := reg.Register(recordNote(workspace), false); err != nil {
@@ -170,7 +177,8 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(server.Options{Runner: runner, Tokens: tokens, Web: web.Handler(), Heartbeat: cfg.heartbeat, AskTools: askTools, Logger: log})
+	srv, err := server.New(server.Options{Runner: runner, Tokens: tokens, Web: web.Handler(), Heartbeat: cfg.heartbeat, AskTools: askTools, Logger: log,
+		Metrics: obs.metrics})
 	if err != nil {
 		return err
 	}
@@ -184,6 +192,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	runCtx, stopRunner := context.WithCancel(context.Background())
 	runnerDone := make(chan struct{})
 	go func() { defer close(runnerDone); _ = runner.Run(runCtx) }()
+	go obs.prune(runCtx)
 
 	url := "http://" + ln.Addr().String() + "/"
 	if tokenFile != "" {

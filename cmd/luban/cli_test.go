@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/store/sqlite"
+)
+
+// TestMain runs the real main when re-executed by luban() (litestream
+// style): the test binary is the luban binary, with its exit codes and
+// streams.
+func TestMain(m *testing.M) {
+	if os.Getenv("LUBAN_CLI_TEST_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// luban runs the binary with args and env (nothing of the caller's LUBAN_*
+// environment) and waits for it to exit.
+func luban(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(cleanEnv(t), append([]string{"LUBAN_CLI_TEST_MAIN=1"}, env...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+func cleanEnv(t *testing.T) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "LUBAN_") || strings.HasPrefix(kv, "OPENAI_") || strings.HasPrefix(kv, "ANTHROPIC_") || strings.HasPrefix(kv, "OTEL_") || strings.HasPrefix(kv, "XDG_DATA_HOME=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "XDG_DATA_HOME="+t.TempDir())
+}
+
+func TestVersionFlag(t *testing.T) {
+	t.Parallel()
+	for _, arg := range []string{"--version", "version"} {
+		r := luban(t, nil, arg)
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Regexp(t, `^luban \S+`, r.stdout)
+		require.Empty(t, r.stderr)
+	}
+}
+
+func TestHelpGoesToStdoutAndNamesEveryEnvTwin(t *testing.T) {
+	t.Parallel()
+	r := luban(t, nil, "serve", "--help")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, r.stderr)
+	// Every flag's usage names its LUBAN_ variable.
+	flagLine := regexp.MustCompile(`^  -(\S+)`)
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	var flags, current []string
+	var text strings.Builder
+	flush := func() {
+		if len(current) > 0 {
+			require.Regexp(t, `\(LUBAN_[A-Z_]+\)`, text.String(), "flag -%s has no environment twin in --help", current[0])
+		}
+		text.Reset()
+	}
+	for sc.Scan() {
+		if m := flagLine.FindStringSubmatch(sc.Text()); m != nil {
+			flush()
+			current = []string{m[1]}
+			flags = append(flags, m[1])
+		}
+		text.WriteString(sc.Text())
+	}
+	flush()
+	for _, f := range []string{"addr", "db", "log-format", "log-level", "retain", "retain-audit", "interaction-ttl"} {
+		require.Contains(t, flags, f)
+	}
+	for _, args := range [][]string{{"--help"}, {"help"}, {"chat", "--help"}, {"migrate", "--help"}, {"backup", "--help"}} {
+		r := luban(t, nil, args...)
+		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
+		require.NotEmpty(t, r.stdout, args)
+		require.Empty(t, r.stderr, args)
+	}
+}
+
+func TestInvalidValuesRefuseToStart(t *testing.T) {
+	t.Parallel()
+	base := []string{"serve", "--db", "memory", "--auth-token", "t", "--addr", "127.0.0.1:0", "--model", "scripted"}
+	for _, tc := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{env: []string{"LUBAN_INTERACTION_TTL=abc"}, want: "LUBAN_INTERACTION_TTL"},
+		{env: []string{"LUBAN_LEASE=5"}, want: "LUBAN_LEASE"},
+		{env: []string{"LUBAN_SSE_HEARTBEAT=soon"}, want: "LUBAN_SSE_HEARTBEAT"},
+		{env: []string{"LUBAN_RETAIN=forever"}, want: "LUBAN_RETAIN"},
+		{env: []string{"LUBAN_LOG_LEVEL=loud"}, want: "--log-level"},
+		{args: []string{"--log-format", "xml"}, want: "--log-format"},
+		{args: []string{"--interaction-ttl", "abc"}, want: "interaction-ttl"},
+		{args: []string{"--retain-audit", "-3d"}, want: "retain-audit"},
+		{args: []string{"--no-such-flag"}, want: "no-such-flag"},
+	} {
+		r := luban(t, tc.env, append(base, tc.args...)...)
+		require.Equal(t, 2, r.code, "%v %v: %s", tc.env, tc.args, r.stderr)
+		require.Contains(t, r.stderr, tc.want, "%v %v", tc.env, tc.args)
+		require.NotContains(t, r.stdout, "serving on", "%v %v", tc.env, tc.args)
+	}
+}
+
+func TestJSONLogsWithLevel(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "serve", "--db", "memory", "--auth-token", "t", "--addr", "127.0.0.1:0", "--model", "scripted", "--log-format", "json", "--log-level", "debug")
+	cmd.Env = append(cleanEnv(t), "LUBAN_CLI_TEST_MAIN=1")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(stdout)
+	var url string
+	for sc.Scan() {
+		if u, ok := strings.CutPrefix(sc.Text(), "luban serving on "); ok {
+			url = u
+			break
+		}
+	}
+	require.NotEmpty(t, url)
+	resp, err := http.Get(url + "livez?token=abc")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	_ = cmd.Wait()
+	var access string
+	for _, l := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
+		require.True(t, strings.HasPrefix(l, "{"), "every log line is JSON: %s", l)
+		if strings.Contains(l, `"msg":"http request"`) {
+			access = l
+		}
+	}
+	require.Contains(t, access, `"path":"/livez"`)
+	require.Contains(t, access, `"status":200`)
+	require.NotContains(t, errb.String(), "token=abc")
+}
+
+func TestMigrateStatusAndUp(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "luban.db")
+	r := luban(t, nil, "migrate", "status", "--db", db)
+	require.Equal(t, 1, r.code, "a missing database is an error, not created: %s", r.stdout)
+	_, err := os.Stat(db)
+	require.True(t, os.IsNotExist(err))
+
+	r = luban(t, nil, "migrate", "up", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "applied 1 00001_init.sql")
+	require.Contains(t, r.stdout, "1 applied")
+
+	r = luban(t, nil, "migrate", "status", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Regexp(t, `1\s+00001_init.sql\s+applied\s+\d{4}-`, r.stdout)
+	require.Contains(t, r.stdout, "0 pending")
+
+	r = luban(t, nil, "migrate", "up", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "0 applied")
+
+	r = luban(t, nil, "migrate", "sideways", "--db", db)
+	require.Equal(t, 2, r.code)
+}
+
+func TestBackupCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "luban.db")
+	st, err := sqlite.Open(context.Background(), db, nil)
+	require.NoError(t, err)
+	_, err = st.SessionCreate(context.Background(), &store.SessionCreateParams{ID: "sess_1", Owner: "o", Title: "kept", Now: time.Now()})
+	require.NoError(t, err)
+	// The database stays open (as while serving) during the backup.
+	defer st.Close()
+
+	out := filepath.Join(dir, "copy.db")
+	r := luban(t, nil, "backup", out, "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	fi, err := os.Stat(out)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	cp, err := sqlite.Open(context.Background(), out, nil)
+	require.NoError(t, err)
+	defer cp.Close()
+	s, err := cp.SessionGet(context.Background(), "sess_1")
+	require.NoError(t, err)
+	require.Equal(t, "kept", s.Title)
+
+	r = luban(t, nil, "backup", out, "--db", db)
+	require.Equal(t, 1, r.code, "an existing file is never overwritten")
+	require.Contains(t, r.stderr, "already exists")
+	r = luban(t, nil, "backup", "--db", db)
+	require.Equal(t, 2, r.code)
+	r = luban(t, nil, "backup", filepath.Join(dir, "x.db"), "--db", "postgres://u@h/db")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "pg_dump")
+}

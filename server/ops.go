@@ -1,0 +1,128 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/store"
+)
+
+// ReadyCheck is one dependency GET /readyz asks (beside the store), such as
+// an MCP server: Check returns nil when it can serve. Name labels it in the
+// JSON details.
+type ReadyCheck struct {
+	Name  string
+	Check func(ctx context.Context) error
+}
+
+// ReadyStatus is the body of GET /readyz: Status "ok" (200) when every check
+// passed, "unavailable" (503) otherwise, and each check's outcome. Error
+// texts stay in the server log: /readyz needs no token.
+type ReadyStatus struct {
+	Status string              `json:"status"`
+	Checks map[string]CheckRes `json:"checks"`
+}
+
+// CheckRes is one check of ReadyStatus: "ok" or "unavailable", and how long
+// it took in milliseconds.
+type CheckRes struct {
+	Status     string  `json:"status"`
+	DurationMS float64 `json:"durationMs"`
+}
+
+// pinger is a store that answers a trivial query (both drivers).
+type pinger interface {
+	Ping(ctx context.Context) error
+}
+
+func (s *Server) storeCheck(ctx context.Context) error {
+	st := s.opts.Runner.Store()
+	if p, ok := st.(pinger); ok {
+		return p.Ping(ctx)
+	}
+	// A lookup of a session that cannot exist must come back "not found".
+	if _, err := st.SessionGet(ctx, "readyz"); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// handleReadyz is GET /readyz: the store and every Options.ReadyChecks, each
+// bounded by 2 s.
+func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
+	checks := append([]ReadyCheck{{Name: "store", Check: s.storeCheck}}, s.opts.ReadyChecks...)
+	out := ReadyStatus{Status: "ok", Checks: map[string]CheckRes{}}
+	for _, c := range checks {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		start := time.Now()
+		err := c.Check(ctx)
+		cancel()
+		res := CheckRes{Status: "ok", DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+		if err != nil {
+			res.Status = "unavailable"
+			out.Status = "unavailable"
+			s.log.WarnContext(r.Context(), "readyz: check failed", "check", c.Name, "err", err)
+		}
+		out.Checks[c.Name] = res
+	}
+	code := http.StatusOK
+	if out.Status != "ok" {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, out)
+}
+
+// handleLivez is GET /livez: the process is up and serves HTTP.
+func handleLivez(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// handleDeleteSession is DELETE /api/sessions/{id} (DESIGN §14): the owner
+// deletes a session and everything of it but its audit entries. 204 when
+// deleted; 404 session_not_found for a session of another principal or none;
+// 409 run_in_progress while a run is active, unless ?force=true, which
+// cancels the run first (a pending question is cancelled as by the user).
+func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) {
+	force := false
+	if v := r.URL.Query().Get("force"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: "force must be true or false"})
+			return
+		}
+		force = b
+	}
+	ss, ok := s.ownSession(w, r)
+	if !ok {
+		return
+	}
+	m, ok := s.opts.Runner.Store().(store.Maintainer)
+	if !ok {
+		s.fail(w, r, errors.New("server: the store cannot delete sessions"))
+		return
+	}
+	err := m.SessionDelete(r.Context(), ss.ID)
+	if errors.Is(err, store.ErrRunActive) && force {
+		if _, err := s.opts.Runner.Cancel(r.Context(), agent.CancelParams{Owner: Principal(r.Context()), SessionID: ss.ID}); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		err = m.SessionDelete(r.Context(), ss.ID)
+	}
+	switch {
+	case errors.Is(err, store.ErrRunActive):
+		writeError(w, http.StatusConflict, api.ErrorDetail{Code: api.CodeRunInProgress, Message: "the session has an active run: cancel it first, or DELETE with ?force=true"})
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, api.ErrorDetail{Code: api.CodeSessionNotFound, Message: "session not found"})
+	case err != nil:
+		s.fail(w, r, err)
+	default:
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+	}
+}

@@ -1,0 +1,64 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Maintainer is what operating a database needs beyond Executor (DESIGN
+// §14): deleting a session, pruning old rows and counting for /metrics.
+// Both drivers implement it; callers find it with a type assertion on a
+// Store.
+type Maintainer interface {
+	// SessionDelete removes session id and every row that belongs to it:
+	// runs, messages, interactions, events and trace entries. Audit entries
+	// are kept (they hold no free text and age out with PruneParams.
+	// AuditBefore). Errors: ErrNotFound when the session does not exist,
+	// ErrRunActive while it has a run in running or waiting_input.
+	SessionDelete(ctx context.Context, id string) error
+	// Prune deletes, in one call, at most Limit sessions' worth of old rows
+	// (call it again while the result is not zero): the events and trace
+	// entries of sessions without an active run whose last activity
+	// (updated_at) is before EventsBefore, audit entries older than
+	// AuditBefore, and events and trace entries of sessions that no longer
+	// exist. A zero time skips that part.
+	Prune(ctx context.Context, p *PruneParams) (*PruneResult, error)
+	// Stats counts runs by status and pending interactions.
+	Stats(ctx context.Context) (*Stats, error)
+}
+
+// PruneParams bounds one Prune call.
+type PruneParams struct {
+	// EventsBefore: sessions without an active run last active before it
+	// lose their events and trace entries. Zero skips.
+	EventsBefore time.Time
+	// AuditBefore: audit entries older than it are deleted. Zero skips.
+	AuditBefore time.Time
+	// Limit is the number of sessions (and of audit rows ×100) handled per
+	// call, so that one call holds the writer briefly. 0 means 100.
+	Limit int
+}
+
+// PruneResult counts the rows one Prune call deleted.
+type PruneResult struct {
+	Events, Trace, Audit int64
+}
+
+// Total is the number of rows deleted.
+func (r *PruneResult) Total() int64 { return r.Events + r.Trace + r.Audit }
+
+// Stats is what Maintainer.Stats counts.
+type Stats struct {
+	// Runs maps every run status present to its number of runs.
+	Runs map[RunStatus]int64
+	// PendingInteractions is the number of questions still waiting.
+	PendingInteractions int64
+}
+
+// Migration is one schema migration and whether it is applied.
+type Migration struct {
+	Version   int64
+	Name      string // the migration's file name
+	Applied   bool
+	AppliedAt time.Time // zero when pending (or unknown)
+}

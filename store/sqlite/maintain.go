@@ -1,0 +1,257 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pressly/goose/v3"
+
+	"github.com/lubanhq/luban/store"
+)
+
+var _ store.Maintainer = (*Store)(nil)
+
+// SessionDelete implements store.Maintainer in one write transaction.
+func (s *Store) SessionDelete(ctx context.Context, id string) error {
+	tx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: begin: %w", err)
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions WHERE id = ?`, id).Scan(&n); err != nil {
+		return fmt.Errorf("sqlite: session delete: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("sqlite: session %s: %w", id, store.ErrNotFound)
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs WHERE session_id = ? AND status IN ('running', 'waiting_input')`, id).Scan(&n); err != nil {
+		return fmt.Errorf("sqlite: session delete: %w", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("sqlite: session %s: %w", id, store.ErrRunActive)
+	}
+	for _, q := range []string{
+		`DELETE FROM events WHERE session_id = ?`,
+		`DELETE FROM trace WHERE session_id = ?`,
+		`DELETE FROM interactions WHERE session_id = ?`,
+		`DELETE FROM messages WHERE session_id = ?`,
+		`DELETE FROM runs WHERE session_id = ?`,
+		`DELETE FROM sessions WHERE id = ?`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, id); err != nil {
+			return fmt.Errorf("sqlite: session delete: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	return nil
+}
+
+// Prune implements store.Maintainer in one write transaction.
+func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneResult, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	tx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: begin: %w", err)
+	}
+	defer tx.Rollback()
+	res := &store.PruneResult{}
+	if !p.EventsBefore.IsZero() {
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions s WHERE updated_at < ?
+			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.status IN ('running', 'waiting_input'))
+			AND (EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id) OR EXISTS (SELECT 1 FROM trace t WHERE t.session_id = s.id))
+			LIMIT ?`, ts(p.EventsBefore), limit)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: prune: %w", err)
+		}
+		var ids []any
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("sqlite: prune: %w", err)
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("sqlite: prune: %w", err)
+		}
+		if len(ids) > 0 {
+			in := "(" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + ")"
+			r, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session_id IN `+in, ids...)
+			if err != nil {
+				return nil, fmt.Errorf("sqlite: prune events: %w", err)
+			}
+			res.Events, _ = r.RowsAffected()
+			r, err = tx.ExecContext(ctx, `DELETE FROM trace WHERE session_id IN `+in, ids...)
+			if err != nil {
+				return nil, fmt.Errorf("sqlite: prune trace: %w", err)
+			}
+			res.Trace, _ = r.RowsAffected()
+		}
+	}
+	if !p.AuditBefore.IsZero() {
+		r, err := tx.ExecContext(ctx, `DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE at < ? ORDER BY id LIMIT ?)`, ts(p.AuditBefore), limit*100)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: prune audit: %w", err)
+		}
+		res.Audit, _ = r.RowsAffected()
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("sqlite: commit: %w", err)
+	}
+	return res, nil
+}
+
+// Stats implements store.Maintainer on the read pool.
+func (s *Store) Stats(ctx context.Context) (*store.Stats, error) {
+	out := &store.Stats{Runs: map[store.RunStatus]int64{}}
+	rows, err := s.rdb.QueryContext(ctx, `SELECT status, COUNT(*) FROM runs GROUP BY status`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: stats: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st string
+		var n int64
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("sqlite: stats: %w", err)
+		}
+		out.Runs[store.RunStatus(st)] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: stats: %w", err)
+	}
+	if err := s.rdb.QueryRowContext(ctx, `SELECT COUNT(*) FROM interactions WHERE status = 'pending'`).Scan(&out.PendingInteractions); err != nil {
+		return nil, fmt.Errorf("sqlite: stats: %w", err)
+	}
+	return out, nil
+}
+
+// Ping checks that the database answers a query.
+func (s *Store) Ping(ctx context.Context) error {
+	return s.rdb.QueryRowContext(ctx, `SELECT 1`).Scan(new(int))
+}
+
+// Backup writes a consistent copy of the database at path to dst with
+// VACUUM INTO: one read transaction, so a copy taken while luban serves
+// holds exactly the transactions committed before it began, and writers go
+// on meanwhile (WAL). dst must not exist; the copy is written beside it
+// under a temporary name, checked with PRAGMA integrity_check, made mode
+// 0600 and renamed into place, so dst is either absent or complete.
+func Backup(ctx context.Context, path, dst string) error {
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("sqlite: backup: no database at %s: %w", path, err)
+	}
+	if _, err := os.Stat(dst); err == nil {
+		return fmt.Errorf("sqlite: backup: %s already exists (choose a new file name)", dst)
+	}
+	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".partial")
+	_ = os.Remove(tmp)
+	db, err := openPlain(path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, tmp); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("sqlite: backup %s: %w", path, err)
+	}
+	if err := checkIntegrity(ctx, tmp); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("sqlite: backup: %w", err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("sqlite: backup: %w", err)
+	}
+	return nil
+}
+
+func checkIntegrity(ctx context.Context, path string) error {
+	db, err := openPlain(path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var res string
+	if err := db.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&res); err != nil {
+		return fmt.Errorf("sqlite: check %s: %w", path, err)
+	}
+	if res != "ok" {
+		return fmt.Errorf("sqlite: check %s: integrity_check says %q", path, res)
+	}
+	return nil
+}
+
+// openPlain opens one connection to an existing database file, without
+// migrations.
+func openPlain(path string) (*sql.DB, error) {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// Migrations lists the embedded migrations and whether the database at
+// path has each one. It neither creates the file nor changes it: a missing
+// file is an error.
+func Migrations(ctx context.Context, path string) ([]store.Migration, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("sqlite: no database at %s: %w", path, err)
+	}
+	db, err := openPlain(path)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	fsys, err := fsSub(migrations, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: migrations: %w", err)
+	}
+	return migrationStatus(ctx, p)
+}
+
+func migrationStatus(ctx context.Context, p *goose.Provider) ([]store.Migration, error) {
+	st, err := p.Status(ctx)
+	if err != nil {
+		var out []store.Migration
+		if errors.Is(err, goose.ErrNoCurrentVersion) || strings.Contains(err.Error(), "no such table") || strings.Contains(err.Error(), "does not exist") {
+			for _, src := range p.ListSources() {
+				out = append(out, store.Migration{Version: src.Version, Name: filepath.Base(src.Path)})
+			}
+			return out, nil
+		}
+		return nil, fmt.Errorf("migration status: %w", err)
+	}
+	out := make([]store.Migration, 0, len(st))
+	for _, m := range st {
+		out = append(out, store.Migration{Version: m.Source.Version, Name: filepath.Base(m.Source.Path),
+			Applied: m.State == goose.StateApplied, AppliedAt: m.AppliedAt.UTC()})
+	}
+	return out, nil
+}

@@ -1,0 +1,189 @@
+package storetest
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/store"
+)
+
+// ExerciseMaintainer runs the conformance cases of store.Maintainer
+// (DESIGN §14: DELETE /api/sessions/{id}, retention, /metrics counts).
+// newStore returns a fresh, empty store that implements store.Maintainer.
+func ExerciseMaintainer(t *testing.T, newStore func(t *testing.T) store.Store) {
+	t.Run("SessionDelete", func(t *testing.T) { t.Parallel(); exerciseSessionDelete(t, newStore) })
+	t.Run("Prune", func(t *testing.T) { t.Parallel(); exercisePrune(t, newStore) })
+	t.Run("Stats", func(t *testing.T) { t.Parallel(); exerciseStats(t, newStore) })
+}
+
+// filled is one session with a run in status, a message, an interaction,
+// an event, an audit and a trace entry, all written at "at".
+func (b *testBundle) filled(t *testing.T, status store.RunStatus, at time.Time) (sessionID, runID string) {
+	t.Helper()
+	sid, rid := b.id("sess"), b.id("run")
+	_, err := b.st.SessionCreate(b.ctx, &store.SessionCreateParams{ID: sid, Owner: "owner", Title: "t", Now: at})
+	require.NoError(t, err)
+	_, err = b.st.RunInsert(b.ctx, &store.RunInsertParams{ID: rid, SessionID: sid, Agent: "a", LeaseOwner: "p", LeaseUntil: at.Add(time.Minute), Now: at})
+	require.NoError(t, err)
+	_, err = b.st.MessageInsert(b.ctx, &store.MessageInsertParams{ID: b.id("msg"), SessionID: sid, RunID: rid, Role: "user", Content: "hi", Now: at})
+	require.NoError(t, err)
+	_, err = b.st.InteractionInsert(b.ctx, &store.InteractionInsertParams{ID: b.id("req"), SessionID: sid, RunID: rid, ToolCallID: b.id("call"),
+		Tool: "ask_user", Request: json.RawMessage(`{}`), Now: at, ExpiresAt: at.Add(time.Hour)})
+	require.NoError(t, err)
+	_, err = b.st.EventAppend(b.ctx, &store.EventAppendParams{SessionID: sid, Name: "message", Data: json.RawMessage(`{}`), Now: at})
+	require.NoError(t, err)
+	require.NoError(t, b.st.AuditInsert(b.ctx, &store.AuditInsertParams{SessionID: sid, RequestID: "req", Action: "requested", Now: at}))
+	require.NoError(t, b.st.TraceInsert(b.ctx, &store.TraceInsertParams{SessionID: sid, RunID: rid, Kind: "model_call", Data: json.RawMessage(`{}`), Now: at}))
+	if status != store.RunRunning {
+		won, err := b.st.RunUpdate(b.ctx, &store.RunUpdateParams{ID: rid, From: []store.RunStatus{store.RunRunning}, To: status, Now: at})
+		require.NoError(t, err)
+		require.True(t, won)
+		require.NoError(t, b.st.SessionSetStatus(b.ctx, &store.SessionSetStatusParams{ID: sid, Status: string(status), Now: at}))
+	}
+	return sid, rid
+}
+
+func maintainer(t *testing.T, st store.Store) store.Maintainer {
+	t.Helper()
+	m, ok := st.(store.Maintainer)
+	require.True(t, ok, "%T does not implement store.Maintainer", st)
+	return m
+}
+
+func exerciseSessionDelete(t *testing.T, newStore func(t *testing.T) store.Store) {
+	b := setup(t, newStore)
+	m := maintainer(t, b.st)
+
+	require.ErrorIs(t, m.SessionDelete(b.ctx, "sess_none"), store.ErrNotFound)
+
+	active, _ := b.filled(t, store.RunWaitingInput, T0)
+	require.ErrorIs(t, m.SessionDelete(b.ctx, active), store.ErrRunActive)
+	_, err := b.st.SessionGet(b.ctx, active)
+	require.NoError(t, err, "a refused delete changes nothing")
+	evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: active})
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+
+	gone, goneRun := b.filled(t, store.RunCompleted, T0)
+	kept, _ := b.filled(t, store.RunCompleted, T0)
+	require.NoError(t, m.SessionDelete(b.ctx, gone))
+	_, err = b.st.SessionGet(b.ctx, gone)
+	require.ErrorIs(t, err, store.ErrNotFound)
+	_, err = b.st.RunGet(b.ctx, goneRun)
+	require.ErrorIs(t, err, store.ErrNotFound)
+	msgs, err := b.st.MessageList(b.ctx, gone)
+	require.NoError(t, err)
+	require.Empty(t, msgs)
+	its, err := b.st.InteractionList(b.ctx, gone)
+	require.NoError(t, err)
+	require.Empty(t, its)
+	evs, err = b.st.EventList(b.ctx, &store.EventListParams{SessionID: gone})
+	require.NoError(t, err)
+	require.Empty(t, evs)
+	tr, err := b.st.TraceList(b.ctx, gone)
+	require.NoError(t, err)
+	require.Empty(t, tr)
+	au, err := b.st.AuditList(b.ctx, gone)
+	require.NoError(t, err)
+	require.Len(t, au, 1, "audit entries are kept")
+	require.ErrorIs(t, m.SessionDelete(b.ctx, gone), store.ErrNotFound)
+
+	// Other sessions are untouched.
+	msgs, err = b.st.MessageList(b.ctx, kept)
+	require.NoError(t, err)
+	require.Len(t, msgs, 1)
+	evs, err = b.st.EventList(b.ctx, &store.EventListParams{SessionID: kept})
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+}
+
+func exercisePrune(t *testing.T, newStore func(t *testing.T) store.Store) {
+	b := setup(t, newStore)
+	m := maintainer(t, b.st)
+	old := T0.Add(-40 * 24 * time.Hour)
+	cutoff := T0.Add(-30 * 24 * time.Hour)
+
+	oldEnded, _ := b.filled(t, store.RunCompleted, old)
+	oldWaiting, _ := b.filled(t, store.RunWaitingInput, old)
+	recent, _ := b.filled(t, store.RunCompleted, T0)
+	// Many old ended sessions: more than one call's Limit.
+	var many []string
+	for range 5 {
+		s, _ := b.filled(t, store.RunCancelled, old)
+		many = append(many, s)
+	}
+
+	// A zero time prunes nothing.
+	res, err := m.Prune(b.ctx, &store.PruneParams{})
+	require.NoError(t, err)
+	require.Zero(t, res.Total())
+
+	var total store.PruneResult
+	for range 10 {
+		res, err := m.Prune(b.ctx, &store.PruneParams{EventsBefore: cutoff, Limit: 2})
+		require.NoError(t, err)
+		require.LessOrEqual(t, res.Events, int64(2), "at most Limit sessions per call")
+		total.Events += res.Events
+		total.Trace += res.Trace
+		total.Audit += res.Audit
+		if res.Total() == 0 {
+			break
+		}
+	}
+	require.Equal(t, store.PruneResult{Events: 6, Trace: 6}, total)
+
+	count := func(sid string) (events, trace, audit, msgs int) {
+		evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: sid})
+		require.NoError(t, err)
+		tr, err := b.st.TraceList(b.ctx, sid)
+		require.NoError(t, err)
+		au, err := b.st.AuditList(b.ctx, sid)
+		require.NoError(t, err)
+		ms, err := b.st.MessageList(b.ctx, sid)
+		require.NoError(t, err)
+		return len(evs), len(tr), len(au), len(ms)
+	}
+	for _, sid := range append(many, oldEnded) {
+		e, tr, a, ms := count(sid)
+		require.Equal(t, []int{0, 0, 1, 1}, []int{e, tr, a, ms}, "an old ended session keeps its transcript and audit, loses events and trace")
+		s, err := b.st.SessionGet(b.ctx, sid)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), s.LastSeq, "sequence numbers go on from where they were")
+	}
+	e, tr, _, _ := count(oldWaiting)
+	require.Equal(t, []int{1, 1}, []int{e, tr}, "a session whose run waits for an answer keeps everything")
+	e, tr, _, _ = count(recent)
+	require.Equal(t, []int{1, 1}, []int{e, tr}, "a recent session keeps everything")
+
+	// Audit has its own, longer retention.
+	res, err = m.Prune(b.ctx, &store.PruneParams{AuditBefore: cutoff})
+	require.NoError(t, err)
+	require.Equal(t, store.PruneResult{Audit: 7}, *res)
+	_, _, a, _ := count(recent)
+	require.Equal(t, 1, a)
+	_, _, a, _ = count(oldEnded)
+	require.Equal(t, 0, a)
+	_, _, a, _ = count(oldWaiting)
+	require.Equal(t, 0, a, "audit age is the entry's own, whatever its session")
+}
+
+func exerciseStats(t *testing.T, newStore func(t *testing.T) store.Store) {
+	b := setup(t, newStore)
+	m := maintainer(t, b.st)
+	st, err := m.Stats(b.ctx)
+	require.NoError(t, err)
+	require.Empty(t, st.Runs)
+	require.Zero(t, st.PendingInteractions)
+
+	b.filled(t, store.RunWaitingInput, T0)
+	b.filled(t, store.RunCompleted, T0)
+	b.filled(t, store.RunCompleted, T0)
+	b.filled(t, store.RunRunning, T0)
+	st, err = m.Stats(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[store.RunStatus]int64{store.RunWaitingInput: 1, store.RunCompleted: 2, store.RunRunning: 1}, st.Runs)
+	require.Equal(t, int64(4), st.PendingInteractions, "every filled session has a pending interaction")
+}
