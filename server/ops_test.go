@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/internal/lubantest"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/server"
@@ -186,7 +187,7 @@ func TestDeleteSession(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, s.JSON("GET", "/api/sessions/"+id, nil, &out))
 	require.Equal(t, "session_not_found", out["error"]["code"])
 	var list struct {
-		Sessions []server.SessionView `json:"sessions"`
+		Sessions []api.SessionView `json:"sessions"`
 	}
 	require.Equal(t, http.StatusOK, s.JSON("GET", "/api/sessions", nil, &list))
 	require.Empty(t, list.Sessions)

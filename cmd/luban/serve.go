@@ -39,6 +39,7 @@ type serveConfig struct {
 	ttl, lease, heartbeat                                       time.Duration
 	logFormat, logLevel                                         string
 	retain, retainAudit                                         days
+	env                                                         *envReader
 }
 
 func defaultDB(getenv func(string) string) string {
@@ -51,7 +52,11 @@ func defaultDB(getenv func(string) string) string {
 	return "luban.db"
 }
 
-func (c *Serve) flags(cfg *serveConfig, e *envReader) *flag.FlagSet {
+// flags defines serve's flags on cfg; their defaults come from the
+// environment twins, and a twin that does not parse is kept in cfg.env.
+func (c *Serve) flags(cfg *serveConfig) *flag.FlagSet {
+	e := &envReader{getenv: c.Getenv}
+	cfg.env = e
 	env, envDur := e.str, e.dur
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&cfg.addr, "addr", env("LUBAN_ADDR", "127.0.0.1:8080"), "listen address (LUBAN_ADDR)")
@@ -81,12 +86,11 @@ func (c *Serve) flags(cfg *serveConfig, e *envReader) *flag.FlagSet {
 // Run parses args and serves until ctx is done (SIGINT/SIGTERM), then drains.
 func (c *Serve) Run(ctx context.Context, args []string) error {
 	var cfg serveConfig
-	envs := &envReader{getenv: c.Getenv}
-	fs := c.flags(&cfg, envs)
+	fs := c.flags(&cfg)
 	if err := parseFlags(fs, args, c.Stdout); err != nil {
 		return err
 	}
-	if err := envs.Err(); err != nil {
+	if err := cfg.env.Err(); err != nil {
 		return err
 	}
 	log, err := newLogger(c.Stderr, cfg.logFormat, cfg.logLevel)
