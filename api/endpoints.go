@@ -94,6 +94,14 @@ var Endpoints = []Endpoint{
 		Errors:      []ErrorCode{CodeSessionNotFound, CodeForbiddenOrigin},
 	},
 	{
+		Method: "DELETE", Path: "/api/sessions/{id}", Summary: "Delete a session",
+		Description: "The owner deletes the session with its runs, messages, interactions, events and trace; audit entries are kept. " +
+			"While a run is active the answer is 409 run_in_progress, unless ?force=true, which cancels the run first.",
+		Params:    []Param{{Name: "force", In: "query", Description: "true: cancel an active run, then delete"}},
+		Responses: []Response{{Status: 200, Body: DeleteResponse{}}},
+		Errors:    []ErrorCode{CodeInvalidRequest, CodeSessionNotFound, CodeRunInProgress, CodeForbiddenOrigin},
+	},
+	{
 		Method: "GET", Path: "/api/sessions/{id}/trace", Summary: "What happened in a session",
 		Description: "Model requests (tool names, message count), tool calls, ToolResults, the interaction lifecycle and the audit entries.",
 		Responses:   []Response{{Status: 200, Body: TraceView{}}},

@@ -281,4 +281,7 @@ func TestOpenAPIMatchesRealAnswers(t *testing.T) {
 	}
 	d.check("GET", "/api/sessions/{id}/events", ls.Request("GET", "/api/sessions/sess_nope/events", nil, "")) // 404
 	d.check("POST", "/api/sessions/{id}/cancel", ls.Request("POST", "/api/sessions/sess_nope/cancel", nil, ""))
+	d.check("DELETE", "/api/sessions/{id}", ls.Request("DELETE", "/api/sessions/"+sid+"?force=maybe", nil, "")) // 400
+	d.check("DELETE", "/api/sessions/{id}", ls.Request("DELETE", "/api/sessions/"+sid, nil, ""))
+	d.check("DELETE", "/api/sessions/{id}", ls.Request("DELETE", "/api/sessions/"+sid, nil, "")) // 404
 }

@@ -83,8 +83,8 @@ func handleLivez(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleDeleteSession is DELETE /api/sessions/{id} (DESIGN §14): the owner
-// deletes a session and everything of it but its audit entries. 204 when
-// deleted; 404 session_not_found for a session of another principal or none;
+// deletes a session and everything of it but its audit entries. 200
+// api.DeleteResponse when deleted; 404 session_not_found for a session of another principal or none;
 // 409 run_in_progress while a run is active, unless ?force=true, which
 // cancels the run first (a pending question is cancelled as by the user).
 func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) {
@@ -122,7 +122,6 @@ func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		s.fail(w, r, err)
 	default:
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusNoContent)
+		writeJSON(w, http.StatusOK, api.DeleteResponse{SessionID: ss.ID, Deleted: true})
 	}
 }

@@ -181,9 +181,9 @@ func TestDeleteSession(t *testing.T) {
 
 	require.Equal(t, http.StatusBadRequest, s.JSON("DELETE", "/api/sessions/"+id+"?force=maybe", nil, &out))
 
-	resp = s.Request("DELETE", "/api/sessions/"+id+"?force=true", nil, "")
-	resp.Body.Close()
-	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	var del api.DeleteResponse
+	require.Equal(t, http.StatusOK, s.JSON("DELETE", "/api/sessions/"+id+"?force=true", nil, &del))
+	require.Equal(t, api.DeleteResponse{SessionID: id, Deleted: true}, del)
 	require.Equal(t, http.StatusNotFound, s.JSON("GET", "/api/sessions/"+id, nil, &out))
 	require.Equal(t, "session_not_found", out["error"]["code"])
 	var list struct {
@@ -212,7 +212,7 @@ func TestDeleteEndedSessionWithoutForce(t *testing.T) {
 	require.Equal(t, http.StatusOK, s.JSON("POST", "/api/sessions/"+sess.SessionID+"/cancel", nil, &st))
 	resp := s.Request("DELETE", "/api/sessions/"+sess.SessionID, nil, "")
 	resp.Body.Close()
-	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
 	msgs, err := s.Store.MessageList(context.Background(), sess.SessionID)
 	require.NoError(t, err)
 	require.Empty(t, msgs)

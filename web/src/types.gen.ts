@@ -539,6 +539,16 @@ export interface FieldError {
   message: string
 }
 
+/**
+ * DeleteResponse is DELETE /api/sessions/{id} (DESIGN §14): the session
+ * that is gone, with its runs, messages, interactions, events and trace
+ * (audit entries are kept and age out with --retain-audit).
+ */
+export interface DeleteResponse {
+  sessionId: string
+  deleted: boolean
+}
+
 /** The payload type of each SSE event (DESIGN §3), by event name. */
 export interface EventPayloads {
   session: SessionEvent
