@@ -390,6 +390,8 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 	}
 	req := &model.Request{Messages: BuildMessages(agent.System, msgs), Tools: specs}
 	msgID := NewID("msg")
+	var stopReasoning func()
+	req.OnReasoning, stopReasoning = r.reasoningStream(ctx, run.SessionID, msgID)
 	deltas := newDeltaBatcher(func(text string) {
 		if _, err := r.emit(ctx, r.st, run.SessionID, EventMessageDelta, MessageDeltaEvent{MessageID: msgID, Delta: text}); err != nil && ctx.Err() == nil {
 			r.log.Error("emit delta", "err", err)
@@ -402,6 +404,7 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 	}
 	start := time.Now()
 	resp, err := agent.Provider.Generate(ctx, req, onDelta)
+	stopReasoning()
 	latency := time.Since(start)
 	toolNames := make([]string, len(specs))
 	for i, s := range specs {

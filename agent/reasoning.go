@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
 )
@@ -44,4 +46,22 @@ func reasoningText(m model.Message) string {
 		return ""
 	}
 	return m.Reasoning.Text
+}
+
+// reasoningStream streams a model call's reasoning as reasoning_delta
+// events of message msgID, batched like message_delta. on goes to
+// model.Request.OnReasoning; stop commits the batch still waiting and ends
+// the stream. It must be called once the call returned, before the
+// message's transaction, so the deltas of a message join to its whole
+// reasoning (the message event also carries it) and come before it.
+func (r *Runner) reasoningStream(ctx context.Context, sessionID, msgID string) (on func(string), stop func()) {
+	b := newDeltaBatcher(func(text string) {
+		if _, err := r.emit(ctx, r.st, sessionID, api.EventReasoningDelta, api.ReasoningDeltaEvent{MessageID: msgID, Delta: text}); err != nil && ctx.Err() == nil {
+			r.log.Error("emit reasoning delta", "err", err)
+		}
+	})
+	return b.add, func() {
+		b.flush()
+		b.take()
+	}
 }

@@ -15,6 +15,7 @@ func TestNewEventPayload(t *testing.T) {
 	want := map[string]any{
 		api.EventSession:           &api.SessionEvent{},
 		api.EventMessageDelta:      &api.MessageDeltaEvent{},
+		api.EventReasoningDelta:    &api.ReasoningDeltaEvent{},
 		api.EventMessage:           &api.MessageEvent{},
 		api.EventToolCall:          &api.ToolCallEvent{},
 		api.EventToolResult:        &api.ToolResultEvent{},

@@ -12,6 +12,7 @@ import (
 const (
 	EventSession           = "session"             // SessionEvent
 	EventMessageDelta      = "message_delta"       // MessageDeltaEvent
+	EventReasoningDelta    = "reasoning_delta"     // ReasoningDeltaEvent
 	EventMessage           = "message"             // MessageEvent
 	EventToolCall          = "tool_call"           // ToolCallEvent
 	EventToolResult        = "tool_result"         // ToolResultEvent
@@ -30,6 +31,7 @@ var Events = []struct {
 }{
 	{EventSession, SessionEvent{}},
 	{EventMessageDelta, MessageDeltaEvent{}},
+	{EventReasoningDelta, ReasoningDeltaEvent{}},
 	{EventMessage, MessageEvent{}},
 	{EventToolCall, ToolCallEvent{}},
 	{EventToolResult, ToolResultEvent{}},
@@ -65,6 +67,18 @@ type SessionEvent struct {
 // event, so a reconnect replays them; the "message" event with the same
 // MessageID carries the whole text.
 type MessageDeltaEvent struct {
+	MessageID string `json:"messageId"`
+	Delta     string `json:"delta"`
+}
+
+// ReasoningDeltaEvent is the payload of "reasoning_delta": the next piece of
+// the reasoning ("thinking") a reasoning model streams before or beside the
+// text of assistant message MessageID. It is never answer text: a client
+// shows it apart (folded) or not at all, and the "message" event with the
+// same MessageID carries the whole reasoning in its Reasoning field (the
+// deltas of a message join to it). A client that does not know this event
+// skips it.
+type ReasoningDeltaEvent struct {
 	MessageID string `json:"messageId"`
 	Delta     string `json:"delta"`
 }

@@ -21,6 +21,7 @@ import (
 //
 //	session             *api.SessionEvent
 //	message_delta       *api.MessageDeltaEvent
+//	reasoning_delta     *api.ReasoningDeltaEvent
 //	message             *api.MessageEvent
 //	tool_call           *api.ToolCallEvent
 //	tool_result         *api.ToolResultEvent

@@ -88,6 +88,12 @@ type ToolSpec struct {
 type Request struct {
 	Messages []Message
 	Tools    []ToolSpec
+	// OnReasoning, when set, receives the turn's reasoning as it streams, in
+	// order, in whole UTF-8 characters, from the calling goroutine; the
+	// pieces join to Response.Message.Reasoning.Text. Like onDelta, pieces
+	// of a failed attempt may already have been passed before the retry
+	// streams its own.
+	OnReasoning func(text string)
 }
 
 // Response is the complete assistant turn of one model call.

@@ -64,6 +64,7 @@ type chatSession struct {
 	sessionID string
 	asked     map[string]*api.InputRequest // requestId → request, for receipts
 	open      map[string]string            // messageId → text printed so far
+	thought   map[string]bool              // messageId → its "(thinking…)" marker is printed
 	midLine   bool                         // the cursor is not at the start of a line
 	echo      bool                         // print each line read (stdin is not a terminal)
 }
@@ -113,7 +114,7 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s := &chatSession{c: cl, out: c.Stdout, lines: readLines(ctx, c.Stdin), sessionID: *session,
-		asked: map[string]*api.InputRequest{}, open: map[string]string{}, echo: !isTerminal(c.Stdin)}
+		asked: map[string]*api.InputRequest{}, open: map[string]string{}, thought: map[string]bool{}, echo: !isTerminal(c.Stdin)}
 	if isTerminal(c.Stdin) {
 		s.editor = or(getenv("VISUAL"), getenv("EDITOR"))
 	}
@@ -229,6 +230,18 @@ func (s *chatSession) printf(format string, a ...any) {
 }
 
 // endLine ends a line of streamed text that is still open.
+// thinking prints, once per message, a one-line marker that the model is
+// reasoning. The reasoning itself is never printed: it is not the answer
+// (docs/models.md "Reasoning models"); the page shows it folded.
+func (s *chatSession) thinking(messageID string) {
+	if s.thought[messageID] {
+		return
+	}
+	s.thought[messageID] = true
+	s.endLine()
+	s.printf("(thinking…)\n")
+}
+
 func (s *chatSession) endLine() {
 	if s.midLine {
 		fmt.Fprintln(s.out)
@@ -378,11 +391,16 @@ func (s *chatSession) render(ctx context.Context, st *client.Stream) (*api.Input
 			s.open[v.MessageID] += v.Delta
 			fmt.Fprint(s.out, safeText(v.Delta))
 			s.midLine = !strings.HasSuffix(v.Delta, "\n")
+		case *api.ReasoningDeltaEvent:
+			s.thinking(v.MessageID)
 		case *api.MessageEvent:
 			if v.Role != "assistant" {
 				continue
 			}
 			printed, seen := s.open[v.MessageID]
+			if v.Reasoning != "" && !seen {
+				s.thinking(v.MessageID)
+			}
 			delete(s.open, v.MessageID)
 			if seen && strings.HasPrefix(v.Content, printed) {
 				rest := v.Content[len(printed):]

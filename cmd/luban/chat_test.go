@@ -43,6 +43,11 @@ func (m *chatModel) Generate(ctx context.Context, req *model.Request, onDelta fu
 	m.next = m.next[1:]
 	m.mu.Unlock()
 	msg.Role = model.RoleAssistant
+	if req.OnReasoning != nil && msg.Reasoning != nil {
+		for _, r := range msg.Reasoning.Text {
+			req.OnReasoning(string(r))
+		}
+	}
 	if onDelta != nil && msg.Content != "" {
 		onDelta(msg.Content)
 	}
@@ -326,6 +331,23 @@ func TestChatEscapesModelText(t *testing.T) {
 	require.Equal(t, "line\\x00\\xff\\u2066", safeLine("line\x00\xff\u2066"))
 	require.Equal(t, "a\n\tb\\r", safeText("a\n\tb\r"))
 	require.Equal(t, "纯文本 plain", safeLine("纯文本 plain"))
+}
+
+// A reasoning model's thinking is never printed as answer text: one
+// "(thinking…)" line per message stands for it.
+func TestChatShowsThinkingAsAMarkerOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	think := &model.Reasoning{Provider: model.ReasoningOpenAI, Text: "秘密的思考 secret-chain"}
+	turn := asks("先问一下", "ask_user", `{"title":"继续吗","mode":"text"}`)
+	turn.Reasoning = think
+	b.model.push(turn, model.Message{Content: "完成", Reasoning: think})
+
+	out := b.chat("hi\nok\n")
+	require.NotContains(t, out, "secret-chain")
+	require.Contains(t, out, "(thinking…)\n先问一下\n")
+	require.Contains(t, out, "(thinking…)\n完成\n[run completed]\n")
+	require.Equal(t, 2, strings.Count(out, "(thinking…)"), "once per message")
 }
 
 func TestChatFlagsEnvAndGeneratedToken(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/lubanhq/luban/model"
@@ -66,7 +67,15 @@ func providerFor(spec string, getenv func(string) string) (model.Provider, error
 		if key == "" && (base == "" || needsKey(base)) {
 			return nil, fmt.Errorf("--model %s needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL may point at a gateway); see docs/models.md", spec)
 		}
-		return anthropic.New(anthropic.Options{BaseURL: base, APIKey: key, Model: name})
+		var budget int64
+		if v := getenv("ANTHROPIC_THINKING_BUDGET"); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 || (n > 0 && n < anthropic.MinThinkingBudget) {
+				return nil, fmt.Errorf("ANTHROPIC_THINKING_BUDGET=%q: want 0 (off) or a number of tokens >= %d; see docs/models.md", v, anthropic.MinThinkingBudget)
+			}
+			budget = n
+		}
+		return anthropic.New(anthropic.Options{BaseURL: base, APIKey: key, Model: name, ThinkingBudget: budget})
 	default:
 		return nil, &usageError{fmt.Sprintf("--model %q: use openai:<name>, anthropic:<name>, scripted or scripted:<file>", spec)}
 	}

@@ -43,6 +43,9 @@ func TestProviderForChoosesAndNamesMissingKeys(t *testing.T) {
 		{name: "qwen compatible mode without key", spec: "openai:qwen-plus", env: map[string]string{"OPENAI_BASE_URL": "https://dashscope.aliyuncs.com/compatible-mode/v1"}, wantErr: "OPENAI_API_KEY is not set"},
 		{name: "ollama needs no key", spec: "openai:qwen2.5:7b", env: map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"}, want: "openai:qwen2.5:7b"},
 		{name: "unknown kind", spec: "gemini:pro", wantErr: "use openai:<name>, anthropic:<name>", usage: true},
+		{name: "anthropic thinking budget", spec: "anthropic:claude-sonnet-4-5", env: map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_THINKING_BUDGET": "2048"}, want: "anthropic:claude-sonnet-4-5"},
+		{name: "anthropic thinking budget too small", spec: "anthropic:claude-sonnet-4-5", env: map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_THINKING_BUDGET": "100"}, wantErr: "ANTHROPIC_THINKING_BUDGET"},
+		{name: "anthropic thinking budget not a number", spec: "anthropic:claude-sonnet-4-5", env: map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_THINKING_BUDGET": "lots"}, wantErr: "want 0 (off)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -100,4 +103,21 @@ func TestServeStopsAtStartupWithoutTheKey(t *testing.T) {
 		require.ErrorContains(t, err, variable, spec)
 		require.NotContains(t, out.String(), "serving", "it never listened")
 	}
+}
+
+// ANTHROPIC_THINKING_BUDGET turns extended thinking on: the request asks for
+// it with that budget (docs/models.md "Reasoning models").
+func TestAnthropicThinkingBudgetReachesTheRequest(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	fa := fakeanthropic.New(t)
+	fa.EnforceThinking()
+	fa.Push(fakeanthropic.Turn{Thinking: "想", Text: "ok"})
+	p, err := providerFor("anthropic:claude-test", envOf(map[string]string{"ANTHROPIC_BASE_URL": fa.URL(), "ANTHROPIC_API_KEY": "k", "ANTHROPIC_THINKING_BUDGET": "2048"}))
+	require.NoError(t, err)
+	resp, err := p.Generate(ctx, &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "想", resp.Message.Reasoning.Text)
+	require.Equal(t, map[string]any{"type": "enabled", "budget_tokens": float64(2048)}, fa.Requests()[0].Body["thinking"])
 }

@@ -2,7 +2,9 @@ package acceptance
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -128,6 +130,7 @@ func TestReasoningAskUserCycle(t *testing.T) {
 			msg := assistantEvent(t, p.events)
 			require.Equal(t, text, msg.Content)
 			require.Equal(t, reasoning, msg.Reasoning, "the message event carries the reasoning apart")
+			require.Equal(t, reasoning, reasoningDeltas(t, p.events), "reasoning_delta streams it, whole characters")
 
 			// The reasoning survives a restart: it is stored with the message.
 			e.restart()
@@ -195,20 +198,45 @@ func (e *env) transcriptReasoning(sessionID string) []reasoningMessage {
 	return v.Messages
 }
 
-// withoutReasoning is evs with the reasoning field of message events
-// removed, for checks that reasoning reaches nothing else.
+// withoutReasoning is evs without reasoning_delta events and without the
+// reasoning field of message events, for checks that reasoning reaches
+// nothing else.
 func withoutReasoning(t *testing.T, evs []lubantest.Event) []lubantest.Event {
 	t.Helper()
-	out := make([]lubantest.Event, len(evs))
-	for i, ev := range evs {
-		out[i] = ev
-		if ev.Name != "message" {
+	var out []lubantest.Event
+	for _, ev := range evs {
+		switch ev.Name {
+		case "reasoning_delta":
 			continue
+		case "message":
+			var m map[string]any
+			require.NoError(t, ev.Decode(&m))
+			delete(m, "reasoning")
+			ev.Data = mustMarshal(t, m)
 		}
-		var m map[string]any
-		require.NoError(t, ev.Decode(&m))
-		delete(m, "reasoning")
-		out[i].Data = mustMarshal(t, m)
+		out = append(out, ev)
 	}
 	return out
+}
+
+// reasoningDeltas joins the reasoning_delta texts of evs, checking each is
+// whole UTF-8 and comes before its message event.
+func reasoningDeltas(t *testing.T, evs []lubantest.Event) string {
+	t.Helper()
+	var b strings.Builder
+	done := map[string]bool{}
+	for _, ev := range evs {
+		var d struct{ MessageID, Delta string }
+		switch ev.Name {
+		case "message":
+			require.NoError(t, ev.Decode(&d))
+			done[d.MessageID] = true
+		case "reasoning_delta":
+			require.NoError(t, ev.Decode(&d))
+			require.False(t, done[d.MessageID], "a reasoning_delta after its message")
+			require.True(t, utf8.ValidString(d.Delta), "delta %q is whole characters", d.Delta)
+			b.WriteString(d.Delta)
+		}
+	}
+	return b.String()
 }

@@ -21,8 +21,16 @@ type accumulator struct {
 	// thinking are the thinking and redacted_thinking blocks in stream
 	// order, each with the number of tool_use blocks before it.
 	thinking []*thinkingBlock
-	stop     string
-	stopped  bool // message_stop seen
+	// reasoning streams the thinking text to onReasoning (may be nil) in
+	// whole characters, blocks joined by a blank line as in
+	// model.Reasoning.Text.
+	reasoning   utf8stream.Text
+	onReasoning func(string)
+	// sepPending: a thinking block after one with text has begun; the blank
+	// line goes out before its first text.
+	sepPending bool
+	stop       string
+	stopped    bool // message_stop seen
 }
 
 // block is one content block. tool_use and thinking blocks are kept; text
@@ -56,8 +64,9 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onDelta func(string)) 
 		}
 		if cb.Type == "thinking" || cb.Type == "redacted_thinking" {
 			b.thinking = &thinkingBlock{Type: cb.Type, Signature: cb.Signature, Data: cb.Data, ToolUsesBefore: len(a.order)}
-			b.thinkingText = append(b.thinkingText, cb.Thinking...)
 			a.thinking = append(a.thinking, b.thinking)
+			a.sepPending = a.reasoning.String() != ""
+			a.addThinking(b, cb.Thinking)
 		}
 	case "content_block_delta":
 		b := a.blocks[ev.Index]
@@ -71,7 +80,7 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onDelta func(string)) 
 		case "thinking_delta":
 			// Thinking is kept apart from the answer text.
 			if b != nil && b.thinking != nil {
-				b.thinkingText = append(b.thinkingText, ev.Delta.Thinking...)
+				a.addThinking(b, ev.Delta.Thinking)
 			}
 		case "signature_delta":
 			if b != nil && b.thinking != nil {
@@ -87,8 +96,24 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onDelta func(string)) 
 	}
 }
 
-// flush sends whatever text is still held back.
-func (a *accumulator) flush(onDelta func(string)) { a.text.Flush(onDelta) }
+// addThinking appends a piece of b's thinking text and streams it.
+func (a *accumulator) addThinking(b *block, s string) {
+	if s == "" {
+		return
+	}
+	b.thinkingText = append(b.thinkingText, s...)
+	if a.sepPending {
+		a.sepPending = false
+		a.reasoning.Append("\n\n", a.onReasoning)
+	}
+	a.reasoning.Append(s, a.onReasoning)
+}
+
+// flush sends whatever reasoning and text is still held back.
+func (a *accumulator) flush(onDelta func(string)) {
+	a.reasoning.Flush(a.onReasoning)
+	a.text.Flush(onDelta)
+}
 
 // response is the finished turn: the text of every text block, the
 // thinking blocks as model.Reasoning, and every

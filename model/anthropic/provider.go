@@ -165,15 +165,15 @@ func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta fun
 		Header:      retryHeader,
 		Detail:      detail,
 	}, func(ctx context.Context) (*model.Response, error) {
-		return p.attempt(ctx, params, onDelta)
+		return p.attempt(ctx, params, onDelta, req.OnReasoning)
 	})
 }
 
 // attempt runs one streaming request and accumulates its turn.
-func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams, onDelta func(string)) (*model.Response, error) {
+func (p *Provider) attempt(ctx context.Context, params sdk.MessageNewParams, onDelta, onReasoning func(string)) (*model.Response, error) {
 	stream := p.client.Messages.NewStreaming(ctx, params)
 	defer stream.Close()
-	var acc accumulator
+	acc := accumulator{onReasoning: onReasoning}
 	for stream.Next() {
 		acc.add(stream.Current(), onDelta)
 	}

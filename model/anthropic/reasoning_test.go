@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -29,9 +30,16 @@ func TestThinkingKeptAndSentBack(t *testing.T) {
 		}}, fakeanthropic.Turn{Text: "好"})
 	p := b.provider(t, anthropic.Options{ThinkingBudget: 2048})
 	deltas, on := collect()
-	resp, err := p.Generate(b.ctx, simpleRequest(), on)
+	thoughts, onReasoning := collect()
+	firstReq := simpleRequest()
+	firstReq.OnReasoning = onReasoning
+	resp, err := p.Generate(b.ctx, firstReq, on)
 	require.NoError(t, err)
 	require.Equal(t, "我问两件事", resp.Message.Content)
+	for _, th := range *thoughts {
+		require.True(t, utf8.ValidString(th), "thinking piece %q is whole characters", th)
+	}
+	require.Equal(t, first+"\n\n"+second, strings.Join(*thoughts, ""), "the streamed thinking joins to Reasoning.Text")
 	require.Equal(t, "我问两件事", strings.Join(*deltas, ""), "thinking is never a text delta")
 	require.Len(t, resp.Message.ToolCalls, 2)
 	r := resp.Message.Reasoning

@@ -17,9 +17,11 @@ import (
 type accumulator struct {
 	text      utf8stream.Text // passed on in whole characters
 	reasoning reasoningAcc
-	calls     []*callAcc
-	byIdx     map[int64]*callAcc
-	finish    string
+	// onReasoning receives the reasoning as it streams (may be nil).
+	onReasoning func(string)
+	calls       []*callAcc
+	byIdx       map[int64]*callAcc
+	finish      string
 }
 
 type callAcc struct {
@@ -40,7 +42,7 @@ func (a *accumulator) add(c oai.ChatCompletionChunk, onDelta func(string)) {
 		// Reasoning arrives in fields the SDK does not know
 		// (reasoning_content, reasoning): it is kept apart from the text.
 		if len(d.JSON.ExtraFields) > 0 {
-			a.reasoning.add(d.JSON.ExtraFields, nil)
+			a.reasoning.add(d.JSON.ExtraFields, a.onReasoning)
 		}
 		if d.Content != "" {
 			a.text.Append(d.Content, onDelta)
@@ -74,8 +76,11 @@ func (a *accumulator) addCall(tc oai.ChatCompletionChunkChoiceDeltaToolCall) {
 	c.args = append(c.args, tc.Function.Arguments...)
 }
 
-// flush sends whatever text is still held back.
-func (a *accumulator) flush(onDelta func(string)) { a.text.Flush(onDelta) }
+// flush sends whatever reasoning and text is still held back.
+func (a *accumulator) flush(onDelta func(string)) {
+	a.reasoning.text.Flush(a.onReasoning)
+	a.text.Flush(onDelta)
+}
 
 // response is the finished turn. A call without an id gets a random
 // "call_<hex>" so that its tool message can still name it.

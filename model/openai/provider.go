@@ -138,15 +138,15 @@ func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta fun
 		Header:      retryHeader,
 		Detail:      detail,
 	}, func(ctx context.Context) (*model.Response, error) {
-		return p.attempt(ctx, params, onDelta)
+		return p.attempt(ctx, params, onDelta, req.OnReasoning)
 	})
 }
 
 // attempt runs one streaming request and accumulates its turn.
-func (p *Provider) attempt(ctx context.Context, params oai.ChatCompletionNewParams, onDelta func(string)) (*model.Response, error) {
+func (p *Provider) attempt(ctx context.Context, params oai.ChatCompletionNewParams, onDelta, onReasoning func(string)) (*model.Response, error) {
 	stream := p.client.Chat.Completions.NewStreaming(ctx, params)
 	defer stream.Close()
-	var acc accumulator
+	acc := accumulator{onReasoning: onReasoning}
 	for stream.Next() {
 		acc.add(stream.Current(), onDelta)
 	}

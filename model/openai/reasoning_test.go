@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -28,9 +29,17 @@ func TestReasoningKeptAndSentBack(t *testing.T) {
 				ToolCalls: []fakeopenai.ToolCall{{ID: "call_r", Name: "ask_user", Arguments: `{"title":"环境?"}`}}})
 			p := b.provider(t, openai.Options{})
 			deltas, on := collect()
-			resp, err := p.Generate(b.ctx, simpleRequest(), on)
+			thoughts, onReasoning := collect()
+			first := simpleRequest()
+			first.OnReasoning = onReasoning
+			resp, err := p.Generate(b.ctx, first, on)
 			require.NoError(t, err)
 			require.Equal(t, "我问一下", resp.Message.Content)
+			require.Greater(t, len(*thoughts), 1, "reasoning streams in pieces")
+			for _, th := range *thoughts {
+				require.True(t, utf8.ValidString(th), "reasoning piece %q is whole characters", th)
+			}
+			require.Equal(t, reasoning, strings.Join(*thoughts, ""))
 			require.Equal(t, "我问一下", strings.Join(*deltas, ""), "reasoning is never a text delta")
 			require.NotNil(t, resp.Message.Reasoning)
 			require.Equal(t, model.ReasoningOpenAI, resp.Message.Reasoning.Provider)

@@ -195,6 +195,20 @@ function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
       if (!cur.streaming) return s
       return { ...s, items: s.items.map((i) => (i === cur ? { ...cur, content: cur.content + text(d.delta) } : i)) }
     }
+    case 'reasoning_delta': {
+      // A reasoning model's thinking as it streams: kept apart from the
+      // text, on the same bubble, shown folded.
+      const d = payload(ev, 'reasoning_delta')
+      const id = text(d.messageId)
+      const piece = text(d.delta)
+      const cur = s.items.find((i): i is MessageItem => i.kind === 'message' && i.id === id)
+      if (!cur) {
+        const m: MessageItem = { kind: 'message', key: `msg-${id}`, id, role: 'assistant', content: '', reasoning: piece, streaming: true }
+        return { ...s, items: [...s.items, m] }
+      }
+      if (!cur.streaming) return s
+      return { ...s, items: s.items.map((i) => (i === cur ? { ...cur, reasoning: (cur.reasoning ?? '') + piece } : i)) }
+    }
     case 'message': {
       const d = payload(ev, 'message')
       const id = text(d.messageId)

@@ -79,6 +79,20 @@ export interface MessageDeltaEvent {
   delta: string
 }
 
+/**
+ * ReasoningDeltaEvent is the payload of "reasoning_delta": the next piece of
+ * the reasoning ("thinking") a reasoning model streams before or beside the
+ * text of assistant message MessageID. It is never answer text: a client
+ * shows it apart (folded) or not at all, and the "message" event with the
+ * same MessageID carries the whole reasoning in its Reasoning field (the
+ * deltas of a message join to it). A client that does not know this event
+ * skips it.
+ */
+export interface ReasoningDeltaEvent {
+  messageId: string
+  delta: string
+}
+
 /** Role is who wrote a message. */
 export type Role =
   | 'user'
@@ -553,6 +567,7 @@ export interface DeleteResponse {
 export interface EventPayloads {
   session: SessionEvent
   message_delta: MessageDeltaEvent
+  reasoning_delta: ReasoningDeltaEvent
   message: MessageEvent
   tool_call: ToolCallEvent
   tool_result: ToolResultEvent
@@ -569,6 +584,7 @@ export type EventName = keyof EventPayloads
 export const eventNames: readonly EventName[] = [
   'session',
   'message_delta',
+  'reasoning_delta',
   'message',
   'tool_call',
   'tool_result',

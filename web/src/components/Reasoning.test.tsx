@@ -34,6 +34,18 @@ describe('reasoning in the chat state', () => {
     expect(messages(s)).toMatchObject([{ id: 'm1', content: '答案', reasoning: thinking, streaming: false }])
   })
 
+  it('reasoning_delta streams the thinking onto the bubble, apart from the text; the message event has the last word', () => {
+    let s = reduce(initialState, ev('reasoning_delta', { messageId: 'm4', delta: '先' }))
+    s = reduce(s, ev('reasoning_delta', { messageId: 'm4', delta: '想想' }))
+    expect(messages(s)).toMatchObject([{ id: 'm4', content: '', reasoning: '先想想', streaming: true }])
+    s = reduce(s, ev('message_delta', { messageId: 'm4', delta: '答' }))
+    expect(messages(s)).toMatchObject([{ id: 'm4', content: '答', reasoning: '先想想', streaming: true }])
+    s = reduce(s, ev('message', { messageId: 'm4', role: 'assistant', content: '答案', reasoning: '先想想，完整' }))
+    expect(messages(s)).toMatchObject([{ id: 'm4', content: '答案', reasoning: '先想想，完整', streaming: false }])
+    // A replayed delta after the final message changes nothing.
+    expect(reduce(s, ev('reasoning_delta', { messageId: 'm4', delta: 'x' }))).toBe(s)
+  })
+
   it('a tool-call turn with reasoning and no text still shows, for its reasoning', () => {
     const s = reduce(initialState, ev('message', { messageId: 'm2', role: 'assistant', content: '', reasoning: '只有思考' }))
     expect(messages(s)).toMatchObject([{ id: 'm2', content: '', reasoning: '只有思考' }])
