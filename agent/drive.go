@@ -77,7 +77,12 @@ func (r *Runner) drive(ctx context.Context, id string) {
 	for {
 		carried := next
 		next = nil
-		paused, err := r.step(ctx, id, carried, &next)
+		sctx, end := ctx, func(bool, error) {}
+		if r.opts.Step != nil {
+			sctx, end = r.opts.Step(ctx, id)
+		}
+		paused, err := r.step(sctx, id, carried, &next)
+		end(paused, err)
 		if err == nil {
 			failures = 0
 			if !paused {

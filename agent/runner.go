@@ -74,6 +74,12 @@ type Options struct {
 	// for crash tests: "interaction_committed", "answer_committed",
 	// "model_stream", "tool_running"). Nil in production.
 	Fault func(point string)
+	// Step, when set, wraps every step of a run (one model turn, or the
+	// tool calls of one assistant message): it gets the step's context and
+	// the run id and returns the context the step runs with and a func
+	// called with the step's outcome (telemetry.StepSpan makes each step an
+	// OpenTelemetry span). Nil: steps run as they are.
+	Step func(ctx context.Context, runID string) (context.Context, func(paused bool, err error))
 }
 
 // Runner drives runs. It is safe for concurrent use.

@@ -366,3 +366,19 @@ func (t *instrumentedTx) InteractionResolve(ctx context.Context, p *store.Intera
 	t.defer_(t.s.onInteractionResolve(ctx, p, won, err))
 	return won, err
 }
+
+// StepSpan is an agent.Options.Step: every step of a run is an internal
+// span "run.step" with luban.run.id; the model call, tool calls and store
+// transactions of the step are its children. A failed step has status
+// error; a step that paused or ended the run has luban.run.paused = true.
+func StepSpan(ctx context.Context, runID string) (context.Context, func(paused bool, err error)) {
+	ctx, span := tracer().Start(ctx, "run.step", trace.WithAttributes(attribute.String("luban.run.id", runID)))
+	return ctx, func(paused bool, err error) {
+		span.SetAttributes(attribute.Bool("luban.run.paused", paused))
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, "step failed")
+		}
+		span.End()
+	}
+}

@@ -61,7 +61,11 @@ type cycle struct {
 	url     string
 }
 
-func start(t *testing.T) *cycle {
+func start(t *testing.T) *cycle { return startLogging(t, io.Discard) }
+
+// startLogging is start with the server's and the runner's JSON log on w,
+// trace ids included (telemetry.LogHandler).
+func startLogging(t *testing.T, w io.Writer) *cycle {
 	t.Helper()
 	raw, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "luban.db"), nil)
 	require.NoError(t, err)
@@ -75,8 +79,8 @@ func start(t *testing.T) *cycle {
 		{ToolCalls: []lmodel.ToolCall{{ID: "call_a", Name: "ask_user", Arguments: askArgs}}},
 		{Content: "Done, the safe way."},
 	}}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	runner, err := agent.New(agent.Options{Store: st, Tools: reg, Workspace: t.TempDir(), Logger: log, SweepInterval: 50 * time.Millisecond,
+	log := slog.New(telemetry.LogHandler(slog.NewJSONHandler(w, nil)))
+	runner, err := agent.New(agent.Options{Store: st, Tools: reg, Workspace: t.TempDir(), Logger: log, SweepInterval: 50 * time.Millisecond, Step: telemetry.StepSpan,
 		Agents: []*agent.Agent{{Name: "default", Provider: telemetry.InstrumentProvider(prov, m), Tools: tool.Allowlist{"ask_user", "current_time"}}}})
 	require.NoError(t, err)
 	srv, err := server.New(server.Options{Runner: runner, Tokens: []string{"test-token", "other-token"}, Logger: log, Metrics: m})

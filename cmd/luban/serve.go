@@ -172,6 +172,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		Store: st, Tools: reg, Workspace: workspace, InteractionTTL: cfg.ttl, LeaseDuration: cfg.lease, Logger: log,
 		Agents: agents,
 		Fault:  faultFromEnv(c.Getenv("LUBAN_FAULT"), log),
+		Step:   telemetry.StepSpan,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,182 @@
+package opstest
+
+import (
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/require"
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/internal/fakeopenai"
+	"github.com/lubanhq/luban/internal/lubantest"
+)
+
+// lubanBin is the binary TestMain built.
+var lubanBin string
+
+func TestMain(m *testing.M) { os.Exit(lubantest.RunWithLuban(m, "opstest", &lubanBin)) }
+
+// receiver is an OTLP/HTTP trace receiver: POST /v1/traces with a protobuf
+// ExportTraceServiceRequest, as the OpenTelemetry collector takes it.
+type receiver struct {
+	mu       sync.Mutex
+	spans    []*tracepb.Span
+	services []string
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" {
+		http.Error(w, "not an OTLP/HTTP protobuf trace export", http.StatusBadRequest)
+		return
+	}
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var req collectortrace.ExportTraceServiceRequest
+	if err := proto.Unmarshal(b, &req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	rc.mu.Lock()
+	for _, rs := range req.ResourceSpans {
+		for _, a := range rs.GetResource().GetAttributes() {
+			if a.Key == "service.name" {
+				rc.services = append(rc.services, a.GetValue().GetStringValue())
+			}
+		}
+		for _, ss := range rs.ScopeSpans {
+			rc.spans = append(rc.spans, ss.Spans...)
+		}
+	}
+	rc.mu.Unlock()
+	out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(out)
+}
+
+func strAttr(s *tracepb.Span, key string) string {
+	for _, a := range s.Attributes {
+		if a.Key == key {
+			return anyString(a.Value)
+		}
+	}
+	return ""
+}
+
+func anyString(v *commonpb.AnyValue) string {
+	if v == nil {
+		return ""
+	}
+	return v.GetStringValue()
+}
+
+func TestOTLPReceiverSeesTheSpansOfOneCycle(t *testing.T) {
+	t.Parallel()
+	rc := &receiver{}
+	otlp := httptest.NewServer(rc)
+	t.Cleanup(otlp.Close)
+	fake := fakeopenai.New(t)
+	fake.Push(
+		fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{ID: "call_1", Name: "ask_user",
+			Arguments: `{"title":"Which way?","mode":"single","options":[{"id":"safe","label":"Safe"},{"id":"fast","label":"Fast"}]}`}}},
+		fakeopenai.Turn{Text: "Done the safe way."},
+	)
+	p := lubantest.StartProc(t, lubantest.ProcOptions{Bin: lubanBin, Name: "otlp", DB: t.TempDir() + "/luban.db", ModelURL: fake.URL(),
+		Env: []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + otlp.URL, "LUBAN_LOG_FORMAT=json"}, TermOnCleanup: true})
+
+	evs, err := p.API.Chat("", "do it").Until("user_input_required", 30*time.Second)
+	require.NoError(t, err)
+	first, _ := lubantest.Find(evs, "session")
+	var sess agent.SessionEvent
+	require.NoError(t, first.Decode(&sess))
+	ask, _ := lubantest.Find(evs, "user_input_required")
+	var req struct {
+		ID string `json:"id"`
+	}
+	require.NoError(t, ask.Decode(&req))
+	resp := p.API.Request("POST", "/api/chat/continue", map[string]any{"sessionId": sess.SessionID, "requestId": req.ID, "selections": []string{"safe"}}, "", "Accept", "application/json")
+	resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	p.API.EventsUntil(sess.SessionID, 0, "done", 30*time.Second)
+
+	// /metrics of the serving process, no token, parsed as Prometheus text.
+	mr, err := http.Get(p.URL + "/metrics")
+	require.NoError(t, err)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(mr.Body)
+	mr.Body.Close()
+	require.NoError(t, err)
+	calls := 0.0
+	for _, m := range fams["luban_model_calls_total"].GetMetric() {
+		calls += m.GetCounter().GetValue()
+	}
+	require.Equal(t, 2.0, calls)
+	var completed float64
+	for _, m := range fams["luban_runs"].GetMetric() {
+		if m.GetLabel()[0].GetValue() == "completed" {
+			completed = m.GetGauge().GetValue()
+		}
+	}
+	require.Equal(t, 1.0, completed)
+
+	// SIGTERM flushes the spans still queued.
+	p.Term()
+	rc.mu.Lock()
+	spans := append([]*tracepb.Span{}, rc.spans...)
+	services := append([]string{}, rc.services...)
+	rc.mu.Unlock()
+	require.NotEmpty(t, services)
+	require.Equal(t, "luban", services[0])
+
+	byName := map[string][]*tracepb.Span{}
+	byID := map[string]*tracepb.Span{}
+	for _, s := range spans {
+		byName[s.Name] = append(byName[s.Name], s)
+		byID[hex.EncodeToString(s.SpanId)] = s
+	}
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	for _, n := range []string{"POST /api/chat", "POST /api/chat/continue", "run.step", "chat fake", "store.tx"} {
+		require.NotEmpty(t, byName[n], "span %q among %v", n, names)
+	}
+	require.Len(t, byName["chat fake"], 2)
+	for _, m := range byName["chat fake"] {
+		require.Equal(t, "openai", strAttr(m, "gen_ai.provider.name"))
+		require.Equal(t, "fake", strAttr(m, "gen_ai.request.model"))
+		require.Equal(t, tracepb.Span_SPAN_KIND_CLIENT, m.Kind)
+		parent := byID[hex.EncodeToString(m.ParentSpanId)]
+		require.NotNil(t, parent, "the model span's parent was exported")
+		require.Equal(t, "run.step", parent.Name)
+	}
+	for _, s := range byName["POST /api/chat"] {
+		require.Equal(t, tracepb.Span_SPAN_KIND_SERVER, s.Kind)
+		require.Empty(t, s.ParentSpanId)
+	}
+
+	// Log lines of requests carry the trace id of their span.
+	chatTrace := hex.EncodeToString(byName["POST /api/chat"][0].TraceId)
+	var line string
+	for _, l := range strings.Split(p.Log(), "\n") {
+		if strings.Contains(l, `"msg":"http request"`) && strings.Contains(l, `"path":"/api/chat"`) {
+			line = l
+		}
+	}
+	require.Contains(t, line, `"trace_id":"`+chatTrace+`"`)
+}
