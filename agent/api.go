@@ -17,6 +17,10 @@ import (
 // when empty).
 type StartParams struct {
 	Owner, SessionID, Message string
+	// CreateSession, when SessionID names no session, creates one with that
+	// id for Owner (an AG-UI thread, DESIGN §13). A session of another
+	// principal is still ErrSessionNotFound. The caller validates the id.
+	CreateSession bool
 }
 
 // StartResult names the run; AfterSeq is the event sequence number just
@@ -40,7 +44,12 @@ func (r *Runner) Start(ctx context.Context, p StartParams) (*StartResult, error)
 	sessionID := p.SessionID
 	if sessionID != "" {
 		if _, err := r.session(ctx, p.Owner, sessionID); err != nil {
-			return nil, err
+			if !p.CreateSession || !errors.Is(err, ErrSessionNotFound) {
+				return nil, err
+			}
+			if err := r.createSession(ctx, p.Owner, sessionID, p.Message); err != nil {
+				return nil, err
+			}
 		}
 	}
 	agent := r.first
@@ -86,6 +95,24 @@ func (r *Runner) Start(ctx context.Context, p StartParams) (*StartResult, error)
 	}
 	r.Drive(runID)
 	return res, nil
+}
+
+// createSession creates session id for owner. Losing a race to another
+// create of the same id is fine when the winner is owner; another
+// principal's session is ErrSessionNotFound.
+func (r *Runner) createSession(ctx context.Context, owner, id, msg string) error {
+	_, err := r.st.SessionCreate(ctx, &store.SessionCreateParams{ID: id, Owner: owner, Title: titleOf(msg), Now: r.now()})
+	if err == nil {
+		return nil
+	}
+	s, gerr := r.st.SessionGet(ctx, id)
+	if gerr != nil {
+		return err
+	}
+	if s.Owner != owner {
+		return ErrSessionNotFound
+	}
+	return nil
 }
 
 func titleOf(msg string) string {

@@ -31,6 +31,9 @@ export LUBAN_TEST_POSTGRES="${LUBAN_TEST_POSTGRES:-postgres://postgres@127.0.0.1
 echo "== page: npm ci, build, component tests"
 (cd web && npm ci --no-audit --no-fund && npm run build && npm test)
 
+echo "== AG-UI client packages (internal/aguitest: @ag-ui/core schemas, @ag-ui/client HttpAgent)"
+(cd internal/aguitest && npm ci --no-audit --no-fund)
+
 echo "== go vet"
 go vet ./...
 

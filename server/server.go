@@ -79,6 +79,8 @@ func New(opts Options) (*Server, error) {
 	api := &routeMux{ServeMux: http.NewServeMux()}
 	api.HandleFunc("POST /api/chat", s.handleChat)
 	api.HandleFunc("POST /api/chat/continue", s.handleContinue)
+	// Not in api.Endpoints: AG-UI's own protocol (DESIGN §13, docs/agui.md).
+	api.Handle("POST /api/agui", s.aguiHandler())
 	api.HandleFunc("GET /api/interactions/pending", s.handlePending)
 	api.HandleFunc("GET /api/sessions", s.handleSessions)
 	api.HandleFunc("GET /api/sessions/{id}", s.handleSession)

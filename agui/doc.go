@@ -1,0 +1,33 @@
+// Package agui speaks AG-UI 1.0 (https://docs.ag-ui.com, the protocol of
+// @ag-ui/core 1.0.0) over luban's durable runs (DESIGN §13): Handler serves
+// POST /api/agui, which takes a RunAgentInput and answers Server-Sent Events
+// of the form "data: <event JSON>\n\n".
+//
+// Mapping (DESIGN §13):
+//   - threadId is the luban session id. An unknown id of 1–128 characters of
+//     [A-Za-z0-9_-] creates a session with that id for the caller; another
+//     principal's session is RUN_ERROR session_not_found.
+//   - Without resume, the input's last message, when it is a user message,
+//     starts a run; the earlier messages (AG-UI clients send the whole
+//     conversation every time) are not added again, since luban keeps its own
+//     history. An input whose last message is not a user message starts
+//     nothing: it reports the thread as it stands (its open interrupt, the
+//     live run, or the outcome of its last run).
+//   - A run's events become RUN_STARTED, TEXT_MESSAGE_START/CONTENT/END,
+//     TOOL_CALL_START/ARGS/END, TOOL_CALL_RESULT, and end in RUN_FINISHED
+//     (outcome success, cancelled or interrupt) or RUN_ERROR {message, code}
+//     with the codes of DESIGN §3.
+//   - A pending question is an interrupt: id = requestId, reason
+//     input_required (ask tools) or confirmation (approvals), message = the
+//     title, toolCallId, responseSchema (a JSON Schema of the answer, built
+//     from the question's mode), expiresAt and metadata.inputRequest.
+//   - A resume entry {interruptId, status, payload} answers it through the
+//     same Runner call as POST /api/chat/continue: payload is that body's
+//     answer part. It is consumed exactly once; a replayed resume produces no
+//     second ToolResult and its stream ends with the run's own outcome.
+//
+// A malformed body (not JSON, no threadId, runId or messages, a bad threadId,
+// more than one resume entry) is answered 400 invalid_request as JSON before
+// any stream, like every /api call (DESIGN §3); everything the run decides is
+// a RUN_ERROR inside a 200 stream, as AG-UI clients expect.
+package agui

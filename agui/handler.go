@@ -1,0 +1,370 @@
+package agui
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/store"
+)
+
+// DefaultMaxBodyBytes bounds a RunAgentInput when Options.MaxBodyBytes is
+// zero (4 MiB: AG-UI clients send the whole conversation with every run).
+const DefaultMaxBodyBytes = 4 << 20
+
+// ThreadIDPattern is what a threadId must match to name (or create) a
+// session (DESIGN §13).
+var ThreadIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+// Options configures a Handler. Runner, Principal and ErrorDetail are
+// required.
+type Options struct {
+	Runner *agent.Runner
+	// Principal returns the authenticated caller of a request (the
+	// server's auth middleware runs first).
+	Principal func(ctx context.Context) string
+	// ErrorDetail maps a Runner error to its DESIGN §3 code and message
+	// (the server's one mapping), for RUN_ERROR.
+	ErrorDetail func(err error) api.ErrorDetail
+	// MaxBodyBytes bounds the request body. Default DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Heartbeat is the interval of SSE comment lines. Default 15s.
+	Heartbeat time.Duration
+	// Done, when closed, ends every open stream (server shutdown).
+	Done <-chan struct{}
+	// Logger receives internal errors. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Handler is POST /api/agui (DESIGN §13); see the package documentation.
+type Handler struct {
+	opts Options
+	src  source
+}
+
+// New returns a Handler; it fails when a required option is missing.
+func New(opts Options) (*Handler, error) {
+	if opts.Runner == nil || opts.Principal == nil || opts.ErrorDetail == nil {
+		return nil, errors.New("agui: Options needs Runner, Principal and ErrorDetail")
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = 15 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Handler{opts: opts, src: newSource(opts.Runner)}, nil
+}
+
+// ServeHTTP decodes a RunAgentInput and answers its AG-UI event stream.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	in, ok := h.decode(w, r)
+	if !ok {
+		return
+	}
+	ctx := r.Context()
+	owner := h.opts.Principal(ctx)
+	sw := h.startStream(w)
+	t := &translator{threadID: in.ThreadID, runID: in.RunID}
+	if len(in.Resume) == 1 {
+		h.resume(ctx, sw, t, owner, in)
+		return
+	}
+	if text, ok := lastUserText(in.Messages); ok {
+		res, err := h.opts.Runner.Start(ctx, agent.StartParams{Owner: owner, SessionID: in.ThreadID, Message: text, CreateSession: true})
+		if err != nil {
+			sw.send(h.runError(err))
+			return
+		}
+		t.lubanRun = res.RunID
+		sw.send(h.runStarted(in, res.SessionID, res.RunID))
+		h.follow(ctx, sw, t, res.SessionID, res.AfterSeq)
+		return
+	}
+	h.attach(ctx, sw, t, owner, in, nil)
+}
+
+// resume answers the one interrupt of in.Resume (DESIGN §13) through
+// Runner.Continue, the call behind POST /api/chat/continue.
+func (h *Handler) resume(ctx context.Context, sw *stream, t *translator, owner string, in *RunAgentInput) {
+	e := in.Resume[0]
+	var ans askuser.Answer
+	if e.Status == ResumeCancelled {
+		ans = askuser.Answer{Cancelled: true}
+	} else if p := bytes.TrimSpace(e.Payload); len(p) > 0 && string(p) != "null" {
+		var body api.ContinueRequest
+		if err := json.Unmarshal(p, &body); err != nil {
+			sw.send(Event{Type: EventRunError, Code: api.CodeInvalidAnswer, Message: "payload is not an answer object: " + err.Error(),
+				Details: []api.FieldError{{Field: "payload", Message: "must be an object such as {\"selections\": [...], \"customInput\": \"...\"}"}}})
+			return
+		}
+		ans = askuser.Answer{Selections: body.Selections, CustomInput: body.CustomInput, Cancelled: body.Cancelled, Answers: body.Answers}
+	}
+	res, err := h.opts.Runner.Continue(ctx, agent.ContinueParams{Owner: owner, SessionID: in.ThreadID, RequestID: e.InterruptID, Answer: ans})
+	var dup *agent.AlreadyResolvedError
+	if errors.As(err, &dup) {
+		// A replayed resume: nothing is consumed again; report the run's
+		// own outcome.
+		run, rerr := h.src.runOf(ctx, e.InterruptID)
+		if rerr != nil {
+			sw.send(h.runError(rerr))
+			return
+		}
+		h.attach(ctx, sw, t, owner, in, run)
+		return
+	}
+	if err != nil {
+		sw.send(h.runError(err))
+		return
+	}
+	t.lubanRun = res.RunID
+	sw.send(h.runStarted(in, in.ThreadID, res.RunID))
+	h.follow(ctx, sw, t, in.ThreadID, res.AfterSeq)
+}
+
+// attach reports the thread as it stands without starting anything: the
+// open interrupt of a waiting run, the rest of a running one, or the outcome
+// of an ended one. run names the run (a replayed resume); nil means the
+// session's latest run.
+func (h *Handler) attach(ctx context.Context, sw *stream, t *translator, owner string, in *RunAgentInput, run *store.Run) {
+	ss, err := h.opts.Runner.Session(ctx, owner, in.ThreadID)
+	if err != nil {
+		sw.send(h.runError(err))
+		return
+	}
+	// The position is read before the status, so an end that happens in
+	// between is still in the log after it.
+	after := ss.LastSeq
+	status, why, runID := api.RunStatus(ss.Status), "", ""
+	if run != nil {
+		// Read again, after the position: the run may have moved on since
+		// the caller looked it up.
+		cur, err := h.src.run(ctx, run.ID)
+		if err != nil {
+			sw.send(h.runError(err))
+			return
+		}
+		status, why, runID = api.RunStatus(cur.Status), cur.Error, cur.ID
+	}
+	t.lubanRun = runID
+	sw.send(h.runStarted(in, in.ThreadID, runID))
+	switch status {
+	case api.RunRunning:
+		h.follow(ctx, sw, t, in.ThreadID, after)
+	case api.RunWaitingInput:
+		p, err := h.opts.Runner.Pending(ctx, owner, in.ThreadID)
+		if err != nil {
+			sw.send(h.runError(err))
+			return
+		}
+		if p.Pending == nil || (runID != "" && p.Pending.RunID != runID) {
+			h.follow(ctx, sw, t, in.ThreadID, after)
+			return
+		}
+		raw, err := json.Marshal(p.Pending)
+		if err == nil {
+			var it Interrupt
+			if it, err = interruptOf(raw); err == nil {
+				sw.send(t.interrupt(it))
+				return
+			}
+		}
+		sw.send(h.runError(err))
+	case "idle":
+		sw.send(Event{Type: EventRunFinished, ThreadID: t.threadID, RunID: t.runID, Outcome: &Outcome{Type: OutcomeSuccess}})
+	default:
+		sw.send(t.outcome(status, why))
+	}
+}
+
+// follow streams the session's events after seq through t until t reports
+// the end of the run, the client leaves or the server shuts down. The
+// event log is the source of truth: a wake-up only says "look again".
+func (h *Handler) follow(ctx context.Context, sw *stream, t *translator, sessionID string, after int64) {
+	wake, stop := h.src.subscribe(sessionID)
+	defer stop()
+	hb := time.NewTicker(h.opts.Heartbeat)
+	defer hb.Stop()
+	for {
+		evs, err := h.src.events(ctx, sessionID, after, 500)
+		if err != nil {
+			if ctx.Err() == nil {
+				h.opts.Logger.Error("agui: event list", "sessionId", sessionID, "err", err)
+				sw.send(Event{Type: EventRunError, Code: api.CodeInternal, Message: "event log unavailable"})
+			}
+			return
+		}
+		for _, ev := range evs {
+			after = ev.Seq
+			out, done := t.next(ev)
+			for _, e := range out {
+				if !sw.write(e) {
+					return
+				}
+			}
+			if done {
+				sw.flush()
+				return
+			}
+		}
+		if len(evs) > 0 {
+			if !sw.flush() {
+				return
+			}
+			if len(evs) == 500 {
+				continue
+			}
+		}
+		select {
+		case <-wake:
+		case <-hb.C:
+			if !sw.comment() {
+				return
+			}
+		case <-ctx.Done():
+			return
+		case <-h.opts.Done:
+			return
+		}
+	}
+}
+
+func (h *Handler) runStarted(in *RunAgentInput, sessionID, runID string) Event {
+	lm := map[string]any{"sessionId": sessionID}
+	if runID != "" {
+		lm["runId"] = runID
+	}
+	return Event{Type: EventRunStarted, ThreadID: in.ThreadID, RunID: in.RunID, Metadata: map[string]any{"luban": lm}}
+}
+
+// runError is the RUN_ERROR of a Runner error, with its DESIGN §3 code.
+func (h *Handler) runError(err error) Event {
+	d := h.opts.ErrorDetail(err)
+	if d.Code == api.CodeInternal {
+		h.opts.Logger.Error("agui: request failed", "err", err)
+	}
+	return Event{Type: EventRunError, Code: d.Code, Message: d.Message, Details: d.Details, Receipt: d.Receipt, Pending: d.Pending}
+}
+
+// lastUserText returns the text of the input's last message when that
+// message is a user message (DESIGN §13: only it can start a run).
+func lastUserText(msgs []Message) (string, bool) {
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != "user" {
+		return "", false
+	}
+	c := msgs[len(msgs)-1].Content
+	var s string
+	if json.Unmarshal(c, &s) == nil {
+		return s, true
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(c, &parts) != nil {
+		return "", true
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String(), true
+}
+
+// decode reads and checks the RunAgentInput; a malformed one is answered
+// 400 invalid_request (413 payload_too_large) as JSON.
+func (h *Handler) decode(w http.ResponseWriter, r *http.Request) (*RunAgentInput, bool) {
+	body := http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
+	dec := json.NewDecoder(body)
+	var in RunAgentInput
+	fail := func(status int, code api.ErrorCode, msg string) (*RunAgentInput, bool) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(api.ErrorBody{Error: api.ErrorDetail{Code: code, Message: msg}})
+		return nil, false
+	}
+	if err := dec.Decode(&in); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return fail(http.StatusRequestEntityTooLarge, api.CodePayloadTooLarge, fmt.Sprintf("request body is larger than %d bytes", h.opts.MaxBodyBytes))
+		}
+		return fail(http.StatusBadRequest, api.CodeInvalidRequest, "malformed RunAgentInput: "+err.Error())
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fail(http.StatusBadRequest, api.CodeInvalidRequest, "malformed RunAgentInput: trailing data after the object")
+	}
+	switch {
+	case !ThreadIDPattern.MatchString(in.ThreadID):
+		return fail(http.StatusBadRequest, api.CodeInvalidRequest, "threadId must be 1 to 128 characters of A-Z, a-z, 0-9, _ and -")
+	case in.RunID == "":
+		return fail(http.StatusBadRequest, api.CodeInvalidRequest, "runId is required")
+	case in.Messages == nil:
+		return fail(http.StatusBadRequest, api.CodeInvalidRequest, "messages is required (an array)")
+	case len(in.Resume) > 1:
+		return fail(http.StatusBadRequest, api.CodeInvalidRequest, "luban asks one question at a time: resume holds at most one entry")
+	}
+	if len(in.Resume) == 1 {
+		e := in.Resume[0]
+		if e.InterruptID == "" || (e.Status != ResumeResolved && e.Status != ResumeCancelled) {
+			return fail(http.StatusBadRequest, api.CodeInvalidRequest, `a resume entry needs interruptId and status "resolved" or "cancelled"`)
+		}
+	}
+	return &in, true
+}
+
+// stream writes AG-UI events as SSE frames ("data: <json>\n\n").
+type stream struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (h *Handler) startStream(w http.ResponseWriter) *stream {
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("Connection", "keep-alive")
+	hd.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{})
+	return &stream{w: w, rc: rc}
+}
+
+func (s *stream) write(e Event) bool {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return false
+	}
+	_, err = fmt.Fprintf(s.w, "data: %s\n\n", b)
+	return err == nil
+}
+
+// send writes e and flushes.
+func (s *stream) send(e Event) bool { return s.write(e) && s.flush() }
+
+func (s *stream) flush() bool { return s.rc.Flush() == nil }
+
+func (s *stream) comment() bool {
+	_, err := io.WriteString(s.w, ": ping\n\n")
+	return err == nil && s.flush()
+}

@@ -1,0 +1,525 @@
+package agui_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/internal/aguitest"
+	"github.com/lubanhq/luban/internal/fakeopenai"
+	"github.com/lubanhq/luban/internal/lubantest"
+	"github.com/lubanhq/luban/model/openai"
+)
+
+const (
+	singleArgs = `{"title":"部署到哪个环境？","mode":"single","options":[{"id":"dev","label":"开发"},{"id":"prod","label":"生产","recommended":true}]}`
+	// streamTimeout bounds one POST /api/agui: the stream ends by itself
+	// when the run pauses or ends.
+	streamTimeout = 30 * time.Second
+)
+
+// captured collects every raw AG-UI response of this package's tests;
+// TestMain's last test validates them all with @ag-ui/core.
+var captured = struct {
+	sync.Mutex
+	m map[string][]byte
+}{m: map[string][]byte{}}
+
+type testBundle struct {
+	t     *testing.T
+	srv   *lubantest.Server
+	model *fakeopenai.Server
+	off   atomic.Int64 // clock offset
+	n     int
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	b := &testBundle{t: t, model: fakeopenai.New(t)}
+	p, err := openai.New(openai.Options{BaseURL: b.model.URL(), Model: "fake-model", MaxRetries: -1})
+	require.NoError(t, err)
+	b.srv = lubantest.Start(t, lubantest.Options{Provider: p, Now: func() time.Time { return time.Now().Add(time.Duration(b.off.Load())) }})
+	return b
+}
+
+func askTurn(id string) fakeopenai.Turn {
+	return fakeopenai.Turn{Text: "先问一下。", ToolCalls: []fakeopenai.ToolCall{{ID: id, Name: "ask_user", Arguments: singleArgs}}}
+}
+
+// event is one decoded AG-UI event.
+type event map[string]any
+
+func (e event) str(k string) string { s, _ := e[k].(string); return s }
+
+// post sends a RunAgentInput with token ("" = the test token) and reads the
+// whole SSE answer.
+func (b *testBundle) post(token string, in map[string]any) (int, []event) {
+	b.t.Helper()
+	body, err := json.Marshal(in)
+	require.NoError(b.t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), streamTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.srv.URL+"/api/agui", bytes.NewReader(body))
+	require.NoError(b.t, err)
+	if token == "" {
+		token = b.srv.Token
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(b.t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(b.t, err, "the stream must end by itself")
+	if resp.StatusCode != http.StatusOK {
+		return resp.StatusCode, []event{{"body": string(raw)}}
+	}
+	require.Equal(b.t, "text/event-stream", resp.Header.Get("Content-Type"))
+	b.n++
+	captured.Lock()
+	captured.m[fmt.Sprintf("%s-%d", b.t.Name(), b.n)] = raw
+	captured.Unlock()
+	var evs []event
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 1<<20), 8<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "data: ") {
+			var e event
+			require.NoError(b.t, json.Unmarshal([]byte(line[len("data: "):]), &e), "frame %q", line)
+			evs = append(evs, e)
+		}
+	}
+	return resp.StatusCode, evs
+}
+
+func types(evs []event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.str("type")
+	}
+	return out
+}
+
+func last(t *testing.T, evs []event) event {
+	t.Helper()
+	require.NotEmpty(t, evs)
+	return evs[len(evs)-1]
+}
+
+// interruptOf returns the one interrupt of a RUN_FINISHED interrupt outcome.
+func interruptOf(t *testing.T, e event) map[string]any {
+	t.Helper()
+	require.Equal(t, "RUN_FINISHED", e.str("type"), "%v", e)
+	oc := e["outcome"].(map[string]any)
+	require.Equal(t, "interrupt", oc["type"])
+	its := oc["interrupts"].([]any)
+	require.Len(t, its, 1)
+	return its[0].(map[string]any)
+}
+
+func outcome(t *testing.T, e event) string {
+	t.Helper()
+	require.Equal(t, "RUN_FINISHED", e.str("type"), "%v", e)
+	return e["outcome"].(map[string]any)["type"].(string)
+}
+
+func userMsg(id, text string) map[string]any {
+	return map[string]any{"id": id, "role": "user", "content": text}
+}
+
+func input(thread, run string, msgs []map[string]any, resume ...map[string]any) map[string]any {
+	if msgs == nil {
+		msgs = []map[string]any{}
+	}
+	in := map[string]any{"threadId": thread, "runId": run, "messages": msgs, "tools": []any{}, "context": []any{}, "state": map[string]any{}, "forwardedProps": map[string]any{}}
+	if len(resume) > 0 {
+		in["resume"] = resume
+	}
+	return in
+}
+
+func resolved(id string, payload any) map[string]any {
+	return map[string]any{"interruptId": id, "status": "resolved", "payload": payload}
+}
+
+// transcript is GET /api/sessions/{id}.
+func (b *testBundle) transcript(id string) api.Transcript {
+	b.t.Helper()
+	var tr api.Transcript
+	require.Equal(b.t, http.StatusOK, b.srv.JSON("GET", "/api/sessions/"+id, nil, &tr))
+	return tr
+}
+
+// toolResults counts the ToolResults of call in a transcript.
+func toolResults(tr api.Transcript, call string) int {
+	n := 0
+	for _, m := range tr.Messages {
+		if m.Role == api.RoleTool && m.ToolCallID == call {
+			n++
+		}
+	}
+	return n
+}
+
+func testAskInterruptResumeSuccess(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.Push(askTurn("call_a"), fakeopenai.Turn{Text: "好的，部署到生产。"})
+	thread := "thread-ask-1"
+	msgs := []map[string]any{userMsg("u1", "帮我部署")}
+	_, evs := b.post("", input(thread, "r1", msgs))
+	var text strings.Builder
+	var kept []event // the events with the text deltas folded into one
+	for _, e := range evs {
+		if e.str("type") == "TEXT_MESSAGE_CONTENT" {
+			require.Equal(t, evs[1].str("messageId"), e.str("messageId"))
+			text.WriteString(e.str("delta"))
+			if kept[len(kept)-1].str("type") == "TEXT_MESSAGE_CONTENT" {
+				continue
+			}
+		}
+		kept = append(kept, e)
+	}
+	require.Equal(t, "先问一下。", text.String())
+	evs = kept
+	require.Equal(t, []string{"RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+		"TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "RUN_FINISHED"}, types(evs))
+	require.Equal(t, thread, evs[0].str("threadId"))
+	require.Equal(t, "r1", evs[0].str("runId"))
+	require.Equal(t, "ask_user", evs[4].str("toolCallName"))
+	require.Equal(t, evs[1].str("messageId"), evs[4].str("parentMessageId"))
+	require.JSONEq(t, singleArgs, evs[5].str("delta"))
+	in := interruptOf(t, last(t, evs))
+	require.Equal(t, "input_required", in["reason"])
+	require.Equal(t, "部署到哪个环境？", in["message"])
+	require.Equal(t, "call_a", in["toolCallId"])
+	require.NotEmpty(t, in["expiresAt"])
+	_, err := time.Parse(time.RFC3339, in["expiresAt"].(string))
+	require.NoError(t, err)
+	req := in["metadata"].(map[string]any)["inputRequest"].(map[string]any)
+	require.Equal(t, in["id"], req["id"])
+	require.Equal(t, thread, req["sessionId"])
+	sch := in["responseSchema"].(map[string]any)
+	sel := sch["properties"].(map[string]any)["selections"].(map[string]any)
+	require.Equal(t, []any{"dev", "prod"}, sel["items"].(map[string]any)["enum"])
+	require.EqualValues(t, 1, sel["maxItems"])
+
+	// The client sends everything again, now with the resume.
+	msgs = append(msgs, map[string]any{"id": "a1", "role": "assistant", "content": "先问一下。",
+		"toolCalls": []any{map[string]any{"id": "call_a", "type": "function", "function": map[string]any{"name": "ask_user", "arguments": singleArgs}}}})
+	_, evs = b.post("", input(thread, "r2", msgs, resolved(in["id"].(string), map[string]any{"selections": []string{"prod"}})))
+	require.Equal(t, "RUN_STARTED", evs[0].str("type"))
+	require.Equal(t, "r2", evs[0].str("runId"))
+	var result event
+	for _, e := range evs {
+		if e.str("type") == "TOOL_CALL_RESULT" {
+			result = e
+		}
+	}
+	require.NotNil(t, result, "%v", types(evs))
+	require.Equal(t, "call_a", result.str("toolCallId"))
+	var content struct {
+		Selections []string `json:"selections"`
+		Cancelled  bool     `json:"cancelled"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(result.str("content")), &content))
+	require.Equal(t, []string{"prod"}, content.Selections)
+	require.False(t, content.Cancelled)
+	require.Equal(t, "success", outcome(t, last(t, evs)))
+	require.Contains(t, types(evs), "TEXT_MESSAGE_CONTENT")
+
+	tr := b.transcript(thread)
+	require.Equal(t, 1, toolResults(tr, "call_a"))
+	var users []string
+	for _, m := range tr.Messages {
+		if m.Role == api.RoleUser {
+			users = append(users, m.Content)
+		}
+	}
+	require.Equal(t, []string{"帮我部署"}, users, "history sent again is not added twice")
+
+	// The model saw the answer as the ToolResult of the original call.
+	reqs := b.model.Requests()
+	require.Len(t, reqs, 2)
+	require.Contains(t, string(reqs[1].Raw), `call_a`)
+
+	// A second turn: the whole history again plus one new user message.
+	b.model.Push(fakeopenai.Turn{Text: "已完成。"})
+	msgs = append(msgs, map[string]any{"id": "t1", "role": "tool", "toolCallId": "call_a", "content": result.str("content")},
+		map[string]any{"id": "a2", "role": "assistant", "content": "好的，部署到生产。"}, userMsg("u2", "谢谢"))
+	_, evs = b.post("", input(thread, "r3", msgs))
+	require.Equal(t, "success", outcome(t, last(t, evs)))
+	users = nil
+	for _, m := range b.transcript(thread).Messages {
+		if m.Role == api.RoleUser {
+			users = append(users, m.Content)
+		}
+	}
+	require.Equal(t, []string{"帮我部署", "谢谢"}, users)
+
+	// The same input again (its last message is not new): no run starts;
+	// the thread's state is reported.
+	msgs = append(msgs, map[string]any{"id": "a3", "role": "assistant", "content": "已完成。"})
+	_, evs = b.post("", input(thread, "r4", msgs))
+	require.Equal(t, []string{"RUN_STARTED", "RUN_FINISHED"}, types(evs))
+	require.Equal(t, "success", outcome(t, last(t, evs)))
+	require.Len(t, b.model.Requests(), 3, "no model call")
+}
+
+func testInvalidAnswerKeepsInterruptOpen(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.Push(askTurn("call_i"), fakeopenai.Turn{Text: "好。"})
+	_, evs := b.post("", input("thread-invalid", "r1", []map[string]any{userMsg("u1", "部署")}))
+	id := interruptOf(t, last(t, evs))["id"].(string)
+
+	_, evs = b.post("", input("thread-invalid", "r2", nil, resolved(id, map[string]any{"selections": []string{"dev", "prod"}})))
+	require.Equal(t, []string{"RUN_ERROR"}, types(evs))
+	require.Equal(t, "invalid_answer", evs[0].str("code"))
+	require.NotEmpty(t, evs[0]["details"])
+	// A payload that is no answer object at all.
+	_, evs = b.post("", input("thread-invalid", "r2b", []map[string]any{}, resolved(id, "prod")))
+	require.Equal(t, "invalid_answer", evs[0].str("code"))
+
+	var p api.PendingResponse
+	require.Equal(t, http.StatusOK, b.srv.JSON("GET", "/api/interactions/pending?sessionId=thread-invalid", nil, &p))
+	require.NotNil(t, p.Pending, "the interrupt stays open")
+	require.Equal(t, id, p.Pending.ID)
+
+	_, evs = b.post("", input("thread-invalid", "r3", []map[string]any{}, resolved(id, map[string]any{"selections": []string{"dev"}})))
+	require.Equal(t, "success", outcome(t, last(t, evs)))
+}
+
+func testReplayedResume(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.Push(askTurn("call_r"), fakeopenai.Turn{Text: "完成。"})
+	_, evs := b.post("", input("thread-replay", "r1", []map[string]any{userMsg("u1", "部署")}))
+	id := interruptOf(t, last(t, evs))["id"].(string)
+	in := input("thread-replay", "r2", []map[string]any{}, resolved(id, map[string]any{"selections": []string{"dev"}}))
+	_, first := b.post("", in)
+	require.Contains(t, types(first), "TOOL_CALL_RESULT")
+	require.Equal(t, "success", outcome(t, last(t, first)))
+
+	for i := range 2 {
+		in["runId"] = fmt.Sprintf("r-replay-%d", i)
+		_, evs = b.post("", in)
+		require.Equal(t, []string{"RUN_STARTED", "RUN_FINISHED"}, types(evs), "a replay sends no second ToolResult")
+		require.Equal(t, "success", outcome(t, last(t, evs)), "the run's own outcome")
+	}
+	// A replayed cancel of the answered interrupt changes nothing either.
+	_, evs = b.post("", input("thread-replay", "r5", []map[string]any{}, map[string]any{"interruptId": id, "status": "cancelled"}))
+	require.Equal(t, "success", outcome(t, last(t, evs)))
+	require.Equal(t, 1, toolResults(b.transcript("thread-replay"), "call_r"))
+	require.Len(t, b.model.Requests(), 2)
+}
+
+func testReplayWhileNextQuestionWaits(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.Push(askTurn("call_1"), askTurn("call_2"))
+	_, evs := b.post("", input("thread-two", "r1", []map[string]any{userMsg("u1", "部署")}))
+	first := interruptOf(t, last(t, evs))["id"].(string)
+	res := resolved(first, map[string]any{"selections": []string{"dev"}})
+	_, evs = b.post("", input("thread-two", "r2", []map[string]any{}, res))
+	second := interruptOf(t, last(t, evs))
+	require.NotEqual(t, first, second["id"])
+	require.Equal(t, "call_2", second["toolCallId"])
+	// Replaying the first answer reports the open second interrupt.
+	_, evs = b.post("", input("thread-two", "r3", []map[string]any{}, res))
+	require.Equal(t, []string{"RUN_STARTED", "RUN_FINISHED"}, types(evs))
+	require.Equal(t, second["id"], interruptOf(t, last(t, evs))["id"])
+	require.Equal(t, 1, toolResults(b.transcript("thread-two"), "call_1"))
+}
+
+func testCancelResume(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.Push(askTurn("call_c"))
+	_, evs := b.post("", input("thread-cancel", "r1", []map[string]any{userMsg("u1", "部署")}))
+	id := interruptOf(t, last(t, evs))["id"].(string)
+	_, evs = b.post("", input("thread-cancel", "r2", []map[string]any{}, map[string]any{"interruptId": id, "status": "cancelled"}))
+	require.Equal(t, "cancelled", outcome(t, last(t, evs)))
+	var result event
+	for _, e := range evs {
+		if e.str("type") == "TOOL_CALL_RESULT" {
+			result = e
+		}
+	}
+	require.NotNil(t, result)
+	require.JSONEq(t, `{"selections":[],"customInput":"","cancelled":true}`, result.str("content"))
+	require.Len(t, b.model.Requests(), 1, "a cancel stops the run with no further model turn")
+	// Asking about the thread now reports the cancelled outcome.
+	_, evs = b.post("", input("thread-cancel", "r3", []map[string]any{}))
+	require.Equal(t, "cancelled", outcome(t, last(t, evs)))
+}
+
+func testThreadsAndInterruptsAreOwned(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.Push(askTurn("call_o"), askTurn("call_p"))
+	_, evs := b.post("", input("thread-mine", "r1", []map[string]any{userMsg("u1", "部署")}))
+	id := interruptOf(t, last(t, evs))["id"].(string)
+
+	// Another principal's thread does not exist for them.
+	_, evs = b.post("other-token", input("thread-mine", "r2", []map[string]any{userMsg("u2", "hi")}))
+	require.Equal(t, []string{"RUN_ERROR"}, types(evs))
+	require.Equal(t, "session_not_found", evs[0].str("code"))
+	_, evs = b.post("other-token", input("thread-mine", "r3", nil, resolved(id, map[string]any{"selections": []string{"dev"}})))
+	require.Equal(t, "interaction_not_found", evs[0].str("code"))
+
+	// The interrupt of one thread cannot be answered on another.
+	_, evs = b.post("", input("thread-second", "r4", []map[string]any{userMsg("u1", "部署")}))
+	interruptOf(t, last(t, evs))
+	_, evs = b.post("", input("thread-second", "r5", nil, resolved(id, map[string]any{"selections": []string{"dev"}})))
+	require.Equal(t, []string{"RUN_ERROR"}, types(evs))
+	require.Equal(t, "interaction_not_found", evs[0].str("code"))
+	_, evs = b.post("", input("thread-mine", "r6", nil, resolved("ask_unknown", map[string]any{"selections": []string{"dev"}})))
+	require.Equal(t, "interaction_not_found", evs[0].str("code"))
+
+	// A new message while a question waits.
+	_, evs = b.post("", input("thread-mine", "r7", []map[string]any{userMsg("u3", "再来")}))
+	require.Equal(t, "interaction_pending", evs[0].str("code"))
+	require.Equal(t, id, evs[0]["pending"].(map[string]any)["id"])
+
+	// Nothing was answered by any of that.
+	var p api.PendingResponse
+	require.Equal(t, http.StatusOK, b.srv.JSON("GET", "/api/interactions/pending?sessionId=thread-mine", nil, &p))
+	require.Equal(t, id, p.Pending.ID)
+	// Asking about the thread reports the open interrupt again.
+	_, evs = b.post("", input("thread-mine", "r8", []map[string]any{}))
+	require.Equal(t, id, interruptOf(t, last(t, evs))["id"])
+}
+
+func testExpiredInterrupt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.Push(askTurn("call_e"))
+	_, evs := b.post("", input("thread-expired", "r1", []map[string]any{userMsg("u1", "部署")}))
+	id := interruptOf(t, last(t, evs))["id"].(string)
+	b.off.Store(int64(25 * time.Hour))
+	_, evs = b.post("", input("thread-expired", "r2", nil, resolved(id, map[string]any{"selections": []string{"dev"}})))
+	require.Equal(t, []string{"RUN_ERROR"}, types(evs))
+	require.Equal(t, "interaction_expired", evs[0].str("code"))
+}
+
+func testMalformedInputs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for name, body := range map[string]map[string]any{
+		"bad thread id":  input("no spaces allowed", "r", []map[string]any{}),
+		"long thread id": input(strings.Repeat("a", 129), "r", []map[string]any{}),
+		"no run id":      {"threadId": "t", "messages": []any{}},
+		"no messages":    {"threadId": "t", "runId": "r"},
+		"two resumes": input("t", "r", nil, map[string]any{"interruptId": "a", "status": "cancelled"},
+			map[string]any{"interruptId": "b", "status": "cancelled"}),
+		"bad status": input("t", "r", nil, map[string]any{"interruptId": "a", "status": "maybe"}),
+	} {
+		code, evs := b.post("", body)
+		require.Equal(t, http.StatusBadRequest, code, name)
+		require.Contains(t, evs[0].str("body"), "invalid_request", name)
+	}
+	resp := b.srv.Request("POST", "/api/agui", `{"threadId":`, "")
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	resp.Body.Close()
+	resp = b.srv.Request("POST", "/api/agui", `{"threadId":"t","runId":"r","messages":[]}`, "-")
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "authenticated like every /api call")
+	resp.Body.Close()
+	big := `{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":"` + strings.Repeat("x", 5<<20) + `"}]}`
+	resp = b.srv.Request("POST", "/api/agui", big, "")
+	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	resp.Body.Close()
+	// An unknown thread without a user message has nothing to run.
+	_, evs := b.post("", input("thread-nothing", "r", []map[string]any{}))
+	require.Equal(t, []string{"RUN_ERROR"}, types(evs))
+	require.Equal(t, "session_not_found", evs[0].str("code"))
+}
+
+// The same interrupt answered through AG-UI and through POST
+// /api/chat/continue, at the same time, has one winner.
+func testOneWinnerAcrossProtocols(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.SetHandler(func(*fakeopenai.Request) fakeopenai.Turn { return fakeopenai.Turn{Text: "完成。"} })
+	b.model.Push(askTurn("call_w"))
+	_, evs := b.post("", input("thread-win", "r1", []map[string]any{userMsg("u1", "部署")}))
+	id := interruptOf(t, last(t, evs))["id"].(string)
+
+	var wg sync.WaitGroup
+	var aguiEvs []event
+	var status int
+	var body []byte
+	start := make(chan struct{})
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		<-start
+		_, aguiEvs = b.post("", input("thread-win", "r2", nil, resolved(id, map[string]any{"selections": []string{"prod"}})))
+	}()
+	go func() {
+		defer wg.Done()
+		<-start
+		resp := b.srv.Request("POST", "/api/chat/continue", map[string]any{"sessionId": "thread-win", "requestId": id, "selections": []string{"dev"}, "customInput": "", "cancelled": false}, "", "Accept", "application/json")
+		defer resp.Body.Close()
+		status = resp.StatusCode
+		body, _ = io.ReadAll(resp.Body)
+	}()
+	close(start)
+	wg.Wait()
+
+	aguiWon := false
+	for _, e := range aguiEvs {
+		if e.str("type") == "TOOL_CALL_RESULT" {
+			aguiWon = true
+		}
+	}
+	if aguiWon {
+		require.Equal(t, http.StatusConflict, status, "%s", body)
+		require.Contains(t, string(body), "already_resolved")
+	} else {
+		require.Equal(t, http.StatusAccepted, status, "%s", body)
+		require.Equal(t, "RUN_STARTED", aguiEvs[0].str("type"), "the AG-UI replay reports the run instead: %v", types(aguiEvs))
+	}
+	require.Equal(t, "success", outcome(t, last(t, aguiEvs)))
+	tr := b.transcript("thread-win")
+	require.Equal(t, 1, toolResults(tr, "call_w"))
+	require.Len(t, tr.Interactions, 1)
+	require.Equal(t, api.StatusAnswered, tr.Interactions[0].Status)
+}
+
+// TestAGUI runs every case in parallel, then validates every response they
+// captured with @ag-ui/core's zod schemas and @ag-ui/client's verifyEvents.
+func TestAGUI(t *testing.T) {
+	t.Run("cases", func(t *testing.T) {
+		t.Run("AskInterruptResumeSuccess", testAskInterruptResumeSuccess)
+		t.Run("InvalidAnswerKeepsInterruptOpen", testInvalidAnswerKeepsInterruptOpen)
+		t.Run("ReplayedResume", testReplayedResume)
+		t.Run("ReplayWhileNextQuestionWaits", testReplayWhileNextQuestionWaits)
+		t.Run("CancelResume", testCancelResume)
+		t.Run("ThreadsAndInterruptsAreOwned", testThreadsAndInterruptsAreOwned)
+		t.Run("ExpiredInterrupt", testExpiredInterrupt)
+		t.Run("MalformedInputs", testMalformedInputs)
+		t.Run("OneWinnerAcrossProtocols", testOneWinnerAcrossProtocols)
+	})
+	if t.Failed() {
+		return
+	}
+	captured.Lock()
+	defer captured.Unlock()
+	require.NotEmpty(t, captured.m)
+	aguitest.Validate(t, captured.m)
+}

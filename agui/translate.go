@@ -1,0 +1,150 @@
+package agui
+
+import (
+	"encoding/json"
+
+	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/store"
+)
+
+// translator turns one run's luban events (DESIGN §3) into AG-UI events
+// (DESIGN §13), in order. It keeps the one text message that may be open,
+// closes it before anything else is sent, and reports the event that ends
+// the stream (RUN_FINISHED or RUN_ERROR).
+type translator struct {
+	threadID, runID string // the AG-UI ids echoed in RUN_FINISHED
+	lubanRun        string // the luban run followed; "" follows whichever run ends next
+	openText        string // messageId of the open text message
+	parent          string // the assistant message the next tool calls belong to
+}
+
+// next translates ev. done is true when ev ended the run's stream.
+func (t *translator) next(ev *store.Event) (out []Event, done bool) {
+	switch ev.Name {
+	case api.EventMessageDelta:
+		var d api.MessageDeltaEvent
+		if json.Unmarshal(ev.Data, &d) != nil || d.Delta == "" {
+			return nil, false
+		}
+		if t.openText != d.MessageID {
+			out = t.closeText(out)
+			out = append(out, Event{Type: EventTextMessageStart, MessageID: d.MessageID, Role: "assistant"})
+			t.openText = d.MessageID
+		}
+		return append(out, Event{Type: EventTextMessageContent, MessageID: d.MessageID, Delta: d.Delta}), false
+	case api.EventMessage:
+		var m api.MessageEvent
+		if json.Unmarshal(ev.Data, &m) != nil || m.Role != api.RoleAssistant {
+			// The user's own message is the one the client sent.
+			return nil, false
+		}
+		t.parent = m.MessageID
+		if t.openText == m.MessageID {
+			return t.closeText(nil), false
+		}
+		out = t.closeText(nil)
+		if m.Content != "" {
+			out = append(out,
+				Event{Type: EventTextMessageStart, MessageID: m.MessageID, Role: "assistant"},
+				Event{Type: EventTextMessageContent, MessageID: m.MessageID, Delta: m.Content},
+				Event{Type: EventTextMessageEnd, MessageID: m.MessageID})
+		}
+		return out, false
+	case api.EventToolCall:
+		var c api.ToolCallEvent
+		if json.Unmarshal(ev.Data, &c) != nil {
+			return nil, false
+		}
+		out = t.closeText(nil)
+		out = append(out, Event{Type: EventToolCallStart, ToolCallID: c.ToolCallID, ToolCallName: c.Name, ParentMessageID: t.parent})
+		if c.Arguments != "" {
+			out = append(out, Event{Type: EventToolCallArgs, ToolCallID: c.ToolCallID, Delta: c.Arguments})
+		}
+		return append(out, Event{Type: EventToolCallEnd, ToolCallID: c.ToolCallID}), false
+	case api.EventToolResult:
+		var r api.ToolResultEvent
+		if json.Unmarshal(ev.Data, &r) != nil {
+			return nil, false
+		}
+		out = t.closeText(nil)
+		content := r.Content
+		e := Event{Type: EventToolCallResult, MessageID: "result_" + r.ToolCallID, ToolCallID: r.ToolCallID, Content: &content, Role: "tool"}
+		if r.IsError || len(r.Metadata) > 0 {
+			lm := map[string]any{"isError": r.IsError}
+			if len(r.Metadata) > 0 {
+				lm["metadata"] = r.Metadata
+			}
+			e.Metadata = map[string]any{"luban": lm}
+		}
+		return append(out, e), false
+	case api.EventUserInputResolved:
+		var rc map[string]any
+		if json.Unmarshal(ev.Data, &rc) != nil {
+			return nil, false
+		}
+		return append(t.closeText(nil), Event{Type: EventCustom, Name: "luban.user_input_resolved", Value: rc}), false
+	case api.EventUserInputRequired:
+		if !t.ours(ev) {
+			return nil, false
+		}
+		in, err := interruptOf(ev.Data)
+		if err != nil {
+			return append(t.closeText(nil), Event{Type: EventRunError, Code: api.CodeInternal, Message: "stored request cannot be read"}), true
+		}
+		return append(t.closeText(nil), t.interrupt(in)), true
+	case api.EventError:
+		var e api.ErrorEvent
+		if json.Unmarshal(ev.Data, &e) != nil || e.RunID == "" || !t.ours(ev) {
+			return nil, false
+		}
+		return append(t.closeText(nil), Event{Type: EventRunError, Code: api.ErrorCode(e.Code), Message: e.Message}), true
+	case api.EventDone:
+		var d api.DoneEvent
+		if json.Unmarshal(ev.Data, &d) != nil || !t.ours(ev) {
+			return nil, false
+		}
+		return append(t.closeText(nil), t.outcome(d.Status, "")), true
+	}
+	return nil, false
+}
+
+// ours reports whether ev belongs to the followed run.
+func (t *translator) ours(ev *store.Event) bool {
+	var v struct {
+		RunID string `json:"runId"`
+	}
+	_ = json.Unmarshal(ev.Data, &v)
+	return t.lubanRun == "" || v.RunID == t.lubanRun
+}
+
+func (t *translator) closeText(out []Event) []Event {
+	if t.openText != "" {
+		out = append(out, Event{Type: EventTextMessageEnd, MessageID: t.openText})
+		t.openText = ""
+	}
+	return out
+}
+
+// interrupt is RUN_FINISHED with the interrupt outcome.
+func (t *translator) interrupt(in Interrupt) Event {
+	return Event{Type: EventRunFinished, ThreadID: t.threadID, RunID: t.runID, Outcome: &Outcome{Type: OutcomeInterrupt, Interrupts: []Interrupt{in}}}
+}
+
+// outcome is the event that reports a run that ended with status: RUN_FINISHED
+// success or cancelled, or RUN_ERROR for expired (interaction_expired) and
+// failed (internal_error, with why when known).
+func (t *translator) outcome(status api.RunStatus, why string) Event {
+	switch status {
+	case api.RunCompleted:
+		return Event{Type: EventRunFinished, ThreadID: t.threadID, RunID: t.runID, Outcome: &Outcome{Type: OutcomeSuccess}}
+	case api.RunCancelled:
+		return Event{Type: EventRunFinished, ThreadID: t.threadID, RunID: t.runID, Outcome: &Outcome{Type: OutcomeCancelled}}
+	case api.RunExpired:
+		return Event{Type: EventRunError, Code: api.CodeInteractionExpired, Message: "the run ended because its question expired before it was answered"}
+	}
+	msg := "the run failed"
+	if why != "" {
+		msg += ": " + why
+	}
+	return Event{Type: EventRunError, Code: api.CodeInternal, Message: msg}
+}

@@ -1,0 +1,137 @@
+package agui
+
+import (
+	"encoding/json"
+
+	"github.com/lubanhq/luban/api"
+)
+
+// EventType is the discriminator of an AG-UI event (@ag-ui/core EventType).
+type EventType string
+
+// The AG-UI event types luban emits (@ag-ui/core 1.0.0).
+const (
+	EventRunStarted         EventType = "RUN_STARTED"
+	EventRunFinished        EventType = "RUN_FINISHED"
+	EventRunError           EventType = "RUN_ERROR"
+	EventTextMessageStart   EventType = "TEXT_MESSAGE_START"
+	EventTextMessageContent EventType = "TEXT_MESSAGE_CONTENT"
+	EventTextMessageEnd     EventType = "TEXT_MESSAGE_END"
+	EventToolCallStart      EventType = "TOOL_CALL_START"
+	EventToolCallArgs       EventType = "TOOL_CALL_ARGS"
+	EventToolCallEnd        EventType = "TOOL_CALL_END"
+	EventToolCallResult     EventType = "TOOL_CALL_RESULT"
+	EventCustom             EventType = "CUSTOM"
+)
+
+// Event is one AG-UI event: the union of the fields of the event types
+// above, each omitted when empty, so that every value marshals to exactly
+// the object @ag-ui/core's EventSchema accepts for its Type (checked by the
+// tests in internal/aguitest). Metadata, when set, is an object.
+type Event struct {
+	Type EventType `json:"type"`
+
+	// RUN_STARTED, RUN_FINISHED.
+	ThreadID string `json:"threadId,omitempty"`
+	RunID    string `json:"runId,omitempty"`
+	// RUN_FINISHED.
+	Outcome *Outcome `json:"outcome,omitempty"`
+
+	// TEXT_MESSAGE_*, TOOL_CALL_RESULT.
+	MessageID string `json:"messageId,omitempty"`
+	Role      string `json:"role,omitempty"`
+	// TEXT_MESSAGE_CONTENT, TOOL_CALL_ARGS. Never empty when sent.
+	Delta string `json:"delta,omitempty"`
+
+	// TOOL_CALL_*, TOOL_CALL_RESULT.
+	ToolCallID      string `json:"toolCallId,omitempty"`
+	ToolCallName    string `json:"toolCallName,omitempty"`
+	ParentMessageID string `json:"parentMessageId,omitempty"`
+	// TOOL_CALL_RESULT: the text the model reads (may be empty, so a
+	// pointer: the field is required by the schema).
+	Content *string `json:"content,omitempty"`
+
+	// CUSTOM.
+	Name  string `json:"name,omitempty"`
+	Value any    `json:"value,omitempty"`
+
+	// RUN_ERROR: Message says what went wrong, Code is a DESIGN §3 code;
+	// Details (invalid_answer), Receipt (already resolved, expired) and
+	// Pending (interaction_pending) are luban's additions, as in the JSON
+	// errors of DESIGN §3.
+	Message string            `json:"message,omitempty"`
+	Code    api.ErrorCode     `json:"code,omitempty"`
+	Details []api.FieldError  `json:"details,omitempty"`
+	Receipt *api.Receipt      `json:"receipt,omitempty"`
+	Pending *api.InputRequest `json:"pending,omitempty"`
+	// Metadata: {"luban": {"sessionId", "runId"}} on RUN_STARTED; the
+	// ToolResult's isError and metadata on TOOL_CALL_RESULT.
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// Outcome is RUN_FINISHED.outcome: Type "success", "cancelled" or
+// "interrupt" (then Interrupts holds at least one).
+type Outcome struct {
+	Type       string      `json:"type"`
+	Interrupts []Interrupt `json:"interrupts,omitempty"`
+}
+
+// The outcome types of RUN_FINISHED (@ag-ui/core RunFinishedOutcomeSchema).
+const (
+	OutcomeSuccess   = "success"
+	OutcomeCancelled = "cancelled"
+	OutcomeInterrupt = "interrupt"
+)
+
+// Interrupt is one open question of a paused run (DESIGN §13): ID is the
+// requestId, Reason ReasonInputRequired or ReasonConfirmation, Message the
+// title, ResponseSchema a JSON Schema of the resume payload, ExpiresAt RFC
+// 3339, Metadata {"inputRequest": the InputRequest of DESIGN §3}.
+type Interrupt struct {
+	ID             string         `json:"id"`
+	Reason         string         `json:"reason"`
+	Message        string         `json:"message,omitempty"`
+	ToolCallID     string         `json:"toolCallId,omitempty"`
+	ResponseSchema map[string]any `json:"responseSchema,omitempty"`
+	ExpiresAt      string         `json:"expiresAt,omitempty"`
+	Metadata       map[string]any `json:"metadata,omitempty"`
+}
+
+// Interrupt reasons (DESIGN §13).
+const (
+	ReasonInputRequired = "input_required" // ask_user, AskUser, elicitations
+	ReasonConfirmation  = "confirmation"   // approvals (DESIGN §10)
+)
+
+// RunAgentInput is the request body (@ag-ui/core RunAgentInputSchema). Only
+// the fields luban reads are decoded; tools, context, state and
+// forwardedProps are accepted and ignored (luban's agents own their tools).
+type RunAgentInput struct {
+	ThreadID string        `json:"threadId"`
+	RunID    string        `json:"runId"`
+	Messages []Message     `json:"messages"`
+	Resume   []ResumeEntry `json:"resume,omitempty"`
+}
+
+// Message is one message of RunAgentInput.messages. Content is a string or,
+// for user messages, an array of content parts (only "text" parts are read).
+type Message struct {
+	ID      string          `json:"id"`
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content,omitempty"`
+}
+
+// ResumeEntry answers one interrupt (@ag-ui/core ResumeEntrySchema): Status
+// "resolved" with Payload (the answer part of a POST /api/chat/continue
+// body: selections, customInput, answers) or "cancelled".
+type ResumeEntry struct {
+	InterruptID string          `json:"interruptId"`
+	Status      string          `json:"status"`
+	Payload     json.RawMessage `json:"payload,omitempty"`
+}
+
+// Resume statuses.
+const (
+	ResumeResolved  = "resolved"
+	ResumeCancelled = "cancelled"
+)

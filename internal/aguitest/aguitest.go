@@ -1,0 +1,91 @@
+// Package aguitest runs the official AG-UI packages (@ag-ui/core's zod
+// schemas, @ag-ui/client's HttpAgent) with Node against luban in tests
+// (DESIGN §13). Node is the one thing a test may lack: without a node
+// command the tests that need it skip; the npm packages of package.json are
+// installed on first use (npm ci), as scripts/test.sh does for CI.
+package aguitest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Dir is this package's directory: package.json, the .mjs scripts and
+// node_modules.
+func Dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(file)
+}
+
+// Node returns the node command, after making sure the npm packages are
+// installed; it skips the test when there is no node command and fails it
+// when the packages cannot be installed.
+func Node(t testing.TB) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node command: the AG-UI client tests need Node (CI has it)")
+	}
+	if err := install(); err != nil {
+		t.Fatalf("aguitest: %v", err)
+	}
+	return node
+}
+
+// install runs npm ci once per checkout, under a lock so that two test
+// binaries do not install at the same time.
+func install() error {
+	dir := Dir()
+	lock, err := os.OpenFile(filepath.Join(dir, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return err
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@ag-ui", "client", "package.json")); err == nil {
+		return nil
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return fmt.Errorf("node_modules missing and no npm to install it: run npm ci in %s", dir)
+	}
+	cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("npm ci in %s: %v\n%s", dir, err, out)
+	}
+	return nil
+}
+
+// Validate checks raw POST /api/agui response bodies with validate.mjs:
+// every event against @ag-ui/core's EventSchema, every stream against
+// @ag-ui/client's verifyEvents. It skips without node.
+func Validate(t testing.TB, bodies map[string][]byte) {
+	t.Helper()
+	node := Node(t)
+	dir := t.TempDir()
+	args := []string{filepath.Join(Dir(), "validate.mjs")}
+	for name, b := range bodies {
+		f := filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(name)+".sse")
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, f)
+	}
+	cmd := exec.Command(node, args...)
+	cmd.Dir = Dir()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("AG-UI schema validation failed: %v\n%s", err, out)
+	}
+	t.Logf("validated with @ag-ui/core and @ag-ui/client:\n%s", out)
+}

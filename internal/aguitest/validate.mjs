@@ -1,0 +1,42 @@
+// Validates raw AG-UI SSE against @ag-ui/core's published zod schemas.
+// Usage: node validate.mjs FILE...  Each FILE holds the raw bytes of one
+// POST /api/agui response. Every "data:" frame must parse as JSON and
+// validate against EventSchema; the stream must also pass the client's own
+// sequence verification (verifyEvents of @ag-ui/client). Prints one JSON
+// line per file: {"file", "events", "types"}; exits 1 on the first failure.
+import { readFileSync } from "node:fs";
+import { EventSchema } from "@ag-ui/core/schemas";
+import { verifyEvents } from "@ag-ui/client";
+import { from, lastValueFrom, toArray } from "rxjs";
+
+let failed = false;
+for (const file of process.argv.slice(2)) {
+  const raw = readFileSync(file, "utf8");
+  const events = [];
+  for (const frame of raw.split("\n\n")) {
+    const data = frame.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, ""));
+    if (data.length === 0) continue;
+    let ev;
+    try {
+      ev = JSON.parse(data.join("\n"));
+    } catch (e) {
+      console.error(`${file}: frame is not JSON: ${JSON.stringify(frame)}`);
+      failed = true;
+      continue;
+    }
+    const r = EventSchema.safeParse(ev);
+    if (!r.success) {
+      console.error(`${file}: event does not validate against @ag-ui/core EventSchema: ${JSON.stringify(ev)}\n${r.error}`);
+      failed = true;
+    }
+    events.push(ev);
+  }
+  try {
+    await lastValueFrom(from(events).pipe(verifyEvents(false), toArray()), { defaultValue: [] });
+  } catch (e) {
+    console.error(`${file}: the event sequence fails @ag-ui/client verifyEvents: ${e.message}`);
+    failed = true;
+  }
+  console.log(JSON.stringify({ file, events: events.length, types: events.map((e) => e.type) }));
+}
+process.exit(failed ? 1 : 0);
