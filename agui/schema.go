@@ -10,7 +10,7 @@ import (
 
 // toolApproval is the tool of an approval's InputRequest (DESIGN §10,
 // approval.ToolApproval).
-const toolApproval = "approval"
+const toolApproval = api.ToolApproval
 
 // request is the part of a user_input_required payload an interrupt needs:
 // an ask's InputRequest (DESIGN §3) or an approval's (DESIGN §10).
