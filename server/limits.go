@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -25,9 +26,16 @@ const DefaultBodyReadTimeout = 30 * time.Second
 // is not cut by it; a body that never ends runs into it, the read fails
 // with os.ErrDeadlineExceeded and the connection is closed after the answer.
 // Requests without a body get no deadline: their connection is only read to
-// notice that the client went away.
+// notice that the client went away. A body sent to a route that reads none
+// (anything but /api and POST /login: the page, /readyz, /livez, /metrics,
+// a 404) is dropped as a refused request's is (dropBody).
 func (s *Server) boundBody(w http.ResponseWriter, r *http.Request) {
 	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	if !strings.HasPrefix(r.URL.Path, "/api/") && (r.Method != http.MethodPost || r.URL.Path != "/login") {
+		dropBody(w, r)
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
 		return
 	}
 	rc := http.NewResponseController(w)

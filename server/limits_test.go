@@ -72,13 +72,20 @@ func TestUnauthenticatedBodyIsRefusedBeforeItArrives(t *testing.T) {
 		{"wrong bearer", "/api/chat", []string{"Authorization", "Bearer wrong"}, http.StatusUnauthorized},
 		{"wrong cookie", "/api/chat/continue", []string{"Cookie", "luban_token=wrong"}, http.StatusUnauthorized},
 		{"cookie from another origin", "/api/chat", []string{"Cookie", "luban_token=" + srv.Token, "Origin", "https://evil.example"}, http.StatusForbidden},
+		// Routes that read no body drop it the same way.
+		{"the page", "/", nil, http.StatusNotFound},
+		{"readiness", "/readyz", nil, http.StatusNotFound},
+		{"no such route", "/nope", nil, http.StatusNotFound},
 	} {
-		_, br := slowRequest(t, srv, "POST", tc.path, tc.hdr...)
-		resp, err := http.ReadResponse(br, nil)
-		require.NoError(t, err, "%s: an answer before the body is complete", tc.name)
-		require.Equal(t, tc.status, resp.StatusCode, tc.name)
-		require.True(t, resp.Close, "%s: the server says it closes the connection", tc.name)
-		requireClosed(t, br)
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, br := slowRequest(t, srv, "POST", tc.path, tc.hdr...)
+			resp, err := http.ReadResponse(br, nil)
+			require.NoError(t, err, "an answer before the body is complete")
+			require.Equal(t, tc.status, resp.StatusCode)
+			require.True(t, resp.Close, "the server says it closes the connection")
+			requireClosed(t, br)
+		})
 	}
 }
 
