@@ -111,7 +111,9 @@ func (r *Runner) drive(ctx context.Context, id string) {
 			}
 		}
 		r.log.Error("run failed", "runId", id, "err", err)
-		r.fail(context.WithoutCancel(ctx), id, "internal_error", err.Error())
+		// The error may name the database, its address or its SQL; clients
+		// get a plain sentence, the log has the rest.
+		r.fail(context.WithoutCancel(ctx), id, "internal_error", "the run stopped on an internal error; the server log has the details")
 		return
 	}
 }
