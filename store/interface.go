@@ -56,6 +56,7 @@ type Tx interface {
 // multi-row changes go through InTx.
 type Store interface {
 	Executor
+	People
 	// InTx runs fn in one transaction: committed when fn returns nil, rolled
 	// back otherwise (fn's error is returned). Events appended in fn are
 	// announced to subscribers after the commit.

@@ -131,20 +131,26 @@ func collect[T any](rows pgx.Rows, what string, scan func(pgx.Row) (T, error)) (
 // are committed together.
 func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (*store.Event, error) {
 	if e.pool == nil {
-		ev, err := appendEvent(ctx, e.q, p)
+		ev, feedKeys, err := appendEvent(ctx, e.q, p)
 		if err == nil {
 			e.touched[p.SessionID] = struct{}{}
+			for _, k := range feedKeys {
+				e.touched[k] = struct{}{}
+			}
 		}
 		return ev, err
 	}
 	var ev *store.Event
+	var feedKeys []string
 	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
 		var err error
-		if ev, err = appendEvent(ctx, textQuerier{tx}, p); err != nil {
+		if ev, feedKeys, err = appendEvent(ctx, textQuerier{tx}, p); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, e.channel, p.SessionID); err != nil {
-			return fmt.Errorf("postgres: notify: %w", err)
+		for _, k := range append([]string{p.SessionID}, feedKeys...) {
+			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, e.channel, k); err != nil {
+				return fmt.Errorf("postgres: notify: %w", err)
+			}
 		}
 		return nil
 	})
@@ -152,20 +158,29 @@ func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (
 		return nil, err
 	}
 	e.onCommit(p.SessionID)
+	for _, k := range feedKeys {
+		e.onCommit(k)
+	}
 	return ev, nil
 }
 
-func appendEvent(ctx context.Context, q querier, p *store.EventAppendParams) (*store.Event, error) {
+// appendEvent inserts the event and, for a store.FeedEvents name, its feed
+// entry (appendFeed), whose Subscribe keys it returns for NOTIFY.
+func appendEvent(ctx context.Context, q querier, p *store.EventAppendParams) (*store.Event, []string, error) {
 	var seq int64
 	err := q.QueryRow(ctx, `UPDATE sessions SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq`, p.SessionID).Scan(&seq)
 	if err != nil {
-		return nil, notFound(err, "event append: session "+p.SessionID)
+		return nil, nil, notFound(err, "event append: session "+p.SessionID)
 	}
 	if _, err := q.Exec(ctx, `INSERT INTO events (session_id, seq, name, data, created_at) VALUES ($1, $2, $3, $4, $5)`,
 		p.SessionID, seq, p.Name, string(p.Data), p.Now.UTC()); err != nil {
-		return nil, fmt.Errorf("postgres: event append: %w", err)
+		return nil, nil, fmt.Errorf("postgres: event append: %w", err)
 	}
-	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, CreatedAt: p.Now}, nil
+	feedKeys, err := appendFeed(ctx, q, p, seq)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, CreatedAt: p.Now}, feedKeys, nil
 }
 
 // EventList implements store.Executor.

@@ -105,7 +105,8 @@ func (e executor) AuditList(ctx context.Context, sessionID string) ([]*store.Aud
 func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (*store.Event, error) {
 	db, autocommit := e.w.(cachedDB)
 	if !autocommit {
-		return e.eventAppend(ctx, e.w, p)
+		ev, _, err := e.eventAppend(ctx, e.w, p)
+		return ev, err
 	}
 	// Outside InTx (message_delta events): the sequence bump and the insert
 	// are one transaction, so they commit together and cost one commit
@@ -116,7 +117,7 @@ func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (
 	}
 	var misses []string
 	defer func() { db.c.warm(context.WithoutCancel(ctx), misses) }()
-	ev, err := e.eventAppend(ctx, cachedTx{tx, db.c, &misses}, p)
+	ev, feedKeys, err := e.eventAppend(ctx, cachedTx{tx, db.c, &misses}, p)
 	if err != nil {
 		_ = tx.Rollback()
 		return nil, err
@@ -126,26 +127,38 @@ func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (
 	}
 	if e.onEvent != nil {
 		e.onEvent(p.SessionID)
+		for _, k := range feedKeys {
+			e.onEvent(k)
+		}
 	}
 	return ev, nil
 }
 
-// eventAppend runs EventAppend's two statements on w; onEvent is called here
-// only inside InTx (whose commit announces the event).
-func (e executor) eventAppend(ctx context.Context, w querier, p *store.EventAppendParams) (*store.Event, error) {
+// eventAppend runs EventAppend's statements on w (the feed entry of a
+// store.FeedEvents name too, see appendFeed); onEvent is called here only
+// inside InTx (whose commit announces the event). It returns the feed's
+// Subscribe keys for the autocommit caller to wake.
+func (e executor) eventAppend(ctx context.Context, w querier, p *store.EventAppendParams) (*store.Event, []string, error) {
 	var seq int64
 	err := w.QueryRowContext(ctx, `UPDATE sessions SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq`, p.SessionID).Scan(&seq)
 	if err != nil {
-		return nil, notFound(err, "event append: session "+p.SessionID)
+		return nil, nil, notFound(err, "event append: session "+p.SessionID)
 	}
 	if _, err := w.ExecContext(ctx, `INSERT INTO events (session_id, seq, name, data, created_at) VALUES (?, ?, ?, ?, ?)`,
 		p.SessionID, seq, p.Name, string(p.Data), ts(p.Now)); err != nil {
-		return nil, fmt.Errorf("sqlite: event append: %w", err)
+		return nil, nil, fmt.Errorf("sqlite: event append: %w", err)
+	}
+	feedKeys, err := appendFeed(ctx, w, p, seq)
+	if err != nil {
+		return nil, nil, err
 	}
 	if _, inTx := w.(cachedTx); inTx && e.w == w && e.onEvent != nil {
 		e.onEvent(p.SessionID)
+		for _, k := range feedKeys {
+			e.onEvent(k)
+		}
 	}
-	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, CreatedAt: p.Now}, nil
+	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, CreatedAt: p.Now}, feedKeys, nil
 }
 
 // EventList implements store.Executor.

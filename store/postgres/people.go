@@ -1,0 +1,241 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/lubanhq/luban/store"
+)
+
+// appendFeed writes the feed entry of an event just appended as seq of its
+// session, when the event is one of store.FeedEvents, on q (the event's own
+// transaction). The principals row lock orders the owner's entries, so
+// they commit in sequence order. It returns the keys to NOTIFY.
+func appendFeed(ctx context.Context, q querier, p *store.EventAppendParams, seq int64) ([]string, error) {
+	if !store.IsFeedEvent(p.Name) {
+		return nil, nil
+	}
+	var owner string
+	if err := q.QueryRow(ctx, `SELECT owner FROM sessions WHERE id = $1`, p.SessionID).Scan(&owner); err != nil {
+		return nil, notFound(err, "feed append: session "+p.SessionID)
+	}
+	var fseq int64
+	if err := q.QueryRow(ctx, `INSERT INTO principals (owner, last_seq) VALUES ($1, 1)
+		ON CONFLICT (owner) DO UPDATE SET last_seq = principals.last_seq + 1 RETURNING last_seq`, owner).Scan(&fseq); err != nil {
+		return nil, fmt.Errorf("postgres: feed append: %w", err)
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO feed (owner, seq, session_id, session_seq, name, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		owner, fseq, p.SessionID, seq, p.Name, string(p.Data), p.Now.UTC()); err != nil {
+		return nil, fmt.Errorf("postgres: feed append: %w", err)
+	}
+	return []string{store.PrincipalKey(owner), store.FeedKey}, nil
+}
+
+// InboxList implements store.People.
+func (e executor) InboxList(ctx context.Context, p *store.InboxListParams) ([]*store.InboxEntry, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	var q string
+	args := []any{p.Owner}
+	switch p.Status {
+	case store.InboxPending:
+		q = ` AND i.status = 'pending'`
+		if p.Cursor != "" {
+			args = append(args, p.Cursor)
+			q += fmt.Sprintf(` AND (i.created_at, i.id) > (SELECT c.created_at, c.id FROM interactions c WHERE c.id = $%d)`, len(args))
+		}
+		q += ` ORDER BY i.created_at, i.id`
+	case store.InboxResolved:
+		q = ` AND i.status <> 'pending'`
+		if p.Cursor != "" {
+			args = append(args, p.Cursor)
+			q += fmt.Sprintf(` AND (i.resolved_at, i.id) < (SELECT c.resolved_at, c.id FROM interactions c WHERE c.id = $%d)`, len(args))
+		}
+		q += ` ORDER BY i.resolved_at DESC, i.id DESC`
+	default:
+		return nil, fmt.Errorf("postgres: inbox list: unknown status %q", p.Status)
+	}
+	args = append(args, limit)
+	rows, err := e.q.Query(ctx, `SELECT i.id, i.session_id, i.run_id, i.tool_call_id, i.tool, i.request, i.status, i.answer,
+		i.created_at, i.expires_at, i.resolved_at, s.title, COALESCE(r.agent, ''), COALESCE(r.status, '')
+		FROM interactions i JOIN sessions s ON s.id = i.session_id LEFT JOIN runs r ON r.id = i.run_id
+		WHERE s.owner = $1`+q+fmt.Sprintf(` LIMIT $%d`, len(args)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: inbox list: %w", err)
+	}
+	return collect(rows, "inbox list", func(row pgx.Row) (*store.InboxEntry, error) {
+		en := &store.InboxEntry{}
+		it := &en.Interaction
+		var req string
+		var ans pgtype.Text
+		var c, x, rs pgtype.Timestamptz
+		var runStatus string
+		if err := row.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &rs,
+			&en.SessionTitle, &en.Agent, &runStatus); err != nil {
+			return nil, err
+		}
+		it.Request, it.Answer = json.RawMessage(req), rawJSON(ans)
+		it.CreatedAt, it.ExpiresAt, it.ResolvedAt = tm(c), tm(x), tm(rs)
+		en.RunStatus = store.RunStatus(runStatus)
+		return en, nil
+	})
+}
+
+// SessionPage implements store.People.
+func (e executor) SessionPage(ctx context.Context, p *store.SessionPageParams) ([]*store.Session, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	q := `SELECT ` + sessionCols + ` FROM sessions WHERE owner = $1`
+	args := []any{p.Owner}
+	if p.Before != "" {
+		args = append(args, p.Before)
+		q += ` AND (updated_at, id) < (SELECT c.updated_at, c.id FROM sessions c WHERE c.id = $2 AND c.owner = $1)`
+	}
+	args = append(args, limit)
+	rows, err := e.q.Query(ctx, q+fmt.Sprintf(` ORDER BY updated_at DESC, id DESC LIMIT $%d`, len(args)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: session page: %w", err)
+	}
+	return collect(rows, "session page", scanSession)
+}
+
+const feedCols = `owner, seq, session_id, session_seq, name, data, created_at`
+
+func scanFeed(row pgx.Row) (*store.FeedEntry, error) {
+	f := &store.FeedEntry{}
+	var data string
+	var at pgtype.Timestamptz
+	if err := row.Scan(&f.Owner, &f.Seq, &f.SessionID, &f.SessionSeq, &f.Name, &data, &at); err != nil {
+		return nil, err
+	}
+	f.Data, f.CreatedAt = json.RawMessage(data), tm(at)
+	return f, nil
+}
+
+// FeedList implements store.People.
+func (e executor) FeedList(ctx context.Context, p *store.FeedListParams) ([]*store.FeedEntry, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 500
+	}
+	rows, err := e.q.Query(ctx, `SELECT `+feedCols+` FROM feed WHERE owner = $1 AND seq > $2 ORDER BY seq LIMIT $3`, p.Owner, p.AfterSeq, limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: feed list: %w", err)
+	}
+	return collect(rows, "feed list", scanFeed)
+}
+
+// FeedLastSeq implements store.People.
+func (e executor) FeedLastSeq(ctx context.Context, owner string) (int64, error) {
+	var n int64
+	err := e.q.QueryRow(ctx, `SELECT last_seq FROM principals WHERE owner = $1`, owner).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("postgres: feed last seq: %w", err)
+	}
+	return n, nil
+}
+
+// FeedListUnfanned implements store.People.
+func (e executor) FeedListUnfanned(ctx context.Context, limit int) ([]*store.FeedEntry, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := e.q.Query(ctx, `SELECT `+feedCols+` FROM feed WHERE NOT fanned ORDER BY created_at, owner, seq LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: feed unfanned: %w", err)
+	}
+	return collect(rows, "feed unfanned", scanFeed)
+}
+
+// WebhookEnqueue implements store.People.
+func (s *Store) WebhookEnqueue(ctx context.Context, p *store.WebhookEnqueueParams) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := textQuerier{tx}
+		for _, d := range p.Deliveries {
+			if _, err := q.Exec(ctx, `INSERT INTO webhook_deliveries (id, hook, owner, seq, session_id, type, body, status, next_at, created_at, updated_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $8, $8) ON CONFLICT (owner, seq, hook) DO NOTHING`,
+				d.ID, d.Hook, p.Owner, p.Seq, d.SessionID, d.Type, string(d.Body), p.Now.UTC()); err != nil {
+				return fmt.Errorf("postgres: webhook enqueue: %w", err)
+			}
+		}
+		if _, err := q.Exec(ctx, `UPDATE feed SET fanned = true WHERE owner = $1 AND seq = $2`, p.Owner, p.Seq); err != nil {
+			return fmt.Errorf("postgres: webhook enqueue: %w", err)
+		}
+		return nil
+	})
+}
+
+const deliveryCols = `id, hook, owner, seq, session_id, type, body, status, attempts, next_at, lease_owner, lease_until, last_code, last_error, created_at, updated_at`
+
+func scanDelivery(row pgx.Row) (*store.WebhookDelivery, error) {
+	d := &store.WebhookDelivery{}
+	var body string
+	var next, lu, c, u pgtype.Timestamptz
+	if err := row.Scan(&d.ID, &d.Hook, &d.Owner, &d.Seq, &d.SessionID, &d.Type, &body, &d.Status, &d.Attempts, &next,
+		&d.LeaseOwner, &lu, &d.LastCode, &d.LastError, &c, &u); err != nil {
+		return nil, err
+	}
+	d.Body = json.RawMessage(body)
+	d.NextAt, d.LeaseUntil, d.CreatedAt, d.UpdatedAt = tm(next), tm(lu), tm(c), tm(u)
+	return d, nil
+}
+
+// WebhookClaim implements store.People: the due rows are locked with FOR
+// UPDATE SKIP LOCKED, so a claim running at the same time on another
+// replica passes over them instead of waiting for or repeating them.
+func (e executor) WebhookClaim(ctx context.Context, p *store.WebhookClaimParams) ([]*store.WebhookDelivery, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 16
+	}
+	rows, err := e.q.Query(ctx, `UPDATE webhook_deliveries SET lease_owner = $1, lease_until = $2, updated_at = $3
+		WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_at <= $3
+			AND (lease_until IS NULL OR lease_until <= $3) ORDER BY next_at LIMIT $4 FOR UPDATE SKIP LOCKED)
+		RETURNING `+deliveryCols, p.Owner, p.Until.UTC(), p.Now.UTC(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: webhook claim: %w", err)
+	}
+	return collect(rows, "webhook claim", scanDelivery)
+}
+
+// WebhookFinish implements store.People.
+func (e executor) WebhookFinish(ctx context.Context, p *store.WebhookFinishParams) (bool, error) {
+	tag, err := e.q.Exec(ctx, `UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, next_at = $2, lease_owner = '', lease_until = NULL,
+		last_code = $3, last_error = $4, updated_at = $5 WHERE id = $6 AND lease_owner = $7 AND status = 'pending'`,
+		p.Status, p.NextAt.UTC(), p.LastCode, p.LastError, p.Now.UTC(), p.ID, p.LeaseOwner)
+	if err != nil {
+		return false, fmt.Errorf("postgres: webhook finish: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// WebhookNextDue implements store.People.
+func (e executor) WebhookNextDue(ctx context.Context) (time.Time, error) {
+	var v pgtype.Timestamptz
+	if err := e.q.QueryRow(ctx, `SELECT MIN(next_at) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&v); err != nil {
+		return time.Time{}, fmt.Errorf("postgres: webhook next due: %w", err)
+	}
+	return tm(v), nil
+}
+
+// WebhookList implements store.People.
+func (e executor) WebhookList(ctx context.Context, sessionID string) ([]*store.WebhookDelivery, error) {
+	rows, err := e.q.Query(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE session_id = $1 ORDER BY created_at, id`, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: webhook list: %w", err)
+	}
+	return collect(rows, "webhook list", scanDelivery)
+}

@@ -1,0 +1,263 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/lubanhq/luban/store"
+)
+
+// appendFeed writes the feed entry of an event just appended as seq of its
+// session, when the event is one of store.FeedEvents, on w (the event's own
+// transaction). It returns the Subscribe keys to wake after the commit.
+func appendFeed(ctx context.Context, w querier, p *store.EventAppendParams, seq int64) ([]string, error) {
+	if !store.IsFeedEvent(p.Name) {
+		return nil, nil
+	}
+	var owner string
+	if err := w.QueryRowContext(ctx, `SELECT owner FROM sessions WHERE id = ?`, p.SessionID).Scan(&owner); err != nil {
+		return nil, notFound(err, "feed append: session "+p.SessionID)
+	}
+	var fseq int64
+	if err := w.QueryRowContext(ctx, `INSERT INTO principals (owner, last_seq) VALUES (?, 1)
+		ON CONFLICT (owner) DO UPDATE SET last_seq = last_seq + 1 RETURNING last_seq`, owner).Scan(&fseq); err != nil {
+		return nil, fmt.Errorf("sqlite: feed append: %w", err)
+	}
+	if _, err := w.ExecContext(ctx, `INSERT INTO feed (owner, seq, session_id, session_seq, name, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		owner, fseq, p.SessionID, seq, p.Name, string(p.Data), ts(p.Now)); err != nil {
+		return nil, fmt.Errorf("sqlite: feed append: %w", err)
+	}
+	return []string{store.PrincipalKey(owner), store.FeedKey}, nil
+}
+
+// InboxList implements store.People.
+func (e executor) InboxList(ctx context.Context, p *store.InboxListParams) ([]*store.InboxEntry, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	var q string
+	args := []any{p.Owner}
+	switch p.Status {
+	case store.InboxPending:
+		q = ` AND i.status = 'pending'`
+		if p.Cursor != "" {
+			q += ` AND (i.created_at, i.id) > (SELECT c.created_at, c.id FROM interactions c WHERE c.id = ?)`
+			args = append(args, p.Cursor)
+		}
+		q += ` ORDER BY i.created_at, i.id`
+	case store.InboxResolved:
+		q = ` AND i.status <> 'pending'`
+		if p.Cursor != "" {
+			q += ` AND (i.resolved_at, i.id) < (SELECT c.resolved_at, c.id FROM interactions c WHERE c.id = ?)`
+			args = append(args, p.Cursor)
+		}
+		q += ` ORDER BY i.resolved_at DESC, i.id DESC`
+	default:
+		return nil, fmt.Errorf("sqlite: inbox list: unknown status %q", p.Status)
+	}
+	args = append(args, limit)
+	rows, err := e.r.QueryContext(ctx, `SELECT i.id, i.session_id, i.run_id, i.tool_call_id, i.tool, i.request, i.status, i.answer,
+		i.created_at, i.expires_at, i.resolved_at, s.title, COALESCE(r.agent, ''), COALESCE(r.status, '')
+		FROM interactions i JOIN sessions s ON s.id = i.session_id LEFT JOIN runs r ON r.id = i.run_id
+		WHERE s.owner = ?`+q+` LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: inbox list: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.InboxEntry
+	for rows.Next() {
+		en := &store.InboxEntry{}
+		it := &en.Interaction
+		var req string
+		var ans sql.NullString
+		var c, x, rs int64
+		var runStatus string
+		if err := rows.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &rs,
+			&en.SessionTitle, &en.Agent, &runStatus); err != nil {
+			return nil, fmt.Errorf("sqlite: inbox list: %w", err)
+		}
+		it.Request, it.Answer = json.RawMessage(req), rawJSON(ans)
+		it.CreatedAt, it.ExpiresAt, it.ResolvedAt = tm(c), tm(x), tm(rs)
+		en.RunStatus = store.RunStatus(runStatus)
+		out = append(out, en)
+	}
+	return out, rows.Err()
+}
+
+// SessionPage implements store.People.
+func (e executor) SessionPage(ctx context.Context, p *store.SessionPageParams) ([]*store.Session, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	q := `SELECT ` + sessionCols + ` FROM sessions WHERE owner = ?`
+	args := []any{p.Owner}
+	if p.Before != "" {
+		q += ` AND (updated_at, id) < (SELECT c.updated_at, c.id FROM sessions c WHERE c.id = ? AND c.owner = ?)`
+		args = append(args, p.Before, p.Owner)
+	}
+	args = append(args, limit)
+	rows, err := e.r.QueryContext(ctx, q+` ORDER BY updated_at DESC, id DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: session page: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Session
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: session page: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+const feedCols = `owner, seq, session_id, session_seq, name, data, created_at`
+
+func scanFeed(rows *sql.Rows) ([]*store.FeedEntry, error) {
+	defer rows.Close()
+	var out []*store.FeedEntry
+	for rows.Next() {
+		f := &store.FeedEntry{}
+		var data string
+		var at int64
+		if err := rows.Scan(&f.Owner, &f.Seq, &f.SessionID, &f.SessionSeq, &f.Name, &data, &at); err != nil {
+			return nil, fmt.Errorf("sqlite: feed: %w", err)
+		}
+		f.Data, f.CreatedAt = json.RawMessage(data), tm(at)
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// FeedList implements store.People.
+func (e executor) FeedList(ctx context.Context, p *store.FeedListParams) ([]*store.FeedEntry, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 500
+	}
+	rows, err := e.r.QueryContext(ctx, `SELECT `+feedCols+` FROM feed WHERE owner = ? AND seq > ? ORDER BY seq LIMIT ?`, p.Owner, p.AfterSeq, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: feed list: %w", err)
+	}
+	return scanFeed(rows)
+}
+
+// FeedLastSeq implements store.People.
+func (e executor) FeedLastSeq(ctx context.Context, owner string) (int64, error) {
+	var n int64
+	err := e.r.QueryRowContext(ctx, `SELECT last_seq FROM principals WHERE owner = ?`, owner).Scan(&n)
+	if err == sql.ErrNoRows {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: feed last seq: %w", err)
+	}
+	return n, nil
+}
+
+// FeedListUnfanned implements store.People.
+func (e executor) FeedListUnfanned(ctx context.Context, limit int) ([]*store.FeedEntry, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := e.r.QueryContext(ctx, `SELECT `+feedCols+` FROM feed WHERE fanned = 0 ORDER BY created_at, owner, seq LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: feed unfanned: %w", err)
+	}
+	return scanFeed(rows)
+}
+
+// WebhookEnqueue implements store.People.
+func (s *Store) WebhookEnqueue(ctx context.Context, p *store.WebhookEnqueueParams) error {
+	tx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: webhook enqueue: begin: %w", err)
+	}
+	defer tx.Rollback()
+	for _, d := range p.Deliveries {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, hook, owner, seq, session_id, type, body, status, next_at, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT (owner, seq, hook) DO NOTHING`,
+			d.ID, d.Hook, p.Owner, p.Seq, d.SessionID, d.Type, string(d.Body), ts(p.Now), ts(p.Now), ts(p.Now)); err != nil {
+			return fmt.Errorf("sqlite: webhook enqueue: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE feed SET fanned = 1 WHERE owner = ? AND seq = ?`, p.Owner, p.Seq); err != nil {
+		return fmt.Errorf("sqlite: webhook enqueue: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: webhook enqueue: commit: %w", err)
+	}
+	return nil
+}
+
+const deliveryCols = `id, hook, owner, seq, session_id, type, body, status, attempts, next_at, lease_owner, lease_until, last_code, last_error, created_at, updated_at`
+
+func scanDeliveries(rows *sql.Rows) ([]*store.WebhookDelivery, error) {
+	defer rows.Close()
+	var out []*store.WebhookDelivery
+	for rows.Next() {
+		d := &store.WebhookDelivery{}
+		var body string
+		var next, lu, c, u int64
+		if err := rows.Scan(&d.ID, &d.Hook, &d.Owner, &d.Seq, &d.SessionID, &d.Type, &body, &d.Status, &d.Attempts, &next,
+			&d.LeaseOwner, &lu, &d.LastCode, &d.LastError, &c, &u); err != nil {
+			return nil, fmt.Errorf("sqlite: webhook deliveries: %w", err)
+		}
+		d.Body = json.RawMessage(body)
+		d.NextAt, d.LeaseUntil, d.CreatedAt, d.UpdatedAt = tm(next), tm(lu), tm(c), tm(u)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// WebhookClaim implements store.People. SQLite has one writer, so the
+// UPDATE ... RETURNING is the whole claim.
+func (e executor) WebhookClaim(ctx context.Context, p *store.WebhookClaimParams) ([]*store.WebhookDelivery, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 16
+	}
+	rows, err := e.w.QueryContext(ctx, `UPDATE webhook_deliveries SET lease_owner = ?, lease_until = ?, updated_at = ?
+		WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_at <= ? AND lease_until <= ? ORDER BY next_at LIMIT ?)
+		RETURNING `+deliveryCols, p.Owner, ts(p.Until), ts(p.Now), ts(p.Now), ts(p.Now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: webhook claim: %w", err)
+	}
+	return scanDeliveries(rows)
+}
+
+// WebhookFinish implements store.People.
+func (e executor) WebhookFinish(ctx context.Context, p *store.WebhookFinishParams) (bool, error) {
+	res, err := e.w.ExecContext(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_at = ?, lease_owner = '', lease_until = 0,
+		last_code = ?, last_error = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'pending'`,
+		p.Status, ts(p.NextAt), p.LastCode, p.LastError, ts(p.Now), p.ID, p.LeaseOwner)
+	if err != nil {
+		return false, fmt.Errorf("sqlite: webhook finish: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// WebhookNextDue implements store.People.
+func (e executor) WebhookNextDue(ctx context.Context) (time.Time, error) {
+	var v sql.NullInt64
+	if err := e.r.QueryRowContext(ctx, `SELECT MIN(next_at) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&v); err != nil {
+		return time.Time{}, fmt.Errorf("sqlite: webhook next due: %w", err)
+	}
+	return tm(v.Int64), nil
+}
+
+// WebhookList implements store.People.
+func (e executor) WebhookList(ctx context.Context, sessionID string) ([]*store.WebhookDelivery, error) {
+	rows, err := e.r.QueryContext(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE session_id = ? ORDER BY created_at, id`, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: webhook list: %w", err)
+	}
+	return scanDeliveries(rows)
+}
