@@ -78,8 +78,40 @@ var Endpoints = []Endpoint{
 		Errors:    []ErrorCode{CodeInvalidRequest, CodeSessionNotFound},
 	},
 	{
-		Method: "GET", Path: "/api/sessions", Summary: "The caller's sessions, newest first",
+		Method: "GET", Path: "/api/sessions", Summary: "The caller's sessions, most recently updated first",
+		Description: "Paged: pass the answer's next as before= for the following page.",
+		Params: []Param{
+			{Name: "before", In: "query", Description: "the next of the previous page (a session id of the caller)"},
+			{Name: "limit", In: "query", Description: "page size, 1-500, default 100"},
+		},
 		Responses: []Response{{Status: 200, Body: SessionList{}}},
+		Errors:    []ErrorCode{CodeInvalidRequest},
+	},
+	{
+		Method: "GET", Path: "/api/interactions", Summary: "The caller's inbox across all its sessions",
+		Description: "status=pending: the open requests, oldest first (page on with after=next). " +
+			"status=resolved: the resolved ones with their receipts, most recently resolved first (page on with before=next). " +
+			"Each entry is the InputRequest plus status, receipt, sessionTitle and agent (DESIGN §12).",
+		Params: []Param{
+			{Name: "status", In: "query", Description: "pending (default) or resolved"},
+			{Name: "after", In: "query", Description: "status=pending: the next of the previous page"},
+			{Name: "before", In: "query", Description: "status=resolved: the next of the previous page"},
+			{Name: "limit", In: "query", Description: "page size, 1-500, default 100"},
+		},
+		Responses: []Response{{Status: 200, Body: InteractionList{}}},
+		Errors:    []ErrorCode{CodeInvalidRequest},
+	},
+	{
+		Method: "GET", Path: "/api/events", Summary: "The caller's own event stream across its sessions",
+		Description: "SSE: the user_input_required, user_input_resolved and done events of every session the caller owns, " +
+			"each with the session event's payload plus sessionId, and an id of the caller's own feed (resume with Last-Event-ID or after=). " +
+			"Without either, only events from now on are sent.",
+		Params: []Param{
+			{Name: "Last-Event-ID", In: "header", Description: "resume after this event id (a non-negative integer)"},
+			{Name: "after", In: "query", Description: "the same as Last-Event-ID, for clients that cannot set headers"},
+		},
+		Responses: []Response{{Status: 200, Description: "the caller's lifecycle events", Stream: true}},
+		Errors:    []ErrorCode{CodeInvalidRequest},
 	},
 	{
 		Method: "GET", Path: "/api/sessions/{id}", Summary: "A session's transcript",

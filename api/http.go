@@ -61,9 +61,12 @@ type SessionView struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
-// SessionList is GET /api/sessions: the caller's sessions, newest first.
+// SessionList is GET /api/sessions: the caller's sessions, most recently
+// updated first. Next is the cursor of the following page (pass it as
+// before=), omitted on the last page.
 type SessionList struct {
 	Sessions []SessionView `json:"sessions"`
+	Next     string        `json:"next,omitempty"`
 }
 
 // ToolCall is one tool call inside an assistant message. Arguments is the

@@ -15,6 +15,7 @@ import (
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/telemetry"
 )
 
@@ -41,6 +42,9 @@ type Options struct {
 	Metrics *telemetry.Metrics
 	// ReadyChecks are asked by GET /readyz beside the store (MCP servers).
 	ReadyChecks []ReadyCheck
+	// Inbox answers GET /api/interactions, /api/sessions and /api/events
+	// (DESIGN §12). Nil means one on the Runner's store.
+	Inbox *people.Inbox
 }
 
 // Server is an http.Handler for the API and the page.
@@ -53,6 +57,7 @@ type Server struct {
 	closeOnce sync.Once
 	routes    []string // patterns of the /api routes
 	loginKey  []byte
+	inbox     *people.Inbox
 }
 
 // New returns a Server.
@@ -75,7 +80,10 @@ func New(opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), closing: make(chan struct{}), loginKey: loginKey(opts.Tokens)}
+	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), closing: make(chan struct{}), loginKey: loginKey(opts.Tokens), inbox: opts.Inbox}
+	if s.inbox == nil {
+		s.inbox = &people.Inbox{Store: opts.Runner.Store()}
+	}
 	api := &routeMux{ServeMux: http.NewServeMux()}
 	api.HandleFunc("POST /api/chat", s.handleChat)
 	api.HandleFunc("POST /api/chat/continue", s.handleContinue)
@@ -83,6 +91,8 @@ func New(opts Options) (*Server, error) {
 	api.Handle("POST /api/agui", s.aguiHandler())
 	api.HandleFunc("GET /api/interactions/pending", s.handlePending)
 	api.HandleFunc("GET /api/sessions", s.handleSessions)
+	api.HandleFunc("GET /api/interactions", s.handleInbox)
+	api.HandleFunc("GET /api/events", s.handlePrincipalEvents)
 	api.HandleFunc("GET /api/sessions/{id}", s.handleSession)
 	api.HandleFunc("GET /api/sessions/{id}/events", s.handleEvents)
 	api.HandleFunc("POST /api/sessions/{id}/cancel", s.handleCancel)
@@ -213,17 +223,4 @@ func (s *Server) handlePending(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, res)
-}
-
-func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
-	list, err := s.opts.Runner.Store().SessionList(r.Context(), &storeSessionList{Owner: Principal(r.Context())})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	out := make([]api.SessionView, 0, len(list))
-	for _, ss := range list {
-		out = append(out, api.SessionView{ID: ss.ID, Title: ss.Title, Status: ss.Status, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt})
-	}
-	writeJSON(w, http.StatusOK, api.SessionList{Sessions: out})
 }

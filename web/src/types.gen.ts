@@ -240,9 +240,14 @@ export interface SessionView {
   updatedAt: string
 }
 
-/** SessionList is GET /api/sessions: the caller's sessions, newest first. */
+/**
+ * SessionList is GET /api/sessions: the caller's sessions, most recently
+ * updated first. Next is the cursor of the following page (pass it as
+ * before=), omitted on the last page.
+ */
 export interface SessionList {
   sessions: SessionView[]
+  next?: string
 }
 
 /**
@@ -561,6 +566,129 @@ export interface FieldError {
 export interface DeleteResponse {
   sessionId: string
   deleted: boolean
+}
+
+/**
+ * InboxItem is one entry of GET /api/interactions (DESIGN §12): the request
+ * as it was asked (the embedded InputRequest, flattened), its Status, its
+ * Receipt once resolved (null while pending), the title of its session and
+ * the agent of its run ("" when unknown).
+ */
+export interface InboxItem {
+  id: string
+  toolCallId: string
+  sessionId: string
+  runId: string
+  tool: string
+  title: string
+  description?: string
+  mode: Mode
+  options?: Option[]
+  allowCustom?: boolean
+  submitLabel?: string
+  questions?: Question[]
+  /**
+   * ToolName, Arguments and ArgumentsSchema are set for an approval (Tool
+   * ToolApproval, Mode ModeApproval, DESIGN §10): the tool the model
+   * called, its arguments (a JSON object) and the tool's JSON Schema;
+   * Description is then the tool's description.
+   */
+  toolName?: string
+  arguments?: unknown
+  argumentsSchema?: unknown
+  createdAt: string
+  expiresAt: string
+  /**
+   * Resumable is true when the paused run can be loaded and its agent
+   * still exists (seed 000 §2, DESIGN §4); the page shows
+   * "服务已重启，请重新发起任务" instead of the form when it is false.
+   */
+  resumable: boolean
+  status: Status
+  receipt: Receipt | null
+  sessionTitle: string
+  agent: string
+}
+
+/**
+ * InteractionList is GET /api/interactions: the caller's interactions across
+ * all its sessions. With status=pending they are the open requests, oldest
+ * first; with status=resolved the receipts, most recently resolved first.
+ * Next is the cursor of the following page (pass it as after= for pending,
+ * before= for resolved), omitted on the last page.
+ */
+export interface InteractionList {
+  interactions: InboxItem[]
+  next?: string
+}
+
+/** InboxStatus is the status= parameter of GET /api/interactions. */
+export type InboxStatus =
+  | 'pending'
+  | 'resolved'
+
+/**
+ * WebhookMessage is the body of every webhook request (Standard Webhooks):
+ * Type is one of the Webhook* types, Timestamp when the event happened and
+ * Data one of WebhookRequested, WebhookResolved, WebhookFinished.
+ */
+export interface WebhookMessage {
+  type: string
+  timestamp: string
+  data: unknown
+}
+
+/**
+ * WebhookRequested is the data of interaction.requested: the request as
+ * asked (questions are sent; they are the model's text) and its session.
+ */
+export interface WebhookRequested {
+  sessionId: string
+  sessionTitle: string
+  request: InputRequest
+}
+
+/**
+ * WebhookResolved is the data of interaction.resolved: how request
+ * RequestID ended, with the free text of the answer replaced by its length
+ * (DESIGN §12: answers' free text is never sent).
+ */
+export interface WebhookResolved {
+  sessionId: string
+  receipt: WebhookReceipt
+}
+
+/**
+ * WebhookReceipt is a Receipt without free text: Selections are option ids
+ * (not free text); CustomInputLength is the length of customInput in
+ * characters (Unicode code points); each AskUser answer keeps its question
+ * and selected labels and gives the length of its "other" text.
+ */
+export interface WebhookReceipt {
+  requestId: string
+  toolCallId: string
+  status: Status
+  selections: string[]
+  customInputLength: number
+  answers?: WebhookAnswer[]
+  resolvedAt: string
+}
+
+/** WebhookAnswer is one AskUser answer without its free text. */
+export interface WebhookAnswer {
+  question: string
+  selected: string[]
+  otherLength: number
+}
+
+/**
+ * WebhookFinished is the data of run.finished: run RunID of session
+ * SessionID ended with Status (completed, cancelled, expired or failed).
+ */
+export interface WebhookFinished {
+  sessionId: string
+  runId: string
+  status: RunStatus
 }
 
 /** The payload type of each SSE event (DESIGN §3), by event name. */

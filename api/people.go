@@ -1,0 +1,110 @@
+package api
+
+import "time"
+
+// InboxItem is one entry of GET /api/interactions (DESIGN §12): the request
+// as it was asked (the embedded InputRequest, flattened), its Status, its
+// Receipt once resolved (null while pending), the title of its session and
+// the agent of its run ("" when unknown).
+type InboxItem struct {
+	InputRequest
+	Status       Status   `json:"status"`
+	Receipt      *Receipt `json:"receipt"`
+	SessionTitle string   `json:"sessionTitle"`
+	Agent        string   `json:"agent"`
+}
+
+// InteractionList is GET /api/interactions: the caller's interactions across
+// all its sessions. With status=pending they are the open requests, oldest
+// first; with status=resolved the receipts, most recently resolved first.
+// Next is the cursor of the following page (pass it as after= for pending,
+// before= for resolved), omitted on the last page.
+type InteractionList struct {
+	Interactions []InboxItem `json:"interactions"`
+	Next         string      `json:"next,omitempty"`
+}
+
+// InboxStatus is the status= parameter of GET /api/interactions.
+type InboxStatus string
+
+// Inbox statuses: pending requests or resolved ones (answered, cancelled,
+// expired, not_resumable).
+const (
+	InboxPending  InboxStatus = "pending"
+	InboxResolved InboxStatus = "resolved"
+)
+
+// MaxPageLimit bounds limit= of the paged lists (GET /api/interactions,
+// GET /api/sessions); DefaultPageLimit is used when limit= is absent.
+const (
+	MaxPageLimit     = 500
+	DefaultPageLimit = 100
+)
+
+// PrincipalEvents are the events of GET /api/events, the caller's own
+// stream across its sessions (DESIGN §12): each is the session event of the
+// same name with the same payload, plus "sessionId" when the payload has
+// none (InputRequest has it already), and with the caller's feed sequence
+// number as its SSE id (resume with Last-Event-ID).
+var PrincipalEvents = []string{EventUserInputRequired, EventUserInputResolved, EventDone}
+
+// Webhook event types (DESIGN §12). They are a contract: never rename them.
+const (
+	WebhookInteractionRequested = "interaction.requested"
+	WebhookInteractionResolved  = "interaction.resolved"
+	WebhookRunFinished          = "run.finished"
+)
+
+// WebhookMessage is the body of every webhook request (Standard Webhooks):
+// Type is one of the Webhook* types, Timestamp when the event happened and
+// Data one of WebhookRequested, WebhookResolved, WebhookFinished.
+type WebhookMessage struct {
+	Type      string    `json:"type"`
+	Timestamp time.Time `json:"timestamp"`
+	Data      any       `json:"data"`
+}
+
+// WebhookRequested is the data of interaction.requested: the request as
+// asked (questions are sent; they are the model's text) and its session.
+type WebhookRequested struct {
+	SessionID    string       `json:"sessionId"`
+	SessionTitle string       `json:"sessionTitle"`
+	Request      InputRequest `json:"request"`
+}
+
+// WebhookResolved is the data of interaction.resolved: how request
+// RequestID ended, with the free text of the answer replaced by its length
+// (DESIGN §12: answers' free text is never sent).
+type WebhookResolved struct {
+	SessionID string         `json:"sessionId"`
+	Receipt   WebhookReceipt `json:"receipt"`
+}
+
+// WebhookReceipt is a Receipt without free text: Selections are option ids
+// (not free text); CustomInputLength is the length of customInput in
+// characters (Unicode code points); each AskUser answer keeps its question
+// and selected labels and gives the length of its "other" text.
+type WebhookReceipt struct {
+	RequestID         string          `json:"requestId"`
+	ToolCallID        string          `json:"toolCallId"`
+	Status            Status          `json:"status"`
+	Selections        []string        `json:"selections"`
+	CustomInputLength int             `json:"customInputLength"`
+	Answers           []WebhookAnswer `json:"answers,omitempty"`
+	ResolvedAt        time.Time       `json:"resolvedAt"`
+}
+
+// WebhookAnswer is one AskUser answer without its free text.
+type WebhookAnswer struct {
+	Question    string   `json:"question"`
+	Selected    []string `json:"selected"`
+	OtherLength int      `json:"otherLength"`
+}
+
+// WebhookFinished is the data of run.finished: run RunID of session
+// SessionID ended with Status (completed, cancelled, expired or failed).
+type WebhookFinished struct {
+	SessionID string    `json:"sessionId"`
+	RunID     string    `json:"runId"`
+	Status    RunStatus `json:"status"`
+}
