@@ -42,6 +42,8 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 	}
 	for _, q := range []string{
 		`DELETE FROM events WHERE session_id = $1`,
+		`DELETE FROM feed WHERE session_id = $1`,
+		`DELETE FROM webhook_deliveries WHERE session_id = $1`,
 		`DELETE FROM trace WHERE session_id = $1`,
 		`DELETE FROM interactions WHERE session_id = $1`,
 		`DELETE FROM messages WHERE session_id = $1`,

@@ -39,6 +39,8 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 	}
 	for _, q := range []string{
 		`DELETE FROM events WHERE session_id = ?`,
+		`DELETE FROM feed WHERE session_id = ?`,
+		`DELETE FROM webhook_deliveries WHERE session_id = ?`,
 		`DELETE FROM trace WHERE session_id = ?`,
 		`DELETE FROM interactions WHERE session_id = ?`,
 		`DELETE FROM messages WHERE session_id = ?`,

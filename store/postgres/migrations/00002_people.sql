@@ -19,6 +19,7 @@ CREATE TABLE feed (
     PRIMARY KEY (owner, seq)
 );
 CREATE INDEX feed_unfanned ON feed (created_at) WHERE NOT fanned;
+CREATE INDEX feed_session ON feed (session_id);
 
 CREATE TABLE webhook_deliveries (
     id           TEXT PRIMARY KEY,

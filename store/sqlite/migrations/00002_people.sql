@@ -22,6 +22,7 @@ CREATE TABLE feed (
     PRIMARY KEY (owner, seq)
 ) WITHOUT ROWID;
 CREATE INDEX feed_unfanned ON feed (created_at) WHERE fanned = 0;
+CREATE INDEX feed_session ON feed (session_id);
 
 CREATE TABLE webhook_deliveries (
     id           TEXT PRIMARY KEY,
