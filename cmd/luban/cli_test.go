@@ -185,7 +185,8 @@ func TestMigrateStatusAndUp(t *testing.T) {
 	r = luban(t, nil, "migrate", "up", "--db", db)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "applied 1 00001_init.sql")
-	require.Contains(t, r.stdout, "1 applied")
+	require.Contains(t, r.stdout, "applied 2 00002_people.sql")
+	require.Contains(t, r.stdout, "2 applied")
 
 	r = luban(t, nil, "migrate", "status", "--db", db)
 	require.Equal(t, 0, r.code, r.stderr)
