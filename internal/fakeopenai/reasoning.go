@@ -3,6 +3,7 @@ package fakeopenai
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 	"sync"
 )
 
@@ -21,7 +22,13 @@ type reasoningMode struct {
 
 type sentReasoning struct {
 	field, text string
+	signature   string // ReasoningSignature: reasoning_details must come back too
 }
+
+// DetailsMessage is the 400 message of a request whose tool-call turn came
+// back without its reasoning_details (OpenRouter relays the routed model's
+// refusal, Anthropic's here).
+const DetailsMessage = "Invalid `signature` in `thinking` block (reasoning_details of a tool-call turn must be passed back unchanged)"
 
 // EnforceReasoning turns on reasoning mode, which plays a thinking model
 // the way DeepSeek's thinking mode behaves:
@@ -33,6 +40,8 @@ type sentReasoning struct {
 //     request in which an assistant message with one of those calls lacks
 //     that reasoning in that field, byte for byte.
 //
+// With Turn.ReasoningSignature the turn's reasoning_details must come back
+// too, merged into one entry with its text and signature (OpenRouter).
 // Assistant messages without tool calls are not checked (DeepSeek ignores
 // their reasoning).
 func (s *Server) EnforceReasoning() {
@@ -58,7 +67,7 @@ func (m *reasoningMode) remember(turn Turn) {
 		return
 	}
 	for _, c := range turn.ToolCalls {
-		m.byID[c.ID] = sentReasoning{field: reasoningField(turn), text: turn.Reasoning}
+		m.byID[c.ID] = sentReasoning{field: reasoningField(turn), text: turn.Reasoning, signature: turn.ReasoningSignature}
 		m.order = append(m.order, c.ID)
 	}
 }
@@ -89,6 +98,12 @@ func (m *reasoningMode) check(req *Request) string {
 			}
 			if got != sent.text {
 				return fmt.Sprintf("%s (messages[%d] %s differs from the reasoning sent with tool call %s)", ReasoningMessage, i, sent.field, id)
+			}
+			if sent.signature != "" {
+				want := []any{map[string]any{"type": "reasoning.text", "text": sent.text, "signature": sent.signature, "format": "anthropic-claude-v1", "index": float64(0)}}
+				if !reflect.DeepEqual(msg["reasoning_details"], want) {
+					return fmt.Sprintf("%s: messages[%d] has %v", DetailsMessage, i, msg["reasoning_details"])
+				}
 			}
 		}
 	}

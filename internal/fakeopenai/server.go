@@ -47,6 +47,11 @@ type Turn struct {
 	// "reasoning_content" (DeepSeek, Qwen); "reasoning" plays vLLM,
 	// OpenRouter and Ollama.
 	ReasoningField string
+	// ReasoningSignature, when set, also streams the reasoning as
+	// OpenRouter's reasoning_details: each piece as a "reasoning.text" entry
+	// at index 0 (format "anthropic-claude-v1"), then one piece carrying this
+	// signature, as OpenRouter relays a routed model's signed thinking.
+	ReasoningSignature string
 	// ToolCalls are streamed as parallel tool calls by index: the first chunk
 	// of each call carries index, id, type and name; later chunks carry only
 	// index and an argument piece. Pieces of different calls are interleaved

@@ -35,7 +35,14 @@ func streamTurn(w http.ResponseWriter, id, model string, turn Turn, reasoningMod
 		pieces = []string{""}
 	}
 	for _, p := range pieces {
+		if turn.ReasoningSignature != "" {
+			deltas = append(deltas, `{`+field+`:`+fakemodel.Quote(p)+`,"reasoning_details":[{"type":"reasoning.text","text":`+fakemodel.Quote(p)+`,"format":"anthropic-claude-v1","index":0}]}`)
+			continue
+		}
 		deltas = append(deltas, `{`+field+`:`+fakemodel.Quote(p)+`}`)
+	}
+	if turn.ReasoningSignature != "" {
+		deltas = append(deltas, `{"reasoning_details":[{"type":"reasoning.text","signature":`+fakemodel.Quote(turn.ReasoningSignature)+`,"format":"anthropic-claude-v1","index":0}]}`)
 	}
 	for _, p := range fakemodel.Split(turn.Text, n) {
 		deltas = append(deltas, `{"content":`+fakemodel.Quote(p)+`}`)

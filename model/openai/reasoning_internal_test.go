@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/model"
 )
 
 // rawString decodes like encoding/json, except that raw bytes of a cut
@@ -28,4 +30,34 @@ func TestRawString(t *testing.T) {
 		_, ok := rawString(bad)
 		require.False(t, ok, bad)
 	}
+}
+
+// reasoning_details pieces merge by index; pieces without one join the last
+// entry without one of the same type; text, summary and data are appended
+// (bytes of a cut character included), other fields keep their last value.
+func TestReasoningDetailsMerge(t *testing.T) {
+	t.Parallel()
+	var r reasoningAcc
+	for _, lit := range []string{
+		`[{"type":"reasoning.text","text":"中` + "\xe6" + `","index":0,"format":"f"}]`,
+		"[{\"type\":\"reasoning.text\",\"text\":\"\x96\x87\",\"index\":0},{\"type\":\"reasoning.encrypted\",\"data\":\"AAA\",\"index\":1}]",
+		`[{"type":"reasoning.text","signature":"sig","index":0},{"type":"reasoning.encrypted","data":"BBB","index":1}]`,
+		`[{"type":"reasoning.summary","summary":"总"}]`,
+		`[{"type":"reasoning.summary","summary":"结","id":null}]`,
+		`not json`,
+	} {
+		r.addDetails(lit)
+	}
+	got := r.reasoning()
+	require.NotNil(t, got)
+	require.Equal(t, "中文\n\n总结", got.Text, "without a text field the entries' text is shown")
+	var d reasoningData
+	require.NoError(t, json.Unmarshal(got.Data, &d))
+	require.Len(t, d.Details, 3)
+	require.JSONEq(t, `{"type":"reasoning.text","text":"中文","index":0,"format":"f","signature":"sig"}`, string(d.Details[0]))
+	require.JSONEq(t, `{"type":"reasoning.encrypted","data":"AAABBB","index":1}`, string(d.Details[1]))
+	require.JSONEq(t, `{"type":"reasoning.summary","summary":"总结"}`, string(d.Details[2]))
+	back := reasoningBack(model.Message{Reasoning: got, ToolCalls: []model.ToolCall{{ID: "c"}}})
+	require.Equal(t, d.Details, back["reasoning_details"])
+	require.NotContains(t, back, "reasoning_content", "no text field came, none goes back")
 }

@@ -105,3 +105,38 @@ func TestNoReasoningField(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, resp.Message.Reasoning)
 }
+
+// OpenRouter relays a routed model's signed thinking as reasoning_details
+// pieces (text pieces, then the signature, one index): they are merged into
+// one entry and sent back with the reasoning on the tool-call turn, which
+// the fake insists on.
+func TestReasoningDetailsMergedAndSentBack(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.fake.EnforceReasoning()
+	thinking := "路由后的思考 \"quoted\" 😀"
+	b.fake.Push(fakeopenai.Turn{Reasoning: thinking, ReasoningField: "reasoning", ReasoningSignature: "c2lnLW9wZW5yb3V0ZXI=", ChunkBytes: 1,
+		ToolCalls: []fakeopenai.ToolCall{{ID: "call_or", Name: "ask_user", Arguments: `{}`}}}, fakeopenai.Turn{Text: "ok"})
+	p := b.provider(t, openai.Options{})
+	resp, err := p.Generate(b.ctx, simpleRequest(), nil)
+	require.NoError(t, err)
+	require.Equal(t, thinking, resp.Message.Reasoning.Text)
+
+	req := simpleRequest()
+	req.Messages = append(req.Messages, resp.Message, model.Message{Role: model.RoleTool, ToolCallID: "call_or", Content: "a"})
+	_, err = p.Generate(b.ctx, req, nil)
+	require.NoError(t, err, "the fake accepts the merged reasoning_details")
+	got := b.fake.Requests()[1].Messages[1]
+	require.Equal(t, thinking, got["reasoning"])
+	require.Equal(t, []any{map[string]any{"type": "reasoning.text", "text": thinking, "signature": "c2lnLW9wZW5yb3V0ZXI=", "format": "anthropic-claude-v1", "index": float64(0)}}, got["reasoning_details"])
+
+	// Without them the fake refuses, as OpenRouter does.
+	b.fake.Push(fakeopenai.Turn{Text: "unused"})
+	bare := *resp.Message.Reasoning
+	bare.Data = json.RawMessage(`{"fields":["reasoning"]}`)
+	msg := resp.Message
+	msg.Reasoning = &bare
+	req.Messages[1] = msg
+	_, err = p.Generate(b.ctx, req, nil)
+	require.ErrorContains(t, err, "reasoning_details")
+}
