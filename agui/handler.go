@@ -108,8 +108,8 @@ func (h *Handler) resume(ctx context.Context, sw *stream, t *translator, owner s
 	} else if p := bytes.TrimSpace(e.Payload); len(p) > 0 && string(p) != "null" {
 		var body api.ContinueRequest
 		if err := json.Unmarshal(p, &body); err != nil {
-			sw.send(Event{Type: EventRunError, Code: api.CodeInvalidAnswer, Message: "payload is not an answer object: " + err.Error(),
-				Details: []api.FieldError{{Field: "payload", Message: "must be an object such as {\"selections\": [...], \"customInput\": \"...\"}"}}})
+			sw.send(errorEvent(api.ErrorDetail{Code: api.CodeInvalidAnswer, Message: "payload is not an answer object: " + err.Error(),
+				Details: []api.FieldError{{Field: "payload", Message: "must be an object such as {\"selections\": [...], \"customInput\": \"...\"}"}}}))
 			return
 		}
 		ans = askuser.Answer{Selections: body.Selections, CustomInput: body.CustomInput, Cancelled: body.Cancelled, Answers: body.Answers}
@@ -257,7 +257,7 @@ func (h *Handler) runError(err error) Event {
 	if d.Code == api.CodeInternal {
 		h.opts.Logger.Error("agui: request failed", "err", err)
 	}
-	return Event{Type: EventRunError, Code: d.Code, Message: d.Message, Details: d.Details, Receipt: d.Receipt, Pending: d.Pending}
+	return errorEvent(d)
 }
 
 // lastUserText returns the text of the input's last message when that
@@ -367,4 +367,24 @@ func (s *stream) flush() bool { return s.rc.Flush() == nil }
 func (s *stream) comment() bool {
 	_, err := io.WriteString(s.w, ": ping\n\n")
 	return err == nil && s.flush()
+}
+
+// errorEvent is the RUN_ERROR of d: its code and message, and in metadata
+// what a client needs to recover (details, receipt, pending).
+func errorEvent(d api.ErrorDetail) Event {
+	e := Event{Type: EventRunError, Code: d.Code, Message: d.Message}
+	md := map[string]any{}
+	if len(d.Details) > 0 {
+		md["details"] = d.Details
+	}
+	if d.Receipt != nil {
+		md["receipt"] = d.Receipt
+	}
+	if d.Pending != nil {
+		md["pending"] = d.Pending
+	}
+	if len(md) > 0 {
+		e.Metadata = md
+	}
+	return e
 }

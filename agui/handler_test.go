@@ -290,7 +290,7 @@ func testInvalidAnswerKeepsInterruptOpen(t *testing.T) {
 	_, evs = b.post("", input("thread-invalid", "r2", nil, resolved(id, map[string]any{"selections": []string{"dev", "prod"}})))
 	require.Equal(t, []string{"RUN_ERROR"}, types(evs))
 	require.Equal(t, "invalid_answer", evs[0].str("code"))
-	require.NotEmpty(t, evs[0]["details"])
+	require.NotEmpty(t, evs[0]["metadata"].(map[string]any)["details"])
 	// A payload that is no answer object at all.
 	_, evs = b.post("", input("thread-invalid", "r2b", []map[string]any{}, resolved(id, "prod")))
 	require.Equal(t, "invalid_answer", evs[0].str("code"))
@@ -394,7 +394,7 @@ func testThreadsAndInterruptsAreOwned(t *testing.T) {
 	// A new message while a question waits.
 	_, evs = b.post("", input("thread-mine", "r7", []map[string]any{userMsg("u3", "再来")}))
 	require.Equal(t, "interaction_pending", evs[0].str("code"))
-	require.Equal(t, id, evs[0]["pending"].(map[string]any)["id"])
+	require.Equal(t, id, evs[0]["metadata"].(map[string]any)["pending"].(map[string]any)["id"])
 
 	// Nothing was answered by any of that.
 	var p api.PendingResponse

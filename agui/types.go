@@ -55,17 +55,16 @@ type Event struct {
 	Name  string `json:"name,omitempty"`
 	Value any    `json:"value,omitempty"`
 
-	// RUN_ERROR: Message says what went wrong, Code is a DESIGN §3 code;
-	// Details (invalid_answer), Receipt (already resolved, expired) and
-	// Pending (interaction_pending) are luban's additions, as in the JSON
-	// errors of DESIGN §3.
-	Message string            `json:"message,omitempty"`
-	Code    api.ErrorCode     `json:"code,omitempty"`
-	Details []api.FieldError  `json:"details,omitempty"`
-	Receipt *api.Receipt      `json:"receipt,omitempty"`
-	Pending *api.InputRequest `json:"pending,omitempty"`
-	// Metadata: {"luban": {"sessionId", "runId"}} on RUN_STARTED; the
-	// ToolResult's isError and metadata on TOOL_CALL_RESULT.
+	// RUN_ERROR: Message says what went wrong, Code is a DESIGN §3 code.
+	// What a client needs to recover travels in Metadata (@ag-ui/client
+	// strips unknown top-level fields): "details" (invalid_answer),
+	// "receipt" (already resolved, expired) and "pending"
+	// (interaction_pending), as in the JSON errors of DESIGN §3.
+	Message string        `json:"message,omitempty"`
+	Code    api.ErrorCode `json:"code,omitempty"`
+	// Metadata: {"luban": {"sessionId", "runId"}} on RUN_STARTED;
+	// {"luban": {"isError", "metadata"}} (the ToolResult's) on
+	// TOOL_CALL_RESULT; the recovery fields above on RUN_ERROR.
 	Metadata map[string]any `json:"metadata,omitempty"`
 }
 

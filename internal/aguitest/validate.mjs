@@ -3,7 +3,8 @@
 // POST /api/agui response. Every "data:" frame must parse as JSON and
 // validate against EventSchema; the stream must also pass the client's own
 // sequence verification (verifyEvents of @ag-ui/client). Prints one JSON
-// line per file: {"file", "events", "types"}; exits 1 on the first failure.
+// line per file: {"file", "ok", "events", "types"}; exits 1 when any file
+// failed (after checking them all).
 import { readFileSync } from "node:fs";
 import { EventSchema } from "@ag-ui/core/schemas";
 import { verifyEvents } from "@ag-ui/client";
@@ -13,6 +14,7 @@ let failed = false;
 for (const file of process.argv.slice(2)) {
   const raw = readFileSync(file, "utf8");
   const events = [];
+  let ok = true;
   for (const frame of raw.split("\n\n")) {
     const data = frame.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, ""));
     if (data.length === 0) continue;
@@ -21,13 +23,13 @@ for (const file of process.argv.slice(2)) {
       ev = JSON.parse(data.join("\n"));
     } catch (e) {
       console.error(`${file}: frame is not JSON: ${JSON.stringify(frame)}`);
-      failed = true;
+      ok = false;
       continue;
     }
     const r = EventSchema.safeParse(ev);
     if (!r.success) {
       console.error(`${file}: event does not validate against @ag-ui/core EventSchema: ${JSON.stringify(ev)}\n${r.error}`);
-      failed = true;
+      ok = false;
     }
     events.push(ev);
   }
@@ -35,8 +37,9 @@ for (const file of process.argv.slice(2)) {
     await lastValueFrom(from(events).pipe(verifyEvents(false), toArray()), { defaultValue: [] });
   } catch (e) {
     console.error(`${file}: the event sequence fails @ag-ui/client verifyEvents: ${e.message}`);
-    failed = true;
+    ok = false;
   }
-  console.log(JSON.stringify({ file, events: events.length, types: events.map((e) => e.type) }));
+  if (!ok) failed = true;
+  console.log(JSON.stringify({ file, ok, events: events.length, types: events.map((e) => e.type) }));
 }
 process.exit(failed ? 1 : 0);
