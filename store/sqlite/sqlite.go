@@ -214,7 +214,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
 	if s.walSize() > s.walLimit {
 		s.ckMu.Lock()
 		if s.walSize() > s.walLimit {
-			s.truncateWAL(s.wdb)
+			s.truncateWAL()
 		}
 		s.ckMu.Unlock()
 	}
@@ -262,17 +262,22 @@ func (s *Store) walSize() int64 {
 	return fi.Size()
 }
 
-// truncateWAL copies the whole WAL into the database and truncates it, on db
-// (the writer's own connection, so that no writer commits meanwhile, or the
-// checkpointer's). SQLite can only rewind the log once no reader uses an
-// older snapshot, and busy readers that keep taking the same read slots can
-// starve it; so for the length of the checkpoint every reader connection of
-// the pool is held out of use (in-flight reads finish first, new ones wait).
-// Within the busy timeout either step may give up; the next commit or round
-// tries again.
-func (s *Store) truncateWAL(db *sql.DB) {
+// truncateWAL copies the whole WAL into the database and truncates it. It
+// runs on the writer's own connection, taken first, so no transaction of
+// this store is open or begins meanwhile. SQLite can only rewind the log
+// once no reader uses an older snapshot, and busy readers that keep taking
+// the same read slots can starve it; so for the length of the checkpoint
+// every reader connection of the pool is held out of use too (in-flight
+// reads finish first, new ones wait). Each step gives up after the busy
+// timeout; the next commit or round tries again.
+func (s *Store) truncateWAL() {
 	ctx, cancel := context.WithTimeout(context.Background(), s.busy+time.Second)
 	defer cancel()
+	w, err := s.wdb.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer w.Close()
 	held := make([]*sql.Conn, 0, s.readers)
 	defer func() {
 		for _, c := range held {
@@ -286,7 +291,7 @@ func (s *Store) truncateWAL(db *sql.DB) {
 		}
 		held = append(held, c)
 	}
-	_, _ = db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	_, _ = w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
 }
 
 // checkpointLoop copies the WAL into the database every interval on a
@@ -310,7 +315,7 @@ func (s *Store) checkpointLoop(interval time.Duration) {
 		case <-t.C:
 			s.ckMu.Lock()
 			if s.walSize() > s.walLimit/2 {
-				s.truncateWAL(s.cdb)
+				s.truncateWAL()
 			} else {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				_, _ = s.cdb.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
