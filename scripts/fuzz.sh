@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # A bounded fuzzing campaign over every fuzz target of the repository
 # (`func FuzzXxx` in a _test.go file; a new target is picked up without
-# editing this script). The budget (LUBAN_FUZZ_BUDGET seconds, default 48)
-# is shared out between the targets, between 3 and 8 seconds each. A target
+# editing this script). The budget (LUBAN_FUZZ_BUDGET seconds, default 24)
+# is shared out between the targets, between 2 and 8 seconds each. A target
 # that fails leaves its input under <package>/testdata/fuzz/<FuzzXxx>/:
 # commit it as a seed once the bug is fixed. Run by scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-budget="${LUBAN_FUZZ_BUDGET:-48}"
+budget="${LUBAN_FUZZ_BUDGET:-24}"
 targets=()
 while IFS= read -r file; do
   dir="$(dirname "$file")"
@@ -23,7 +23,7 @@ if [ "$n" -eq 0 ]; then
   exit 1
 fi
 per=$(( budget / n ))
-[ "$per" -lt 3 ] && per=3
+[ "$per" -lt 2 ] && per=2
 [ "$per" -gt 8 ] && per=8
 echo "fuzzing $n targets, ${per}s each"
 start=$SECONDS
