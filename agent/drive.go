@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sort"
 	"time"
 
@@ -62,7 +61,7 @@ func (r *Runner) Drive(id string) {
 }
 
 func (r *Runner) drive(ctx context.Context, id string) {
-	ok, next := r.leased(ctx, id)
+	ok, st := r.leased(ctx, id)
 	if !ok {
 		return
 	}
@@ -75,14 +74,13 @@ func (r *Runner) drive(ctx context.Context, id string) {
 	go r.heartbeat(ctx, id, hbDone, lost)
 	failures := 0
 	for {
-		carried := next
-		next = nil
 		sctx, end := ctx, func(bool, error) {}
 		if r.opts.Step != nil {
 			sctx, end = r.opts.Step(ctx, id)
 		}
-		paused, err := r.step(sctx, id, carried, &next)
+		next, paused, err := r.step(sctx, id, st)
 		end(paused, err)
+		st = next
 		if err == nil {
 			failures = 0
 			if !paused {
@@ -123,29 +121,16 @@ func (r *Runner) drive(ctx context.Context, id string) {
 const maxStepRetries = 3
 
 // leased takes the run's lease for this process. A run that Start or an
-// answer has just leased to this process needs no second write, and the run
-// row read to find that out is handed to the first step, which then does
-// not read it again (issue 8).
-func (r *Runner) leased(ctx context.Context, id string) (bool, *carry) {
+// answer has just leased to this process needs no second write; the run row
+// read to find that out is the first step's state.
+func (r *Runner) leased(ctx context.Context, id string) (bool, *state) {
 	now := r.now()
 	if run, err := r.st.RunGet(ctx, id); err == nil && run.Status == store.RunRunning &&
 		run.LeaseOwner == r.opts.InstanceID && run.LeaseUntil.After(now.Add(r.opts.LeaseDuration/2)) {
-		return true, &carry{run: run}
+		return true, &state{run: run}
 	}
 	won, err := r.st.RunLease(ctx, &store.RunLeaseParams{ID: id, Owner: r.opts.InstanceID, Until: now.Add(r.opts.LeaseDuration), Now: now})
 	return err == nil && won, nil
-}
-
-// carry is what one step of a run hands to the next one in the same driver,
-// so that the next step does not read it from the store again (issue 8):
-// the run row as this driver last read or wrote it, and, when not nil, the
-// session's messages as the last step committed them. Both are only
-// shortcuts for reads: every write of a step stays conditional on the run
-// still being running under this process's lease, so a carried row that went
-// stale (a cancel in between) loses its write exactly as a fresh read would.
-type carry struct {
-	run  *store.Run
-	msgs []*store.Message
 }
 
 // heartbeat extends the lease of run id every LeaseDuration/3 until done;
@@ -191,99 +176,75 @@ func (r *Runner) fail(ctx context.Context, id, code, msg string) {
 	}
 }
 
-// step performs one step of the run: tool calls still without results, or
-// one model call. It reports paused=true when the run is now waiting for
-// input or has ended. It uses what the previous step carried instead of
-// reading it, and leaves in *next what the following step may use.
-func (r *Runner) step(ctx context.Context, id string, carried *carry, next **carry) (paused bool, err error) {
-	var run *store.Run
-	if carried != nil && carried.run != nil {
-		run = carried.run
-	} else if run, err = r.st.RunGet(ctx, id); err != nil {
-		return true, err
+// step is one turn of the loop: load the run's state (unless the last
+// transition returned it), decide the next action (a pure function of the
+// rows), apply it (one transition). It returns the state the transition
+// committed, nil when the next step must load it, and paused=true when the
+// run is now waiting for input, has ended, or is not this process's.
+func (r *Runner) step(ctx context.Context, id string, st *state) (*state, bool, error) {
+	st, err := r.load(ctx, id, st)
+	if err != nil {
+		return nil, true, err
 	}
-	if run.Status != store.RunRunning || run.LeaseOwner != r.opts.InstanceID {
-		return true, nil
-	}
-	agent := r.agents[run.Agent]
-	if agent == nil {
-		r.fail(ctx, id, "agent_not_found", fmt.Sprintf("agent %q no longer exists", run.Agent))
-		return true, nil
-	}
-	var msgs []*store.Message
-	if carried != nil && carried.msgs != nil {
-		msgs = carried.msgs
-	} else if msgs, err = r.st.MessageList(ctx, run.SessionID); err != nil {
-		return true, err
-	}
-	if last, missing := missingCalls(msgs, run.ID); len(missing) > 0 {
-		return r.toolCalls(ctx, run, agent, last, missing)
-	}
-	return r.modelTurn(ctx, run, agent, msgs, next)
-}
-
-// toolCalls gives every tool call of the assistant message its ToolResult:
-// first everything that needs no person (other tools, unknown tools, invalid
-// ask arguments) in call order, then the questions one after another.
-func (r *Runner) toolCalls(ctx context.Context, run *store.Run, agent *Agent, last *store.Message, missing []pendingCall) (bool, error) {
-	type ask struct {
-		pc     pendingCall
-		prompt *askuser.Prompt
-	}
-	var asks []ask
-	for _, pc := range missing {
-		c := pc.call
-		entry, registered := r.tools.Get(c.Name)
-		var res askuser.ToolResult
-		switch {
-		case !registered || !agent.Tools.Allows(c.Name):
-			res = askuser.ToolResult{Content: fmt.Sprintf("unknown tool %q: this agent has no such tool", c.Name), IsError: true}
-		case truncatedCall(c):
-			why, _ := truncatedArguments(c.Arguments)
-			res = askuser.ToolResult{Content: "invalid arguments for " + c.Name + ": " + why, IsError: true}
-		case askuser.IsAskTool(c.Name):
-			p, perr := r.prompts.parse(last.ID, pc.index, c.Name, c.Arguments)
-			if perr == nil {
-				asks = append(asks, ask{pc, p})
-				continue
-			}
-			res = askuser.ToolResult{Content: "invalid arguments for " + c.Name + ": " + perr.Error(), IsError: true}
-		default:
-			var err error
-			if res, err = r.runTool(ctx, run, entry.Tool, entry.Idempotent, c); err != nil {
-				return true, err
-			}
-		}
-		// The result of a tool that ran is committed even when a shutdown
-		// began meanwhile: it is the checkpoint (issue 5).
-		cctx := context.WithoutCancel(ctx)
-		err := r.st.InTx(cctx, func(tx store.Tx) error {
-			// The run's row is written first, as in every transaction of a
-			// run: a cancel committing at the same time waits for this one
-			// (or this one loses), never both writing the call's result.
-			won, err := tx.RunUpdate(cctx, &store.RunUpdateParams{ID: run.ID, From: []store.RunStatus{store.RunRunning}, LeaseOwner: r.opts.InstanceID,
-				To: store.RunRunning, Now: r.now()})
-			if err != nil || !won {
-				return errLost(err)
-			}
-			return r.writeResult(cctx, tx, run, last.ID, pc.index, c, res)
-		})
-		if errors.Is(err, errLeaseLost) || errors.Is(err, store.ErrDuplicate) {
-			return true, nil
-		}
+	agent := r.agents[st.run.Agent]
+	act := decide(decideInput{state: st, instance: r.opts.InstanceID, agent: agent, registered: r.registered})
+	switch act.kind {
+	case actFail:
+		r.fail(ctx, id, act.code, act.message)
+		return nil, true, nil
+	case actModel:
+		return r.callModel(ctx, st, agent)
+	case actResult:
+		return r.applyResult(ctx, st, act, act.result)
+	case actTool:
+		entry, _ := r.tools.Get(act.call.call.Name)
+		res, err := r.runTool(ctx, st.run, entry.Tool, entry.Idempotent, act.call.call)
 		if err != nil {
-			return true, err
+			return nil, true, err
 		}
+		return r.applyResult(ctx, st, act, res)
+	case actAsk:
+		return nil, true, r.ask(ctx, st.run, act.call.call, act.prompt)
 	}
-	if len(asks) == 0 {
-		return false, nil
-	}
-	return true, r.ask(ctx, run, asks[0].pc.call, asks[0].prompt)
+	return nil, true, nil
 }
 
-func truncatedCall(c model.ToolCall) bool {
-	_, ok := truncatedArguments(c.Arguments)
+// load completes st (nil: nothing known) with the run's row and, when the
+// run is this process's to drive, its session's messages.
+func (r *Runner) load(ctx context.Context, id string, st *state) (*state, error) {
+	if st == nil || st.run == nil {
+		run, err := r.st.RunGet(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		st = &state{run: run}
+	}
+	if st.msgs == nil && st.run.Status == store.RunRunning && st.run.LeaseOwner == r.opts.InstanceID {
+		msgs, err := r.st.MessageList(ctx, st.run.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		st = &state{run: st.run, msgs: msgs, prompts: st.prompts}
+	}
+	return st, nil
+}
+
+func (r *Runner) registered(name string) bool {
+	_, ok := r.tools.Get(name)
 	return ok
+}
+
+// applyResult records a ToolResult. The result of a tool that ran is
+// committed even when a shutdown began meanwhile: it is the checkpoint.
+func (r *Runner) applyResult(ctx context.Context, st *state, act action, res askuser.ToolResult) (*state, bool, error) {
+	next, err := r.recordToolResult(context.WithoutCancel(ctx), st, act.parent, act.call, res)
+	if errors.Is(err, errLeaseLost) || errors.Is(err, store.ErrDuplicate) {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, true, err
+	}
+	return next, false, nil
 }
 
 var errLeaseLost = errors.New("agent: run is no longer driven by this process")
@@ -297,7 +258,7 @@ func errLost(err error) error {
 
 // runTool executes a non-ask tool. A tool that a crash interrupted before
 // (a tool_started trace without a result) is not run again when it is not
-// idempotent: its result says it was interrupted (issue 5).
+// idempotent: its result says it was interrupted.
 func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idempotent bool, c model.ToolCall) (askuser.ToolResult, error) {
 	if !idempotent {
 		entries, err := r.st.TraceList(ctx, run.SessionID)
@@ -333,17 +294,8 @@ func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idemp
 	return askuser.ToolResult{Content: res.Content, IsError: res.IsError}, nil
 }
 
-// ask puts a validated question in front of a person: the interaction, the
-// run's move to waiting_input, the user_input_required event and the audit
-// entry are one transaction (persist first, then emit).
+// ask puts a validated question in front of a person (the pause transition).
 func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *askuser.Prompt) error {
-	if _, err := r.st.InteractionGetByToolCall(ctx, run.SessionID, c.ID); err == nil {
-		// The interaction and the run's pause are one transaction, so a
-		// stored interaction without a paused run cannot happen; pause anyway
-		// rather than ask twice.
-		_, err := r.st.RunUpdate(ctx, &store.RunUpdateParams{ID: run.ID, From: []store.RunStatus{store.RunRunning}, To: store.RunWaitingInput, Now: r.now()})
-		return err
-	}
 	now := r.now()
 	req := askuser.InputRequest{ID: NewID("ask"), ToolCallID: c.ID, SessionID: run.SessionID, RunID: run.ID, Prompt: *p,
 		CreatedAt: now, ExpiresAt: now.Add(r.opts.InteractionTTL).Truncate(time.Second)}
@@ -352,23 +304,8 @@ func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *a
 		return err
 	}
 	req.Resumable = true
-	err = r.st.InTx(ctx, func(tx store.Tx) error {
-		won, err := tx.RunUpdate(ctx, &store.RunUpdateParams{ID: run.ID, From: []store.RunStatus{store.RunRunning}, LeaseOwner: r.opts.InstanceID, To: store.RunWaitingInput, Now: now})
-		if err != nil || !won {
-			return errLost(err)
-		}
-		it, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: req.ID, SessionID: run.SessionID, RunID: run.ID,
-			ToolCallID: c.ID, Tool: c.Name, Request: stored, Now: now, ExpiresAt: req.ExpiresAt})
-		if err != nil {
-			return err
-		}
-		if _, err := r.emit(ctx, tx, run.SessionID, EventUserInputRequired, req); err != nil {
-			return err
-		}
-		r.audit(ctx, tx, it, "requested", "", map[string]any{"mode": p.Mode, "tool": c.Name, "optionCount": len(p.Options), "questionCount": len(p.Questions)})
-		r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": req.ID, "toolCallId": c.ID, "action": "requested"})
-		return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunWaitingInput), Now: now})
-	})
+	err = r.pause(ctx, run, interaction{ID: req.ID, ToolCallID: c.ID, Tool: c.Name, Request: stored, Event: req, ExpiresAt: req.ExpiresAt,
+		Audit: map[string]any{"mode": p.Mode, "tool": c.Name, "optionCount": len(p.Options), "questionCount": len(p.Questions)}})
 	if errors.Is(err, errLeaseLost) {
 		return nil
 	}
@@ -378,22 +315,14 @@ func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *a
 	return err
 }
 
-// modelTurn makes one model call with the whole conversation and stores the
-// assistant message and its tool calls in one transaction.
-// When the turn committed tool calls, *next carries the run and the session's
-// messages as committed to the step that handles those calls.
-func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, msgs []*store.Message, next **carry) (bool, error) {
-	if run.InvalidStreak > MaxInvalidAskRetries {
-		r.fail(ctx, run.ID, "invalid_tool_arguments", fmt.Sprintf("the model sent invalid ask arguments %d times in a row", run.InvalidStreak))
-		return true, nil
-	}
-	if run.Steps >= agent.MaxSteps {
-		r.fail(ctx, run.ID, "max_steps", fmt.Sprintf("the run reached its limit of %d model calls", agent.MaxSteps))
-		return true, nil
-	}
+// callModel makes one model call with the whole conversation and records
+// the turn (recordModelTurn). It returns paused=true when the turn ended the
+// run (no tool calls) or the call failed.
+func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state, bool, error) {
+	run, msgs := st.run, st.msgs
 	specs, err := r.tools.Specs(agent.Tools)
 	if err != nil {
-		return true, err
+		return nil, true, err
 	}
 	req := &model.Request{Messages: BuildMessages(agent.System, msgs), Tools: specs}
 	msgID := NewID("msg")
@@ -420,101 +349,55 @@ func (r *Runner) modelTurn(ctx context.Context, run *store.Run, agent *Agent, ms
 	callTrace := modelCallTrace(agent.Provider, toolNames, len(req.Messages), latency, resp, err)
 	if err != nil {
 		if ctx.Err() != nil {
-			return true, ctx.Err()
+			return nil, true, ctx.Err()
 		}
 		r.trace(ctx, r.st, run, "model_call", callTrace)
 		r.fail(ctx, run.ID, "model_error", "the model call failed: "+err.Error())
-		return true, nil
+		return nil, true, nil
 	}
-	calls := uniqueCallIDs(resp.Message.ToolCalls, msgs)
-	// Every ask call is parsed here, once: the valid prompts wait in
-	// r.prompts for toolCalls, the next step of this run.
-	// Rejected arguments are kept bounded (boundArguments); the trace still
-	// names the whole arguments by length and hash.
-	streak := 0
-	traces := make([]map[string]any, len(calls))
-	for i, c := range calls {
-		traces[i] = toolCallTrace(c)
+	t := modelTurn{msgID: msgID, message: resp.Message, calls: uniqueCallIDs(resp.Message.ToolCalls, msgs), callTrace: callTrace}
+	// Every ask call is parsed here, once: the valid prompts ride in the
+	// state the transition returns. Rejected arguments are kept bounded
+	// (boundArguments); the trace still names the whole arguments.
+	t.traces = make([]map[string]any, len(t.calls))
+	for i, c := range t.calls {
+		t.traces[i] = toolCallTrace(c)
 		var perr error
 		if askuser.IsAskTool(c.Name) {
 			var p *askuser.Prompt
 			if p, perr = askuser.ParseArgs(c.Name, c.Arguments); perr != nil {
-				streak = run.InvalidStreak + 1
+				t.streak = run.InvalidStreak + 1
 			} else {
-				r.prompts.put(msgID, i, c.Arguments, p)
+				if t.prompts == nil {
+					t.prompts = map[string]*askuser.Prompt{}
+				}
+				t.prompts[c.ID] = p
 			}
 		} else if !json.Valid([]byte(c.Arguments)) {
 			perr = errors.New("the arguments are not valid JSON")
 		}
 		if perr != nil {
-			calls[i].Arguments = boundArguments(c.Arguments, perr)
-		}
-	}
-	steps := run.Steps + 1
-	var callsJSON json.RawMessage
-	if len(calls) > 0 {
-		if callsJSON, err = json.Marshal(calls); err != nil {
-			return true, err
+			t.calls[i].Arguments = boundArguments(c.Arguments, perr)
 		}
 	}
 	// The text not yet committed rides in the message's transaction.
-	rest := deltas.take()
-	now := r.now()
+	t.rest = deltas.take()
 	// A turn the model completed is committed even when a shutdown began
 	// meanwhile: it is the checkpoint, and the call is not made twice.
-	ctx = context.WithoutCancel(ctx)
-	var stored *store.Message
-	err = r.st.InTx(ctx, func(tx store.Tx) error {
-		won, err := tx.RunUpdate(ctx, &store.RunUpdateParams{ID: run.ID, From: []store.RunStatus{store.RunRunning}, LeaseOwner: r.opts.InstanceID,
-			To: store.RunRunning, Steps: &steps, InvalidStreak: &streak, Now: now})
-		if err != nil || !won {
-			return errLost(err)
-		}
-		if err := tx.TraceInsert(ctx, &store.TraceInsertParams{SessionID: run.SessionID, RunID: run.ID, Kind: "model_call", Data: mustJSON(callTrace), Now: now}); err != nil {
-			return err
-		}
-		if stored, err = tx.MessageInsert(ctx, &store.MessageInsertParams{ID: msgID, SessionID: run.SessionID, RunID: run.ID, Role: "assistant",
-			Content: resp.Message.Content, ToolCalls: callsJSON, Metadata: assistantMetadata(resp.Message), Now: now}); err != nil {
-			return err
-		}
-		if rest != "" {
-			if _, err := r.emit(ctx, tx, run.SessionID, EventMessageDelta, MessageDeltaEvent{MessageID: msgID, Delta: rest}); err != nil {
-				return err
-			}
-		}
-		if _, err := r.emit(ctx, tx, run.SessionID, EventMessage, MessageEvent{MessageID: msgID, Role: "assistant", Content: resp.Message.Content, Reasoning: reasoningText(resp.Message)}); err != nil {
-			return err
-		}
-		for i, c := range calls {
-			r.trace(ctx, tx, run, "tool_call", traces[i])
-			if _, err := r.emit(ctx, tx, run.SessionID, EventToolCall, ToolCallEvent{ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments}); err != nil {
-				return err
-			}
-		}
-		if len(calls) == 0 {
-			_, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunRunning}, store.RunCompleted, nil, nil)
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		r.prompts.drop(msgID, len(calls))
-	} else if len(calls) > 0 {
-		// The run row and the messages as this transaction left them.
-		after := *run
-		after.Steps, after.InvalidStreak, after.UpdatedAt = steps, streak, now
-		*next = &carry{run: &after, msgs: append(msgs[:len(msgs):len(msgs)], stored)}
-	}
+	next, err := r.recordModelTurn(context.WithoutCancel(ctx), st, t)
 	if errors.Is(err, errLeaseLost) {
-		return true, nil
+		return nil, true, nil
 	}
-	return len(calls) == 0, err
+	if err != nil {
+		return nil, true, err
+	}
+	return next, len(t.calls) == 0, nil
 }
 
 // toolCallTrace is the data of a "tool_call" trace entry. The arguments
-// themselves are kept once, in the assistant message (and its tool_call
-// event); the trace names them by length in bytes and SHA-256 (hex), which
-// is enough to match a trace line to its message (issue 8: stored bytes).
+// themselves are kept in the assistant message (and its tool_call event);
+// the trace names them by length in bytes and SHA-256 (hex), which is
+// enough to match a trace line to its message.
 func toolCallTrace(c model.ToolCall) map[string]any {
 	sum := sha256.Sum256([]byte(c.Arguments))
 	return map[string]any{"toolCallId": c.ID, "name": c.Name, "argumentsBytes": len(c.Arguments), "argumentsSha256": hex.EncodeToString(sum[:])}

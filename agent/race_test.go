@@ -379,7 +379,7 @@ func TestSweeperClosesOrphans(t *testing.T) {
 					if _, err := tx.RunInsert(ctx, &store.RunInsertParams{ID: rid, SessionID: sid, Agent: "default", Now: past}); err != nil {
 						return err
 					}
-					if _, err := tx.RunUpdate(ctx, &store.RunUpdateParams{ID: rid, To: store.RunCancelled, Now: past}); err != nil {
+					if _, err := tx.RunFinish(ctx, &store.RunFinishParams{ID: rid, To: store.RunCancelled, Now: past}); err != nil {
 						return err
 					}
 					calls := mustMarshal(t, []model.ToolCall{{ID: cid, Name: askuser.ToolAskUser, Arguments: raceAsk}})

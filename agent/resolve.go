@@ -81,7 +81,7 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 				return err
 			}
 			seq = ev.Seq
-			err = r.writeResult(ctx, tx, run, parent, idx, model.ToolCall{ID: it.ToolCallID, Name: it.Tool}, result)
+			_, err = r.writeResult(ctx, tx, run, parent, idx, model.ToolCall{ID: it.ToolCallID, Name: it.Tool}, result)
 			if run.Status.Terminal() && errors.Is(err, store.ErrDuplicate) {
 				err = nil
 			}
@@ -98,7 +98,7 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 		case run.Status.Terminal():
 			return consume()
 		case status == askuser.StatusAnswered:
-			ok, err := tx.RunUpdate(ctx, &store.RunUpdateParams{ID: run.ID, From: []store.RunStatus{store.RunWaitingInput}, To: store.RunRunning, Now: now})
+			ok, err := tx.RunResume(ctx, &store.RunResumeParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, LeaseUntil: now.Add(r.opts.LeaseDuration), Now: now})
 			if err != nil {
 				return err
 			}
@@ -106,9 +106,6 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 				return errNotWaiting
 			}
 			if err := consume(); err != nil {
-				return err
-			}
-			if _, err = tx.RunLease(ctx, &store.RunLeaseParams{ID: run.ID, Owner: r.opts.InstanceID, Until: now.Add(r.opts.LeaseDuration), Now: now}); err != nil {
 				return err
 			}
 			return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunRunning), Now: now})
@@ -162,11 +159,11 @@ func closedResult(p *askuser.Prompt, status askuser.Status) askuser.ToolResult {
 // after the run's row; its error rolls the transaction back.
 func (r *Runner) finish(ctx context.Context, tx store.Tx, run *store.Run, from []store.RunStatus, to store.RunStatus, errEv *ErrorEvent, extra func() error) (bool, error) {
 	now := r.now()
-	p := &store.RunUpdateParams{ID: run.ID, From: from, To: to, Now: now}
+	p := &store.RunFinishParams{ID: run.ID, From: from, To: to, Now: now}
 	if errEv != nil {
 		p.Error = errEv.Message
 	}
-	won, err := tx.RunUpdate(ctx, p)
+	won, err := tx.RunFinish(ctx, p)
 	if err != nil || !won {
 		return won, err
 	}
@@ -208,7 +205,7 @@ func (r *Runner) finish(ctx context.Context, tx store.Tx, run *store.Run, from [
 					return false, err
 				}
 			}
-			if err := r.writeResult(ctx, tx, run, last.ID, mc.index, mc.call, res); err != nil {
+			if _, err := r.writeResult(ctx, tx, run, last.ID, mc.index, mc.call, res); err != nil {
 				return false, err
 			}
 		}
@@ -251,18 +248,6 @@ func (r *Runner) closed(ctx context.Context, tx store.Tx, run *store.Run, it *st
 	r.audit(ctx, tx, it, string(status), "", askuser.Summarize(&req.Prompt, ans))
 	r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": it.ID, "toolCallId": it.ToolCallID, "action": status})
 	return closedResult(&req.Prompt, status), nil
-}
-
-// writeResult stores the ToolResult of one tool call and emits tool_result.
-func (r *Runner) writeResult(ctx context.Context, tx store.Executor, run *store.Run, parentID string, idx int, call model.ToolCall, res askuser.ToolResult) error {
-	if _, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: NewID("msg"), SessionID: run.SessionID, RunID: run.ID, Role: "tool",
-		Content: res.Content, ToolCallID: call.ID, Name: call.Name, IsError: res.IsError, Metadata: res.Metadata,
-		ParentID: parentID, CallIndex: idx, Now: r.now()}); err != nil {
-		return err
-	}
-	r.trace(ctx, tx, run, "tool_result", map[string]any{"toolCallId": call.ID, "name": call.Name, "isError": res.IsError, "content": res.Content})
-	_, err := r.emit(ctx, tx, run.SessionID, EventToolResult, ToolResultEvent{ToolCallID: call.ID, Name: call.Name, Content: res.Content, IsError: res.IsError, Metadata: res.Metadata})
-	return err
 }
 
 func (r *Runner) audit(ctx context.Context, ex store.Executor, it *store.Interaction, action, reason string, summary any) {

@@ -101,9 +101,6 @@ type Runner struct {
 	// the driver then drives them once more instead of leaving them to the
 	// sweeper and a lease expiry (issue 5).
 	again map[string]bool
-	// prompts holds the ask prompts of the last model turns, parsed once
-	// per turn (issue 8).
-	prompts parsedPrompts
 }
 
 // New validates opts and returns a Runner. Call Run to start the sweeper

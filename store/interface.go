@@ -31,12 +31,18 @@ type Executor interface {
 	MessageInsert(ctx context.Context, p *MessageInsertParams) (*Message, error)
 	MessageList(ctx context.Context, sessionID string) ([]*Message, error)
 
+	// RunCheckpoint, RunFinish, RunPause and RunResume are the run's
+	// transitions (DESIGN §4), each one conditional write that reports
+	// whether it won. Pausing or ending a run releases its lease.
+	RunCheckpoint(ctx context.Context, p *RunCheckpointParams) (bool, error)
+	RunFinish(ctx context.Context, p *RunFinishParams) (bool, error)
 	RunGet(ctx context.Context, id string) (*Run, error)
 	RunGetActive(ctx context.Context, sessionID string) (*Run, error)
 	RunInsert(ctx context.Context, p *RunInsertParams) (*Run, error)
 	RunLease(ctx context.Context, p *RunLeaseParams) (bool, error)
 	RunListRecoverable(ctx context.Context, p *RunListRecoverableParams) ([]*Run, error)
-	RunUpdate(ctx context.Context, p *RunUpdateParams) (bool, error)
+	RunPause(ctx context.Context, p *RunPauseParams) (bool, error)
+	RunResume(ctx context.Context, p *RunResumeParams) (bool, error)
 
 	SessionCreate(ctx context.Context, p *SessionCreateParams) (*Session, error)
 	SessionGet(ctx context.Context, id string) (*Session, error)

@@ -32,18 +32,43 @@ type RunInsertParams struct {
 	Now                  time.Time
 }
 
-// RunUpdateParams moves a run from one of From to To, conditionally. When
-// LeaseOwner is set the row must also be leased to it. Error is stored when
-// not empty. Steps and InvalidStreak are written when not nil.
-type RunUpdateParams struct {
-	ID            string
-	From          []RunStatus
-	To            RunStatus
-	LeaseOwner    string
-	Error         string
-	Steps         *int
-	InvalidStreak *int
-	Now           time.Time
+// RunCheckpointParams records a step of a run that is still running and
+// leased to LeaseOwner (DESIGN §4: a model turn, a tool result): the run
+// stays running; Steps and InvalidStreak are written when not nil. It loses
+// when the run is no longer running under that lease.
+type RunCheckpointParams struct {
+	ID, LeaseOwner string
+	Steps          *int
+	InvalidStreak  *int
+	Now            time.Time
+}
+
+// RunPauseParams moves a run that is running and leased to LeaseOwner to
+// waiting_input (DESIGN §4: a question was put). A paused run holds no lease.
+type RunPauseParams struct {
+	ID, LeaseOwner string
+	Now            time.Time
+}
+
+// RunResumeParams moves a run waiting_input back to running, leased to
+// LeaseOwner until LeaseUntil (DESIGN §4: an answer came).
+type RunResumeParams struct {
+	ID, LeaseOwner string
+	LeaseUntil     time.Time
+	Now            time.Time
+}
+
+// RunFinishParams ends a run in To, a terminal status (DESIGN §4), from one
+// of From (running and waiting_input when empty); when LeaseOwner is set the
+// run must also be leased to it. Error is stored when not empty. An ended
+// run holds no lease.
+type RunFinishParams struct {
+	ID         string
+	From       []RunStatus
+	LeaseOwner string
+	To         RunStatus
+	Error      string
+	Now        time.Time
 }
 
 // RunLeaseParams takes or extends the lease of a running run: it wins when

@@ -59,9 +59,24 @@ func (c *countingStore) RunLease(ctx context.Context, p *store.RunLeaseParams) (
 	return c.Store.RunLease(ctx, p)
 }
 
-func (c *countingStore) RunUpdate(ctx context.Context, p *store.RunUpdateParams) (bool, error) {
+func (c *countingStore) RunCheckpoint(ctx context.Context, p *store.RunCheckpointParams) (bool, error) {
 	c.commits.Add(1)
-	return c.Store.RunUpdate(ctx, p)
+	return c.Store.RunCheckpoint(ctx, p)
+}
+
+func (c *countingStore) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool, error) {
+	c.commits.Add(1)
+	return c.Store.RunFinish(ctx, p)
+}
+
+func (c *countingStore) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, error) {
+	c.commits.Add(1)
+	return c.Store.RunPause(ctx, p)
+}
+
+func (c *countingStore) RunResume(ctx context.Context, p *store.RunResumeParams) (bool, error) {
+	c.commits.Add(1)
+	return c.Store.RunResume(ctx, p)
 }
 
 func (c *countingStore) SessionCreate(ctx context.Context, p *store.SessionCreateParams) (*store.Session, error) {

@@ -445,45 +445,57 @@ func (e executor) RunListRecoverable(ctx context.Context, p *store.RunListRecove
 	return collect(rows, "run list recoverable", scanRun)
 }
 
-// RunUpdate implements store.Executor.
-func (e executor) RunUpdate(ctx context.Context, p *store.RunUpdateParams) (bool, error) {
-	args := []any{string(p.To), p.Now.UTC()}
-	arg := func(v any) string {
-		args = append(args, v)
-		return fmt.Sprintf("$%d", len(args))
-	}
-	set := []string{"status = $1", "updated_at = $2"}
-	if p.Error != "" {
-		set = append(set, "error = "+arg(p.Error))
-	}
-	if p.Steps != nil {
-		set = append(set, "steps = "+arg(*p.Steps))
-	}
-	if p.InvalidStreak != nil {
-		set = append(set, "invalid_streak = "+arg(*p.InvalidStreak))
-	}
-	if p.To.Terminal() || p.To == store.RunWaitingInput {
-		set = append(set, "lease_owner = ''", "lease_until = NULL")
-	}
-	where := []string{"id = " + arg(p.ID)}
-	if len(p.From) > 0 {
-		from := make([]string, len(p.From))
-		for i, f := range p.From {
-			from[i] = string(f)
+// releaseLease is the SET clause that frees a run's lease: a run that
+// pauses or ends holds none (RunPause, RunFinish).
+const releaseLease = `lease_owner = '', lease_until = NULL`
+
+// won reports whether the conditional update what changed its one row.
+func won(what string) func(tag pgconn.CommandTag, err error) (bool, error) {
+	return func(tag pgconn.CommandTag, err error) (bool, error) {
+		if isUnique(err) {
+			return false, fmt.Errorf("%s: %w", what, store.ErrRunActive)
 		}
-		where = append(where, "status = ANY("+arg(from)+")")
+		if err != nil {
+			return false, fmt.Errorf("postgres: %s: %w", what, err)
+		}
+		return tag.RowsAffected() == 1, nil
 	}
-	if p.LeaseOwner != "" {
-		where = append(where, "lease_owner = "+arg(p.LeaseOwner))
+}
+
+// RunCheckpoint implements store.Executor.
+func (e executor) RunCheckpoint(ctx context.Context, p *store.RunCheckpointParams) (bool, error) {
+	return won("run checkpoint")(e.q.Exec(ctx, `UPDATE runs SET updated_at = $1, steps = COALESCE($2, steps), invalid_streak = COALESCE($3, invalid_streak)
+		WHERE id = $4 AND status = 'running' AND lease_owner = $5`, p.Now.UTC(), p.Steps, p.InvalidStreak, p.ID, p.LeaseOwner))
+}
+
+// RunPause implements store.Executor.
+func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, error) {
+	return won("run pause")(e.q.Exec(ctx, `UPDATE runs SET status = 'waiting_input', updated_at = $1, `+releaseLease+`
+		WHERE id = $2 AND status = 'running' AND lease_owner = $3`, p.Now.UTC(), p.ID, p.LeaseOwner))
+}
+
+// RunResume implements store.Executor.
+func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool, error) {
+	return won("run resume")(e.q.Exec(ctx, `UPDATE runs SET status = 'running', updated_at = $1, lease_owner = $2, lease_until = $3
+		WHERE id = $4 AND status = 'waiting_input'`, p.Now.UTC(), p.LeaseOwner, ts(p.LeaseUntil), p.ID))
+}
+
+// RunFinish implements store.Executor.
+func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool, error) {
+	if !p.To.Terminal() {
+		return false, fmt.Errorf("postgres: run finish: %q is not an end state", p.To)
 	}
-	tag, err := e.q.Exec(ctx, `UPDATE runs SET `+strings.Join(set, ", ")+` WHERE `+strings.Join(where, " AND "), args...)
-	if isUnique(err) {
-		return false, fmt.Errorf("run update: %w", store.ErrRunActive)
+	from := p.From
+	if len(from) == 0 {
+		from = []store.RunStatus{store.RunRunning, store.RunWaitingInput}
 	}
-	if err != nil {
-		return false, fmt.Errorf("postgres: run update: %w", err)
+	fs := make([]string, len(from))
+	for i, f := range from {
+		fs[i] = string(f)
 	}
-	return tag.RowsAffected() == 1, nil
+	return won("run finish")(e.q.Exec(ctx, `UPDATE runs SET status = $1, updated_at = $2, error = CASE WHEN $3 <> '' THEN $3 ELSE error END, `+releaseLease+`
+		WHERE id = $4 AND status = ANY($5) AND ($6 = '' OR lease_owner = $6)`,
+		string(p.To), p.Now.UTC(), p.Error, p.ID, fs, p.LeaseOwner))
 }
 
 // ---- sessions

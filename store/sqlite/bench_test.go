@@ -80,7 +80,7 @@ func BenchmarkStepTx(b *testing.B) {
 			b.StartTimer()
 			now := time.Now()
 			err := bb.st.InTx(bb.ctx, func(tx store.Tx) error {
-				if _, err := tx.RunUpdate(bb.ctx, &store.RunUpdateParams{ID: run, From: []store.RunStatus{store.RunRunning}, LeaseOwner: "inst", To: store.RunWaitingInput, Now: now}); err != nil {
+				if _, err := tx.RunPause(bb.ctx, &store.RunPauseParams{ID: run, LeaseOwner: "inst", Now: now}); err != nil {
 					return err
 				}
 				if _, err := tx.InteractionInsert(bb.ctx, &store.InteractionInsertParams{ID: "ask_" + sess, SessionID: sess, RunID: run, ToolCallID: "call_" + sess, Tool: "ask_user", Request: benchRequest, Now: now, ExpiresAt: now.Add(24 * time.Hour)}); err != nil {

@@ -449,48 +449,72 @@ func (e executor) RunListRecoverable(ctx context.Context, p *store.RunListRecove
 	return out, rows.Err()
 }
 
-// RunUpdate implements store.Executor.
-func (e executor) RunUpdate(ctx context.Context, p *store.RunUpdateParams) (bool, error) {
-	set := []string{"status = ?", "updated_at = ?"}
-	args := []any{string(p.To), ts(p.Now)}
-	if p.Error != "" {
-		set = append(set, "error = ?")
-		args = append(args, p.Error)
-	}
-	if p.Steps != nil {
-		set = append(set, "steps = ?")
-		args = append(args, *p.Steps)
-	}
-	if p.InvalidStreak != nil {
-		set = append(set, "invalid_streak = ?")
-		args = append(args, *p.InvalidStreak)
-	}
-	if p.To.Terminal() || p.To == store.RunWaitingInput {
-		set = append(set, "lease_owner = ''", "lease_until = 0")
-	}
-	where := []string{"id = ?"}
-	args = append(args, p.ID)
-	if len(p.From) > 0 {
-		ph := make([]string, len(p.From))
-		for i, f := range p.From {
-			ph[i] = "?"
-			args = append(args, string(f))
-		}
-		where = append(where, "status IN ("+strings.Join(ph, ", ")+")")
-	}
-	if p.LeaseOwner != "" {
-		where = append(where, "lease_owner = ?")
-		args = append(args, p.LeaseOwner)
-	}
-	res, err := e.w.ExecContext(ctx, `UPDATE runs SET `+strings.Join(set, ", ")+` WHERE `+strings.Join(where, " AND "), args...)
+// releaseLease is the SET clause that frees a run's lease: a run that
+// pauses or ends holds none (RunPause, RunFinish).
+const releaseLease = `lease_owner = '', lease_until = 0`
+
+func affected(res sql.Result, err error, what string) (bool, error) {
 	if isUnique(err) {
-		return false, fmt.Errorf("run update: %w", store.ErrRunActive)
+		return false, fmt.Errorf("%s: %w", what, store.ErrRunActive)
 	}
 	if err != nil {
-		return false, fmt.Errorf("sqlite: run update: %w", err)
+		return false, fmt.Errorf("sqlite: %s: %w", what, err)
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
+}
+
+func nullInt(v *int) any {
+	if v == nil {
+		return nil
+	}
+	return *v
+}
+
+// RunCheckpoint implements store.Executor.
+func (e executor) RunCheckpoint(ctx context.Context, p *store.RunCheckpointParams) (bool, error) {
+	res, err := e.w.ExecContext(ctx, `UPDATE runs SET updated_at = ?, steps = COALESCE(?, steps), invalid_streak = COALESCE(?, invalid_streak)
+		WHERE id = ? AND status = 'running' AND lease_owner = ?`, ts(p.Now), nullInt(p.Steps), nullInt(p.InvalidStreak), p.ID, p.LeaseOwner)
+	return affected(res, err, "run checkpoint")
+}
+
+// RunPause implements store.Executor.
+func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, error) {
+	res, err := e.w.ExecContext(ctx, `UPDATE runs SET status = 'waiting_input', updated_at = ?, `+releaseLease+`
+		WHERE id = ? AND status = 'running' AND lease_owner = ?`, ts(p.Now), p.ID, p.LeaseOwner)
+	return affected(res, err, "run pause")
+}
+
+// RunResume implements store.Executor.
+func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool, error) {
+	res, err := e.w.ExecContext(ctx, `UPDATE runs SET status = 'running', updated_at = ?, lease_owner = ?, lease_until = ?
+		WHERE id = ? AND status = 'waiting_input'`, ts(p.Now), p.LeaseOwner, ts(p.LeaseUntil), p.ID)
+	return affected(res, err, "run resume")
+}
+
+// RunFinish implements store.Executor.
+func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool, error) {
+	if !p.To.Terminal() {
+		return false, fmt.Errorf("sqlite: run finish: %q is not an end state", p.To)
+	}
+	from := p.From
+	if len(from) == 0 {
+		from = []store.RunStatus{store.RunRunning, store.RunWaitingInput}
+	}
+	args := []any{string(p.To), ts(p.Now), p.Error, p.ID}
+	ph := make([]string, len(from))
+	for i, f := range from {
+		ph[i] = "?"
+		args = append(args, string(f))
+	}
+	q := `UPDATE runs SET status = ?1, updated_at = ?2, error = CASE WHEN ?3 <> '' THEN ?3 ELSE error END, ` + releaseLease + `
+		WHERE id = ?4 AND status IN (` + strings.Join(ph, ", ") + `)`
+	if p.LeaseOwner != "" {
+		q += ` AND lease_owner = ?`
+		args = append(args, p.LeaseOwner)
+	}
+	res, err := e.w.ExecContext(ctx, q, args...)
+	return affected(res, err, "run finish")
 }
 
 // ---- sessions

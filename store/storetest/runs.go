@@ -33,20 +33,21 @@ func exerciseRuns(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.ErrorIs(t, err, store.ErrRunActive)
 
 		// waiting_input is active too.
-		won, err := b.st.RunUpdate(b.ctx, &store.RunUpdateParams{ID: r.ID, From: []store.RunStatus{store.RunRunning}, To: store.RunWaitingInput, Now: T0})
+		won, err := b.st.RunPause(b.ctx, &store.RunPauseParams{ID: r.ID, LeaseOwner: "inst_a", Now: T0})
 		require.NoError(t, err)
 		require.True(t, won)
 		_, err = b.st.RunInsert(b.ctx, &store.RunInsertParams{ID: b.id("run"), SessionID: r.SessionID, Agent: "default", Now: T0})
 		require.ErrorIs(t, err, store.ErrRunActive)
 
 		// Once it ended, a new run may start; the old one cannot come back.
-		won, err = b.st.RunUpdate(b.ctx, &store.RunUpdateParams{ID: r.ID, From: []store.RunStatus{store.RunWaitingInput}, To: store.RunCancelled, Now: T0})
+		won, err = b.st.RunFinish(b.ctx, &store.RunFinishParams{ID: r.ID, From: []store.RunStatus{store.RunWaitingInput}, To: store.RunCancelled, Now: T0})
 		require.NoError(t, err)
 		require.True(t, won)
 		r2, err := b.st.RunInsert(b.ctx, &store.RunInsertParams{ID: b.id("run"), SessionID: r.SessionID, Agent: "default", Now: T0})
 		require.NoError(t, err)
-		_, err = b.st.RunUpdate(b.ctx, &store.RunUpdateParams{ID: r.ID, To: store.RunRunning, Now: T0})
-		require.ErrorIs(t, err, store.ErrRunActive)
+		won, err = b.st.RunResume(b.ctx, &store.RunResumeParams{ID: r.ID, LeaseOwner: "inst_a", LeaseUntil: T0.Add(time.Minute), Now: T0})
+		require.NoError(t, err)
+		require.False(t, won, "an ended run does not come back")
 		act, err := b.st.RunGetActive(b.ctx, r.SessionID)
 		require.NoError(t, err)
 		require.Equal(t, r2.ID, act.ID)
@@ -64,63 +65,129 @@ func exerciseRuns(t *testing.T, newStore func(t *testing.T) store.Store) {
 		})
 		require.Equal(t, 1, wins)
 	})
-	t.Run("ConditionalUpdate", func(t *testing.T) {
+	t.Run("Checkpoint", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, newStore)
 		r := b.run(t)
-		// Wrong from-state: nothing changes.
-		won, err := b.st.RunUpdate(b.ctx, &store.RunUpdateParams{ID: r.ID, From: []store.RunStatus{store.RunWaitingInput}, To: store.RunCompleted, Now: T0})
-		require.NoError(t, err)
-		require.False(t, won)
-		// Wrong lease owner: nothing changes.
-		won, err = b.st.RunUpdate(b.ctx, &store.RunUpdateParams{ID: r.ID, From: []store.RunStatus{store.RunRunning}, LeaseOwner: "inst_b", To: store.RunRunning, Steps: ptr(1), Now: T0})
-		require.NoError(t, err)
-		require.False(t, won)
+		check := func(p store.RunCheckpointParams) bool {
+			t.Helper()
+			won, err := b.st.RunCheckpoint(b.ctx, &p)
+			require.NoError(t, err)
+			return won
+		}
+		require.False(t, check(store.RunCheckpointParams{ID: r.ID, LeaseOwner: "inst_b", Steps: ptr(1), Now: T0}), "another lease owner")
 		got, err := b.st.RunGet(b.ctx, r.ID)
 		require.NoError(t, err)
-		require.Equal(t, store.RunRunning, got.Status)
 		require.Equal(t, 0, got.Steps)
-		// The owner's checkpoint: steps and streak written, lease kept.
-		won, err = b.st.RunUpdate(b.ctx, &store.RunUpdateParams{ID: r.ID, From: []store.RunStatus{store.RunRunning}, LeaseOwner: "inst_a", To: store.RunRunning,
-			Steps: ptr(3), InvalidStreak: ptr(2), Now: T0.Add(time.Second)})
-		require.NoError(t, err)
-		require.True(t, won)
+		require.True(t, check(store.RunCheckpointParams{ID: r.ID, LeaseOwner: "inst_a", Steps: ptr(3), InvalidStreak: ptr(2), Now: T0.Add(time.Second)}))
+		require.True(t, check(store.RunCheckpointParams{ID: r.ID, LeaseOwner: "inst_a", Now: T0.Add(2 * time.Second)}), "nil fields are kept")
 		got, err = b.st.RunGet(b.ctx, r.ID)
 		require.NoError(t, err)
+		require.Equal(t, store.RunRunning, got.Status)
 		require.Equal(t, 3, got.Steps)
 		require.Equal(t, 2, got.InvalidStreak)
-		require.Equal(t, "inst_a", got.LeaseOwner)
-		require.Equal(t, T0.Add(time.Second), got.UpdatedAt)
-		// Pausing releases the lease.
-		won, err = b.st.RunUpdate(b.ctx, &store.RunUpdateParams{ID: r.ID, From: []store.RunStatus{store.RunRunning}, To: store.RunWaitingInput, Now: T0})
+		require.Equal(t, "inst_a", got.LeaseOwner, "a checkpoint keeps the lease")
+		require.Equal(t, T0.Add(time.Minute), got.LeaseUntil)
+		require.Equal(t, T0.Add(2*time.Second), got.UpdatedAt)
+		_, err = b.st.RunPause(b.ctx, &store.RunPauseParams{ID: r.ID, LeaseOwner: "inst_a", Now: T0})
+		require.NoError(t, err)
+		require.False(t, check(store.RunCheckpointParams{ID: r.ID, LeaseOwner: "inst_a", Now: T0}), "a paused run takes no checkpoint")
+	})
+	// DESIGN §4: a run that pauses or ends holds no lease; only its owner
+	// pauses it; only a paused run resumes; only a live run ends, once.
+	t.Run("PauseResumeFinish", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		get := func(id string) *store.Run {
+			t.Helper()
+			got, err := b.st.RunGet(b.ctx, id)
+			require.NoError(t, err)
+			return got
+		}
+		released := func(id string) {
+			t.Helper()
+			got := get(id)
+			require.Equal(t, "", got.LeaseOwner, "%s releases the lease", got.Status)
+			require.True(t, got.LeaseUntil.IsZero(), "%s releases the lease", got.Status)
+		}
+		r := b.run(t)
+		won, err := b.st.RunPause(b.ctx, &store.RunPauseParams{ID: r.ID, LeaseOwner: "inst_b", Now: T0})
+		require.NoError(t, err)
+		require.False(t, won, "only the lease owner pauses")
+		won, err = b.st.RunResume(b.ctx, &store.RunResumeParams{ID: r.ID, LeaseOwner: "inst_b", LeaseUntil: T0.Add(time.Minute), Now: T0})
+		require.NoError(t, err)
+		require.False(t, won, "a running run does not resume")
+		won, err = b.st.RunPause(b.ctx, &store.RunPauseParams{ID: r.ID, LeaseOwner: "inst_a", Now: T0.Add(time.Second)})
 		require.NoError(t, err)
 		require.True(t, won)
-		got, err = b.st.RunGet(b.ctx, r.ID)
+		require.Equal(t, store.RunWaitingInput, get(r.ID).Status)
+		released(r.ID)
+		won, err = b.st.RunPause(b.ctx, &store.RunPauseParams{ID: r.ID, LeaseOwner: "inst_a", Now: T0})
 		require.NoError(t, err)
-		require.Equal(t, "", got.LeaseOwner)
-		require.True(t, got.LeaseUntil.IsZero())
-		// Failing stores the error; a terminal run stays terminal.
-		won, err = b.st.RunUpdate(b.ctx, &store.RunUpdateParams{ID: r.ID, From: []store.RunStatus{store.RunWaitingInput, store.RunRunning}, To: store.RunFailed, Error: "boom", Now: T0})
+		require.False(t, won, "a paused run does not pause again")
+
+		won, err = b.st.RunResume(b.ctx, &store.RunResumeParams{ID: r.ID, LeaseOwner: "inst_b", LeaseUntil: T0.Add(time.Hour), Now: T0.Add(2 * time.Second)})
 		require.NoError(t, err)
 		require.True(t, won)
-		won, err = b.st.RunUpdate(b.ctx, &store.RunUpdateParams{ID: r.ID, From: []store.RunStatus{store.RunWaitingInput, store.RunRunning}, To: store.RunCancelled, Now: T0})
+		got := get(r.ID)
+		require.Equal(t, store.RunRunning, got.Status)
+		require.Equal(t, "inst_b", got.LeaseOwner, "the resumer holds the lease")
+		require.Equal(t, T0.Add(time.Hour), got.LeaseUntil)
+		require.Equal(t, T0.Add(2*time.Second), got.UpdatedAt)
+
+		won, err = b.st.RunFinish(b.ctx, &store.RunFinishParams{ID: r.ID, LeaseOwner: "inst_a", To: store.RunCompleted, Now: T0})
 		require.NoError(t, err)
-		require.False(t, won)
-		got, err = b.st.RunGet(b.ctx, r.ID)
+		require.False(t, won, "another owner's run")
+		won, err = b.st.RunFinish(b.ctx, &store.RunFinishParams{ID: r.ID, From: []store.RunStatus{store.RunWaitingInput}, To: store.RunCompleted, Now: T0})
 		require.NoError(t, err)
+		require.False(t, won, "not in From")
+		won, err = b.st.RunFinish(b.ctx, &store.RunFinishParams{ID: r.ID, LeaseOwner: "inst_b", To: store.RunFailed, Error: "boom", Now: T0.Add(3 * time.Second)})
+		require.NoError(t, err)
+		require.True(t, won)
+		got = get(r.ID)
 		require.Equal(t, store.RunFailed, got.Status)
 		require.Equal(t, "boom", got.Error)
+		require.Equal(t, T0.Add(3*time.Second), got.UpdatedAt)
+		released(r.ID)
+		won, err = b.st.RunFinish(b.ctx, &store.RunFinishParams{ID: r.ID, To: store.RunCancelled, Now: T0})
+		require.NoError(t, err)
+		require.False(t, won, "an ended run stays ended")
+		require.Equal(t, "boom", get(r.ID).Error)
 		_, err = b.st.RunGetActive(b.ctx, r.SessionID)
 		require.ErrorIs(t, err, store.ErrNotFound)
+		_, err = b.st.RunFinish(b.ctx, &store.RunFinishParams{ID: r.ID, To: store.RunRunning, Now: T0})
+		require.Error(t, err, "running is not an end state")
+
+		// Every end state releases the lease, from running and from waiting_input.
+		for _, to := range []store.RunStatus{store.RunCompleted, store.RunCancelled, store.RunExpired, store.RunFailed} {
+			for _, pause := range []bool{false, true} {
+				r := b.run(t)
+				if pause {
+					_, err := b.st.RunPause(b.ctx, &store.RunPauseParams{ID: r.ID, LeaseOwner: "inst_a", Now: T0})
+					require.NoError(t, err)
+				}
+				won, err := b.st.RunFinish(b.ctx, &store.RunFinishParams{ID: r.ID, To: to, Now: T0})
+				require.NoError(t, err)
+				require.True(t, won)
+				require.Equal(t, to, get(r.ID).Status)
+				released(r.ID)
+				won, err = b.st.RunLease(b.ctx, &store.RunLeaseParams{ID: r.ID, Owner: "inst_c", Until: T0.Add(time.Hour), Now: T0.Add(time.Hour)})
+				require.NoError(t, err)
+				require.False(t, won, "an ended run is not leased")
+			}
+		}
 	})
 	t.Run("RacingTransitionsOneWins", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, newStore)
 		r := b.run(t)
-		_, err := b.st.RunUpdate(b.ctx, &store.RunUpdateParams{ID: r.ID, From: []store.RunStatus{store.RunRunning}, To: store.RunWaitingInput, Now: T0})
+		_, err := b.st.RunPause(b.ctx, &store.RunPauseParams{ID: r.ID, LeaseOwner: "inst_a", Now: T0})
 		require.NoError(t, err)
 		wins := race(t, 30, func(i int) (bool, error) {
-			return b.st.RunUpdate(b.ctx, &store.RunUpdateParams{ID: r.ID, From: []store.RunStatus{store.RunWaitingInput}, To: store.RunRunning, Now: T0})
+			if i%2 == 0 {
+				return b.st.RunFinish(b.ctx, &store.RunFinishParams{ID: r.ID, From: []store.RunStatus{store.RunWaitingInput}, To: store.RunCancelled, Now: T0})
+			}
+			return b.st.RunResume(b.ctx, &store.RunResumeParams{ID: r.ID, LeaseOwner: b.id("inst"), LeaseUntil: T0.Add(time.Minute), Now: T0})
 		})
 		require.Equal(t, 1, wins)
 	})
@@ -175,7 +242,7 @@ func exerciseLeases(t *testing.T, newStore func(t *testing.T) store.Store) {
 		t.Parallel()
 		b := setup(t, newStore)
 		r := b.run(t)
-		_, err := b.st.RunUpdate(b.ctx, &store.RunUpdateParams{ID: r.ID, From: []store.RunStatus{store.RunRunning}, To: store.RunWaitingInput, Now: T0})
+		_, err := b.st.RunPause(b.ctx, &store.RunPauseParams{ID: r.ID, LeaseOwner: "inst_a", Now: T0})
 		require.NoError(t, err)
 		won, err := b.st.RunLease(b.ctx, &store.RunLeaseParams{ID: r.ID, Owner: "inst_b", Until: T0.Add(time.Minute), Now: T0})
 		require.NoError(t, err)

@@ -71,7 +71,7 @@ func exerciseText(t *testing.T, newStore func(t *testing.T) store.Store) {
 			require.NoError(t, err)
 			require.Equal(t, string(js), string(it2.Answer))
 
-			ok, err = b.st.RunUpdate(b.ctx, &store.RunUpdateParams{ID: r.ID, From: []store.RunStatus{store.RunRunning}, To: store.RunFailed, Error: text, Now: T0})
+			ok, err = b.st.RunFinish(b.ctx, &store.RunFinishParams{ID: r.ID, To: store.RunFailed, Error: text, Now: T0})
 			require.NoError(t, err)
 			require.True(t, ok)
 			run, err := b.st.RunGet(b.ctx, r.ID)

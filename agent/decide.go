@@ -1,0 +1,123 @@
+package agent
+
+import (
+	"fmt"
+
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/store"
+)
+
+// state is a run as the last transition left it: its row and, when known,
+// its session's messages, plus the ask prompts the last model turn parsed
+// (by tool call id) so that they are not parsed again. Every transition
+// returns the state it committed; the driver loads a state only when it has
+// none (the first step of a driver, after a lost write).
+type state struct {
+	run     *store.Run
+	msgs    []*store.Message // nil: not loaded yet
+	prompts map[string]*askuser.Prompt
+}
+
+// actionKind names what the next step of a run does (DESIGN §4).
+type actionKind int
+
+const (
+	// actStop: the run is not ours to drive (paused, ended, leased elsewhere).
+	actStop actionKind = iota
+	// actFail: the run fails with code and message.
+	actFail
+	// actModel: call the model with the conversation.
+	actModel
+	// actResult: give call a ToolResult that needs no tool and no person
+	// (an unknown tool, rejected arguments).
+	actResult
+	// actTool: run call's tool and record its result.
+	actTool
+	// actAsk: put call's question to a person and pause.
+	actAsk
+)
+
+// action is decide's answer.
+type action struct {
+	kind          actionKind
+	code, message string // actFail
+	parent        string // the assistant message holding call
+	call          pendingCall
+	result        askuser.ToolResult // actResult
+	prompt        *askuser.Prompt    // actAsk
+}
+
+// decideInput is everything decide looks at.
+type decideInput struct {
+	state    *state
+	instance string // this process's lease owner name
+	agent    *Agent // nil: the run's agent no longer exists
+	// registered reports whether a tool of that name is registered.
+	registered func(name string) bool
+}
+
+// decide is the state machine's choice of the next step of a run, a pure
+// function of the stored rows: stop unless the run is running under this
+// process's lease; give the tool calls of the run's last assistant message
+// their results in call order, first every call that needs no person, then
+// the first question; otherwise call the model, unless the run reached its
+// step limit or its invalid-ask limit.
+func decide(in decideInput) action {
+	run := in.state.run
+	if run.Status != store.RunRunning || run.LeaseOwner != in.instance {
+		return action{kind: actStop}
+	}
+	a := in.agent
+	if a == nil {
+		return action{kind: actFail, code: "agent_not_found", message: fmt.Sprintf("agent %q no longer exists", run.Agent)}
+	}
+	if last, missing := missingCalls(in.state.msgs, run.ID); len(missing) > 0 {
+		var ask *action
+		for _, pc := range missing {
+			c := pc.call
+			switch {
+			case !in.registered(c.Name) || !a.Tools.Allows(c.Name):
+				return action{kind: actResult, parent: last.ID, call: pc,
+					result: askuser.ToolResult{Content: fmt.Sprintf("unknown tool %q: this agent has no such tool", c.Name), IsError: true}}
+			case truncatedCall(c):
+				why, _ := truncatedArguments(c.Arguments)
+				return action{kind: actResult, parent: last.ID, call: pc,
+					result: askuser.ToolResult{Content: "invalid arguments for " + c.Name + ": " + why, IsError: true}}
+			case askuser.IsAskTool(c.Name):
+				p, err := promptOf(in.state, c)
+				if err != nil {
+					return action{kind: actResult, parent: last.ID, call: pc,
+						result: askuser.ToolResult{Content: "invalid arguments for " + c.Name + ": " + err.Error(), IsError: true}}
+				}
+				if ask == nil {
+					ask = &action{kind: actAsk, parent: last.ID, call: pc, prompt: p}
+				}
+			default:
+				return action{kind: actTool, parent: last.ID, call: pc}
+			}
+		}
+		return *ask
+	}
+	if run.InvalidStreak > MaxInvalidAskRetries {
+		return action{kind: actFail, code: "invalid_tool_arguments", message: fmt.Sprintf("the model sent invalid ask arguments %d times in a row", run.InvalidStreak)}
+	}
+	if run.Steps >= a.MaxSteps {
+		return action{kind: actFail, code: "max_steps", message: fmt.Sprintf("the run reached its limit of %d model calls", a.MaxSteps)}
+	}
+	return action{kind: actModel}
+}
+
+// promptOf is the prompt of ask call c: the one the model turn parsed, or a
+// parse of the stored arguments.
+func promptOf(st *state, c model.ToolCall) (*askuser.Prompt, error) {
+	if p := st.prompts[c.ID]; p != nil {
+		return p, nil
+	}
+	return askuser.ParseArgs(c.Name, c.Arguments)
+}
+
+func truncatedCall(c model.ToolCall) bool {
+	_, ok := truncatedArguments(c.Arguments)
+	return ok
+}

@@ -1,0 +1,184 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/store"
+)
+
+// The transitions of DESIGN §4. Each is one transaction that writes the
+// run's row first (a conditional write, so a transition on a run that moved
+// on loses), then its rows, events, trace and audit entries together, and
+// returns what it committed. docs/design.md draws them:
+//
+//	start            Start → running                     (Runner.Start)
+//	recordModelTurn  running → running | completed        (a model turn)
+//	recordToolResult running → running                    (a ToolResult)
+//	pause            running → waiting_input              (a question put)
+//	resolve          waiting_input → running | cancelled | expired
+//	finish           running | waiting_input → an end state
+//
+// pause takes an interaction of any kind (a question, later an approval or an
+// elicitation); finish and resolve take an extra func that writes the rows of
+// whatever ended the run in the same transaction.
+
+// modelTurn is what a model call produced, as recordModelTurn stores it.
+type modelTurn struct {
+	msgID     string
+	message   model.Message    // content and reasoning
+	calls     []model.ToolCall // as stored: unique ids, rejected arguments bounded
+	traces    []map[string]any // the tool_call trace of each call (the whole arguments' length and hash)
+	callTrace map[string]any   // the model_call trace
+	rest      string           // streamed text not committed yet
+	streak    int              // the run's invalid-ask streak after this turn
+	prompts   map[string]*askuser.Prompt
+}
+
+// recordModelTurn stores a model turn: the run's step count and invalid
+// streak, the model_call trace, the assistant message with its tool calls,
+// the rest of its streamed text, the message and tool_call events. A turn
+// without tool calls completes the run in the same transaction. It returns
+// the run and messages as committed (errLeaseLost when the run is no longer
+// running under this process's lease).
+func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*state, error) {
+	run := st.run
+	steps := run.Steps + 1
+	var callsJSON json.RawMessage
+	if len(t.calls) > 0 {
+		var err error
+		if callsJSON, err = json.Marshal(t.calls); err != nil {
+			return nil, err
+		}
+	}
+	now := r.now()
+	var stored *store.Message
+	err := r.st.InTx(ctx, func(tx store.Tx) error {
+		won, err := tx.RunCheckpoint(ctx, &store.RunCheckpointParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Steps: &steps, InvalidStreak: &t.streak, Now: now})
+		if err != nil || !won {
+			return errLost(err)
+		}
+		if err := tx.TraceInsert(ctx, &store.TraceInsertParams{SessionID: run.SessionID, RunID: run.ID, Kind: "model_call", Data: mustJSON(t.callTrace), Now: now}); err != nil {
+			return err
+		}
+		if stored, err = tx.MessageInsert(ctx, &store.MessageInsertParams{ID: t.msgID, SessionID: run.SessionID, RunID: run.ID, Role: "assistant",
+			Content: t.message.Content, ToolCalls: callsJSON, Metadata: assistantMetadata(t.message), Now: now}); err != nil {
+			return err
+		}
+		if t.rest != "" {
+			if _, err := r.emit(ctx, tx, run.SessionID, EventMessageDelta, MessageDeltaEvent{MessageID: t.msgID, Delta: t.rest}); err != nil {
+				return err
+			}
+		}
+		if _, err := r.emit(ctx, tx, run.SessionID, EventMessage, MessageEvent{MessageID: t.msgID, Role: "assistant", Content: t.message.Content, Reasoning: reasoningText(t.message)}); err != nil {
+			return err
+		}
+		for i, c := range t.calls {
+			r.trace(ctx, tx, run, "tool_call", t.traces[i])
+			if _, err := r.emit(ctx, tx, run.SessionID, EventToolCall, ToolCallEvent{ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments}); err != nil {
+				return err
+			}
+		}
+		if len(t.calls) == 0 {
+			_, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunRunning}, store.RunCompleted, nil, nil)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	after := *run
+	after.Steps, after.InvalidStreak, after.UpdatedAt = steps, t.streak, now
+	if len(t.calls) == 0 {
+		after.Status, after.LeaseOwner, after.LeaseUntil = store.RunCompleted, "", time.Time{}
+	}
+	return &state{run: &after, msgs: append(st.msgs[:len(st.msgs):len(st.msgs)], stored), prompts: t.prompts}, nil
+}
+
+// recordToolResult stores the ToolResult of one tool call of the run's last
+// assistant message (parent) and its tool_result event, conditionally on
+// the run still running under this process's lease. It returns the state
+// with the result appended (errLeaseLost when the write lost,
+// store.ErrDuplicate when the call already had a result).
+func (r *Runner) recordToolResult(ctx context.Context, st *state, parent string, pc pendingCall, res askuser.ToolResult) (*state, error) {
+	run := st.run
+	now := r.now()
+	var stored *store.Message
+	err := r.st.InTx(ctx, func(tx store.Tx) error {
+		won, err := tx.RunCheckpoint(ctx, &store.RunCheckpointParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Now: now})
+		if err != nil || !won {
+			return errLost(err)
+		}
+		stored, err = r.writeResult(ctx, tx, run, parent, pc.index, pc.call, res)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	after := *run
+	after.UpdatedAt = now
+	return &state{run: &after, msgs: append(st.msgs[:len(st.msgs):len(st.msgs)], stored), prompts: st.prompts}, nil
+}
+
+// interaction is what pause puts in front of a person: a question (ask_user,
+// AskUser) or any later kind (DESIGN §10 approvals, §11 elicitations).
+type interaction struct {
+	ID, ToolCallID, Tool string
+	// Request is the stored request (askuser.InputRequest without
+	// resumable for a question).
+	Request json.RawMessage
+	// Event is the payload of the user_input_required event.
+	Event any
+	// Audit is the summary of the "requested" audit entry.
+	Audit     any
+	ExpiresAt time.Time
+}
+
+// pause moves the run to waiting_input and, in the same transaction, stores
+// the interaction, emits user_input_required and writes the audit and trace
+// entries (persist first, then emit). It returns errLeaseLost when the run
+// is no longer running under this process's lease, so that a run that a
+// cancel ended never pauses.
+func (r *Runner) pause(ctx context.Context, run *store.Run, in interaction) error {
+	now := r.now()
+	return r.st.InTx(ctx, func(tx store.Tx) error {
+		won, err := tx.RunPause(ctx, &store.RunPauseParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Now: now})
+		if err != nil || !won {
+			return errLost(err)
+		}
+		it, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: in.ID, SessionID: run.SessionID, RunID: run.ID,
+			ToolCallID: in.ToolCallID, Tool: in.Tool, Request: in.Request, Now: now, ExpiresAt: in.ExpiresAt})
+		if errors.Is(err, store.ErrDuplicate) {
+			// The call was asked before (an interaction and its pause are
+			// one transaction): pause rather than ask twice.
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := r.emit(ctx, tx, run.SessionID, EventUserInputRequired, in.Event); err != nil {
+			return err
+		}
+		r.audit(ctx, tx, it, "requested", "", in.Audit)
+		r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": in.ID, "toolCallId": in.ToolCallID, "action": "requested"})
+		return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunWaitingInput), Now: now})
+	})
+}
+
+// writeResult stores the ToolResult of one tool call and emits tool_result.
+func (r *Runner) writeResult(ctx context.Context, tx store.Executor, run *store.Run, parentID string, idx int, call model.ToolCall, res askuser.ToolResult) (*store.Message, error) {
+	m, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: NewID("msg"), SessionID: run.SessionID, RunID: run.ID, Role: "tool",
+		Content: res.Content, ToolCallID: call.ID, Name: call.Name, IsError: res.IsError, Metadata: res.Metadata,
+		ParentID: parentID, CallIndex: idx, Now: r.now()})
+	if err != nil {
+		return nil, err
+	}
+	r.trace(ctx, tx, run, "tool_result", map[string]any{"toolCallId": call.ID, "name": call.Name, "isError": res.IsError, "content": res.Content})
+	_, err = r.emit(ctx, tx, run.SessionID, EventToolResult, ToolResultEvent{ToolCallID: call.ID, Name: call.Name, Content: res.Content, IsError: res.IsError, Metadata: res.Metadata})
+	return m, err
+}
