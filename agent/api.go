@@ -133,11 +133,6 @@ func (r *Runner) session(ctx context.Context, owner, id string) (*store.Session,
 	return s, err
 }
 
-// Session returns owner's session id (ErrSessionNotFound otherwise).
-func (r *Runner) Session(ctx context.Context, owner, id string) (*store.Session, error) {
-	return r.session(ctx, owner, id)
-}
-
 // ContinueParams answers request RequestID of SessionID (POST
 // /api/chat/continue, seed 000 §2).
 type ContinueParams struct {

@@ -157,9 +157,6 @@ func New(opts Options) (*Runner, error) {
 // DefaultAgent is the agent new runs use.
 func (r *Runner) DefaultAgent() *Agent { return r.first }
 
-// Store is the runner's store.
-func (r *Runner) Store() store.Store { return r.st }
-
 func (r *Runner) now() time.Time { return r.opts.Now().UTC() }
 
 func (r *Runner) fault(point string) {

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"time"
@@ -171,6 +173,8 @@ func (r *Runner) pause(ctx context.Context, run *store.Run, in interaction) erro
 }
 
 // writeResult stores the ToolResult of one tool call and emits tool_result.
+// The content is kept in the message and its event; the trace names it by
+// length and SHA-256 (Runner.Trace shows it from the message).
 func (r *Runner) writeResult(ctx context.Context, tx store.Executor, run *store.Run, parentID string, idx int, call model.ToolCall, res askuser.ToolResult) (*store.Message, error) {
 	m, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: NewID("msg"), SessionID: run.SessionID, RunID: run.ID, Role: "tool",
 		Content: res.Content, ToolCallID: call.ID, Name: call.Name, IsError: res.IsError, Metadata: res.Metadata,
@@ -178,7 +182,9 @@ func (r *Runner) writeResult(ctx context.Context, tx store.Executor, run *store.
 	if err != nil {
 		return nil, err
 	}
-	r.trace(ctx, tx, run, "tool_result", map[string]any{"toolCallId": call.ID, "name": call.Name, "isError": res.IsError, "content": res.Content})
+	sum := sha256.Sum256([]byte(res.Content))
+	r.trace(ctx, tx, run, "tool_result", map[string]any{"toolCallId": call.ID, "name": call.Name, "isError": res.IsError,
+		"contentBytes": len(res.Content), "contentSha256": hex.EncodeToString(sum[:])})
 	_, err = r.emit(ctx, tx, run.SessionID, EventToolResult, ToolResultEvent{ToolCallID: call.ID, Name: call.Name, Content: res.Content, IsError: res.IsError, Metadata: res.Metadata})
 	return m, err
 }

@@ -72,7 +72,7 @@ func setupSSE(b *testing.B, events int) *sseBundle {
 
 func benchStream(b *testing.B, events int) {
 	bb := setupSSE(b, events)
-	stop := func(ev *store.Event) bool { return ev.Seq == bb.last }
+	stop := func(ev agent.Event) bool { return ev.Seq == bb.last }
 	req := httptest.NewRequest("GET", "/api/sessions/"+bb.session+"/events", nil)
 	rec := httptest.NewRecorder()
 	bb.srv.stream(rec, req, bb.session, 0, stop)

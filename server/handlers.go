@@ -1,18 +1,14 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/store"
 )
 
-type storeSessionList = store.SessionListParams
-
-func (s *Server) ownSession(w http.ResponseWriter, r *http.Request) (*store.Session, bool) {
+func (s *Server) ownSession(w http.ResponseWriter, r *http.Request) (*api.SessionView, bool) {
 	ss, err := s.opts.Runner.Session(r.Context(), Principal(r.Context()), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, err)
@@ -22,35 +18,10 @@ func (s *Server) ownSession(w http.ResponseWriter, r *http.Request) (*store.Sess
 }
 
 func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
-	ss, ok := s.ownSession(w, r)
-	if !ok {
-		return
-	}
-	ctx := r.Context()
-	msgs, err := s.opts.Runner.Store().MessageList(ctx, ss.ID)
+	t, err := s.opts.Runner.Transcript(r.Context(), Principal(r.Context()), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
-	}
-	its, err := s.opts.Runner.Interactions(ctx, ss.ID)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	t := api.Transcript{Session: api.SessionView{ID: ss.ID, Title: ss.Title, Status: ss.Status, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt}, LastEventID: ss.LastSeq,
-		Messages: make([]api.MessageView, 0, len(msgs)), Interactions: its}
-	for _, m := range msgs {
-		v := api.MessageView{ID: m.ID, RunID: m.RunID, Role: api.Role(m.Role), Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name, IsError: m.IsError, Metadata: m.Metadata, CreatedAt: m.CreatedAt}
-		if len(m.ToolCalls) > 0 {
-			_ = json.Unmarshal(m.ToolCalls, &v.ToolCalls)
-		}
-		if m.Role == "assistant" {
-			v.Metadata = nil
-			if r := agent.MessageReasoning(m); r != nil {
-				v.Reasoning = r.Text
-			}
-		}
-		t.Messages = append(t.Messages, v)
 	}
 	writeJSON(w, http.StatusOK, t)
 }
@@ -88,29 +59,12 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleTrace(w http.ResponseWriter, r *http.Request) {
-	ss, ok := s.ownSession(w, r)
-	if !ok {
-		return
-	}
-	st := s.opts.Runner.Store()
-	tr, err := st.TraceList(r.Context(), ss.ID)
+	tv, err := s.opts.Runner.Trace(r.Context(), Principal(r.Context()), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	au, err := st.AuditList(r.Context(), ss.ID)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	out := api.TraceView{Trace: make([]api.TraceItem, 0, len(tr)), Audit: make([]api.AuditItem, 0, len(au))}
-	for _, t := range tr {
-		out.Trace = append(out.Trace, api.TraceItem{Kind: t.Kind, RunID: t.RunID, At: t.At, Data: t.Data})
-	}
-	for _, a := range au {
-		out.Audit = append(out.Audit, api.AuditItem{RequestID: a.RequestID, ToolCallID: a.ToolCallID, RunID: a.RunID, Action: a.Action, Reason: a.Reason, Summary: a.Summary, At: a.At})
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, tv)
 }
 
 func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {

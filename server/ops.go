@@ -9,7 +9,6 @@ import (
 
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/store"
 )
 
 // ReadyCheck is one dependency GET /readyz asks (beside the store), such as
@@ -35,22 +34,7 @@ type CheckRes struct {
 	DurationMS float64 `json:"durationMs"`
 }
 
-// pinger is a store that answers a trivial query (both drivers).
-type pinger interface {
-	Ping(ctx context.Context) error
-}
-
-func (s *Server) storeCheck(ctx context.Context) error {
-	st := s.opts.Runner.Store()
-	if p, ok := st.(pinger); ok {
-		return p.Ping(ctx)
-	}
-	// A lookup of a session that cannot exist must come back "not found".
-	if _, err := st.SessionGet(ctx, "readyz"); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	return nil
-}
+func (s *Server) storeCheck(ctx context.Context) error { return s.opts.Runner.Ready(ctx) }
 
 // handleReadyz is GET /readyz: the store and every Options.ReadyChecks, each
 // bounded by 2 s.
@@ -101,23 +85,11 @@ func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	m, ok := s.opts.Runner.Store().(store.Maintainer)
-	if !ok {
-		s.fail(w, r, errors.New("server: the store cannot delete sessions"))
-		return
-	}
-	err := m.SessionDelete(r.Context(), ss.ID)
-	if errors.Is(err, store.ErrRunActive) && force {
-		if _, err := s.opts.Runner.Cancel(r.Context(), agent.CancelParams{Owner: Principal(r.Context()), SessionID: ss.ID}); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		err = m.SessionDelete(r.Context(), ss.ID)
-	}
+	err := s.opts.Runner.DeleteSession(r.Context(), Principal(r.Context()), ss.ID, force)
 	switch {
-	case errors.Is(err, store.ErrRunActive):
+	case errors.Is(err, agent.ErrRunInProgress):
 		writeError(w, http.StatusConflict, api.ErrorDetail{Code: api.CodeRunInProgress, Message: "the session has an active run: cancel it first, or DELETE with ?force=true"})
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, agent.ErrSessionNotFound):
 		writeError(w, http.StatusNotFound, api.ErrorDetail{Code: api.CodeSessionNotFound, Message: "session not found"})
 	case err != nil:
 		s.fail(w, r, err)

@@ -142,8 +142,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // http.Server.RegisterOnShutdown: Shutdown does not end long streams).
 func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
 
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
-
 // decode reads a JSON body of at most MaxBodyBytes into v.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	// The body is JSON whatever Content-Type says (curl -d sends a form

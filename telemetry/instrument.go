@@ -192,8 +192,8 @@ func (s *instrumentedStore) onRunInsert(err error) func() {
 	return s.m.runsStarted.Inc
 }
 
-func (s *instrumentedStore) onRunUpdate(p *store.RunUpdateParams, won bool, err error) func() {
-	if err != nil || !won || s.m == nil || !p.To.Terminal() {
+func (s *instrumentedStore) onRunFinish(p *store.RunFinishParams, won bool, err error) func() {
+	if err != nil || !won || s.m == nil {
 		return nil
 	}
 	c := s.m.runsFinished.WithLabelValues(string(p.To))
@@ -224,6 +224,18 @@ func (s *instrumentedStore) onInteractionResolve(ctx context.Context, p *store.I
 	}
 }
 
+func (s *instrumentedStore) onInteractionResolveRun(p *store.InteractionResolveRunParams, its []*store.Interaction, err error) func() {
+	if err != nil || len(its) == 0 || s.m == nil {
+		return nil
+	}
+	return func() {
+		for _, it := range its {
+			s.m.interactionsResolved.WithLabelValues(p.Status).Inc()
+			s.m.answerSeconds.WithLabelValues(p.Status).Observe(it.ResolvedAt.Sub(it.CreatedAt).Seconds())
+		}
+	}
+}
+
 func (s *instrumentedStore) onRunLease(p *store.RunLeaseParams, won bool, err error) func() {
 	s.mu.Lock()
 	prev, listed := s.recoverable[p.ID]
@@ -247,9 +259,9 @@ func (s *instrumentedStore) RunInsert(ctx context.Context, p *store.RunInsertPar
 	return r, err
 }
 
-func (s *instrumentedStore) RunUpdate(ctx context.Context, p *store.RunUpdateParams) (bool, error) {
-	won, err := s.Store.RunUpdate(ctx, p)
-	run(s.onRunUpdate(p, won, err))
+func (s *instrumentedStore) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool, error) {
+	won, err := s.Store.RunFinish(ctx, p)
+	run(s.onRunFinish(p, won, err))
 	return won, err
 }
 
@@ -343,10 +355,16 @@ func (t *instrumentedTx) RunInsert(ctx context.Context, p *store.RunInsertParams
 	return r, err
 }
 
-func (t *instrumentedTx) RunUpdate(ctx context.Context, p *store.RunUpdateParams) (bool, error) {
-	won, err := t.Tx.RunUpdate(ctx, p)
-	t.defer_(t.s.onRunUpdate(p, won, err))
+func (t *instrumentedTx) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool, error) {
+	won, err := t.Tx.RunFinish(ctx, p)
+	t.defer_(t.s.onRunFinish(p, won, err))
 	return won, err
+}
+
+func (t *instrumentedTx) InteractionResolveRun(ctx context.Context, p *store.InteractionResolveRunParams) ([]*store.Interaction, error) {
+	its, err := t.Tx.InteractionResolveRun(ctx, p)
+	t.defer_(t.s.onInteractionResolveRun(p, its, err))
+	return its, err
 }
 
 func (t *instrumentedTx) RunLease(ctx context.Context, p *store.RunLeaseParams) (bool, error) {

@@ -38,7 +38,12 @@ func (b *testBundle) filled(t *testing.T, status store.RunStatus, at time.Time) 
 	require.NoError(t, b.st.AuditInsert(b.ctx, &store.AuditInsertParams{SessionID: sid, RequestID: "req", Action: "requested", Now: at}))
 	require.NoError(t, b.st.TraceInsert(b.ctx, &store.TraceInsertParams{SessionID: sid, RunID: rid, Kind: "model_call", Data: json.RawMessage(`{}`), Now: at}))
 	if status != store.RunRunning {
-		won, err := b.st.RunUpdate(b.ctx, &store.RunUpdateParams{ID: rid, From: []store.RunStatus{store.RunRunning}, To: status, Now: at})
+		var won bool
+		if status == store.RunWaitingInput {
+			won, err = b.st.RunPause(b.ctx, &store.RunPauseParams{ID: rid, LeaseOwner: "p", Now: at})
+		} else {
+			won, err = b.st.RunFinish(b.ctx, &store.RunFinishParams{ID: rid, To: status, Now: at})
+		}
 		require.NoError(t, err)
 		require.True(t, won)
 		require.NoError(t, b.st.SessionSetStatus(b.ctx, &store.SessionSetStatusParams{ID: sid, Status: string(status), Now: at}))

@@ -1,0 +1,271 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"time"
+
+	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/store"
+)
+
+// Event is one committed event of a session's log (DESIGN §3).
+type Event struct {
+	// Seq is the event's sequence number in its session: the SSE id.
+	Seq int64
+	// Name is one of the api.Event* names.
+	Name string
+	// Data is the payload as stored: the SSE data line.
+	Data json.RawMessage
+	// Payload is Data decoded into the payload type of Name
+	// (api.NewEventPayload: *api.SessionEvent, *api.InputRequest, ...);
+	// nil for a name api does not know.
+	Payload any
+	// At is when the event was committed.
+	At time.Time
+}
+
+// RunID is the run the event belongs to, "" for a payload that names none.
+func (e Event) RunID() string {
+	switch p := e.Payload.(type) {
+	case *api.SessionEvent:
+		return p.RunID
+	case *api.InputRequest:
+		return p.RunID
+	case *api.DoneEvent:
+		return p.RunID
+	case *api.ErrorEvent:
+		return p.RunID
+	}
+	return ""
+}
+
+// eventBatch is how many events Events reads at a time.
+const eventBatch = 500
+
+// Events yields the events of session sessionID with Seq > after, oldest
+// first, then every new one as it is committed, until ctx is done or the
+// loop stops (the same replay-then-live contract as GET
+// /api/sessions/{id}/events). Nothing is missed or repeated: a commit only
+// wakes the reader, which reads the log again after the last Seq it
+// yielded. When the log cannot be read it yields the error once and stops.
+// It does not check who owns the session: call Session first.
+func (r *Runner) Events(ctx context.Context, sessionID string, after int64) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		wake, unsubscribe := r.st.Subscribe(sessionID)
+		defer unsubscribe()
+		for {
+			evs, err := r.st.EventList(ctx, &store.EventListParams{SessionID: sessionID, AfterSeq: after, Limit: eventBatch})
+			if err != nil {
+				if ctx.Err() == nil {
+					yield(Event{}, err)
+				}
+				return
+			}
+			for _, ev := range evs {
+				e := Event{Seq: ev.Seq, Name: ev.Name, Data: ev.Data, At: ev.CreatedAt, Payload: api.NewEventPayload(ev.Name)}
+				if e.Payload != nil && json.Unmarshal(ev.Data, e.Payload) != nil {
+					e.Payload = nil
+				}
+				if !yield(e, nil) {
+					return
+				}
+				after = ev.Seq
+			}
+			if len(evs) == eventBatch {
+				continue
+			}
+			select {
+			case <-wake:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// Session returns owner's session (ErrSessionNotFound for a session that
+// does not exist or is another principal's).
+func (r *Runner) Session(ctx context.Context, owner, id string) (*api.SessionView, error) {
+	s, err := r.session(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	v := sessionView(s)
+	return &v, nil
+}
+
+func sessionView(s *store.Session) api.SessionView {
+	return api.SessionView{ID: s.ID, Title: s.Title, Status: s.Status, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+}
+
+// Sessions lists owner's sessions, most recently updated first (at most 100).
+func (r *Runner) Sessions(ctx context.Context, owner string) ([]api.SessionView, error) {
+	list, err := r.st.SessionList(ctx, &store.SessionListParams{Owner: owner})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.SessionView, 0, len(list))
+	for _, s := range list {
+		out = append(out, sessionView(s))
+	}
+	return out, nil
+}
+
+// Transcript is owner's session id as GET /api/sessions/{id} shows it: its
+// messages in order (an assistant message's reasoning apart from its
+// content), its interactions with their receipts, and the last event id
+// when it was read.
+func (r *Runner) Transcript(ctx context.Context, owner, id string) (*api.Transcript, error) {
+	s, err := r.session(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := r.st.MessageList(ctx, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	its, err := r.Interactions(ctx, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	t := &api.Transcript{Session: sessionView(s), LastEventID: s.LastSeq, Messages: make([]api.MessageView, 0, len(msgs)), Interactions: its}
+	for _, m := range msgs {
+		v := api.MessageView{ID: m.ID, RunID: m.RunID, Role: api.Role(m.Role), Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name,
+			IsError: m.IsError, Metadata: m.Metadata, CreatedAt: m.CreatedAt}
+		if len(m.ToolCalls) > 0 {
+			_ = json.Unmarshal(m.ToolCalls, &v.ToolCalls)
+		}
+		if m.Role == "assistant" {
+			v.Metadata = nil
+			if rs := MessageReasoning(m); rs != nil {
+				v.Reasoning = rs.Text
+			}
+		}
+		t.Messages = append(t.Messages, v)
+	}
+	return t, nil
+}
+
+// Trace is owner's session id as GET /api/sessions/{id}/trace shows it:
+// the trace entries oldest first and the audit entries (DESIGN §5). A
+// tool_result entry carries the ToolResult's content, read from its message
+// (the trace row itself names it by length and hash).
+func (r *Runner) Trace(ctx context.Context, owner, id string) (*api.TraceView, error) {
+	s, err := r.session(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := r.st.TraceList(ctx, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	au, err := r.st.AuditList(ctx, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	var results map[string]string
+	out := &api.TraceView{Trace: make([]api.TraceItem, 0, len(tr)), Audit: make([]api.AuditItem, 0, len(au))}
+	for _, t := range tr {
+		data := t.Data
+		if t.Kind == "tool_result" {
+			if results == nil {
+				if results, err = r.resultContents(ctx, s.ID); err != nil {
+					return nil, err
+				}
+			}
+			data = withContent(data, results)
+		}
+		out.Trace = append(out.Trace, api.TraceItem{Kind: t.Kind, RunID: t.RunID, At: t.At, Data: data})
+	}
+	for _, a := range au {
+		out.Audit = append(out.Audit, api.AuditItem{RequestID: a.RequestID, ToolCallID: a.ToolCallID, RunID: a.RunID, Action: a.Action,
+			Reason: a.Reason, Summary: a.Summary, At: a.At})
+	}
+	return out, nil
+}
+
+// resultContents maps every tool call id of the session to its ToolResult's content.
+func (r *Runner) resultContents(ctx context.Context, sessionID string) (map[string]string, error) {
+	msgs, err := r.st.MessageList(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, m := range msgs {
+		if m.Role == "tool" {
+			out[m.ToolCallID] = m.Content
+		}
+	}
+	return out, nil
+}
+
+// withContent adds "content" to a tool_result trace entry that has none.
+func withContent(data json.RawMessage, results map[string]string) json.RawMessage {
+	var d map[string]any
+	if json.Unmarshal(data, &d) != nil {
+		return data
+	}
+	if _, ok := d["content"]; ok {
+		return data
+	}
+	id, _ := d["toolCallId"].(string)
+	c, ok := results[id]
+	if !ok {
+		return data
+	}
+	d["content"] = c
+	b, err := json.Marshal(d)
+	if err != nil {
+		return data
+	}
+	return b
+}
+
+// Ready reports whether the store answers (GET /readyz): a store with a
+// Ping method is pinged; otherwise a lookup of a session that cannot exist
+// must come back "not found".
+func (r *Runner) Ready(ctx context.Context) error {
+	if p, ok := r.st.(interface{ Ping(ctx context.Context) error }); ok {
+		return p.Ping(ctx)
+	}
+	if _, err := r.st.SessionGet(ctx, "readyz"); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// ErrDeleteUnsupported: the store cannot delete sessions (it is not a
+// store.Maintainer).
+var ErrDeleteUnsupported = errors.New("agent: the store cannot delete sessions")
+
+// DeleteSession deletes owner's session id and everything of it but its
+// audit entries (DESIGN §14, store.Maintainer.SessionDelete). A session with
+// an active run is ErrRunInProgress unless force, which cancels the run
+// first (a pending question is cancelled as by the user). Errors:
+// ErrSessionNotFound, ErrRunInProgress, ErrDeleteUnsupported.
+func (r *Runner) DeleteSession(ctx context.Context, owner, id string, force bool) error {
+	if _, err := r.session(ctx, owner, id); err != nil {
+		return err
+	}
+	m, ok := r.st.(store.Maintainer)
+	if !ok {
+		return ErrDeleteUnsupported
+	}
+	err := m.SessionDelete(ctx, id)
+	if errors.Is(err, store.ErrRunActive) && force {
+		if _, err := r.Cancel(ctx, CancelParams{Owner: owner, SessionID: id}); err != nil {
+			return err
+		}
+		err = m.SessionDelete(ctx, id)
+	}
+	switch {
+	case errors.Is(err, store.ErrRunActive):
+		return ErrRunInProgress
+	case errors.Is(err, store.ErrNotFound):
+		return ErrSessionNotFound
+	}
+	return err
+}
