@@ -74,8 +74,8 @@ type Options struct {
 	// for crash tests: "interaction_committed", "answer_committed",
 	// "model_stream", "tool_running"). Nil in production.
 	Fault func(point string)
-	// Step, when set, wraps every step of a run (one model turn, or the
-	// tool calls of one assistant message): it gets the step's context and
+	// Step, when set, wraps every step of a run (one transition: a model
+	// turn, a tool's result, a question put): it gets the step's context and
 	// the run id and returns the context the step runs with and a func
 	// called with the step's outcome (telemetry.StepSpan makes each step an
 	// OpenTelemetry span). Nil: steps run as they are.
