@@ -141,7 +141,11 @@ func (h *Handler) resume(ctx context.Context, sw *stream, t *translator, owner s
 // of an ended one. run names the run (a replayed resume); nil means the
 // session's latest run.
 func (h *Handler) attach(ctx context.Context, sw *stream, t *translator, owner string, in *RunAgentInput, run *store.Run) {
-	ss, err := h.opts.Runner.Session(ctx, owner, in.ThreadID)
+	if _, err := h.opts.Runner.Session(ctx, owner, in.ThreadID); err != nil {
+		sw.send(h.runError(err))
+		return
+	}
+	ss, err := h.src.session(ctx, in.ThreadID)
 	if err != nil {
 		sw.send(h.runError(err))
 		return

@@ -35,6 +35,12 @@ func (s source) runOf(ctx context.Context, requestID string) (*store.Run, error)
 	return s.st.RunGet(ctx, it.RunID)
 }
 
+// session returns session id as stored (its last event sequence number
+// and status); the caller checked its owner with Runner.Session.
+func (s source) session(ctx context.Context, id string) (*store.Session, error) {
+	return s.st.SessionGet(ctx, id)
+}
+
 // run returns run id.
 func (s source) run(ctx context.Context, id string) (*store.Run, error) {
 	return s.st.RunGet(ctx, id)
