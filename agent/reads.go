@@ -228,7 +228,9 @@ func withContent(data json.RawMessage, results map[string]string) json.RawMessag
 // Ping method is pinged; otherwise a lookup of a session that cannot exist
 // must come back "not found".
 func (r *Runner) Ready(ctx context.Context) error {
-	if p, ok := r.st.(interface{ Ping(ctx context.Context) error }); ok {
+	if p, ok := r.st.(interface {
+		Ping(ctx context.Context) error
+	}); ok {
 		return p.Ping(ctx)
 	}
 	if _, err := r.st.SessionGet(ctx, "readyz"); err != nil && !errors.Is(err, store.ErrNotFound) {
