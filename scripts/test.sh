@@ -34,6 +34,9 @@ echo "== page: npm ci, build, component tests"
 echo "== AG-UI client packages (internal/aguitest: @ag-ui/core schemas, @ag-ui/client HttpAgent)"
 (cd internal/aguitest && npm ci --no-audit --no-fund)
 
+echo "== the official Standard Webhooks verifier for people/webhook_test.go"
+(cd people/testdata/verify && npm ci --no-audit --no-fund)
+
 echo "== go vet"
 go vet ./...
 

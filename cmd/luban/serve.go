@@ -19,6 +19,7 @@ import (
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/server"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/sqlite"
@@ -168,8 +169,9 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 			a.Tools = append(a.Tools, "record_note")
 		}
 	}
+	instance := agent.NewID("inst")
 	runner, err := agent.New(agent.Options{
-		Store: st, Tools: reg, Workspace: workspace, InteractionTTL: cfg.ttl, LeaseDuration: cfg.lease, Logger: log,
+		Store: st, Tools: reg, Workspace: workspace, InteractionTTL: cfg.ttl, LeaseDuration: cfg.lease, Logger: log, InstanceID: instance,
 		Agents: agents,
 		Fault:  faultFromEnv(c.Getenv("LUBAN_FAULT"), log),
 		Step:   telemetry.StepSpan,
@@ -183,7 +185,11 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	srv, err := server.New(server.Options{Runner: runner, Tokens: tokens, Web: web.Handler(), Heartbeat: cfg.heartbeat, AskTools: askTools, Logger: log,
-		Metrics: obs.metrics})
+		Metrics: obs.metrics, Inbox: &people.Inbox{Store: st, AgentExists: agentExists(agents)}})
+	if err != nil {
+		return err
+	}
+	hooks, err := newDispatcher(st, file, instance, log, obs.metrics)
 	if err != nil {
 		return err
 	}
@@ -198,6 +204,8 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	runnerDone := make(chan struct{})
 	go func() { defer close(runnerDone); _ = runner.Run(runCtx) }()
 	go obs.prune(runCtx)
+	hooksDone := make(chan struct{})
+	go func() { defer close(hooksDone); hooks.Run(runCtx) }()
 
 	url := "http://" + ln.Addr().String() + "/"
 	if tokenFile != "" {
@@ -227,6 +235,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	err = hs.Shutdown(shCtx)
 	stopRunner()
 	<-runnerDone
+	<-hooksDone
 	return err
 }
 

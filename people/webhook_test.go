@@ -1,0 +1,425 @@
+package people_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/people"
+	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/store/postgres"
+	"github.com/lubanhq/luban/store/postgres/pgtest"
+)
+
+// request is one webhook request as the receiver got it.
+type request struct {
+	Header http.Header
+	Body   []byte
+	Status int // what the receiver answered
+}
+
+// receiver is a real HTTP server on loopback. respond decides the status of
+// the n-th request (1, 2, …) carrying a webhook-id; nil answers 204.
+type receiver struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	got     []request
+	seen    map[string]int
+	respond func(id string, n int) int
+	ch      chan request
+}
+
+func newReceiver(t *testing.T, respond func(id string, n int) int) *receiver {
+	return newReceiverOn(t, nil, respond)
+}
+
+// newReceiverOn is newReceiver on listener ln (nil: a new loopback port).
+func newReceiverOn(t *testing.T, ln net.Listener, respond func(id string, n int) int) *receiver {
+	rv := &receiver{seen: map[string]int{}, respond: respond, ch: make(chan request, 1000)}
+	rv.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		id := r.Header.Get("webhook-id")
+		rv.mu.Lock()
+		rv.seen[id]++
+		n := rv.seen[id]
+		rv.mu.Unlock()
+		status := http.StatusNoContent
+		if rv.respond != nil {
+			status = rv.respond(id, n)
+		}
+		req := request{Header: r.Header.Clone(), Body: body, Status: status}
+		rv.mu.Lock()
+		rv.got = append(rv.got, req)
+		rv.mu.Unlock()
+		w.WriteHeader(status)
+		rv.ch <- req
+	}))
+	if ln != nil {
+		rv.srv.Listener.Close()
+		rv.srv.Listener = ln
+	}
+	rv.srv.Start()
+	t.Cleanup(rv.srv.Close)
+	return rv
+}
+
+// waitDelivered reads requests until n distinct webhook-ids were answered
+// with a 2xx, and returns the accepted requests by id.
+func (rv *receiver) waitDelivered(t *testing.T, n int) map[string]request {
+	t.Helper()
+	ok := map[string]request{}
+	deadline := time.After(waitFor)
+	for len(ok) < n {
+		select {
+		case r := <-rv.ch:
+			if r.Status < 300 {
+				ok[r.Header.Get("webhook-id")] = r
+			}
+		case <-deadline:
+			t.Fatalf("%d of %d webhooks delivered", len(ok), n)
+		}
+	}
+	return ok
+}
+
+func newSecret(t *testing.T) string {
+	var b [32]byte
+	_, err := rand.Read(b[:])
+	require.NoError(t, err)
+	return "whsec_" + base64.StdEncoding.EncodeToString(b[:])
+}
+
+// runDispatcher starts d.Run; the returned func stops it and waits for the
+// attempts in flight.
+func runDispatcher(t *testing.T, d *people.Dispatcher) func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(ctx) }()
+	stop := func() { cancel(); <-done }
+	t.Cleanup(stop)
+	return sync.OnceFunc(stop)
+}
+
+func fast(int) time.Duration { return time.Millisecond }
+
+// verifyWithNode checks every request with the official npm
+// standardwebhooks verifier (people/testdata/verify, installed by
+// scripts/test.sh with npm ci).
+func verifyWithNode(t *testing.T, secret string, reqs []request) {
+	t.Helper()
+	dir, err := filepath.Abs("testdata/verify")
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "standardwebhooks")); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the npm standardwebhooks package is not installed in %s (scripts/test.sh runs npm ci there)", dir)
+		}
+		t.Skipf("npm standardwebhooks not installed: run (cd %s && npm ci)", dir)
+	}
+	type msg struct {
+		Headers map[string]string `json:"headers"`
+		Body    string            `json:"body"`
+	}
+	in := struct {
+		Secret   string `json:"secret"`
+		Messages []msg  `json:"messages"`
+	}{Secret: secret}
+	for _, r := range reqs {
+		h := map[string]string{}
+		for _, k := range []string{"webhook-id", "webhook-timestamp", "webhook-signature"} {
+			h[k] = r.Header.Get(k)
+		}
+		in.Messages = append(in.Messages, msg{Headers: h, Body: string(r.Body)})
+	}
+	b, err := json.Marshal(in)
+	require.NoError(t, err)
+	cmd := exec.Command("node", filepath.Join(dir, "verify.mjs"))
+	cmd.Dir = dir
+	cmd.Stdin = bytes.NewReader(b)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "official verifier: %s", out)
+	require.Equal(t, len(reqs), strings.Count(string(out), "ok msg_"), "%s", out)
+}
+
+// TestWebhooksSignedAndVerified: a whole ask → answer → done cycle reaches
+// a real receiver as interaction.requested, interaction.resolved and
+// run.finished, signed per Standard Webhooks (checked by the Go library and
+// by the official npm verifier), without the answer's free text, and each
+// delivery shows in the session's trace.
+func TestWebhooksSignedAndVerified(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	rv := newReceiver(t, nil)
+	secret := newSecret(t)
+	d, err := people.NewDispatcher(people.DispatcherOptions{Store: s.Store, ID: "inst_test", Backoff: fast,
+		Hooks: []people.Hook{{URL: rv.srv.URL + "/hook", Secret: secret}}})
+	require.NoError(t, err)
+	stop := runDispatcher(t, d)
+
+	const freeText = "the staging branch, 机密"
+	sess, req := chatAs(t, s, "test-token", "ship it")
+	resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": sess, "requestId": req.ID, "customInput": freeText}, "", "Accept", "application/json")
+	require.Equal(t, 202, resp.StatusCode)
+	resp.Body.Close()
+
+	got := rv.waitDelivered(t, 3)
+	stop()
+	wh, err := standardwebhooks.NewWebhook(secret)
+	require.NoError(t, err)
+	byType := map[string]map[string]any{}
+	var all []request
+	for id, r := range got {
+		require.True(t, strings.HasPrefix(id, "msg_"))
+		require.Equal(t, "application/json", r.Header.Get("Content-Type"))
+		require.NoError(t, wh.Verify(r.Body, r.Header), "signature of %s", id)
+		require.True(t, strings.HasPrefix(r.Header.Get("webhook-signature"), "v1,"))
+		require.NotContains(t, string(r.Body), "staging", "free text of an answer is never sent")
+		var m struct {
+			Type      string         `json:"type"`
+			Timestamp time.Time      `json:"timestamp"`
+			Data      map[string]any `json:"data"`
+		}
+		require.NoError(t, json.Unmarshal(r.Body, &m))
+		require.False(t, m.Timestamp.IsZero())
+		byType[m.Type] = m.Data
+		all = append(all, r)
+	}
+	require.Len(t, byType, 3)
+	rq := byType[api.WebhookInteractionRequested]
+	require.Equal(t, sess, rq["sessionId"])
+	require.NotEmpty(t, rq["sessionTitle"])
+	require.Equal(t, "Which branch?", rq["request"].(map[string]any)["title"], "questions are sent")
+	rs := byType[api.WebhookInteractionResolved]
+	rc := rs["receipt"].(map[string]any)
+	require.Equal(t, req.ID, rc["requestId"])
+	require.Equal(t, "answered", rc["status"])
+	require.Equal(t, float64(len([]rune(freeText))), rc["customInputLength"])
+	require.NotContains(t, rc, "customInput")
+	fin := byType[api.WebhookRunFinished]
+	require.Equal(t, sess, fin["sessionId"])
+	require.Equal(t, "completed", fin["status"])
+	require.Equal(t, req.RunID, fin["runId"])
+
+	verifyWithNode(t, secret, all)
+
+	// Delivery status in the trace and in the store.
+	var tr api.TraceView
+	require.Equal(t, 200, s.JSON("GET", "/api/sessions/"+sess+"/trace", nil, &tr))
+	delivered := 0
+	for _, it := range tr.Trace {
+		if it.Kind == "webhook" {
+			var v map[string]any
+			require.NoError(t, json.Unmarshal(it.Data, &v))
+			require.Equal(t, "delivered", v["status"])
+			require.Equal(t, float64(204), v["code"])
+			delivered++
+		}
+	}
+	require.Equal(t, 3, delivered)
+	list, err := s.Store.WebhookList(context.Background(), sess)
+	require.NoError(t, err)
+	require.Len(t, list, 3)
+	for _, dl := range list {
+		require.Equal(t, store.WebhookDelivered, dl.Status)
+		require.Equal(t, 1, dl.Attempts)
+	}
+}
+
+// TestWebhooksRetryAfter500: a receiver that answers 500 twice gets the same
+// webhook-id (and body) a third time, and the delivery is then recorded as
+// delivered after three attempts; the trace shows each attempt.
+func TestWebhooksRetryAfter500(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	rv := newReceiver(t, func(id string, n int) int {
+		if n <= 2 {
+			return 500
+		}
+		return 200
+	})
+	secret := newSecret(t)
+	d, err := people.NewDispatcher(people.DispatcherOptions{Store: s.Store, ID: "inst_test", Backoff: fast,
+		Hooks: []people.Hook{{URL: rv.srv.URL, Secret: secret, Events: []string{api.WebhookInteractionRequested}}}})
+	require.NoError(t, err)
+	stop := runDispatcher(t, d)
+	sess, _ := chatAs(t, s, "test-token", "ship it")
+	got := rv.waitDelivered(t, 1)
+	stop()
+	var id string
+	for k := range got {
+		id = k
+	}
+	rv.mu.Lock()
+	var bodies []string
+	for _, r := range rv.got {
+		require.Equal(t, id, r.Header.Get("webhook-id"), "only the one subscribed event, the same id on every attempt")
+		bodies = append(bodies, string(r.Body))
+	}
+	rv.mu.Unlock()
+	require.Len(t, bodies, 3)
+	require.Equal(t, bodies[0], bodies[2], "the same body on every attempt")
+	list, err := s.Store.WebhookList(context.Background(), sess)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	require.Equal(t, store.WebhookDelivered, list[0].Status)
+	require.Equal(t, 3, list[0].Attempts)
+	require.Equal(t, 200, list[0].LastCode)
+	tr, err := s.Store.TraceList(context.Background(), sess)
+	require.NoError(t, err)
+	var statuses []string
+	for _, e := range tr {
+		if e.Kind == "webhook" {
+			var v struct {
+				Status string `json:"status"`
+				Code   int    `json:"code"`
+			}
+			require.NoError(t, json.Unmarshal(e.Data, &v))
+			statuses = append(statuses, fmt.Sprintf("%s %d", v.Status, v.Code))
+		}
+	}
+	require.Equal(t, []string{"pending 500", "pending 500", "delivered 200"}, statuses)
+}
+
+// TestWebhooksRetryAfterRefused: while nothing listens at the webhook's
+// address the attempt fails (connection refused) and is retried; once a
+// receiver listens there it gets the delivery.
+func TestWebhooksRetryAfterRefused(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens: connections are refused
+	failed := make(chan int, 1)
+	listening := make(chan struct{})
+	backoff := func(n int) time.Duration {
+		failed <- n
+		<-listening // the retry is scheduled once the receiver is up
+		return time.Millisecond
+	}
+	secret := newSecret(t)
+	d, err := people.NewDispatcher(people.DispatcherOptions{Store: s.Store, ID: "inst_test", Backoff: backoff,
+		Hooks: []people.Hook{{URL: "http://" + addr + "/hook", Secret: secret, Events: []string{api.WebhookInteractionRequested}}}})
+	require.NoError(t, err)
+	runDispatcher(t, d)
+	sess, _ := chatAs(t, s, "test-token", "ship it")
+	select {
+	case n := <-failed:
+		require.Equal(t, 1, n)
+	case <-time.After(waitFor):
+		t.Fatal("no failed attempt")
+	}
+	ln2, err := net.Listen("tcp", addr)
+	require.NoError(t, err, "listen again on %s", addr)
+	rv := newReceiverOn(t, ln2, nil)
+	close(listening)
+	got := rv.waitDelivered(t, 1)
+	require.Len(t, got, 1)
+	tr, err := s.Store.TraceList(context.Background(), sess)
+	require.NoError(t, err)
+	var first map[string]any
+	for _, e := range tr {
+		if e.Kind == "webhook" {
+			require.NoError(t, json.Unmarshal(e.Data, &first))
+			break
+		}
+	}
+	require.Equal(t, "pending", first["status"])
+	require.Contains(t, first["error"], "refused")
+}
+
+// TestWebhooksTwoReplicasOnPostgres: two dispatchers with their own
+// connections to one PostgreSQL database fan out and send the same outbox
+// at once; every feed entry becomes one delivery, sent once.
+func TestWebhooksTwoReplicasOnPostgres(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Schema(t)
+	ctx := context.Background()
+	open := func() store.Store {
+		st, err := postgres.Open(ctx, url, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	st1, st2 := open(), open()
+	rv := newReceiver(t, nil)
+	secret := newSecret(t)
+	hooks := []people.Hook{{URL: rv.srv.URL, Secret: secret}}
+	d1, err := people.NewDispatcher(people.DispatcherOptions{Store: st1, ID: "inst_1", Hooks: hooks, Backoff: fast})
+	require.NoError(t, err)
+	d2, err := people.NewDispatcher(people.DispatcherOptions{Store: st2, ID: "inst_2", Hooks: hooks, Backoff: fast})
+	require.NoError(t, err)
+	stop1, stop2 := runDispatcher(t, d1), runDispatcher(t, d2)
+
+	const n = 40
+	var sessions []string
+	for i := range 4 {
+		ss, err := st1.SessionCreate(ctx, &store.SessionCreateParams{ID: fmt.Sprintf("sess_%d", i), Owner: "alice", Title: "t", Now: time.Now()})
+		require.NoError(t, err)
+		sessions = append(sessions, ss.ID)
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		st := st1
+		if i%2 == 1 {
+			st = st2
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data := fmt.Sprintf(`{"runId":"run_%d","status":"completed"}`, i)
+			assert := st.InTx(ctx, func(tx store.Tx) error {
+				_, err := tx.EventAppend(ctx, &store.EventAppendParams{SessionID: sessions[i%4], Name: api.EventDone, Data: json.RawMessage(data), Now: time.Now()})
+				return err
+			})
+			require.NoError(t, assert)
+		}()
+	}
+	wg.Wait()
+	got := rv.waitDelivered(t, n)
+	stop1()
+	stop2()
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	require.Len(t, rv.got, n, "every delivery sent once, none twice")
+	for id, c := range rv.seen {
+		require.Equal(t, 1, c, "webhook-id %s", id)
+	}
+	runs := map[string]bool{}
+	for _, r := range got {
+		var m struct {
+			Data api.WebhookFinished `json:"data"`
+		}
+		require.NoError(t, json.Unmarshal(r.Body, &m))
+		runs[m.Data.RunID] = true
+	}
+	require.Len(t, runs, n, "one delivery per feed entry")
+	total := 0
+	for _, sid := range sessions {
+		list, err := st1.WebhookList(ctx, sid)
+		require.NoError(t, err)
+		for _, dl := range list {
+			require.Equal(t, store.WebhookDelivered, dl.Status)
+			require.Equal(t, 1, dl.Attempts)
+		}
+		total += len(list)
+	}
+	require.Equal(t, n, total)
+}
