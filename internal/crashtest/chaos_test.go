@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,10 +62,41 @@ func chaosTurn(r *fakeopenai.Request) fakeopenai.Turn {
 	}
 }
 
+// modelGate holds the next model request in the fake, once armed, until the
+// test has killed the process that sent it: a kill while the model call is
+// in flight.
+type modelGate struct {
+	mu                sync.Mutex
+	armed             bool
+	inflight, release chan struct{}
+}
+
+func (g *modelGate) arm() (inflight, release chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.armed, g.inflight, g.release = true, make(chan struct{}), make(chan struct{})
+	return g.inflight, g.release
+}
+
+// wait blocks an armed request until release; others pass.
+func (g *modelGate) wait() {
+	g.mu.Lock()
+	if !g.armed {
+		g.mu.Unlock()
+		return
+	}
+	g.armed = false
+	inflight, release := g.inflight, g.release
+	g.mu.Unlock()
+	close(inflight)
+	<-release
+}
+
 // chaos is the state of one chaos run: the sessions started so far and the
 // one being driven.
 type chaos struct {
 	t        *testing.T
+	gate     *modelGate
 	rng      *rand.Rand
 	known    map[string]bool
 	sessions []string
@@ -100,14 +132,17 @@ func TestChaosKill9(t *testing.T) {
 	t.Logf("chaos: seed %d, %d cycles; replay with LUBAN_CHAOS_SEED=%d LUBAN_CHAOS_CYCLES=%d go test ./internal/crashtest -run TestChaosKill9", seed, cycles, seed, cycles)
 
 	b := setup(t)
-	b.fake.SetHandler(chaosTurn)
+	gate := &modelGate{}
+	b.fake.SetHandler(func(r *fakeopenai.Request) fakeopenai.Turn {
+		gate.wait()
+		return chaosTurn(r)
+	})
 	ws := t.TempDir()
-	c := &chaos{t: t, rng: rand.New(rand.NewPCG(seed, 0x6c7562616e)), known: map[string]bool{}}
+	c := &chaos{t: t, gate: gate, rng: rand.New(rand.NewPCG(seed, 0x6c7562616e)), known: map[string]bool{}}
 	for i := range cycles {
 		p := startChaosProc(t, fmt.Sprintf("p%d", i+1), b, ws)
 		c.adopt(p)
 		c.cycle(p, i+1)
-		p.Kill9()
 	}
 
 	last := startChaosProc(t, "last", b, ws)
@@ -176,8 +211,8 @@ func (c *chaos) status(p *proc, sid string) string {
 }
 
 // cycle does one thing a client does — start a chat, answer the pending
-// question, or follow a run still going — and reads the response up to the
-// kill point the RNG picks. The caller then kills the process.
+// question, or follow a run still going — reads the response up to the kill
+// point the RNG picks, and kills the process there with kill -9.
 func (c *chaos) cycle(p *proc, n int) {
 	t := c.t
 	action, sid := "chat", c.current
@@ -195,6 +230,13 @@ func (c *chaos) cycle(p *proc, n int) {
 		} else {
 			action = "follow"
 		}
+	}
+	// A chat and an answer each lead to a model call; a quarter of them are
+	// killed while that call is in flight.
+	var inflight, release chan struct{}
+	if action != "follow" && c.rng.IntN(4) == 0 {
+		inflight, release = c.gate.arm()
+		defer close(release)
 	}
 	var resp *http.Response
 	var err error
@@ -216,6 +258,21 @@ func (c *chaos) cycle(p *proc, n int) {
 	}
 	defer resp.Body.Close()
 
+	if inflight != nil {
+		select {
+		case <-inflight:
+		case <-time.After(waitEvents):
+			t.Fatalf("cycle %d: %s %s: no model call within %s", n, action, sid, waitEvents)
+		}
+		if action == "chat" {
+			// The session event is written before the model is called.
+			c.readEvents(p.API.Open(resp, p.Name+"-chat"), 1, false)
+		}
+		t.Logf("cycle %d: %s %s, kill -9 while the model call is in flight", n, action, sid)
+		p.Kill9() // before the deferred release lets the fake answer
+		return
+	}
+
 	switch mode := c.rng.IntN(3); mode {
 	case 0:
 		want := c.rng.IntN(12)
@@ -232,6 +289,7 @@ func (c *chaos) cycle(p *proc, n int) {
 		got := c.readEvents(st, -1, action == "follow")
 		t.Logf("cycle %d: %s %s, kill -9 once the stream paused or ended (%d events)", n, action, sid, len(got))
 	}
+	p.Kill9()
 }
 
 // readEvents reads up to max events (all when max < 0) or until the run
