@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/store"
 )
@@ -21,6 +22,10 @@ type StartParams struct {
 	// id for Owner (an AG-UI thread, DESIGN §13). A session of another
 	// principal is still ErrSessionNotFound. The caller validates the id.
 	CreateSession bool
+	// Agent names the agent of a new session (DESIGN §9); empty means the
+	// default agent. A session keeps its agent: for an existing session it
+	// must be empty or that agent's name.
+	Agent string
 }
 
 // StartResult names the run; AfterSeq is the event sequence number just
@@ -31,7 +36,7 @@ type StartResult struct {
 }
 
 // Start begins a run (POST /api/chat). Errors: ErrInvalidRequest (empty
-// message), ErrPayloadTooLarge, ErrSessionNotFound, *InteractionPendingError,
+// message, unknown agent, another agent than the session's), ErrPayloadTooLarge, ErrSessionNotFound, *InteractionPendingError,
 // ErrRunInProgress.
 func (r *Runner) Start(ctx context.Context, p StartParams) (*StartResult, error) {
 	if strings.TrimSpace(p.Message) == "" {
@@ -42,23 +47,32 @@ func (r *Runner) Start(ctx context.Context, p StartParams) (*StartResult, error)
 	}
 	now := r.now()
 	sessionID := p.SessionID
+	var sess *store.Session
+	create := false
 	if sessionID != "" {
-		if _, err := r.session(ctx, p.Owner, sessionID); err != nil {
+		var err error
+		if sess, err = r.session(ctx, p.Owner, sessionID); err != nil {
 			if !p.CreateSession || !errors.Is(err, ErrSessionNotFound) {
 				return nil, err
 			}
-			if err := r.createSession(ctx, p.Owner, sessionID, p.Message); err != nil {
-				return nil, err
-			}
+			create = true
 		}
 	}
-	agent := r.first
+	agent, err := r.startAgent(sess, p.Agent)
+	if err != nil {
+		return nil, err
+	}
+	if create {
+		if err := r.createSession(ctx, p.Owner, sessionID, p.Message, agent.Name); err != nil {
+			return nil, err
+		}
+	}
 	runID := NewID("run")
 	var res *StartResult
-	err := r.st.InTx(ctx, func(tx store.Tx) error {
+	err = r.st.InTx(ctx, func(tx store.Tx) error {
 		if sessionID == "" {
 			sessionID = NewID("sess")
-			if _, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: sessionID, Owner: p.Owner, Title: titleOf(p.Message), Now: now}); err != nil {
+			if _, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: sessionID, Owner: p.Owner, Title: titleOf(p.Message), Agent: agent.Name, Now: now}); err != nil {
 				return err
 			}
 		}
@@ -100,8 +114,8 @@ func (r *Runner) Start(ctx context.Context, p StartParams) (*StartResult, error)
 // createSession creates session id for owner. Losing a race to another
 // create of the same id is fine when the winner is owner; another
 // principal's session is ErrSessionNotFound.
-func (r *Runner) createSession(ctx context.Context, owner, id, msg string) error {
-	_, err := r.st.SessionCreate(ctx, &store.SessionCreateParams{ID: id, Owner: owner, Title: titleOf(msg), Now: r.now()})
+func (r *Runner) createSession(ctx context.Context, owner, id, msg, agent string) error {
+	_, err := r.st.SessionCreate(ctx, &store.SessionCreateParams{ID: id, Owner: owner, Title: titleOf(msg), Agent: agent, Now: r.now()})
 	if err == nil {
 		return nil
 	}
@@ -138,6 +152,10 @@ func (r *Runner) session(ctx context.Context, owner, id string) (*store.Session,
 type ContinueParams struct {
 	Owner, SessionID, RequestID string
 	Answer                      askuser.Answer
+	// Approval is the answer when the request is an approval (DESIGN §10):
+	// decision, arguments, message, remember; Answer.Cancelled or
+	// Approval.Cancelled cancels.
+	Approval approval.Answer
 }
 
 // ContinueResult is the receipt; AfterSeq is the sequence number just before
@@ -187,7 +205,7 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		return nil, &AlreadyResolvedError{Receipt: receiptOf(it)}
 	}
 	if !r.now().Before(it.ExpiresAt) {
-		rc, _, err := r.resolve(ctx, it, askuser.StatusExpired, askuser.Answer{})
+		rc, _, err := r.resolve(ctx, it, askuser.StatusExpired, askuser.Answer{}, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -218,7 +236,13 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 	}
 	ans := p.Answer
 	status := askuser.StatusAnswered
-	if ans.Cancelled {
+	var appr *approvalAnswer
+	if isApproval(req) {
+		if status, appr, err = r.approvalDecision(ctx, it, req, p); err != nil {
+			return nil, err
+		}
+		ans = askuser.Answer{Selections: []string{}, Cancelled: status == askuser.StatusCancelled}
+	} else if ans.Cancelled {
 		status = askuser.StatusCancelled
 		ans = askuser.Answer{Selections: []string{}, Cancelled: true}
 	} else {
@@ -237,7 +261,7 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		}
 		ans = norm
 	}
-	rc, ev, err := r.resolve(ctx, it, status, ans)
+	rc, ev, err := r.resolve(ctx, it, status, ans, appr)
 	if errors.Is(err, errNotWaiting) {
 		cur, gerr := r.st.InteractionGet(ctx, it.ID)
 		if gerr != nil {
@@ -298,7 +322,7 @@ func (r *Runner) Cancel(ctx context.Context, p CancelParams) (string, error) {
 		// without closing it (rows written before runs closed their
 		// questions) is closed here.
 		if it, err := r.st.InteractionGetPending(ctx, p.SessionID); err == nil {
-			if _, _, err := r.resolve(ctx, it, askuser.StatusCancelled, askuser.Answer{Selections: []string{}, Cancelled: true}); err != nil {
+			if _, _, err := r.resolve(ctx, it, askuser.StatusCancelled, askuser.Answer{Selections: []string{}, Cancelled: true}, nil); err != nil {
 				return "", err
 			}
 		}
@@ -404,6 +428,9 @@ func decodeRequest(it *store.Interaction) (*askuser.InputRequest, error) {
 }
 
 func receiptOf(it *store.Interaction) *askuser.Receipt {
+	if it.Tool == approval.ToolApproval {
+		return approvalReceipt(it)
+	}
 	rc := &askuser.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: askuser.Status(it.Status), Selections: []string{}, ResolvedAt: it.ResolvedAt}
 	if len(it.Answer) > 0 {
 		var a askuser.Answer

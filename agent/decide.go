@@ -46,6 +46,7 @@ type action struct {
 	call          pendingCall
 	result        askuser.ToolResult // actResult
 	prompt        *askuser.Prompt    // actAsk
+	approved      *approvedCall      // actTool of a call that needed approval
 }
 
 // decideInput is everything decide looks at.
@@ -55,6 +56,11 @@ type decideInput struct {
 	agent    *Agent // nil: the run's agent no longer exists
 	// registered reports whether a tool of that name is registered.
 	registered func(name string) bool
+	// spec is a registered tool's spec (for an approval's prompt).
+	spec func(name string) model.ToolSpec
+	// approvals are the session's approvals (DESIGN §10); nil when no
+	// missing call needs one.
+	approvals *approvalView
 }
 
 // decide is the state machine's choice of the next step of a run, a pure
@@ -92,6 +98,14 @@ func decide(in decideInput) action {
 				}
 				if ask == nil {
 					ask = &action{kind: actAsk, parent: last.ID, call: pc, prompt: p}
+				}
+			case a.Approval.Requires(c.Name):
+				act := decideApproval(in, last.ID, pc)
+				if act.kind != actAsk {
+					return act
+				}
+				if ask == nil {
+					ask = &act
 				}
 			default:
 				return action{kind: actTool, parent: last.ID, call: pc}

@@ -187,7 +187,13 @@ func (r *Runner) step(ctx context.Context, id string, st *state) (*state, bool, 
 		return nil, true, err
 	}
 	agent := r.agents[st.run.Agent]
-	act := decide(decideInput{state: st, instance: r.opts.InstanceID, agent: agent, registered: r.registered})
+	in := decideInput{state: st, instance: r.opts.InstanceID, agent: agent, registered: r.registered, spec: r.spec}
+	if needsApprovals(agent, st.msgs, st.run.ID) {
+		if in.approvals, err = r.loadApprovals(ctx, st.run.SessionID); err != nil {
+			return nil, true, err
+		}
+	}
+	act := decide(in)
 	switch act.kind {
 	case actFail:
 		r.fail(ctx, id, act.code, act.message)
@@ -197,8 +203,13 @@ func (r *Runner) step(ctx context.Context, id string, st *state) (*state, bool, 
 	case actResult:
 		return r.applyResult(ctx, st, act, act.result)
 	case actTool:
-		entry, _ := r.tools.Get(act.call.call.Name)
-		res, err := r.runTool(ctx, st.run, entry.Tool, entry.Idempotent, act.call.call)
+		var res askuser.ToolResult
+		if act.approved != nil {
+			res, err = r.runApproved(ctx, st.run, act)
+		} else {
+			entry, _ := r.tools.Get(act.call.call.Name)
+			res, err = r.runTool(ctx, st.run, entry.Tool, entry.Idempotent, act.call.call)
+		}
 		if err != nil {
 			return nil, true, err
 		}
@@ -232,6 +243,13 @@ func (r *Runner) load(ctx context.Context, id string, st *state) (*state, error)
 func (r *Runner) registered(name string) bool {
 	_, ok := r.tools.Get(name)
 	return ok
+}
+
+func (r *Runner) spec(name string) model.ToolSpec {
+	if e, ok := r.tools.Get(name); ok {
+		return e.Spec
+	}
+	return model.ToolSpec{Name: name}
 }
 
 // applyResult records a ToolResult. The result of a tool that ran is
@@ -284,7 +302,7 @@ func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idemp
 		return askuser.ToolResult{}, err
 	}
 	r.fault("tool_running")
-	res, err := t.Call(ctx, json.RawMessage(c.Arguments))
+	res, err := t.Call(tool.WithCall(ctx, r.callIdentity(ctx, run, c)), json.RawMessage(c.Arguments))
 	if err != nil {
 		if ctx.Err() != nil {
 			return askuser.ToolResult{}, ctx.Err()
@@ -304,7 +322,7 @@ func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *a
 		return err
 	}
 	req.Resumable = true
-	err = r.pause(ctx, run, interaction{ID: req.ID, ToolCallID: c.ID, Tool: c.Name, Request: stored, Event: req, ExpiresAt: req.ExpiresAt,
+	err = r.pause(ctx, run, interaction{ID: req.ID, ToolCallID: c.ID, Tool: p.Tool, Request: stored, Event: req, ExpiresAt: req.ExpiresAt,
 		Audit: map[string]any{"mode": p.Mode, "tool": c.Name, "optionCount": len(p.Options), "questionCount": len(p.Questions)}})
 	if errors.Is(err, errLeaseLost) {
 		return nil

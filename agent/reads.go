@@ -93,12 +93,18 @@ func (r *Runner) Session(ctx context.Context, owner, id string) (*api.SessionVie
 	if err != nil {
 		return nil, err
 	}
-	v := sessionView(s)
+	v := r.sessionView(s)
 	return &v, nil
 }
 
-func sessionView(s *store.Session) api.SessionView {
-	return api.SessionView{ID: s.ID, Title: s.Title, Status: s.Status, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+// sessionView is s on the wire; Agent is the agent it keeps (DESIGN §9),
+// the default agent for a session made before agents were configurable.
+func (r *Runner) sessionView(s *store.Session) api.SessionView {
+	agent := s.Agent
+	if agent == "" {
+		agent = r.first.Name
+	}
+	return api.SessionView{ID: s.ID, Title: s.Title, Status: s.Status, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Agent: agent}
 }
 
 // Sessions lists owner's sessions, most recently updated first (at most 100).
@@ -109,7 +115,7 @@ func (r *Runner) Sessions(ctx context.Context, owner string) ([]api.SessionView,
 	}
 	out := make([]api.SessionView, 0, len(list))
 	for _, s := range list {
-		out = append(out, sessionView(s))
+		out = append(out, r.sessionView(s))
 	}
 	return out, nil
 }
@@ -131,7 +137,7 @@ func (r *Runner) Transcript(ctx context.Context, owner, id string) (*api.Transcr
 	if err != nil {
 		return nil, err
 	}
-	t := &api.Transcript{Session: sessionView(s), LastEventID: s.LastSeq, Messages: make([]api.MessageView, 0, len(msgs)), Interactions: its}
+	t := &api.Transcript{Session: r.sessionView(s), LastEventID: s.LastSeq, Messages: make([]api.MessageView, 0, len(msgs)), Interactions: its}
 	for _, m := range msgs {
 		v := api.MessageView{ID: m.ID, RunID: m.RunID, Role: api.Role(m.Role), Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name,
 			IsError: m.IsError, Metadata: m.Metadata, CreatedAt: m.CreatedAt}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
@@ -22,8 +23,10 @@ import (
 // whose run is no longer waiting for it is errNotWaiting and consumes
 // nothing. A cancel or an expiry of a question whose run already ended only
 // closes the question (its call keeps the result it has), so that no row is
-// left that cannot be resolved.
-func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status askuser.Status, ans askuser.Answer) (*askuser.Receipt, int64, error) {
+// left that cannot be resolved. An approval (appr: the decision, nil for an
+// expiry) is resolved the same way, except that approve and edit write no
+// ToolResult: the run's next step runs the tool (DESIGN §10).
+func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status askuser.Status, ans askuser.Answer, appr *approvalAnswer) (*askuser.Receipt, int64, error) {
 	req, err := decodeRequest(it)
 	if err != nil {
 		if status == askuser.StatusAnswered {
@@ -48,6 +51,20 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 	ansJSON, err := json.Marshal(ans)
 	if err != nil {
 		return nil, 0, err
+	}
+	withResult := true
+	var summary any
+	var approvalAns approval.Answer
+	if isApproval(req) {
+		var res *askuser.ToolResult
+		var sum approval.AuditSummary
+		approvalAns, res, sum = approvalOutcome(req, status, appr)
+		ansJSON, summary, withResult = mustJSON(approvalAns), sum, res != nil
+		if res != nil {
+			result = *res
+		}
+	} else {
+		summary = askuser.Summarize(&req.Prompt, ans)
 	}
 	// The assistant message holding the call is immutable once stored, so it
 	// is found before the transaction, outside the single writer's lock.
@@ -76,19 +93,25 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 			}
 			rc = &askuser.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: status, Selections: ans.Selections,
 				CustomInput: ans.CustomInput, Answers: ans.Answers, ResolvedAt: now}
+			if isApproval(req) {
+				x := approval.NewReceipt(it.ID, it.ToolCallID, status, approvalAns, now)
+				rc = &x
+			}
 			ev, err := r.emit(ctx, tx, it.SessionID, EventUserInputResolved, rc)
 			if err != nil {
 				return err
 			}
 			seq = ev.Seq
-			_, err = r.writeResult(ctx, tx, run, parent, idx, model.ToolCall{ID: it.ToolCallID, Name: it.Tool}, result)
+			if withResult {
+				_, err = r.writeResult(ctx, tx, run, parent, idx, model.ToolCall{ID: it.ToolCallID, Name: resultName(it, req)}, result)
+			}
 			if run.Status.Terminal() && errors.Is(err, store.ErrDuplicate) {
 				err = nil
 			}
 			if err != nil {
 				return err
 			}
-			r.audit(ctx, tx, it, string(status), "", askuser.Summarize(&req.Prompt, ans))
+			r.audit(ctx, tx, it, string(status), "", summary)
 			r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": it.ID, "toolCallId": it.ToolCallID, "action": status})
 			return nil
 		}
@@ -142,6 +165,12 @@ var errNotWaiting = errors.New("agent: the question's run is not waiting for an 
 
 // closedResult is the ToolResult of a question closed without an answer.
 func closedResult(p *askuser.Prompt, status askuser.Status) askuser.ToolResult {
+	if p.Tool == approval.ToolApproval {
+		if status == askuser.StatusExpired {
+			return approval.ExpiredResult(p)
+		}
+		return approval.CancelledResult(p)
+	}
 	if status == askuser.StatusExpired {
 		return askuser.ExpiredResult(p)
 	}
@@ -245,7 +274,11 @@ func (r *Runner) closed(ctx context.Context, tx store.Tx, run *store.Run, it *st
 	if _, err := r.emit(ctx, tx, it.SessionID, EventUserInputResolved, rc); err != nil {
 		return askuser.ToolResult{}, err
 	}
-	r.audit(ctx, tx, it, string(status), "", askuser.Summarize(&req.Prompt, ans))
+	var summary any = askuser.Summarize(&req.Prompt, ans)
+	if isApproval(req) {
+		summary = approval.Summarize(&req.Prompt, approval.Answer{Cancelled: status == askuser.StatusCancelled}, "")
+	}
+	r.audit(ctx, tx, it, string(status), "", summary)
 	r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": it.ID, "toolCallId": it.ToolCallID, "action": status})
 	return closedResult(&req.Prompt, status), nil
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
@@ -47,6 +48,10 @@ type Agent struct {
 	Tools tool.Allowlist
 	// MaxSteps bounds model calls per run. Default 25.
 	MaxSteps int
+	// Approval decides which tool calls wait for a person's approval before
+	// they run (DESIGN §10). The zero value asks for write_file only
+	// (approval.DefaultRules); ask tools never need approval.
+	Approval approval.Policy
 }
 
 // Options configures a Runner. Store, Tools and at least one Agent are required.
@@ -203,7 +208,7 @@ func (r *Runner) sweep(ctx context.Context) {
 		r.log.Error("sweep: list expired", "err", err)
 	}
 	for _, it := range expired {
-		if _, _, err := r.resolve(ctx, it, askuser.StatusExpired, askuser.Answer{}); err != nil && ctx.Err() == nil {
+		if _, _, err := r.resolve(ctx, it, askuser.StatusExpired, askuser.Answer{}, nil); err != nil && ctx.Err() == nil {
 			r.log.Error("sweep: expire", "requestId", it.ID, "err", err)
 		}
 	}

@@ -144,6 +144,11 @@ var Endpoints = []Endpoint{
 		Responses: []Response{{Status: 200, Body: Info{}}},
 	},
 	{
+		Method: "GET", Path: "/api/agents", Summary: "The configured agents",
+		Description: "Every agent of the configuration (DESIGN §9), the default first: name, model, tools offered, ask tools.",
+		Responses:   []Response{{Status: 200, Body: AgentList{}}},
+	},
+	{
 		Method: "GET", Path: "/api/openapi.json", Summary: "This document",
 		Description: "The OpenAPI 3.1 document of /api, generated from package api.",
 		Responses:   []Response{{Status: 200, Description: "an OpenAPI 3.1 document", Body: map[string]any{}}},

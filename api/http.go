@@ -11,6 +11,9 @@ import (
 type ChatRequest struct {
 	SessionID string `json:"sessionId"`
 	Message   string `json:"message"`
+	// Agent names the agent of a new session (GET /api/agents; DESIGN §9);
+	// empty means the default agent. A session keeps its agent.
+	Agent string `json:"agent,omitempty"`
 }
 
 // ContinueRequest is the body of POST /api/chat/continue (seed 000 §2):
@@ -59,6 +62,8 @@ type SessionView struct {
 	Status    string    `json:"status"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
+	// Agent is the name of the agent the session keeps (DESIGN §9).
+	Agent string `json:"agent"`
 }
 
 // SessionList is GET /api/sessions: the caller's sessions, most recently
@@ -160,4 +165,19 @@ type AuditItem struct {
 type Info struct {
 	Model    string   `json:"model"`
 	AskTools []string `json:"askTools"`
+}
+
+// AgentView is one agent of GET /api/agents (DESIGN §9): its name (the
+// agent of POST /api/chat), its model as people should see it, the tools it
+// offers the model (allowlist order, ask tools included) and its ask tools.
+type AgentView struct {
+	Name     string   `json:"name"`
+	Model    string   `json:"model"`
+	Tools    []string `json:"tools"`
+	AskTools []string `json:"askTools"`
+}
+
+// AgentList is GET /api/agents: the configured agents, the default first.
+type AgentList struct {
+	Agents []AgentView `json:"agents"`
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/telemetry"
@@ -98,6 +99,7 @@ func New(opts Options) (*Server, error) {
 	api.HandleFunc("POST /api/sessions/{id}/cancel", s.handleCancel)
 	api.HandleFunc("GET /api/sessions/{id}/trace", s.handleTrace)
 	api.HandleFunc("GET /api/info", s.handleInfo)
+	api.HandleFunc("GET /api/agents", s.handleAgents)
 	api.HandleFunc("GET /api/openapi.json", handleOpenAPI)
 	api.HandleFunc("DELETE /api/sessions/{id}", s.handleDeleteSession)
 	api.HandleFunc("/api/", handleNoEndpoint)
@@ -178,7 +180,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &req) {
 		return
 	}
-	res, err := s.opts.Runner.Start(r.Context(), agent.StartParams{Owner: Principal(r.Context()), SessionID: req.SessionID, Message: req.Message})
+	res, err := s.opts.Runner.Start(r.Context(), agent.StartParams{Owner: Principal(r.Context()), SessionID: req.SessionID, Message: req.Message, Agent: req.Agent})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -192,7 +194,8 @@ func (s *Server) handleContinue(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.opts.Runner.Continue(r.Context(), agent.ContinueParams{Owner: Principal(r.Context()), SessionID: req.SessionID, RequestID: req.RequestID,
-		Answer: askuser.Answer{Selections: req.Selections, CustomInput: req.CustomInput, Cancelled: req.Cancelled, Answers: req.Answers}})
+		Answer:   askuser.Answer{Selections: req.Selections, CustomInput: req.CustomInput, Cancelled: req.Cancelled, Answers: req.Answers},
+		Approval: approval.AnswerOf(req)})
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -8,7 +8,9 @@ import (
 // SessionCreateParams creates a session with status "idle".
 type SessionCreateParams struct {
 	ID, Owner, Title string
-	Now              time.Time
+	// Agent is the name of the agent the session keeps (DESIGN §9).
+	Agent string
+	Now   time.Time
 }
 
 // SessionListParams lists a principal's sessions, newest first.

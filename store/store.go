@@ -62,6 +62,7 @@ type Session struct {
 	Title     string
 	Status    string // the latest run's status, or "idle"
 	LastSeq   int64  // the last event sequence number used
+	Agent     string // the agent its runs use (DESIGN §9); "" for the default agent
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }

@@ -186,11 +186,13 @@ func TestMigrateStatusAndUp(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "applied 1 00001_init.sql")
 	require.Contains(t, r.stdout, "applied 2 00002_people.sql")
-	require.Contains(t, r.stdout, "2 applied")
+	require.Contains(t, r.stdout, "applied 3 00003_session_agent.sql")
+	require.Contains(t, r.stdout, "3 applied")
 
 	r = luban(t, nil, "migrate", "status", "--db", db)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Regexp(t, `1\s+00001_init.sql\s+applied\s+\d{4}-`, r.stdout)
+	require.Regexp(t, `3\s+00003_session_agent.sql\s+applied\s+\d{4}-`, r.stdout)
 	require.Contains(t, r.stdout, "0 pending")
 
 	r = luban(t, nil, "migrate", "up", "--db", db)

@@ -58,6 +58,15 @@ func (c *ConfigCmd) Run(args []string) error {
 			def = " (default)"
 		}
 		fmt.Fprintf(c.Stdout, "agent %s%s: model %s, tools %s\n", a.Name, def, a.Provider.Name(), strings.Join(a.Tools, ", "))
+		var asks []string
+		for _, t := range a.Tools {
+			if a.Approval.Requires(t) {
+				asks = append(asks, t)
+			}
+		}
+		if len(asks) > 0 {
+			fmt.Fprintf(c.Stdout, "  approval before: %s\n", strings.Join(asks, ", "))
+		}
 	}
 	return nil
 }
@@ -85,6 +94,10 @@ func builtinTools(reg *tool.Registry, workspace string) error {
 // default agent, and of a configured agent without `tools` (wave 1: the
 // workspace tools with side effects are offered only when configured).
 var defaultTools = []string{"current_time", "list_files"}
+
+// scriptedTools are added to the built-in agent when its model is scripted
+// (the demo writes a file, under approval: approval.DefaultRules).
+var scriptedTools = []string{"read_file", "write_file"}
 
 // configAgents turns the file's agents into the runner's (DESIGN §9). It
 // registers the built-in tools in reg. An agent's model is its own, else
@@ -139,15 +152,7 @@ func configAgents(file string, f *config.File, reg *tool.Registry, workspace, de
 				}
 			}
 		}
-		// Approvals in the run are not wired yet: refuse a configuration
-		// that asks for them rather than run the tool unasked.
-		for _, n := range allow {
-			if ca.Approval.Requires(n) {
-				errs = append(errs, &config.Error{File: file, Line: ca.Line, Key: key + ".approval",
-					Msg: fmt.Sprintf("%s needs approval under this policy, and this build of luban cannot ask for approvals yet; remove %s from tools or set approval %s: never", n, n, n)})
-			}
-		}
-		out = append(out, &agent.Agent{Name: ca.Name, System: ca.Instructions, Provider: prov, Tools: allow, MaxSteps: ca.MaxSteps})
+		out = append(out, &agent.Agent{Name: ca.Name, System: ca.Instructions, Provider: prov, Tools: allow, MaxSteps: ca.MaxSteps, Approval: ca.Approval})
 	}
 	if len(errs) > 0 {
 		return nil, errs

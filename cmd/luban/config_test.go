@@ -50,7 +50,6 @@ func TestConfigCheckNamesKeyAndLine(t *testing.T) {
 	for src, want := range map[string]string{
 		"agents:\n  - name: a\n    tools: [current_time, grep]\n": ":3: agents[0].tools[1]: no tool named \"grep\" is registered (registered: AskUser, ask_user, current_time, list_files, read_file, write_file)",
 		"agents:\n  - name: a\n    model: openai:gpt-4o\n":        ":2: agents[0].model: --model openai:gpt-4o needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as Ollama, vLLM or llama.cpp); see docs/models.md",
-		"agents:\n  - name: a\n    tools: [write_file]\n":         ":2: agents[0].approval: write_file needs approval under this policy, and this build of luban cannot ask for approvals yet; remove write_file from tools or set approval write_file: never",
 		"server:\n  lease: forever\n":                             ":2: server.lease: \"forever\" is not a positive duration such as 30s, 15m or 24h",
 	} {
 		file := writeConfig(t, src)
@@ -63,19 +62,16 @@ func TestConfigCheckNamesKeyAndLine(t *testing.T) {
 
 func TestConfigEveryAgentGetsItsAllowlist(t *testing.T) {
 	t.Parallel()
-	f, err := config.Parse("c.yaml", []byte("agents:\n  - {name: a, tools: []}\n  - {name: b, askTools: [], tools: ['*']}\n"), noEnv)
-	require.NoError(t, err)
-	// write_file is matched by '*' and needs approval by default: refused for now.
-	_, err = configAgents("c.yaml", f, tool.NewRegistry(), t.TempDir(), "scripted", nil, noEnv)
-	require.EqualError(t, err, "c.yaml:3: agents[1].approval: write_file needs approval under this policy, and this build of luban cannot ask for approvals yet; remove write_file from tools or set approval write_file: never")
-
-	f, err = config.Parse("c.yaml", []byte("agents:\n  - {name: a, tools: []}\n  - {name: b, askTools: [], tools: ['*'], approval: {write_file: never}}\n"), noEnv)
+	f, err := config.Parse("c.yaml", []byte("agents:\n  - {name: a, tools: []}\n  - {name: b, askTools: [], tools: ['*'], approval: {'*': always, current_time: never}}\n"), noEnv)
 	require.NoError(t, err)
 	agents, err := configAgents("c.yaml", f, tool.NewRegistry(), t.TempDir(), "scripted", nil, noEnv)
 	require.NoError(t, err)
 	require.Equal(t, tool.Allowlist{"ask_user", "AskUser"}, agents[0].Tools)
 	require.Equal(t, tool.Allowlist{"current_time", "list_files", "read_file", "write_file"}, agents[1].Tools, "globs never add ask tools")
 	require.Same(t, agents[0].Provider, agents[1].Provider, "one provider per model name")
+	require.True(t, agents[0].Approval.Requires("write_file"), "write_file needs approval by default")
+	require.True(t, agents[1].Approval.Requires("list_files"))
+	require.False(t, agents[1].Approval.Requires("current_time"))
 }
 
 // Flags and their environment twins override the file (DESIGN §9).

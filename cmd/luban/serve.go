@@ -157,7 +157,12 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 			agentName = "default"
 		}
 		allow := append(tool.Allowlist{}, askTools...)
-		agents = []*agent.Agent{{Name: agentName, Provider: provider, Tools: append(allow, defaultTools...)}}
+		allow = append(allow, defaultTools...)
+		if strings.HasPrefix(provider.Name(), "scripted:") {
+			// The demo's last step writes a file under approval (DESIGN §10).
+			allow = append(allow, scriptedTools...)
+		}
+		agents = []*agent.Agent{{Name: agentName, Provider: provider, Tools: allow}}
 	}
 	obs.instrumentTools(reg)
 	if c.Getenv("LUBAN_TEST_TOOLS") == "1" {

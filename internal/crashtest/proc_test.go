@@ -33,6 +33,8 @@ type procOptions struct {
 	Agent string
 	// Workspace is --workspace; default a temporary directory.
 	Workspace string
+	// Config is LUBAN_CONFIG, a configuration file (docs/agents.md).
+	Config string
 }
 
 // proc is a running `luban serve` (lubantest.Proc).
@@ -49,6 +51,9 @@ func startProc(t *testing.T, o procOptions) *proc {
 	}
 	if o.Agent != "" {
 		env = append(env, "LUBAN_AGENT="+o.Agent)
+	}
+	if o.Config != "" {
+		env = append(env, "LUBAN_CONFIG="+o.Config)
 	}
 	return lubantest.StartProc(t, lubantest.ProcOptions{
 		Bin: lubanBin, Name: o.Name, DB: o.DB, ModelURL: o.Fake.URL(), APIKey: "sk-crashtest",

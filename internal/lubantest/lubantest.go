@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/server"
 	"github.com/lubanhq/luban/store"
@@ -50,6 +51,12 @@ type Options struct {
 	SweepInterval time.Duration
 	Lease         time.Duration
 	AgentName     string
+	// Approval is the agent's approval policy (DESIGN §10); the zero value
+	// asks before write_file only.
+	Approval approval.Policy
+	// MoreAgents are configured after the default agent (DESIGN §9); their
+	// tools must be registered (Tools).
+	MoreAgents []*agent.Agent
 	// Now is the runner's clock (agent.Options.Now); nil means time.Now.
 	// Tests pass a clock they can move forward to reach expiresAt without
 	// sleeping.
@@ -119,7 +126,7 @@ func Start(t testing.TB, o Options) *Server {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	runner, err := agent.New(agent.Options{Store: st, Tools: reg, Workspace: o.Workspace, InteractionTTL: o.TTL, SweepInterval: o.SweepInterval,
-		LeaseDuration: o.Lease, Logger: log, Now: o.Now, Agents: []*agent.Agent{{Name: o.AgentName, Provider: o.Provider, Tools: allow}}})
+		LeaseDuration: o.Lease, Logger: log, Now: o.Now, Agents: append([]*agent.Agent{{Name: o.AgentName, Provider: o.Provider, Tools: allow, Approval: o.Approval}}, o.MoreAgents...)})
 	require.NoError(t, err)
 	srv, err := server.New(server.Options{Runner: runner, Tokens: o.Tokens, Heartbeat: o.Heartbeat, AskTools: o.AskTools, Logger: log,
 		Web: o.Web, BodyReadTimeout: o.BodyReadTimeout})

@@ -199,9 +199,15 @@ func TestDemo(t *testing.T) {
 
 	modes := map[askuser.Mode]bool{}
 	twoAsksInOneTurn, recommended, customMultiple, preview := false, false, false, false
+	writes := 0
 	for k, turn := range s.Turns {
 		asks := 0
 		for i, c := range turn.ToolCalls {
+			if c.Name == "write_file" {
+				// The demo's last step writes a file under approval (DESIGN §10).
+				writes++
+				continue
+			}
 			require.True(t, askuser.IsAskTool(c.Name), "turns[%d].toolCalls[%d]", k, i)
 			asks++
 			p, err := askuser.ParseArgs(c.Name, string(c.Arguments))
@@ -227,6 +233,7 @@ func TestDemo(t *testing.T) {
 		require.True(t, modes[m], "demo lacks mode %s", m)
 	}
 	require.True(t, twoAsksInOneTurn)
+	require.Equal(t, 1, writes, "one write_file step under approval")
 	require.True(t, recommended)
 	require.True(t, customMultiple)
 	require.True(t, preview)

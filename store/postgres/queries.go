@@ -500,12 +500,12 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 
 // ---- sessions
 
-const sessionCols = `id, owner, title, status, last_seq, created_at, updated_at`
+const sessionCols = `id, owner, title, status, last_seq, created_at, updated_at, agent`
 
 func scanSession(row pgx.Row) (*store.Session, error) {
 	s := &store.Session{}
 	var c, u pgtype.Timestamptz
-	if err := row.Scan(&s.ID, &s.Owner, &s.Title, &s.Status, &s.LastSeq, &c, &u); err != nil {
+	if err := row.Scan(&s.ID, &s.Owner, &s.Title, &s.Status, &s.LastSeq, &c, &u, &s.Agent); err != nil {
 		return nil, err
 	}
 	s.CreatedAt, s.UpdatedAt = tm(c), tm(u)
@@ -514,11 +514,11 @@ func scanSession(row pgx.Row) (*store.Session, error) {
 
 // SessionCreate implements store.Executor.
 func (e executor) SessionCreate(ctx context.Context, p *store.SessionCreateParams) (*store.Session, error) {
-	if _, err := e.q.Exec(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at) VALUES ($1, $2, $3, 'idle', $4, $4)`,
-		p.ID, p.Owner, p.Title, p.Now.UTC()); err != nil {
+	if _, err := e.q.Exec(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at, agent) VALUES ($1, $2, $3, 'idle', $4, $4, $5)`,
+		p.ID, p.Owner, p.Title, p.Now.UTC(), p.Agent); err != nil {
 		return nil, fmt.Errorf("postgres: session create: %w", err)
 	}
-	return &store.Session{ID: p.ID, Owner: p.Owner, Title: p.Title, Status: "idle", CreatedAt: p.Now, UpdatedAt: p.Now}, nil
+	return &store.Session{ID: p.ID, Owner: p.Owner, Title: p.Title, Status: "idle", Agent: p.Agent, CreatedAt: p.Now, UpdatedAt: p.Now}, nil
 }
 
 // SessionGet implements store.Executor.

@@ -519,12 +519,12 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 
 // ---- sessions
 
-const sessionCols = `id, owner, title, status, last_seq, created_at, updated_at`
+const sessionCols = `id, owner, title, status, last_seq, created_at, updated_at, agent`
 
 func scanSession(sc interface{ Scan(...any) error }) (*store.Session, error) {
 	s := &store.Session{}
 	var c, u int64
-	if err := sc.Scan(&s.ID, &s.Owner, &s.Title, &s.Status, &s.LastSeq, &c, &u); err != nil {
+	if err := sc.Scan(&s.ID, &s.Owner, &s.Title, &s.Status, &s.LastSeq, &c, &u, &s.Agent); err != nil {
 		return nil, err
 	}
 	s.CreatedAt, s.UpdatedAt = tm(c), tm(u)
@@ -533,11 +533,11 @@ func scanSession(sc interface{ Scan(...any) error }) (*store.Session, error) {
 
 // SessionCreate implements store.Executor.
 func (e executor) SessionCreate(ctx context.Context, p *store.SessionCreateParams) (*store.Session, error) {
-	if _, err := e.w.ExecContext(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at) VALUES (?, ?, ?, 'idle', ?, ?)`,
-		p.ID, p.Owner, p.Title, ts(p.Now), ts(p.Now)); err != nil {
+	if _, err := e.w.ExecContext(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at, agent) VALUES (?, ?, ?, 'idle', ?, ?, ?)`,
+		p.ID, p.Owner, p.Title, ts(p.Now), ts(p.Now), p.Agent); err != nil {
 		return nil, fmt.Errorf("sqlite: session create: %w", err)
 	}
-	return &store.Session{ID: p.ID, Owner: p.Owner, Title: p.Title, Status: "idle", CreatedAt: p.Now, UpdatedAt: p.Now}, nil
+	return &store.Session{ID: p.ID, Owner: p.Owner, Title: p.Title, Status: "idle", Agent: p.Agent, CreatedAt: p.Now, UpdatedAt: p.Now}, nil
 }
 
 // SessionGet implements store.Executor.

@@ -113,7 +113,7 @@ func exerciseSessions(t *testing.T, newStore func(t *testing.T) store.Store) {
 		s1, err := b.st.SessionCreate(b.ctx, &store.SessionCreateParams{ID: "sess_old", Owner: "alice", Title: "旧的", Now: T0})
 		require.NoError(t, err)
 		require.Equal(t, "idle", s1.Status)
-		_, err = b.st.SessionCreate(b.ctx, &store.SessionCreateParams{ID: "sess_new", Owner: "alice", Title: "new", Now: T0.Add(time.Second)})
+		_, err = b.st.SessionCreate(b.ctx, &store.SessionCreateParams{ID: "sess_new", Owner: "alice", Title: "new", Agent: "writer", Now: T0.Add(time.Second)})
 		require.NoError(t, err)
 		_, err = b.st.SessionCreate(b.ctx, &store.SessionCreateParams{ID: "sess_bob", Owner: "bob", Title: "bob's", Now: T0.Add(2 * time.Second)})
 		require.NoError(t, err)
@@ -126,6 +126,8 @@ func exerciseSessions(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.NoError(t, err)
 		require.Len(t, list, 2)
 		require.Equal(t, "sess_new", list[0].ID, "newest first")
+		require.Equal(t, "writer", list[0].Agent, "a session keeps its agent")
+		require.Equal(t, "", list[1].Agent)
 		require.Equal(t, "sess_old", list[1].ID)
 
 		list, err = b.st.SessionList(b.ctx, &store.SessionListParams{Owner: "alice", Limit: 1})

@@ -180,6 +180,11 @@ export interface ErrorEvent {
 export interface ChatRequest {
   sessionId: string
   message: string
+  /**
+   * Agent names the agent of a new session (GET /api/agents; DESIGN §9);
+   * empty means the default agent. A session keeps its agent.
+   */
+  agent?: string
 }
 
 /**
@@ -238,6 +243,8 @@ export interface SessionView {
   status: string
   createdAt: string
   updatedAt: string
+  /** Agent is the name of the agent the session keeps (DESIGN §9). */
+  agent: string
 }
 
 /**
@@ -363,6 +370,23 @@ export interface AuditItem {
 export interface Info {
   model: string
   askTools: string[]
+}
+
+/**
+ * AgentView is one agent of GET /api/agents (DESIGN §9): its name (the
+ * agent of POST /api/chat), its model as people should see it, the tools it
+ * offers the model (allowlist order, ask tools included) and its ask tools.
+ */
+export interface AgentView {
+  name: string
+  model: string
+  tools: string[]
+  askTools: string[]
+}
+
+/** AgentList is GET /api/agents: the configured agents, the default first. */
+export interface AgentList {
+  agents: AgentView[]
 }
 
 /**

@@ -82,6 +82,7 @@ export function ApprovalForm({ card, onSubmit, onCancel }: Props) {
               id={editorId}
               data-testid="approval-editor"
               className="json-editor"
+              autoFocus
               spellCheck={false}
               rows={Math.min(16, Math.max(4, text.split('\n').length + 1))}
               value={text}
@@ -105,7 +106,7 @@ export function ApprovalForm({ card, onSubmit, onCancel }: Props) {
         {mode === 'reject' && (
           <form onSubmit={sendReject} noValidate className="approval-reject">
             <label htmlFor={reasonId}>{a.rejectReason}</label>
-            <textarea id={reasonId} data-testid="approval-reason" rows={2} value={reason} onChange={(e) => setReason(e.target.value)} />
+            <textarea id={reasonId} data-testid="approval-reason" rows={2} autoFocus value={reason} onChange={(e) => setReason(e.target.value)} />
             <FieldMessages errors={errs} field="message" />
             <div className="actions">
               <button type="submit" className="danger" data-testid="approval-confirm-reject">

@@ -1,0 +1,247 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/lubanhq/luban/approval"
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/tool"
+)
+
+// Approvals (DESIGN §10) ride the interaction pipeline of questions: a call
+// whose tool the agent's policy marks "always" is put in front of a person
+// by the same pause transition (an interaction of tool "approval"), answered
+// through Continue with the same checks (duplicate, session, expiry,
+// resumable), resolved by the same transition, cancelled and expired the
+// same way. What differs is decided here: approve and edit resolve without
+// a ToolResult, and the run's next step runs the tool once (with the edited
+// arguments for edit); reject writes an error ToolResult and the run
+// continues with the model's next turn.
+
+// approvalAnswer is a person's decision as resolve needs it: the normalized
+// answer and who gave it (DESIGN §10 audit). Nil for an expiry.
+type approvalAnswer struct {
+	answer    approval.Answer
+	principal string
+}
+
+func isApproval(req *askuser.InputRequest) bool {
+	return req != nil && req.Tool == approval.ToolApproval
+}
+
+// approvalDecision validates the approval part of a continue and returns the
+// resolution status and answer. A message longer than approval.MaxMessageLen
+// is ErrPayloadTooLarge; an answer that breaks the request is an
+// *askuser.AnswerError (audited as rejected invalid_answer) and consumes
+// nothing. A cancel is never validated.
+func (r *Runner) approvalDecision(ctx context.Context, it *store.Interaction, req *askuser.InputRequest, p ContinueParams) (askuser.Status, *approvalAnswer, error) {
+	a := p.Approval
+	if a.Cancelled || p.Answer.Cancelled {
+		return askuser.StatusCancelled, &approvalAnswer{answer: approval.Answer{Cancelled: true}, principal: p.Owner}, nil
+	}
+	if n := utf8.RuneCountInString(a.Message); n > approval.MaxMessageLen {
+		return "", nil, fmt.Errorf("%w: message is longer than %d characters", ErrPayloadTooLarge, approval.MaxMessageLen)
+	}
+	norm, err := approval.ValidateAnswer(&req.Prompt, a)
+	if err != nil {
+		r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
+		return "", nil, err
+	}
+	return askuser.StatusAnswered, &approvalAnswer{answer: norm, principal: p.Owner}, nil
+}
+
+// approvalOutcome is what resolving an approval writes: the answer as
+// stored (its receipt is read from it), the ToolResult written with it (nil
+// for approve and edit: the tool runs in the run's next step) and the audit
+// summary. a is nil for an expiry.
+func approvalOutcome(req *askuser.InputRequest, status askuser.Status, a *approvalAnswer) (ans approval.Answer, res *askuser.ToolResult, summary approval.AuditSummary) {
+	principal := ""
+	if a != nil {
+		ans, principal = a.answer, a.principal
+	}
+	if status != askuser.StatusAnswered {
+		ans = approval.Answer{Cancelled: status == askuser.StatusCancelled}
+	}
+	switch {
+	case status != askuser.StatusAnswered:
+		x := closedResult(&req.Prompt, status)
+		res = &x
+	case ans.Decision == approval.Reject:
+		x := approval.RejectedResult(&req.Prompt, ans.Message)
+		res = &x
+	}
+	return ans, res, approval.Summarize(&req.Prompt, ans, principal)
+}
+
+// approvalReceipt is the receipt of a resolved approval, read back from the
+// interaction's stored answer.
+func approvalReceipt(it *store.Interaction) *askuser.Receipt {
+	var a approval.Answer
+	_ = json.Unmarshal(it.Answer, &a)
+	rc := approval.NewReceipt(it.ID, it.ToolCallID, askuser.Status(it.Status), a, it.ResolvedAt)
+	return &rc
+}
+
+// resultName is the tool name of the ToolResult that resolving it writes:
+// the approved tool's for an approval, the ask tool's otherwise.
+func resultName(it *store.Interaction, req *askuser.InputRequest) string {
+	if isApproval(req) && req.ToolName != "" {
+		return req.ToolName
+	}
+	return it.Tool
+}
+
+// approvalView is what decide needs to know about a session's approvals:
+// the approval interactions by tool call id, and the tools approved with
+// remember: "session" (DESIGN §10; the decision lives in the interaction's
+// stored answer, so it survives restarts and shows in audit and receipt).
+type approvalView struct {
+	byCall     map[string]*store.Interaction
+	remembered map[string]bool
+}
+
+// needsApprovals reports whether a missing call of the run's last message
+// is one the agent's policy puts in front of a person.
+func needsApprovals(agent *Agent, msgs []*store.Message, runID string) bool {
+	if agent == nil {
+		return false
+	}
+	_, missing := missingCalls(msgs, runID)
+	for _, pc := range missing {
+		if agent.Approval.Requires(pc.call.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Runner) loadApprovals(ctx context.Context, sessionID string) (*approvalView, error) {
+	its, err := r.st.InteractionList(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	v := &approvalView{byCall: map[string]*store.Interaction{}, remembered: map[string]bool{}}
+	for _, it := range its {
+		if it.Tool != approval.ToolApproval {
+			continue
+		}
+		v.byCall[it.ToolCallID] = it
+		if it.Status != string(askuser.StatusAnswered) {
+			continue
+		}
+		var a approval.Answer
+		if json.Unmarshal(it.Answer, &a) != nil || a.Remember != approval.RememberSession || a.Decision == approval.Reject {
+			continue
+		}
+		if req, err := decodeRequest(it); err == nil && req.ToolName != "" {
+			v.remembered[req.ToolName] = true
+		}
+	}
+	return v, nil
+}
+
+// approvedCall marks an actTool whose call was approved: by a person
+// (Edited holds the arguments they gave, nil for approve) or by an earlier
+// remember: "session" (Remembered).
+type approvedCall struct {
+	prompt     *askuser.Prompt
+	edited     json.RawMessage
+	remembered bool
+}
+
+// decideApproval is decide's choice for a call whose tool needs approval:
+// ask (a new or still pending approval), run the tool (approved, edited or
+// remembered), or a ToolResult that needs no tool (invalid arguments, a
+// rejected, cancelled or expired approval whose result is not stored yet).
+func decideApproval(in decideInput, parent string, pc pendingCall) action {
+	c := pc.call
+	errResult := func(msg string) action {
+		return action{kind: actResult, parent: parent, call: pc, result: askuser.ToolResult{Content: msg, IsError: true}}
+	}
+	var v approvalView
+	if in.approvals != nil {
+		v = *in.approvals
+	}
+	if it := v.byCall[c.ID]; it != nil {
+		req, err := decodeRequest(it)
+		if err != nil {
+			return errResult("not run: the approval request cannot be read: " + err.Error())
+		}
+		switch askuser.Status(it.Status) {
+		case askuser.StatusPending:
+			return action{kind: actAsk, parent: parent, call: pc, prompt: &req.Prompt}
+		case askuser.StatusAnswered:
+		default:
+			return action{kind: actResult, parent: parent, call: pc, result: closedResult(&req.Prompt, askuser.Status(it.Status))}
+		}
+		var a approval.Answer
+		if err := json.Unmarshal(it.Answer, &a); err != nil {
+			return errResult("not run: the approval cannot be read: " + err.Error())
+		}
+		switch a.Decision {
+		case approval.Approve:
+			return action{kind: actTool, parent: parent, call: pc, approved: &approvedCall{prompt: &req.Prompt}}
+		case approval.Edit:
+			edited := pc
+			edited.call.Arguments = string(a.Arguments)
+			return action{kind: actTool, parent: parent, call: edited, approved: &approvedCall{prompt: &req.Prompt, edited: a.Arguments}}
+		default:
+			return action{kind: actResult, parent: parent, call: pc, result: approval.RejectedResult(&req.Prompt, a.Message)}
+		}
+	}
+	var spec model.ToolSpec
+	if in.spec != nil {
+		spec = in.spec(c.Name)
+	}
+	p, err := approval.NewPrompt(spec, c.Arguments)
+	var ae *approval.ArgsError
+	if errors.As(err, &ae) {
+		return errResult(ae.Error())
+	}
+	if err != nil {
+		return errResult("not run: " + err.Error())
+	}
+	if v.remembered[c.Name] {
+		return action{kind: actTool, parent: parent, call: pc, approved: &approvedCall{prompt: p, remembered: true}}
+	}
+	return action{kind: actAsk, parent: parent, call: pc, prompt: p}
+}
+
+// runApproved runs an approved call once. For an edit the model is told
+// what the user changed (approval.EditedResult). A call of a tool that is
+// not idempotent which a crash interrupted is not run again: its result
+// says so and that it may or may not have taken effect (DESIGN §10).
+func (r *Runner) runApproved(ctx context.Context, run *store.Run, act action) (askuser.ToolResult, error) {
+	c := act.call.call
+	if act.approved.remembered {
+		r.trace(ctx, r.st, run, "approval", map[string]any{"toolCallId": c.ID, "name": c.Name, "action": "remembered"})
+	}
+	entry, _ := r.tools.Get(c.Name)
+	res, err := r.runTool(ctx, run, entry.Tool, entry.Idempotent, c)
+	if err != nil {
+		return res, err
+	}
+	if res.IsError && res.Content == interruptedToolMessage {
+		return approval.InterruptedResult(c.Name), nil
+	}
+	if act.approved.edited != nil {
+		res = approval.EditedResult(act.approved.prompt, act.approved.edited, res)
+	}
+	return res, nil
+}
+
+// callIdentity is the tool.Call of c in run (DESIGN §9): the session's
+// owner is the principal; SessionID+ToolCallID is the idempotency key.
+func (r *Runner) callIdentity(ctx context.Context, run *store.Run, c model.ToolCall) tool.Call {
+	call := tool.Call{SessionID: run.SessionID, RunID: run.ID, ToolCallID: c.ID, Agent: run.Agent}
+	if s, err := r.st.SessionGet(ctx, run.SessionID); err == nil {
+		call.Principal = s.Owner
+	}
+	return call
+}

@@ -1,0 +1,93 @@
+// Approvals on the page (DESIGN §10): the approval card for a write_file
+// call of the model, approve, edit (an invalid value first, then a valid
+// one), reject with a reason at 360 px with the keyboard alone; the receipt
+// and the ToolResult the run recorded.
+import { expect, openAndSend, test, toolMessages, type Scenario } from './harness'
+
+const args = { path: 'notes/plan.md', content: '# Plan\n' }
+
+// The scripted model calls write_file, then sums up the results. With a
+// scripted model the built-in agent offers write_file, under approval.
+function scenario(name: string): Scenario {
+  return {
+    name,
+    turns: [{ text: '我来写计划。', toolCalls: [{ name: 'write_file', arguments: args }] }],
+    final: '完成：{{results}}',
+  }
+}
+
+test('approve: the card shows the call, the tool runs once after approve', async ({ page, lab }) => {
+  const luban = await lab.serve({ scenario: scenario('approve') })
+  const { sessionId, card } = await openAndSend(page, luban, '写个计划')
+  await expect(card).toHaveAttribute('data-mode', 'approval')
+  await expect(card.getByRole('heading')).toHaveText('Run write_file?')
+  await expect(card.getByTestId('approval-tool')).toHaveText('write_file')
+  await expect(card.getByTestId('approval-description')).toContainText('Writes a text file')
+  const argsView = card.getByTestId('approval-arguments')
+  await expect(argsView.locator('.json-key').first()).toHaveText('"path"')
+  await expect(argsView.locator('.json-string').first()).toHaveText('"notes/plan.md"')
+  await lab.shot(card, 'approval-card')
+
+  await card.getByTestId('approval-approve').click()
+  await expect(card).toHaveAttribute('data-phase', 'resolved')
+  const receipt = card.getByTestId('receipt')
+  await expect(receipt).toHaveAttribute('data-decision', 'approve')
+  await expect(receipt.getByTestId('receipt-status')).toHaveText('已批准')
+  await expect(receipt.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+  const tm = await toolMessages(luban, sessionId, 'call_1_0_0')
+  expect(tm.map((m) => m.content)).toEqual(['wrote 7 bytes to notes/plan.md'])
+  await lab.shot(card, 'approval-receipt')
+})
+
+test('edit: an invalid value is refused before sending, a valid one runs', async ({ page, lab }) => {
+  const luban = await lab.serve({ scenario: scenario('edit') })
+  const { sessionId, card } = await openAndSend(page, luban, '写个计划')
+  await card.getByTestId('approval-edit').click()
+  const editor = card.getByTestId('approval-editor')
+  await expect(editor).toBeFocused()
+  await editor.fill('{"path": "", "content": 1}')
+  await card.getByTestId('approval-send-edit').click()
+  await expect(card.getByTestId('field-error-arguments')).toContainText('minLength')
+  await expect(card).toHaveAttribute('data-phase', 'editing')
+  await lab.shot(card, 'approval-edit-invalid')
+
+  await editor.fill('{"path": "docs/plan.md", "content": "# Plan v2\\n"}')
+  await card.getByTestId('approval-send-edit').click()
+  const receipt = card.getByTestId('receipt')
+  await expect(receipt).toHaveAttribute('data-decision', 'edit')
+  await expect(receipt.getByTestId('receipt-status')).toHaveText('已修改后批准')
+  await expect(receipt.getByTestId('receipt-arguments')).toContainText('docs/plan.md')
+  await expect(receipt.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+  const tm = await toolMessages(luban, sessionId, 'call_1_0_0')
+  expect(tm).toHaveLength(1)
+  expect(tm[0].content).toContain('The user changed the arguments of this write_file call')
+  expect(tm[0].content).toContain('wrote 10 bytes to docs/plan.md')
+})
+
+test.describe('at 360 px', () => {
+  test.use({ viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true })
+
+  test('reject with a reason, with the keyboard alone; nothing overflows', async ({ page, lab }) => {
+    const luban = await lab.serve({ scenario: scenario('reject') })
+    const { sessionId, card } = await openAndSend(page, luban, '写个计划')
+    const box = await card.boundingBox()
+    expect(box!.x + box!.width).toBeLessThanOrEqual(360)
+    await card.getByTestId('approval-reject').focus()
+    await page.keyboard.press('Enter')
+    const reason = card.getByTestId('approval-reason')
+    await expect(reason).toBeFocused()
+    await page.keyboard.type('先别写文件')
+    await page.keyboard.press('Tab')
+    await expect(card.getByTestId('approval-confirm-reject')).toBeFocused()
+    await lab.shot(page, 'approval-reject-360')
+    await page.keyboard.press('Enter')
+    const receipt = card.getByTestId('receipt')
+    await expect(receipt).toHaveAttribute('data-decision', 'reject')
+    await expect(receipt.getByTestId('receipt-message')).toContainText('先别写文件')
+    await expect(receipt.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+    const tm = await toolMessages(luban, sessionId, 'call_1_0_0')
+    expect(tm).toHaveLength(1)
+    expect(tm[0].isError).toBe(true)
+    expect(tm[0].content).toContain('Their message: "先别写文件"')
+  })
+})
