@@ -16,6 +16,7 @@ import (
 	"fmt"
 
 	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/store"
 )
 
@@ -109,7 +110,7 @@ func (in *Inbox) Sessions(ctx context.Context, owner, before string, limit int) 
 	}
 	out := &api.SessionList{Sessions: make([]api.SessionView, 0, len(list))}
 	for _, ss := range list {
-		out.Sessions = append(out.Sessions, api.SessionView{ID: ss.ID, Title: ss.Title, Status: ss.Status, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt})
+		out.Sessions = append(out.Sessions, api.SessionView{ID: ss.ID, Title: ss.Title, Status: ss.Status, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, Agent: ss.Agent})
 	}
 	if len(list) == limit {
 		out.Next = list[len(list)-1].ID
@@ -118,8 +119,15 @@ func (in *Inbox) Sessions(ctx context.Context, owner, before string, limit int) 
 }
 
 // ReceiptOf is the Receipt of a resolved stored interaction (DESIGN §3): the
-// stored answer as accepted, empty selections when there were none.
+// stored answer as accepted, empty selections when there were none; for an
+// approval (DESIGN §10) the decision, edited arguments, message, remember.
 func ReceiptOf(it *store.Interaction) *api.Receipt {
+	if it.Tool == approval.ToolApproval {
+		var a approval.Answer
+		_ = json.Unmarshal(it.Answer, &a)
+		rc := approval.NewReceipt(it.ID, it.ToolCallID, api.Status(it.Status), a, it.ResolvedAt)
+		return &rc
+	}
 	rc := &api.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: api.Status(it.Status), Selections: []string{}, ResolvedAt: it.ResolvedAt}
 	if len(it.Answer) > 0 {
 		var a api.Answer
