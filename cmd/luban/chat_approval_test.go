@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/internal/lubantest"
+	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/tool"
+)
+
+func approvalSetup(t *testing.T) *chatBundle {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	m := &chatModel{}
+	work := t.TempDir()
+	srv := lubantest.Start(t, lubantest.Options{Provider: m, Workspace: work, Tools: []tool.Tool{tool.WriteFile(work)}})
+	return &chatBundle{t: t, ctx: ctx, model: m, srv: srv, work: work}
+}
+
+// DESIGN §10 in the terminal: the approval card, an edit that is not an
+// object (refused here), one the server refuses (its 422 details, asked
+// again), then a valid one: the tool runs with it and the receipt says so.
+func TestChatApprovalEdit(t *testing.T) {
+	t.Parallel()
+	b := approvalSetup(t)
+	b.model.push(asks("写计划。", "write_file", `{"path":"plan.md","content":"v1"}`), model.Message{Content: "写好了。"})
+	out := b.chat("写计划\nx\ne\n{bad\ne\n{\"path\":\"\",\"content\":\"v2\"}\ne\n{\"path\":\"docs/plan.md\",\"content\":\"v2\"}\n/quit\n")
+	require.Contains(t, out, "? 需要批准： write_file\n")
+	require.Contains(t, out, "    {\n      \"path\": \"plan.md\",\n      \"content\": \"v1\"\n    }\n")
+	require.Contains(t, out, "  ! 请输入 a、a!、e 或 r\n")
+	require.Contains(t, out, "  ! arguments: 需要一个 JSON 对象\n")
+	require.Contains(t, out, "  ! arguments.path: minLength: got 0, want 1\n")
+	require.Contains(t, out, "✓ 已修改参数后批准：\n    {\n      \"path\": \"docs/plan.md\",\n      \"content\": \"v2\"\n    }\n")
+	require.Contains(t, out, "写好了。")
+	got, err := os.ReadFile(filepath.Join(b.work, "docs", "plan.md"))
+	require.NoError(t, err)
+	require.Equal(t, "v2", string(got))
+	_, err = os.Stat(filepath.Join(b.work, "plan.md"))
+	require.True(t, os.IsNotExist(err), "the model's arguments never ran")
+}
+
+// Approve with remember, then reject with a reason in a new session.
+func TestChatApprovalApproveAndReject(t *testing.T) {
+	t.Parallel()
+	b := approvalSetup(t)
+	b.model.push(asks("写。", "write_file", `{"path":"a.txt","content":"a"}`), model.Message{Content: "好。"})
+	out := b.chat("写\na!\n/quit\n")
+	require.Contains(t, out, "✓ 已批准（本会话内总是允许）\n")
+	got, err := os.ReadFile(filepath.Join(b.work, "a.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "a", string(got))
+
+	b.model.push(asks("再写。", "write_file", `{"path":"b.txt","content":"b"}`), model.Message{Content: "不写了。"})
+	out = b.chat("再写\nr\n不要 b.txt\n/quit\n")
+	require.Contains(t, out, "✗ 已拒绝：不要 b.txt\n")
+	require.Contains(t, out, "不写了。")
+	_, err = os.Stat(filepath.Join(b.work, "b.txt"))
+	require.True(t, os.IsNotExist(err))
+	reqs := b.model.requests()
+	last := reqs[len(reqs)-1].Messages
+	require.Equal(t, `The user declined this write_file call; it did not run. Their message: "不要 b.txt" Do not repeat the same call unless the user asks for it.`, last[len(last)-1].Content)
+}
