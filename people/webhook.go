@@ -190,7 +190,7 @@ func (d *Dispatcher) Step(ctx context.Context) {
 	}
 	for ctx.Err() == nil {
 		now := d.o.Now()
-		claimed, err := d.o.Store.WebhookClaim(ctx, &store.WebhookClaimParams{Owner: d.o.ID, Now: now, Until: now.Add(3*d.o.Timeout + 5*time.Second), Limit: d.o.Workers})
+		claimed, err := d.o.Store.WebhookClaim(ctx, &store.WebhookClaimParams{Owner: d.o.ID, Now: now, Until: now.Add(3 * d.o.Timeout), Limit: d.o.Workers})
 		if err != nil {
 			d.log.Error("webhooks: claim", "err", err)
 			return

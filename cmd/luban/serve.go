@@ -194,7 +194,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	hooks, err := newDispatcher(st, file, instance, log, obs.metrics)
+	hooks, err := newDispatcher(st, file, instance, log, obs.metrics, c.Getenv)
 	if err != nil {
 		return err
 	}

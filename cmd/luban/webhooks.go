@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -16,7 +18,18 @@ import (
 // `webhooks:` of the config file (none without a file). It runs even with no
 // webhook configured, so that feed entries are marked as handled and a
 // webhook added later gets only what happens after it (DESIGN §12).
-func newDispatcher(st store.Store, file *config.File, instance string, log *slog.Logger, m *telemetry.Metrics) (*people.Dispatcher, error) {
+//
+// LUBAN_WEBHOOK_TIMEOUT (a Go duration, default 10s) bounds one attempt; a
+// delivery being sent by a process that died is sent again after 3× it.
+func newDispatcher(st store.Store, file *config.File, instance string, log *slog.Logger, m *telemetry.Metrics, getenv func(string) string) (*people.Dispatcher, error) {
+	var timeout time.Duration
+	if v := getenv("LUBAN_WEBHOOK_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, &usageError{fmt.Sprintf("LUBAN_WEBHOOK_TIMEOUT=%q: not a positive Go duration (e.g. 10s)", v)}
+		}
+		timeout = d
+	}
 	var hooks []people.Hook
 	if file != nil {
 		for _, w := range file.Webhooks {
@@ -27,7 +40,7 @@ func newDispatcher(st store.Store, file *config.File, instance string, log *slog
 	if m != nil {
 		reg = m.Registry()
 	}
-	return people.NewDispatcher(people.DispatcherOptions{Store: st, Hooks: hooks, ID: instance, Logger: log, Metrics: reg})
+	return people.NewDispatcher(people.DispatcherOptions{Store: st, Hooks: hooks, ID: instance, Logger: log, Metrics: reg, Timeout: timeout})
 }
 
 // agentExists reports whether name is one of agents (a pending request of
