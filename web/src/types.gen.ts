@@ -84,9 +84,11 @@ export interface MessageDeltaEvent {
  * the reasoning ("thinking") a reasoning model streams before or beside the
  * text of assistant message MessageID. It is never answer text: a client
  * shows it apart (folded) or not at all, and the "message" event with the
- * same MessageID carries the whole reasoning in its Reasoning field (the
- * deltas of a message join to it). A client that does not know this event
- * skips it.
+ * same MessageID carries the whole reasoning in its Reasoning field, which
+ * has the last word: the deltas of a message join to it, except that a
+ * model call retried after a failure streams its reasoning again from the
+ * start (as message_delta text). All come before that "message" event. A
+ * client that does not know this event skips it.
  */
 export interface ReasoningDeltaEvent {
   messageId: string
