@@ -215,6 +215,7 @@ func TestOpenAPIMatchesRealAnswers(t *testing.T) {
 	d := loadDoc(t, raw)
 
 	d.check("GET", "/api/info", ls.Request("GET", "/api/info", nil, ""))
+	d.check("GET", "/api/agents", ls.Request("GET", "/api/agents", nil, ""))
 	d.check("GET", "/api/info", ls.Request("GET", "/api/info", nil, "-"))                            // 401
 	d.check("POST", "/api/chat", ls.Request("POST", "/api/chat", map[string]any{"message": ""}, "")) // 400
 
