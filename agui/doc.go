@@ -14,7 +14,10 @@
 //     nothing: it reports the thread as it stands (its open interrupt, the
 //     live run, or the outcome of its last run).
 //   - A run's events become RUN_STARTED, TEXT_MESSAGE_START/CONTENT/END,
-//     TOOL_CALL_START/ARGS/END, TOOL_CALL_RESULT, and end in RUN_FINISHED
+//     REASONING_START/MESSAGE_START/MESSAGE_CONTENT/MESSAGE_END/END (a
+//     reasoning model's thinking), TOOL_CALL_START/ARGS/END,
+//     TOOL_CALL_RESULT, CUSTOM "luban.user_input_resolved" (the receipt of
+//     an answered question), and end in RUN_FINISHED
 //     (outcome success, cancelled or interrupt) or RUN_ERROR {message, code}
 //     with the codes of DESIGN §3.
 //   - A pending question is an interrupt: id = requestId, reason

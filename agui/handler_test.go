@@ -501,11 +501,41 @@ func testOneWinnerAcrossProtocols(t *testing.T) {
 	require.Equal(t, api.StatusAnswered, tr.Interactions[0].Status)
 }
 
+func testReasoning(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	turn := askTurn("call_think")
+	turn.Reasoning = "用户没说环境，先问。"
+	b.model.Push(turn)
+	_, evs := b.post("", input("thread-reasoning", "r1", []map[string]any{userMsg("u1", "部署")}))
+	var folded []string
+	var thought strings.Builder
+	for _, e := range evs {
+		ty := e.str("type")
+		if ty == "REASONING_MESSAGE_CONTENT" {
+			thought.WriteString(e.str("delta"))
+		}
+		if len(folded) > 0 && folded[len(folded)-1] == ty {
+			continue
+		}
+		folded = append(folded, ty)
+	}
+	require.Equal(t, []string{"RUN_STARTED", "REASONING_START", "REASONING_MESSAGE_START", "REASONING_MESSAGE_CONTENT", "REASONING_MESSAGE_END", "REASONING_END",
+		"TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "RUN_FINISHED"}, folded)
+	require.Equal(t, "用户没说环境，先问。", thought.String())
+	for _, e := range evs {
+		if e.str("type") == "TEXT_MESSAGE_START" {
+			require.NotEqual(t, evs[1].str("messageId"), e.str("messageId"), "the reasoning is a message of its own")
+		}
+	}
+}
+
 // TestAGUI runs every case in parallel, then validates every response they
 // captured with @ag-ui/core's zod schemas and @ag-ui/client's verifyEvents.
 func TestAGUI(t *testing.T) {
 	t.Run("cases", func(t *testing.T) {
 		t.Run("AskInterruptResumeSuccess", testAskInterruptResumeSuccess)
+		t.Run("Reasoning", testReasoning)
 		t.Run("InvalidAnswerKeepsInterruptOpen", testInvalidAnswerKeepsInterruptOpen)
 		t.Run("ReplayedResume", testReplayedResume)
 		t.Run("ReplayWhileNextQuestionWaits", testReplayWhileNextQuestionWaits)

@@ -15,12 +15,25 @@ type translator struct {
 	threadID, runID string // the AG-UI ids echoed in RUN_FINISHED
 	lubanRun        string // the luban run followed; "" follows whichever run ends next
 	openText        string // messageId of the open text message
+	openReasoning   string // messageId (luban's) whose reasoning is open
+	reasoned        string // messageId (luban's) whose reasoning was streamed
 	parent          string // the assistant message the next tool calls belong to
 }
 
 // next translates ev. done is true when ev ended the run's stream.
 func (t *translator) next(ev *store.Event) (out []Event, done bool) {
 	switch ev.Name {
+	case api.EventReasoningDelta:
+		var d api.ReasoningDeltaEvent
+		if json.Unmarshal(ev.Data, &d) != nil || d.Delta == "" {
+			return nil, false
+		}
+		if t.openReasoning != d.MessageID {
+			out = t.closeText(out)
+			out = append(out, reasoningStart(d.MessageID)...)
+			t.openReasoning, t.reasoned = d.MessageID, d.MessageID
+		}
+		return append(out, Event{Type: EventReasoningMessageContent, MessageID: reasoningID(d.MessageID), Delta: d.Delta}), false
 	case api.EventMessageDelta:
 		var d api.MessageDeltaEvent
 		if json.Unmarshal(ev.Data, &d) != nil || d.Delta == "" {
@@ -43,6 +56,13 @@ func (t *translator) next(ev *store.Event) (out []Event, done bool) {
 			return t.closeText(nil), false
 		}
 		out = t.closeText(nil)
+		if m.Reasoning != "" && t.reasoned != m.MessageID {
+			// Reasoning that was not streamed comes whole with the message.
+			out = append(out, reasoningStart(m.MessageID)...)
+			out = append(out, Event{Type: EventReasoningMessageContent, MessageID: reasoningID(m.MessageID), Delta: m.Reasoning})
+			t.openReasoning = m.MessageID
+			out = t.closeText(out)
+		}
 		if m.Content != "" {
 			out = append(out,
 				Event{Type: EventTextMessageStart, MessageID: m.MessageID, Role: "assistant"},
@@ -117,7 +137,14 @@ func (t *translator) ours(ev *store.Event) bool {
 	return t.lubanRun == "" || v.RunID == t.lubanRun
 }
 
+// closeText closes the open reasoning and the open text message, so that
+// what follows (more text, a tool call, the end of the run) stands alone.
 func (t *translator) closeText(out []Event) []Event {
+	if t.openReasoning != "" {
+		id := reasoningID(t.openReasoning)
+		out = append(out, Event{Type: EventReasoningMessageEnd, MessageID: id}, Event{Type: EventReasoningEnd, MessageID: id})
+		t.openReasoning = ""
+	}
 	if t.openText != "" {
 		out = append(out, Event{Type: EventTextMessageEnd, MessageID: t.openText})
 		t.openText = ""
@@ -147,4 +174,13 @@ func (t *translator) outcome(status api.RunStatus, why string) Event {
 		msg += ": " + why
 	}
 	return Event{Type: EventRunError, Code: api.CodeInternal, Message: msg}
+}
+
+// reasoningID is the AG-UI id of the reasoning of luban message id: its own
+// message in AG-UI, so it cannot share the text message's id.
+func reasoningID(id string) string { return "reasoning_" + id }
+
+func reasoningStart(msgID string) []Event {
+	id := reasoningID(msgID)
+	return []Event{{Type: EventReasoningStart, MessageID: id}, {Type: EventReasoningMessageStart, MessageID: id, Role: "reasoning"}}
 }

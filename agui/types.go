@@ -22,6 +22,12 @@ const (
 	EventToolCallEnd        EventType = "TOOL_CALL_END"
 	EventToolCallResult     EventType = "TOOL_CALL_RESULT"
 	EventCustom             EventType = "CUSTOM"
+
+	EventReasoningStart          EventType = "REASONING_START"
+	EventReasoningMessageStart   EventType = "REASONING_MESSAGE_START"
+	EventReasoningMessageContent EventType = "REASONING_MESSAGE_CONTENT"
+	EventReasoningMessageEnd     EventType = "REASONING_MESSAGE_END"
+	EventReasoningEnd            EventType = "REASONING_END"
 )
 
 // Event is one AG-UI event: the union of the fields of the event types
@@ -37,10 +43,11 @@ type Event struct {
 	// RUN_FINISHED.
 	Outcome *Outcome `json:"outcome,omitempty"`
 
-	// TEXT_MESSAGE_*, TOOL_CALL_RESULT.
+	// TEXT_MESSAGE_*, REASONING_*, TOOL_CALL_RESULT.
 	MessageID string `json:"messageId,omitempty"`
 	Role      string `json:"role,omitempty"`
-	// TEXT_MESSAGE_CONTENT, TOOL_CALL_ARGS. Never empty when sent.
+	// TEXT_MESSAGE_CONTENT, REASONING_MESSAGE_CONTENT, TOOL_CALL_ARGS.
+	// Never empty when sent.
 	Delta string `json:"delta,omitempty"`
 
 	// TOOL_CALL_*, TOOL_CALL_RESULT.
