@@ -33,6 +33,7 @@ echo "== page: npm ci, build, component tests"
 
 echo "== AG-UI client packages (internal/aguitest: @ag-ui/core schemas, @ag-ui/client HttpAgent)"
 (cd internal/aguitest && npm ci --no-audit --no-fund)
+(cd examples/agui && npm ci --no-audit --no-fund)
 
 echo "== the official Standard Webhooks verifier for people/webhook_test.go"
 (cd people/testdata/verify && npm ci --no-audit --no-fund)

@@ -32,16 +32,19 @@ func Node(t testing.TB) string {
 	if err != nil {
 		t.Skip("no node command: the AG-UI client tests need Node (CI has it)")
 	}
-	if err := install(); err != nil {
+	if err := Install(Dir()); err != nil {
 		t.Fatalf("aguitest: %v", err)
 	}
 	return node
 }
 
-// install runs npm ci once per checkout, under a lock so that two test
-// binaries do not install at the same time.
-func install() error {
-	dir := Dir()
+// ExampleDir is examples/agui, the AG-UI client example of the repository.
+func ExampleDir() string { return filepath.Join(Dir(), "..", "..", "examples", "agui") }
+
+// Install runs npm ci in dir (a directory with package.json and
+// package-lock.json) unless its @ag-ui/client is installed already, under a
+// lock so that two test binaries do not install at the same time.
+func Install(dir string) error {
 	lock, err := os.OpenFile(filepath.Join(dir, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return err
