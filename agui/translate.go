@@ -29,7 +29,10 @@ func (t *translator) next(ev *store.Event) (out []Event, done bool) {
 			return nil, false
 		}
 		if t.openReasoning != d.MessageID {
-			out = t.closeText(out)
+			// The reasoning and the text of one message are batched
+			// apart, so their deltas may interleave: each is a message of
+			// its own and stays open beside the other.
+			out = t.closeReasoning(out)
 			out = append(out, reasoningStart(d.MessageID)...)
 			t.openReasoning, t.reasoned = d.MessageID, d.MessageID
 		}
@@ -40,7 +43,7 @@ func (t *translator) next(ev *store.Event) (out []Event, done bool) {
 			return nil, false
 		}
 		if t.openText != d.MessageID {
-			out = t.closeText(out)
+			out = t.closeTextOnly(out)
 			out = append(out, Event{Type: EventTextMessageStart, MessageID: d.MessageID, Role: "assistant"})
 			t.openText = d.MessageID
 		}
@@ -140,11 +143,19 @@ func (t *translator) ours(ev *store.Event) bool {
 // closeText closes the open reasoning and the open text message, so that
 // what follows (more text, a tool call, the end of the run) stands alone.
 func (t *translator) closeText(out []Event) []Event {
+	return t.closeTextOnly(t.closeReasoning(out))
+}
+
+func (t *translator) closeReasoning(out []Event) []Event {
 	if t.openReasoning != "" {
 		id := reasoningID(t.openReasoning)
 		out = append(out, Event{Type: EventReasoningMessageEnd, MessageID: id}, Event{Type: EventReasoningEnd, MessageID: id})
 		t.openReasoning = ""
 	}
+	return out
+}
+
+func (t *translator) closeTextOnly(out []Event) []Event {
 	if t.openText != "" {
 		out = append(out, Event{Type: EventTextMessageEnd, MessageID: t.openText})
 		t.openText = ""
