@@ -195,46 +195,56 @@ func (h *Handler) attach(ctx context.Context, sw *stream, t *translator, owner s
 	}
 }
 
-// follow streams the session's events after seq through t until t reports
-// the end of the run, the client leaves or the server shuts down. The
-// event log is the source of truth: a wake-up only says "look again".
+// follow streams the session's events after seq (Runner.Events: replay,
+// then live) through t until t reports the end of the run, the client
+// leaves or the server shuts down, with a heartbeat comment every
+// Heartbeat.
 func (h *Handler) follow(ctx context.Context, sw *stream, t *translator, sessionID string, after int64) {
-	wake, stop := h.src.subscribe(sessionID)
-	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// The events are read on a goroutine of their own and handed over here,
+	// where the heartbeat and the shutdown are watched too.
+	evc := make(chan agent.Event, 64)
+	errc := make(chan error, 1)
+	go func() {
+		defer close(evc)
+		for ev, err := range h.opts.Runner.Events(ctx, sessionID, after) {
+			if err != nil {
+				errc <- err
+				return
+			}
+			select {
+			case evc <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	hb := time.NewTicker(h.opts.Heartbeat)
 	defer hb.Stop()
 	for {
-		evs, err := h.src.events(ctx, sessionID, after, 500)
-		if err != nil {
-			if ctx.Err() == nil {
-				h.opts.Logger.Error("agui: event list", "sessionId", sessionID, "err", err)
-				sw.send(Event{Type: EventRunError, Code: api.CodeInternal, Message: "event log unavailable"})
+		select {
+		case ev, ok := <-evc:
+			if !ok {
+				select {
+				case err := <-errc:
+					h.opts.Logger.Error("agui: event log", "sessionId", sessionID, "err", err)
+					sw.send(Event{Type: EventRunError, Code: api.CodeInternal, Message: "event log unavailable"})
+				default:
+				}
+				return
 			}
-			return
-		}
-		for _, ev := range evs {
-			after = ev.Seq
 			out, done := t.next(ev)
 			for _, e := range out {
 				if !sw.write(e) {
 					return
 				}
 			}
-			if done {
-				sw.flush()
-				return
+			if done || len(evc) == 0 {
+				if !sw.flush() || done {
+					return
+				}
 			}
-		}
-		if len(evs) > 0 {
-			if !sw.flush() {
-				return
-			}
-			if len(evs) == 500 {
-				continue
-			}
-		}
-		select {
-		case <-wake:
 		case <-hb.C:
 			if !sw.comment() {
 				return
@@ -350,6 +360,10 @@ func (h *Handler) startStream(w http.ResponseWriter) *stream {
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
+	// A stream lasts as long as its run: no deadline of the request (the
+	// body read deadline, the server's ReadTimeout or WriteTimeout) may end
+	// it.
+	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
 	return &stream{w: w, rc: rc}
 }

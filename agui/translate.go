@@ -3,8 +3,8 @@ package agui
 import (
 	"encoding/json"
 
+	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/store"
 )
 
 // translator turns one run's luban events (DESIGN §3) into AG-UI events
@@ -21,7 +21,7 @@ type translator struct {
 }
 
 // next translates ev. done is true when ev ended the run's stream.
-func (t *translator) next(ev *store.Event) (out []Event, done bool) {
+func (t *translator) next(ev agent.Event) (out []Event, done bool) {
 	switch ev.Name {
 	case api.EventReasoningDelta:
 		var d api.ReasoningDeltaEvent
@@ -132,7 +132,7 @@ func (t *translator) next(ev *store.Event) (out []Event, done bool) {
 }
 
 // ours reports whether ev belongs to the followed run.
-func (t *translator) ours(ev *store.Event) bool {
+func (t *translator) ours(ev agent.Event) bool {
 	var v struct {
 		RunID string `json:"runId"`
 	}
