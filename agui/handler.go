@@ -15,6 +15,7 @@ import (
 
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/store"
 )
@@ -102,19 +103,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Runner.Continue, the call behind POST /api/chat/continue.
 func (h *Handler) resume(ctx context.Context, sw *stream, t *translator, owner string, in *RunAgentInput) {
 	e := in.Resume[0]
-	var ans askuser.Answer
+	var body api.ContinueRequest
 	if e.Status == ResumeCancelled {
-		ans = askuser.Answer{Cancelled: true}
+		body = api.ContinueRequest{Cancelled: true}
 	} else if p := bytes.TrimSpace(e.Payload); len(p) > 0 && string(p) != "null" {
-		var body api.ContinueRequest
 		if err := json.Unmarshal(p, &body); err != nil {
 			sw.send(errorEvent(api.ErrorDetail{Code: api.CodeInvalidAnswer, Message: "payload is not an answer object: " + err.Error(),
-				Details: []api.FieldError{{Field: "payload", Message: "must be an object such as {\"selections\": [...], \"customInput\": \"...\"}"}}}))
+				Details: []api.FieldError{{Field: "payload", Message: "must be an object such as {\"selections\": [...], \"customInput\": \"...\"} or {\"decision\": \"approve\"}"}}}))
 			return
 		}
-		ans = askuser.Answer{Selections: body.Selections, CustomInput: body.CustomInput, Cancelled: body.Cancelled, Answers: body.Answers}
 	}
-	res, err := h.opts.Runner.Continue(ctx, agent.ContinueParams{Owner: owner, SessionID: in.ThreadID, RequestID: e.InterruptID, Answer: ans})
+	res, err := h.opts.Runner.Continue(ctx, agent.ContinueParams{Owner: owner, SessionID: in.ThreadID, RequestID: e.InterruptID,
+		Answer:   askuser.Answer{Selections: body.Selections, CustomInput: body.CustomInput, Cancelled: body.Cancelled, Answers: body.Answers},
+		Approval: approval.AnswerOf(body)})
 	var dup *agent.AlreadyResolvedError
 	if errors.As(err, &dup) {
 		// A replayed resume: nothing is consumed again; report the run's

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +23,7 @@ import (
 	"github.com/lubanhq/luban/internal/fakeopenai"
 	"github.com/lubanhq/luban/internal/lubantest"
 	"github.com/lubanhq/luban/model/openai"
+	"github.com/lubanhq/luban/tool"
 )
 
 const (
@@ -45,12 +48,16 @@ type testBundle struct {
 	n     int
 }
 
-func setup(t *testing.T) *testBundle {
+func setup(t *testing.T, mods ...func(o *lubantest.Options)) *testBundle {
 	t.Helper()
 	b := &testBundle{t: t, model: fakeopenai.New(t)}
 	p, err := openai.New(openai.Options{BaseURL: b.model.URL(), Model: "fake-model", MaxRetries: -1})
 	require.NoError(t, err)
-	b.srv = lubantest.Start(t, lubantest.Options{Provider: p, Now: func() time.Time { return time.Now().Add(time.Duration(b.off.Load())) }})
+	o := lubantest.Options{Provider: p, Now: func() time.Time { return time.Now().Add(time.Duration(b.off.Load())) }}
+	for _, m := range mods {
+		m(&o)
+	}
+	b.srv = lubantest.Start(t, o)
 	return b
 }
 
@@ -532,12 +539,59 @@ func testReasoning(t *testing.T) {
 	}
 }
 
+// An approval (DESIGN §10) is an interrupt with reason confirmation; its
+// resume payload is the decision body of POST /api/chat/continue.
+func testApproval(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	b := setup(t, func(o *lubantest.Options) {
+		o.Workspace = ws
+		o.Tools = []tool.Tool{tool.WriteFile(ws)}
+	})
+	args := `{"path":"plan.md","content":"# Plan\n"}`
+	b.model.Push(fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{ID: "call_write", Name: "write_file", Arguments: args}}}, fakeopenai.Turn{Text: "写好了。"})
+	_, evs := b.post("", input("thread-approval", "r1", []map[string]any{userMsg("u1", "写计划")}))
+	in := interruptOf(t, last(t, evs))
+	require.Equal(t, "confirmation", in["reason"])
+	require.Equal(t, "call_write", in["toolCallId"])
+	sch := in["responseSchema"].(map[string]any)
+	require.Equal(t, []any{"decision"}, sch["required"])
+	props := sch["properties"].(map[string]any)
+	require.Equal(t, []any{"approve", "edit", "reject"}, props["decision"].(map[string]any)["enum"])
+	require.Contains(t, props["arguments"].(map[string]any)["properties"], "path", "the tool's own argument schema")
+	id := in["id"].(string)
+
+	// An edit that breaks the tool's schema: invalid_answer, still open.
+	_, evs = b.post("", input("thread-approval", "r2", nil, resolved(id, map[string]any{"decision": "edit", "arguments": map[string]any{"path": 7}})))
+	require.Equal(t, []string{"RUN_ERROR"}, types(evs))
+	require.Equal(t, "invalid_answer", evs[0].str("code"))
+	require.NotEmpty(t, evs[0]["metadata"].(map[string]any)["details"])
+	_, err := os.Stat(filepath.Join(ws, "plan.md"))
+	require.True(t, os.IsNotExist(err), "nothing ran")
+
+	_, evs = b.post("", input("thread-approval", "r3", nil, resolved(id, map[string]any{"decision": "approve"})))
+	require.Equal(t, "success", outcome(t, last(t, evs)))
+	var result event
+	for _, e := range evs {
+		if e.str("type") == "TOOL_CALL_RESULT" {
+			result = e
+		}
+	}
+	require.NotNil(t, result, "%v", types(evs))
+	require.Equal(t, "call_write", result.str("toolCallId"))
+	got, err := os.ReadFile(filepath.Join(ws, "plan.md"))
+	require.NoError(t, err)
+	require.Equal(t, "# Plan\n", string(got))
+	require.Equal(t, 1, toolResults(b.transcript("thread-approval"), "call_write"))
+}
+
 // TestAGUI runs every case in parallel, then validates every response they
 // captured with @ag-ui/core's zod schemas and @ag-ui/client's verifyEvents.
 func TestAGUI(t *testing.T) {
 	t.Run("cases", func(t *testing.T) {
 		t.Run("AskInterruptResumeSuccess", testAskInterruptResumeSuccess)
 		t.Run("Reasoning", testReasoning)
+		t.Run("Approval", testApproval)
 		t.Run("InvalidAnswerKeepsInterruptOpen", testInvalidAnswerKeepsInterruptOpen)
 		t.Run("ReplayedResume", testReplayedResume)
 		t.Run("ReplayWhileNextQuestionWaits", testReplayWhileNextQuestionWaits)
