@@ -298,7 +298,7 @@ func (r *Runner) resumable(ctx context.Context, it *store.Interaction) bool {
 		return false
 	}
 	_, ok := r.agents[run.Agent]
-	return ok
+	return ok || run.Agent == externalAgent
 }
 
 // CancelParams stops SessionID's active run (POST /api/sessions/{id}/cancel).

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
@@ -186,6 +187,9 @@ func (r *Runner) step(ctx context.Context, id string, st *state) (*state, bool, 
 	if err != nil {
 		return nil, true, err
 	}
+	if st.run.Agent == externalAgent {
+		return nil, true, r.externalStep(ctx, st)
+	}
 	agent := r.agents[st.run.Agent]
 	in := decideInput{state: st, instance: r.opts.InstanceID, agent: agent, registered: r.registered, spec: r.spec}
 	if needsApprovals(agent, st.msgs, st.run.ID) {
@@ -215,7 +219,7 @@ func (r *Runner) step(ctx context.Context, id string, st *state) (*state, bool, 
 		}
 		return r.applyResult(ctx, st, act, res)
 	case actAsk:
-		return nil, true, r.ask(ctx, st.run, act.call.call, act.prompt)
+		return nil, true, r.ask(ctx, st.run, act.call.call, act.prompt, nil)
 	}
 	return nil, true, nil
 }
@@ -313,10 +317,11 @@ func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idemp
 }
 
 // ask puts a validated question in front of a person (the pause transition).
-func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *askuser.Prompt) error {
+// src, when not nil, is stored in the request (a question an MCP host asked).
+func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *askuser.Prompt, src *api.InputSource) error {
 	now := r.now()
 	req := askuser.InputRequest{ID: NewID("ask"), ToolCallID: c.ID, SessionID: run.SessionID, RunID: run.ID, Prompt: *p,
-		CreatedAt: now, ExpiresAt: now.Add(r.opts.InteractionTTL).Truncate(time.Second)}
+		CreatedAt: now, ExpiresAt: now.Add(r.opts.InteractionTTL).Truncate(time.Second), Source: src}
 	stored, err := json.Marshal(req)
 	if err != nil {
 		return err

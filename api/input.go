@@ -100,7 +100,23 @@ type InputRequest struct {
 	// still exists (seed 000 §2, DESIGN §4); the page shows
 	// "服务已重启，请重新发起任务" instead of the form when it is false.
 	Resumable bool `json:"resumable"`
+	// Source names who asked when it was not the session's own model: an
+	// MCP host calling luban's ask_user (DESIGN §11). Absent for a model's
+	// question.
+	Source *InputSource `json:"source,omitempty"`
 }
+
+// InputSource is where a question came from (DESIGN §11): Kind is
+// SourceMCP for a call to luban's MCP server, and Client is the calling
+// host's clientInfo.name as it sent it (display text, possibly empty).
+type InputSource struct {
+	Kind   string `json:"kind"`
+	Client string `json:"client"`
+}
+
+// SourceMCP is InputSource.Kind for a question an MCP host asked through
+// POST /mcp (DESIGN §11).
+const SourceMCP = "mcp"
 
 // QuestionAnswer is the answer to one AskUser question (AgentScope
 // AskUserMetadata): the chosen option labels and the free "Other" text.

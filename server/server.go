@@ -105,6 +105,7 @@ func New(opts Options) (*Server, error) {
 	api.HandleFunc("/api/", handleNoEndpoint)
 	s.routes = api.patterns
 	s.mux.Handle("/api/", s.requireAuth(api))
+	s.mux.Handle("/mcp", s.mcpHandler())
 	s.mux.HandleFunc("GET /readyz", s.handleReadyz)
 	s.mux.HandleFunc("GET /livez", handleLivez)
 	if opts.Metrics != nil {

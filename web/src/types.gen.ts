@@ -507,6 +507,22 @@ export interface InputRequest {
    * "服务已重启，请重新发起任务" instead of the form when it is false.
    */
   resumable: boolean
+  /**
+   * Source names who asked when it was not the session's own model: an
+   * MCP host calling luban's ask_user (DESIGN §11). Absent for a model's
+   * question.
+   */
+  source?: InputSource
+}
+
+/**
+ * InputSource is where a question came from (DESIGN §11): Kind is
+ * SourceMCP for a call to luban's MCP server, and Client is the calling
+ * host's clientInfo.name as it sent it (display text, possibly empty).
+ */
+export interface InputSource {
+  kind: string
+  client: string
 }
 
 /**
@@ -630,6 +646,12 @@ export interface InboxItem {
    * "服务已重启，请重新发起任务" instead of the form when it is false.
    */
   resumable: boolean
+  /**
+   * Source names who asked when it was not the session's own model: an
+   * MCP host calling luban's ask_user (DESIGN §11). Absent for a model's
+   * question.
+   */
+  source?: InputSource
   status: Status
   receipt: Receipt | null
   sessionTitle: string

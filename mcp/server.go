@@ -1,0 +1,315 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/askuser"
+)
+
+// modernProtocol is the first MCP protocol version with input_required
+// results and requestState (multi round-trip requests): a client of this
+// version or later is answered at once, an older one is held open.
+const modernProtocol = "2026-07-28"
+
+// inputRequestKey is the key of luban's one entry in an input_required
+// result's inputRequests map.
+const inputRequestKey = "luban"
+
+// baseHeader carries the scheme and host the page is reached at from the
+// outer handler to the tool handler (the SDK passes request headers, not
+// the Host). Any value a client sends is dropped first.
+const baseHeader = "Luban-Mcp-Base"
+
+// Options configures NewHandler. Runner, Verify and Secret are required.
+type Options struct {
+	Runner *agent.Runner
+	// Verify returns the principal of a bearer token, "" when the token is
+	// not accepted: the same principals as /api (DESIGN §8).
+	Verify func(token string) string
+	// Secret keys the HMAC of requestState. It must be the same across
+	// restarts and replicas, or a retry after a restart is rejected.
+	Secret []byte
+	// KeepAlive is the interval of the progress notifications an older
+	// client's held call receives. Default 10s.
+	KeepAlive time.Duration
+	// Done, when closed, ends every held call with an error saying the
+	// question stays pending (luban is shutting down).
+	Done <-chan struct{}
+	// Version is reported as the server's version in serverInfo.
+	Version string
+	Logger  *slog.Logger
+	// Now is the clock for requestState expiry. Default time.Now.
+	Now func() time.Time
+}
+
+type handler struct {
+	o                   Options
+	stateful, stateless http.Handler
+}
+
+// NewHandler returns luban's MCP server (DESIGN §11): streamable HTTP from
+// the official SDK, Bearer auth (401 with luban's JSON error otherwise),
+// tools ask_user and AskUser. A request announcing protocol 2026-07-28 or
+// later in Mcp-Protocol-Version is served statelessly (that protocol has no
+// sessions); older clients get the SDK's stateful sessions, which live in
+// memory and end with the process.
+func NewHandler(o Options) (http.Handler, error) {
+	if o.Runner == nil || o.Verify == nil || len(o.Secret) == 0 {
+		return nil, errors.New("mcp: Options.Runner, Verify and Secret are required")
+	}
+	if o.KeepAlive <= 0 {
+		o.KeepAlive = 10 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	h := &handler{o: o}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "luban", Title: "luban: a person answers", Version: o.Version},
+		&sdk.ServerOptions{Logger: o.Logger, Instructions: "ask_user and AskUser put a question in front of a person on luban's page; the result is their answer."})
+	for _, d := range askuser.Definitions() {
+		srv.AddTool(&sdk.Tool{Name: d.Name, Description: d.Description, InputSchema: json.RawMessage(d.Parameters),
+			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}}, h.call)
+	}
+	get := func(*http.Request) *sdk.Server { return srv }
+	verify := auth.RequireBearerToken(func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		if p := o.Verify(token); p != "" {
+			return &auth.TokenInfo{UserID: p}, nil
+		}
+		return nil, auth.ErrInvalidToken
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	h.stateful = verify(sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{Logger: o.Logger}))
+	h.stateless = verify(sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{Stateless: true, Logger: o.Logger}))
+	return h, nil
+}
+
+// ServeHTTP authenticates, then hands the request to the SDK.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || h.o.Verify(strings.TrimSpace(tok)) == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="luban"`)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_ = json.NewEncoder(w).Encode(api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeUnauthorized,
+			Message: "authentication required: send Authorization: Bearer <token>"}})
+		return
+	}
+	// The scheme is canonical for the SDK's verifier.
+	r.Header.Set("Authorization", "Bearer "+strings.TrimSpace(tok))
+	r.Header.Del(baseHeader)
+	s := "http"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		s = "https"
+	}
+	r.Header.Set(baseHeader, s+"://"+r.Host)
+	if r.Header.Get("Mcp-Protocol-Version") >= modernProtocol {
+		h.stateless.ServeHTTP(w, r)
+		return
+	}
+	h.stateful.ServeHTTP(w, r)
+}
+
+// call is the handler of both tools.
+func (h *handler) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	owner := ""
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		owner = req.Extra.TokenInfo.UserID
+	}
+	if owner == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unauthorized: no principal"}
+	}
+	modern := req.ProtocolVersion() >= modernProtocol
+	p := req.Params
+	if p.RequestState != "" {
+		id, err := h.openState(owner, p.RequestState)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		}
+		return h.settle(ctx, req, owner, id, modern)
+	}
+	client := ""
+	if ci := req.ClientInfo(); ci != nil {
+		client = ci.Name
+	}
+	sessionID, _ := p.Meta["sessionId"].(string)
+	ir, err := h.o.Runner.Ask(ctx, agent.AskParams{Owner: owner, SessionID: sessionID, Tool: p.Name, Arguments: p.Arguments,
+		Source: &api.InputSource{Kind: api.SourceMCP, Client: client}})
+	var pe *agent.InteractionPendingError
+	switch {
+	case errors.As(err, &pe) && pe.Pending != nil && sameQuestion(pe.Pending, p.Name, p.Arguments):
+		// The same call again (after a restart, or a dropped connection):
+		// wait on the question already asked instead of asking twice.
+		ir = pe.Pending
+	case errors.Is(err, agent.ErrInvalidArguments):
+		// Like a model's invalid call: an error result that says what is
+		// wrong, so the caller can fix and retry (DESIGN §2).
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "invalid arguments for " + p.Name + ": " +
+			strings.TrimPrefix(err.Error(), agent.ErrInvalidArguments.Error()+": ")}}, IsError: true}, nil
+	case errors.As(err, &pe):
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: string(api.CodeInteractionPending) +
+			": session " + sessionID + " already waits on another question"}
+	case errors.Is(err, agent.ErrSessionNotFound):
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: string(api.CodeSessionNotFound) + ": no session " + sessionID}
+	case errors.Is(err, agent.ErrRunInProgress):
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: string(api.CodeRunInProgress) + ": session " + sessionID + " has a run in progress"}
+	case err != nil:
+		h.o.Logger.Error("mcp ask", "err", err)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the server log has the details"}
+	}
+	return h.settle(ctx, req, owner, ir.ID, modern)
+}
+
+// sameQuestion reports whether a pending request is the question that tool
+// with args would ask: same tool, same validated prompt, asked over MCP.
+func sameQuestion(pending *askuser.InputRequest, tool string, args json.RawMessage) bool {
+	if pending.Source == nil || pending.Source.Kind != api.SourceMCP || pending.Tool != tool {
+		return false
+	}
+	p, err := askuser.ParseArgs(tool, string(args))
+	if err != nil {
+		return false
+	}
+	a, err1 := json.Marshal(p)
+	b, err2 := json.Marshal(pending.Prompt)
+	return err1 == nil && err2 == nil && string(a) == string(b)
+}
+
+// settle answers a call about question id: its result once resolved, else
+// input_required (modern clients) or a held call (older ones).
+func (h *handler) settle(ctx context.Context, req *sdk.CallToolRequest, owner, id string, modern bool) (*sdk.CallToolResult, error) {
+	a, err := h.o.Runner.AskedState(ctx, owner, id)
+	if err != nil {
+		return nil, h.stateErr(err)
+	}
+	if a.Status != askuser.StatusPending {
+		return resultOf(a), nil
+	}
+	if modern {
+		return h.inputRequired(req, owner, a.Request), nil
+	}
+	return h.hold(ctx, req, owner, a)
+}
+
+func (h *handler) stateErr(err error) error {
+	if errors.Is(err, agent.ErrInteractionNotFound) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: string(api.CodeInteractionNotFound) + ": no such question"}
+	}
+	h.o.Logger.Error("mcp read question", "err", err)
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the server log has the details"}
+}
+
+// meta names the question in a result or notification, so a client can
+// come back to it (_meta.sessionId) after losing the connection.
+func meta(r *askuser.InputRequest) sdk.Meta {
+	return sdk.Meta{"sessionId": r.SessionID, "requestId": r.ID}
+}
+
+// resultOf is the ToolResult of a resolved question as an MCP result: the
+// same content as the model's ToolResult (§3), its metadata as structured
+// content.
+func resultOf(a *agent.Asked) *sdk.CallToolResult {
+	res := a.Result
+	if res == nil {
+		// Resolved without a ToolResult on its call (cannot happen: the
+		// resolution writes both in one transaction); say so plainly.
+		res = &askuser.ToolResult{Content: fmt.Sprintf("the question was resolved (%s) without a result", a.Status), IsError: true}
+	}
+	out := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: res.Content}}, IsError: res.IsError, Meta: meta(a.Request)}
+	out.Meta["status"] = string(a.Status)
+	if len(res.Metadata) > 0 && res.Metadata[0] == '{' {
+		out.StructuredContent = json.RawMessage(res.Metadata)
+	}
+	return out
+}
+
+// inputRequired is the 2026-07-28 answer to a pending question: a URL-mode
+// elicitation of the question's own page and a signed requestState.
+func (h *handler) inputRequired(req *sdk.CallToolRequest, owner string, r *askuser.InputRequest) *sdk.CallToolResult {
+	base := ""
+	if req.Extra != nil && req.Extra.Header != nil {
+		base = req.Extra.Header.Get(baseHeader)
+	}
+	return &sdk.CallToolResult{
+		InputRequests: sdk.InputRequestMap{inputRequestKey: &sdk.ElicitParams{Mode: "url", ElicitationID: r.ID,
+			URL: base + "/q/" + r.ID, Message: "Answer on luban: " + r.Title}},
+		RequestState: h.sealState(owner, r.ID, r.ExpiresAt),
+		Meta:         meta(r),
+	}
+}
+
+// hold keeps an older client's call open until the question is resolved,
+// sending a progress notification at once and then every KeepAlive (when
+// the call carried a progressToken). A dropped connection or a shutdown
+// ends the call; the question stays pending.
+func (h *handler) hold(ctx context.Context, req *sdk.CallToolRequest, owner string, a *agent.Asked) (*sdk.CallToolResult, error) {
+	// The session's events wake the loop; the state is read again on every
+	// wake and every tick, so nothing depends on catching one event.
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	changed := make(chan struct{}, 1)
+	go func() {
+		for _, err := range h.o.Runner.Events(wctx, a.Request.SessionID, 0) {
+			if err != nil {
+				return
+			}
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	tick := time.NewTicker(h.o.KeepAlive)
+	defer tick.Stop()
+	token := req.Params.GetProgressToken()
+	n := 0
+	progress := func() {
+		if token == nil {
+			return
+		}
+		n++
+		m := meta(a.Request)
+		_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Meta: m,
+			Message: fmt.Sprintf("waiting for an answer on luban (session %s, request %s)", a.Request.SessionID, a.Request.ID)})
+	}
+	progress()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-h.o.Done:
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+				Message: "luban is shutting down; the question stays pending: call again with _meta.sessionId " + a.Request.SessionID}
+		case <-tick.C:
+			progress()
+		case <-changed:
+		}
+		cur, err := h.o.Runner.AskedState(ctx, owner, a.Request.ID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, h.stateErr(err)
+		}
+		if cur.Status != askuser.StatusPending {
+			return resultOf(cur), nil
+		}
+	}
+}

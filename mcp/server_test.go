@@ -1,0 +1,398 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/internal/fakeopenai"
+	"github.com/lubanhq/luban/internal/lubantest"
+	"github.com/lubanhq/luban/model/openai"
+)
+
+const (
+	singleArgs = `{"title":"部署到哪个环境？","mode":"single","options":[{"id":"dev","label":"开发"},{"id":"prod","label":"生产","recommended":true}]}`
+	batchArgs  = `{"questions":[{"question":"用哪个数据库？","header":"数据库","options":[{"label":"SQLite","description":"嵌入式"},{"label":"PostgreSQL","description":"多副本"}],"multi_select":false}]}`
+	// legacyProtocol is the newest protocol without input_required: the
+	// client's call is held open until the answer.
+	legacyProtocol = "2025-11-25"
+	callTimeout    = 30 * time.Second
+)
+
+func startLuban(t *testing.T) *lubantest.Server {
+	t.Helper()
+	p, err := openai.New(openai.Options{BaseURL: fakeopenai.New(t).URL(), Model: "fake-model", MaxRetries: -1})
+	require.NoError(t, err)
+	return lubantest.Start(t, lubantest.Options{Provider: p})
+}
+
+// bearer adds a token to every request of the MCP client.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// progress is one progress notification's naming of the question.
+type progress struct{ sessionID, requestID string }
+
+// connect opens an official Go SDK client session to base/mcp with token,
+// speaking protocol version (empty: the SDK's newest). Progress
+// notifications are sent to the returned channel.
+func connect(t *testing.T, base, token, version string, opts *sdk.ClientOptions) (*sdk.ClientSession, <-chan progress) {
+	t.Helper()
+	ch := make(chan progress, 64)
+	if opts == nil {
+		opts = &sdk.ClientOptions{}
+	}
+	opts.ProgressNotificationHandler = func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+		sid, _ := req.Params.Meta["sessionId"].(string)
+		rid, _ := req.Params.Meta["requestId"].(string)
+		select {
+		case ch <- progress{sid, rid}:
+		default:
+		}
+	}
+	c := sdk.NewClient(&sdk.Implementation{Name: "luban-go-test", Version: "1"}, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearer{token}}, MaxRetries: -1},
+		&sdk.ClientSessionOptions{ProtocolVersion: version})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs, ch
+}
+
+func text(t *testing.T, res *sdk.CallToolResult) string {
+	t.Helper()
+	require.Len(t, res.Content, 1)
+	tc, ok := res.Content[0].(*sdk.TextContent)
+	require.True(t, ok, "content %T", res.Content[0])
+	return tc.Text
+}
+
+type pendingView struct {
+	Pending map[string]any `json:"pending"`
+}
+
+// toolMessage returns the ToolResult content luban's transcript holds for
+// the session's one tool call.
+func toolMessage(t *testing.T, s *lubantest.Server, sessionID string) (string, int) {
+	t.Helper()
+	var tr struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	require.Equal(t, 200, s.JSON("GET", "/api/sessions/"+sessionID, nil, &tr))
+	content, n := "", 0
+	for _, m := range tr.Messages {
+		if m.Role == "tool" {
+			content, n = m.Content, n+1
+		}
+	}
+	return content, n
+}
+
+func recv[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(callTimeout):
+		t.Fatal("timed out waiting")
+		panic("unreachable")
+	}
+}
+
+// An older client's ask_user call is held open; the question shows on
+// luban like a model's (marked with the client), is answered through
+// /api/chat/continue, and the call returns the same ToolResult content.
+func TestHeldCallAnsweredOnThePage(t *testing.T) {
+	t.Parallel()
+	s := startLuban(t)
+	cs, prog := connect(t, s.URL, s.Token, legacyProtocol, nil)
+
+	type out struct {
+		res *sdk.CallToolResult
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		defer cancel()
+		p := &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs)}
+		p.SetProgressToken("tok-1")
+		res, err := cs.CallTool(ctx, p)
+		done <- out{res, err}
+	}()
+	pr := recv(t, prog)
+	require.NotEmpty(t, pr.sessionID)
+
+	var pv pendingView
+	require.Equal(t, 200, s.JSON("GET", "/api/interactions/pending?sessionId="+pr.sessionID, nil, &pv))
+	require.NotNil(t, pv.Pending)
+	require.Equal(t, pr.requestID, pv.Pending["id"])
+	require.Equal(t, "ask_user", pv.Pending["tool"])
+	require.Equal(t, "部署到哪个环境？", pv.Pending["title"])
+	require.Equal(t, map[string]any{"kind": "mcp", "client": "luban-go-test"}, pv.Pending["source"])
+	require.Equal(t, true, pv.Pending["resumable"])
+
+	// Another principal cannot see or answer it.
+	resp := s.Request("GET", "/api/interactions/pending?sessionId="+pr.sessionID, nil, "other-token")
+	resp.Body.Close()
+	require.Equal(t, 404, resp.StatusCode)
+
+	resp = s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": pr.sessionID, "requestId": pr.requestID,
+		"selections": []string{"prod"}, "customInput": "", "cancelled": false}, "", "Accept", "application/json")
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, 202, resp.StatusCode, "%s", b)
+
+	o := recv(t, done)
+	require.NoError(t, o.err)
+	require.False(t, o.res.IsError)
+	got := text(t, o.res)
+	want := askuser.AnsweredResult(&askuser.Prompt{Tool: "ask_user", Title: "部署到哪个环境？", Mode: "single",
+		Options: []askuser.Option{{ID: "dev", Label: "开发"}, {ID: "prod", Label: "生产", Recommended: true}}},
+		askuser.Answer{Selections: []string{"prod"}})
+	require.Equal(t, want.Content, got)
+	stored, n := toolMessage(t, s, pr.sessionID)
+	require.Equal(t, 1, n)
+	require.Equal(t, stored, got, "the MCP result is the ToolResult luban stored")
+	require.Equal(t, pr.sessionID, o.res.Meta["sessionId"])
+	require.Equal(t, "answered", o.res.Meta["status"])
+
+	// The run that held the question completed; the trace has the same
+	// interaction lifecycle and audit as a model's question.
+	evs := s.EventsUntil(pr.sessionID, 0, "done", callTimeout)
+	names := lubantest.Names(evs)
+	require.Contains(t, names, "user_input_required")
+	require.Contains(t, names, "user_input_resolved")
+	last := evs[len(evs)-1]
+	var d struct{ Status string }
+	require.NoError(t, last.Decode(&d))
+	require.Equal(t, "completed", d.Status)
+	var trace struct {
+		Audit []struct {
+			Action string `json:"action"`
+		} `json:"audit"`
+	}
+	require.Equal(t, 200, s.JSON("GET", "/api/sessions/"+pr.sessionID+"/trace", nil, &trace))
+	var actions []string
+	for _, a := range trace.Audit {
+		actions = append(actions, a.Action)
+	}
+	require.Equal(t, []string{"requested", "answered"}, actions)
+}
+
+// AskUser works the same way, and a second call with _meta.sessionId reuses
+// the session (a new run, a new question in the same session).
+func TestHeldAskUserBatchAndSessionReuse(t *testing.T) {
+	t.Parallel()
+	s := startLuban(t)
+	cs, prog := connect(t, s.URL, s.Token, legacyProtocol, nil)
+	ask := func(args string, sessionID string) (<-chan *sdk.CallToolResult, progress) {
+		done := make(chan *sdk.CallToolResult, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+			defer cancel()
+			p := &sdk.CallToolParams{Name: "AskUser", Arguments: json.RawMessage(args)}
+			p.SetProgressToken("tok")
+			if sessionID != "" {
+				p.Meta["sessionId"] = sessionID
+			}
+			res, err := cs.CallTool(ctx, p)
+			if err != nil {
+				t.Errorf("CallTool: %v", err)
+			}
+			done <- res
+		}()
+		return done, recv(t, prog)
+	}
+	done, pr := ask(batchArgs, "")
+	answer := map[string]any{"sessionId": pr.sessionID, "requestId": pr.requestID, "selections": []string{}, "customInput": "", "cancelled": false,
+		"answers": []map[string]any{{"question": "用哪个数据库？", "selected": []string{"PostgreSQL"}, "other": ""}}}
+	resp := s.Request("POST", "/api/chat/continue", answer, "", "Accept", "application/json")
+	resp.Body.Close()
+	require.Equal(t, 202, resp.StatusCode)
+	res := recv(t, done)
+	require.NotNil(t, res)
+	require.False(t, res.IsError)
+	require.Contains(t, text(t, res), "PostgreSQL")
+	sc, err := json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	require.Contains(t, string(sc), `"selected":["PostgreSQL"]`)
+	s.EventsUntil(pr.sessionID, 0, "done", callTimeout)
+
+	done2, pr2 := ask(batchArgs, pr.sessionID)
+	require.Equal(t, pr.sessionID, pr2.sessionID)
+	require.NotEqual(t, pr.requestID, pr2.requestID)
+	resp = s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": pr2.sessionID, "requestId": pr2.requestID, "cancelled": true}, "", "Accept", "application/json")
+	resp.Body.Close()
+	require.Equal(t, 202, resp.StatusCode)
+	res2 := recv(t, done2)
+	require.Equal(t, askuser.CancelledResult(&askuser.Prompt{Tool: "AskUser", Mode: "questions"}).Content, text(t, res2))
+	require.Equal(t, "cancelled", res2.Meta["status"])
+}
+
+// Invalid arguments never reach a person: an error result says what is
+// wrong and nothing is stored.
+func TestInvalidArgumentsAreAnErrorResult(t *testing.T) {
+	t.Parallel()
+	s := startLuban(t)
+	cs, _ := connect(t, s.URL, s.Token, legacyProtocol, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(`{"title":"x","mode":"single"}`)})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	require.Contains(t, text(t, res), "invalid arguments for ask_user")
+	var list struct {
+		Sessions []any `json:"sessions"`
+	}
+	require.Equal(t, 200, s.JSON("GET", "/api/sessions", nil, &list))
+	require.Empty(t, list.Sessions)
+
+	// Someone else's session id is unknown.
+	p := &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs), Meta: sdk.Meta{"sessionId": "sess_nope"}}
+	_, err = cs.CallTool(ctx, p)
+	require.ErrorContains(t, err, "session_not_found")
+}
+
+// /mcp needs a valid bearer token: 401 with luban's JSON error otherwise.
+func TestUnauthenticated(t *testing.T) {
+	t.Parallel()
+	s := startLuban(t)
+	for _, tok := range []string{"-", "wrong"} {
+		resp := s.Request("POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, tok, "Accept", "application/json, text/event-stream")
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, 401, resp.StatusCode)
+		require.Contains(t, string(b), `"code":"unauthorized"`)
+	}
+	c := sdk.NewClient(&sdk.Implementation{Name: "x"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	_, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{"wrong"}}, MaxRetries: -1}, nil)
+	require.Error(t, err)
+}
+
+// A 2026-07-28 client gets input_required at once: a URL-mode request for
+// /q/{requestId} and a requestState. Retries return input_required while
+// pending, then the ToolResult, the same one every time; a forged or
+// another principal's requestState is rejected.
+func TestInputRequiredFlow(t *testing.T) {
+	t.Parallel()
+	s := startLuban(t)
+	cs, _ := connect(t, s.URL, s.Token, "", &sdk.ClientOptions{MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true}})
+	require.Equal(t, "2026-07-28", cs.InitializeResult().ProtocolVersion)
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs)})
+	require.NoError(t, err)
+	require.True(t, res.NeedsInput())
+	require.Len(t, res.InputRequests, 1)
+	var el *sdk.ElicitParams
+	for _, ir := range res.InputRequests {
+		el, _ = ir.(*sdk.ElicitParams)
+	}
+	require.NotNil(t, el)
+	require.Equal(t, "url", el.Mode)
+	sessionID, _ := res.Meta["sessionId"].(string)
+	requestID, _ := res.Meta["requestId"].(string)
+	require.Equal(t, s.URL+"/q/"+requestID, el.URL)
+	require.Equal(t, requestID, el.ElicitationID)
+	state := res.RequestState
+	require.NotEmpty(t, state)
+
+	var pv pendingView
+	require.Equal(t, 200, s.JSON("GET", "/api/interactions/pending?sessionId="+sessionID, nil, &pv))
+	require.Equal(t, map[string]any{"kind": "mcp", "client": "luban-go-test"}, pv.Pending["source"])
+
+	retry := func(cs *sdk.ClientSession, st string) (*sdk.CallToolResult, error) {
+		return cs.CallTool(ctx, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs), RequestState: st,
+			InputResponses: sdk.InputResponseMap{"luban": &sdk.ElicitResult{Action: "accept"}}})
+	}
+	again, err := retry(cs, state)
+	require.NoError(t, err)
+	require.True(t, again.NeedsInput(), "still pending")
+	require.Equal(t, requestID, again.Meta["requestId"])
+
+	// Forged: one character of the signature changed.
+	forged := state[:len(state)-1] + map[bool]string{true: "A", false: "B"}[state[len(state)-1] != 'A']
+	_, err = retry(cs, forged)
+	require.ErrorContains(t, err, "invalid requestState")
+	body, _, _ := strings.Cut(state, ".")
+	_, err = retry(cs, body+".")
+	require.ErrorContains(t, err, "invalid requestState")
+	// Another principal's client.
+	other, _ := connect(t, s.URL, "other-token", "", &sdk.ClientOptions{MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true}})
+	_, err = retry(other, state)
+	require.ErrorContains(t, err, "invalid requestState")
+
+	resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": sessionID, "requestId": requestID,
+		"selections": []string{"dev"}, "customInput": "", "cancelled": false}, "", "Accept", "application/json")
+	resp.Body.Close()
+	require.Equal(t, 202, resp.StatusCode)
+
+	first, err := retry(cs, state)
+	require.NoError(t, err)
+	require.False(t, first.NeedsInput())
+	second, err := retry(cs, state)
+	require.NoError(t, err)
+	require.Equal(t, text(t, first), text(t, second), "exactly once: every retry gets the one answer")
+	stored, n := toolMessage(t, s, sessionID)
+	require.Equal(t, 1, n)
+	require.Equal(t, stored, text(t, first))
+	require.Contains(t, stored, "dev")
+}
+
+// The Go SDK's own multi round-trip loop: its elicitation handler (the
+// host showing the URL to its user) is where the person answers on luban's
+// page; the SDK retries with the requestState and gets the answer.
+func TestInputRequiredWithTheSDKLoop(t *testing.T) {
+	t.Parallel()
+	s := startLuban(t)
+	var urls []string
+	cs, _ := connect(t, s.URL, s.Token, "", &sdk.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			urls = append(urls, req.Params.URL)
+			id := req.Params.URL[strings.LastIndex(req.Params.URL, "/")+1:]
+			// Find the session through the caller's sessions (the page's view).
+			var list struct {
+				Sessions []struct{ ID string } `json:"sessions"`
+			}
+			if s.JSON("GET", "/api/sessions", nil, &list) != 200 || len(list.Sessions) == 0 {
+				t.Error("no session")
+				return &sdk.ElicitResult{Action: "cancel"}, nil
+			}
+			resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": list.Sessions[0].ID, "requestId": id,
+				"selections": []string{"prod"}, "customInput": "", "cancelled": false}, "", "Accept", "application/json")
+			resp.Body.Close()
+			if resp.StatusCode != 202 {
+				t.Errorf("continue: %s", resp.Status)
+			}
+			return &sdk.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs)})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	require.Contains(t, text(t, res), "prod")
+	require.Len(t, urls, 1)
+	require.True(t, strings.HasPrefix(urls[0], s.URL+"/q/ask_"), urls[0])
+}
