@@ -230,6 +230,8 @@ func TestOpenAPIMatchesRealAnswers(t *testing.T) {
 	d.check("POST", "/api/chat", ls.Request("POST", "/api/chat", map[string]any{"sessionId": "sess_nope", "message": "x"}, ""))     // 404
 	d.check("GET", "/api/interactions/pending", ls.Request("GET", "/api/interactions/pending?sessionId="+sid, nil, ""))             // pending
 	d.check("GET", "/api/interactions/pending", ls.Request("GET", "/api/interactions/pending", nil, ""))                            // 400
+	d.check("GET", "/api/interactions", ls.Request("GET", "/api/interactions?status=pending", nil, ""))                             // the inbox
+	d.check("GET", "/api/interactions", ls.Request("GET", "/api/interactions?status=open", nil, ""))                                // 400
 	answer := map[string]any{"sessionId": sid, "requestId": req.ID, "selections": []string{"safe", "implement"}, "customInput": ""} // two in single
 	d.check("POST", "/api/chat/continue", ls.Request("POST", "/api/chat/continue", answer, ""))                                     // 422
 	answer["selections"] = []string{"safe"}
@@ -263,6 +265,8 @@ func TestOpenAPIMatchesRealAnswers(t *testing.T) {
 
 	d.check("GET", "/api/interactions/pending", ls.Request("GET", "/api/interactions/pending?sessionId="+sid, nil, "")) // last receipt
 	d.check("GET", "/api/sessions", ls.Request("GET", "/api/sessions", nil, ""))
+	d.check("GET", "/api/sessions", ls.Request("GET", "/api/sessions?limit=1", nil, ""))                 // with next
+	d.check("GET", "/api/interactions", ls.Request("GET", "/api/interactions?status=resolved", nil, "")) // receipts
 	tr := d.check("GET", "/api/sessions/{id}", ls.Request("GET", "/api/sessions/"+sid, nil, ""))
 	require.Contains(t, string(tr), `"metadata":{"answers"`)
 	d.check("GET", "/api/sessions/{id}", ls.Request("GET", "/api/sessions/sess_nope", nil, "")) // 404
