@@ -1,5 +1,5 @@
 # luban — the two commands of the README, and the pieces they are made of.
-.PHONY: run test web build test-go test-web e2e
+.PHONY: run test web web-dist web-dist-check build test-go test-web e2e
 
 # Build the page (if needed) and serve it with SQLite and the scripted demo model.
 run: web
@@ -13,6 +13,17 @@ web: web/dist/index.html
 
 web/dist/index.html: web/package.json web/package-lock.json $(shell find web/src web/index.html -type f 2>/dev/null)
 	cd web && npm ci --no-audit --no-fund && npm run build
+
+# Rebuild the committed page (web/dist) from web/src: run it after any change
+# of the page and commit web/dist, so that `go install …/cmd/luban@latest`
+# (which runs no Node) embeds the current page. The build is deterministic.
+web-dist:
+	cd web && npm ci --no-audit --no-fund && npm run build
+
+# Fail when the committed web/dist is not what web/src builds to (CI).
+web-dist-check: web-dist
+	@git diff --exit-code --stat -- web/dist && test -z "$$(git status --porcelain -- web/dist)" || \
+	  { echo "web/dist is stale: run 'make web-dist' and commit web/dist" >&2; git status --short -- web/dist >&2; exit 1; }
 
 build: web
 	go build -o luban ./cmd/luban

@@ -31,6 +31,21 @@ export LUBAN_TEST_POSTGRES="${LUBAN_TEST_POSTGRES:-postgres://postgres@127.0.0.1
 echo "== page: npm ci, build, component tests"
 (cd web && npm ci --no-audit --no-fund && npm run build && npm test)
 
+echo "== the committed page (web/dist) is what web/src builds to"
+# go install …/cmd/luban@latest embeds web/dist as committed (DESIGN §14).
+if ! git diff --exit-code --stat -- web/dist || [ -n "$(git status --porcelain -- web/dist)" ]; then
+  git status --short -- web/dist >&2
+  echo "web/dist is stale: run 'make web-dist' and commit web/dist" >&2
+  exit 1
+fi
+
+if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
+  echo "== container image (Dockerfile)"
+  docker build -q -t luban:ci .
+else
+  echo "== container image: skipped (no docker engine on this machine)"
+fi
+
 echo "== AG-UI client packages (internal/aguitest: @ag-ui/core schemas, @ag-ui/client HttpAgent)"
 (cd internal/aguitest && npm ci --no-audit --no-fund)
 (cd examples/agui && npm ci --no-audit --no-fund)

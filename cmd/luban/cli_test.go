@@ -104,7 +104,7 @@ func TestHelpGoesToStdoutAndNamesEveryEnvTwin(t *testing.T) {
 	for _, f := range []string{"addr", "db", "log-format", "log-level", "retain", "retain-audit", "interaction-ttl"} {
 		require.Contains(t, flags, f)
 	}
-	for _, args := range [][]string{{"--help"}, {"help"}, {"chat", "--help"}, {"migrate", "--help"}, {"backup", "--help"}} {
+	for _, args := range [][]string{{"--help"}, {"help"}, {"chat", "--help"}, {"migrate", "--help"}, {"backup", "--help"}, {"health", "--help"}} {
 		r := luban(t, nil, args...)
 		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
 		require.NotEmpty(t, r.stdout, args)
@@ -160,8 +160,15 @@ func TestJSONLogsWithLevel(t *testing.T) {
 	resp, err := http.Get(url + "livez?token=abc")
 	require.NoError(t, err)
 	resp.Body.Close()
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/")
+	h := luban(t, nil, "health", "--addr", addr)
+	require.Equal(t, 0, h.code, "luban health of a ready server: %s", h.stderr)
+	require.Contains(t, h.stdout, `"status":"ok"`)
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	_ = cmd.Wait()
+	h = luban(t, nil, "health", "--addr", addr)
+	require.Equal(t, 1, h.code, "luban health of a stopped server")
+	require.Contains(t, h.stderr, "not ready")
 	var access string
 	for _, l := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
 		require.True(t, strings.HasPrefix(l, "{"), "every log line is JSON: %s", l)

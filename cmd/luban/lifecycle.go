@@ -5,8 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/postgres"
@@ -160,5 +163,52 @@ func (c *Backup) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(c.Stdout, "backup of %s written to %s\n", *db, dst)
+	return nil
+}
+
+// Health is `luban health`: it asks a running server's /readyz (the
+// container image's HEALTHCHECK, which has no curl) and exits 0 when it
+// answers 200, 1 otherwise.
+type Health struct {
+	Stdout io.Writer
+	Getenv func(string) string
+}
+
+// Run parses args and asks once, within --timeout.
+func (c *Health) Run(ctx context.Context, args []string) error {
+	envs := &envReader{getenv: c.Getenv}
+	fs := flag.NewFlagSet("health", flag.ContinueOnError)
+	addr := fs.String("addr", envs.str("LUBAN_ADDR", "127.0.0.1:8080"), "the server's listen address (LUBAN_ADDR); 0.0.0.0 is asked on 127.0.0.1")
+	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: luban health [--addr host:port]\n\nAsks GET /readyz of a running luban; exit 0 when ready, 1 when not.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, c.Stdout); err != nil {
+		return err
+	}
+	host, port, err := net.SplitHostPort(*addr)
+	if err != nil {
+		return &usageError{fmt.Sprintf("--addr %q: %v", *addr, err)}
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, port)+"/readyz", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("not ready: %w", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	fmt.Fprint(c.Stdout, string(b))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("not ready: %s", resp.Status)
+	}
 	return nil
 }

@@ -37,6 +37,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = (&Migrate{Stdout: stdout, Getenv: os.Getenv}).Run(ctx, args[1:])
 	case "backup":
 		err = (&Backup{Stdout: stdout, Getenv: os.Getenv}).Run(ctx, args[1:])
+	case "health":
+		err = (&Health{Stdout: stdout, Getenv: os.Getenv}).Run(ctx, args[1:])
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 	case "help", "-h", "--help":
@@ -81,6 +83,8 @@ Usage:
                         show or apply the database migrations (see luban migrate --help)
   luban backup FILE [--db …]
                         write a consistent copy of a SQLite database, also while it serves
+  luban health [--addr …]
+                        exit 0 when a running server's /readyz answers 200 (container healthcheck)
   luban --version       print the version and commit
 `)
 }
