@@ -172,7 +172,7 @@ func TestJSONLogsWithLevel(t *testing.T) {
 	var access string
 	for _, l := range strings.Split(strings.TrimSpace(errb.String()), "\n") {
 		require.True(t, strings.HasPrefix(l, "{"), "every log line is JSON: %s", l)
-		if strings.Contains(l, `"msg":"http request"`) {
+		if strings.Contains(l, `"msg":"http request"`) && strings.Contains(l, `"path":"/livez"`) {
 			access = l
 		}
 	}

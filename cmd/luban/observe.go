@@ -4,8 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"reflect"
 	"time"
 
+	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/telemetry"
 	"github.com/lubanhq/luban/tool"
@@ -127,5 +130,27 @@ func (o *observability) instrumentTools(reg *tool.Registry) {
 		if e, ok := reg.Get(name); ok && e.Tool != nil {
 			e.Tool = o.tool(e.Tool)
 		}
+	}
+}
+
+// instrumentAgents wraps every agent's provider with its metrics and span
+// (telemetry.InstrumentProvider), once per provider value, so agents that
+// share a provider keep sharing one.
+func (o *observability) instrumentAgents(agents []*agent.Agent) {
+	wrapped := map[any]model.Provider{}
+	for _, a := range agents {
+		if a.Provider == nil {
+			continue
+		}
+		if !reflect.TypeOf(a.Provider).Comparable() {
+			a.Provider = telemetry.InstrumentProvider(a.Provider, o.metrics)
+			continue
+		}
+		w, ok := wrapped[a.Provider]
+		if !ok {
+			w = telemetry.InstrumentProvider(a.Provider, o.metrics)
+			wrapped[a.Provider] = w
+		}
+		a.Provider = w
 	}
 }

@@ -130,7 +130,6 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer obs.shutdown()
-	provider = telemetry.InstrumentProvider(provider, obs.metrics)
 	st := obs.store
 
 	workspace, err := filepath.Abs(cfg.workspace)
@@ -165,6 +164,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		agents = []*agent.Agent{{Name: agentName, Provider: provider, Tools: allow}}
 	}
 	obs.instrumentTools(reg)
+	obs.instrumentAgents(agents)
 	if c.Getenv("LUBAN_TEST_TOOLS") == "1" {
 		// Test-only (internal/crashtest): a non-idempotent tool with a side effect.
 		if err := reg.Register(recordNote(workspace), false); err != nil {
