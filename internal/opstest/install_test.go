@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -29,9 +30,9 @@ func repoRoot(t *testing.T) string {
 }
 
 // moduleProxy writes a GOPROXY directory (the file:// layout of the module
-// proxy protocol) that serves this work tree as version v0.0.1 of the
+// proxy protocol) that serves this work tree as version version of the
 // module: the files git tracks or would track, as a module zip.
-func moduleProxy(t *testing.T, root string) string {
+func moduleProxy(t *testing.T, root, version string) string {
 	t.Helper()
 	proxy := t.TempDir()
 	dir := filepath.Join(proxy, modulePath, "@v")
@@ -46,7 +47,7 @@ func moduleProxy(t *testing.T, root string) string {
 			continue // deleted in the work tree
 		}
 		require.NoError(t, err)
-		w, err := zw.Create(modulePath + "@v0.0.1/" + name)
+		w, err := zw.Create(modulePath + "@" + version + "/" + name)
 		require.NoError(t, err)
 		_, err = w.Write(b)
 		require.NoError(t, err)
@@ -55,31 +56,38 @@ func moduleProxy(t *testing.T, root string) string {
 	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	require.NoError(t, err)
 	for name, b := range map[string][]byte{
-		"list":        []byte("v0.0.1\n"),
-		"v0.0.1.info": []byte(`{"Version":"v0.0.1","Time":"2026-12-01T00:00:00Z"}`),
-		"v0.0.1.mod":  mod,
-		"v0.0.1.zip":  buf.Bytes(),
+		"list":            []byte(version + "\n"),
+		version + ".info": []byte(`{"Version":"` + version + `","Time":"2026-12-01T00:00:00Z"}`),
+		version + ".mod":  mod,
+		version + ".zip":  buf.Bytes(),
 	} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
 	}
 	return proxy
 }
 
-// `go install github.com/lubanhq/luban/cmd/luban@latest` with a clean
-// module cache in a temporary GOPATH gives a binary that serves the page
-// (DESIGN §14): the page is the committed web/dist, no Node involved. The
-// dependencies come from this machine's module cache as a file proxy, so
-// the test needs no network.
+// `go install github.com/lubanhq/luban/cmd/luban@latest` in a temporary
+// GOPATH gives a binary that serves the page (DESIGN §14): the page is the
+// committed web/dist, no Node involved. The module comes from a file proxy
+// made of this work tree under a version of its own (a fresh pre-release
+// per run, so no cached copy is reused); the dependencies come from this
+// machine's module cache as a second file proxy, so the test needs no
+// network. By default the dependencies' extracted sources and compiled
+// packages are shared with this machine (a minute or two); with
+// LUBAN_TEST_INSTALL_CLEAN=1 the module cache is a new empty one too, which
+// recompiles every dependency (-trimpath; ten minutes and more on two
+// cores).
 func TestGoInstallServesThePage(t *testing.T) {
 	t.Parallel()
 	root := repoRoot(t)
-	proxy := moduleProxy(t, root)
+	version := fmt.Sprintf("v0.0.1-test.%d", time.Now().UnixNano())
+	proxy := moduleProxy(t, root, version)
 	goBin, err := exec.LookPath("go")
 	require.NoError(t, err)
 	modcache, err := exec.Command(goBin, "env", "GOMODCACHE").Output()
 	require.NoError(t, err)
 	gopath := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 18*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, goBin, "install", modulePath+"/cmd/luban@latest")
 	cmd.Dir = t.TempDir() // outside any module
@@ -89,16 +97,20 @@ func TestGoInstallServesThePage(t *testing.T) {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(env, "GOPATH="+gopath, "GOMODCACHE="+filepath.Join(gopath, "pkg", "mod"), "GOFLAGS=-trimpath -modcacherw",
-		"GOPROXY=file://"+proxy+",file://"+filepath.Join(strings.TrimSpace(string(modcache)), "cache", "download"),
+	cmd.Env = append(env, "GOPATH="+gopath, "GOPROXY=file://"+proxy+",file://"+filepath.Join(strings.TrimSpace(string(modcache)), "cache", "download"),
 		"GOSUMDB=off", "GOTOOLCHAIN=local", "GOCACHE="+goEnv(t, goBin, "GOCACHE"))
+	if os.Getenv("LUBAN_TEST_INSTALL_CLEAN") == "1" {
+		cmd.Env = append(cmd.Env, "GOMODCACHE="+filepath.Join(gopath, "pkg", "mod"), "GOFLAGS=-trimpath -modcacherw")
+	} else {
+		cmd.Env = append(cmd.Env, "GOMODCACHE="+strings.TrimSpace(string(modcache)), "GOFLAGS=")
+	}
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "go install:\n%s", out)
 	bin := filepath.Join(gopath, "bin", "luban")
 
 	v, err := exec.Command(bin, "--version").Output()
 	require.NoError(t, err)
-	require.Equal(t, "luban v0.0.1\n", string(v), "the module version from the build information")
+	require.Equal(t, "luban "+version+"\n", string(v), "the module version from the build information")
 
 	srv := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--db", "memory", "--auth-token", "install-token", "--model", "scripted")
 	srv.Env = append(env, "HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir())
