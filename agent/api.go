@@ -170,7 +170,7 @@ type ContinueResult struct {
 // ErrInteractionNotFound (the request is unknown or another session's, or
 // the session itself is unknown or another principal's: after a restart of
 // a server without storage both are gone, and the page shows
-// "服务已重启，请重新发起任务" for this code; issue 5),
+// "服务已重启，请重新发起任务" for this code),
 // *AlreadyResolvedError, ErrInteractionExpired, ErrNotResumable,
 // ErrPayloadTooLarge, *askuser.AnswerError (nothing consumed: the request
 // stays pending).

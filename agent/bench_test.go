@@ -1,6 +1,6 @@
 package agent_test
 
-// In-process cycle benchmarks (issue 8): the Runner as a Go library, a
+// In-process cycle benchmarks: the Runner as a Go library, a
 // zero-latency model.ProviderFunc, SQLite in WAL mode on a real file. One
 // cycle = Start → ask → pause persisted → answer (Continue) → resume → final.
 //

@@ -8,7 +8,7 @@ import (
 	"github.com/lubanhq/luban/model"
 )
 
-// modelCallTrace is the data of a model_call trace entry (issue 6): provider
+// modelCallTrace is the data of a model_call trace entry: provider
 // ("kind:model" as people see it), model, the tool names sent, the message
 // count, latency, retries, and the finish reason or the error. Retries of a
 // failed call come from its *model.CallError. Nothing here can hold an API

@@ -30,7 +30,7 @@ func (s *readCountingStore) MessageList(ctx context.Context, sessionID string) (
 	return s.Store.MessageList(ctx, sessionID)
 }
 
-// A whole cycle reads the session's messages three times (issue 8): the
+// A whole cycle reads the session's messages three times: the
 // first model turn, finding the answered call, the resumed model turn. The
 // step that puts the question reuses the messages the model turn committed.
 func TestCycleMessageReads(t *testing.T) {

@@ -1,8 +1,3 @@
-// Package agent owns luban's loop: a run is a state machine persisted at
-// every step boundary (DESIGN §4). A paused run holds no goroutine, channel
-// or future: it is rows in the store. Resuming means loading the rows,
-// applying the answer and continuing; the same code path serves "continue
-// after three seconds" and "continue after a restart a week later".
 package agent
 
 import (
@@ -29,7 +24,7 @@ const (
 	DefaultLeaseDuration   = 15 * time.Second
 	DefaultSweepInterval   = time.Second
 	DefaultMaxSteps        = 25
-	MaxInvalidAskRetries   = 3 // model turns in a row with invalid ask arguments before the run fails (issue 3)
+	MaxInvalidAskRetries   = 3 // model turns in a row with invalid ask arguments before the run fails
 	MaxMessageRunes        = 32000
 	defaultAgentName       = "default"
 	defaultSystemPrompt    = "You are luban, a helpful assistant. When information needed to continue is missing, ask the user with the ask_user or AskUser tool instead of guessing, then continue with their answer."
@@ -75,16 +70,16 @@ type Options struct {
 	Logger     *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
-	// Fault, when set, is called at named points of a step (fault injection
-	// for crash tests: "interaction_committed", "answer_committed",
-	// "model_stream", "tool_running"). Nil in production.
-	Fault func(point string)
 	// Step, when set, wraps every step of a run (one transition: a model
 	// turn, a tool's result, a question put): it gets the step's context and
 	// the run id and returns the context the step runs with and a func
 	// called with the step's outcome (telemetry.StepSpan makes each step an
 	// OpenTelemetry span). Nil: steps run as they are.
 	Step func(ctx context.Context, runID string) (context.Context, func(paused bool, err error))
+
+	// fault is the fault injection hook of builds with the lubantest tag
+	// (InjectFault); it is never set otherwise.
+	fault func(point string)
 }
 
 // Runner drives runs. It is safe for concurrent use.
@@ -104,7 +99,7 @@ type Runner struct {
 	// again marks runs asked to be driven while their driver here was
 	// finishing (an answer that arrives right after the pause committed);
 	// the driver then drives them once more instead of leaving them to the
-	// sweeper and a lease expiry (issue 5).
+	// sweeper and a lease expiry.
 	again map[string]bool
 }
 
@@ -168,12 +163,6 @@ func (r *Runner) DefaultAgent() *Agent { return r.first }
 func (r *Runner) Store() store.Store { return r.st }
 
 func (r *Runner) now() time.Time { return r.opts.Now().UTC() }
-
-func (r *Runner) fault(point string) {
-	if r.opts.Fault != nil {
-		r.opts.Fault(point)
-	}
-}
 
 // Run sweeps expired questions and recovers orphaned runs (status running
 // with an expired lease, e.g. after a crash) every SweepInterval until ctx

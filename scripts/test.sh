@@ -55,11 +55,16 @@ echo "== the official Standard Webhooks verifier for people/webhook_test.go"
 
 echo "== go vet"
 go vet ./...
+go vet -tags lubantest ./agent/ ./cmd/luban/ ./internal/crashtest/
 
 echo "== go test"
 # Evidence of every acceptance row (raw SSE, model request bodies, traces,
 # ToolResults) is kept under artifacts/ even when the test passes (DESIGN §7).
 LUBAN_EVIDENCE=1 go test -count=1 -timeout 20m ./...
+# The in-process fault injection test needs the test hooks (agent.InjectFault),
+# which exist only with the lubantest tag; the process tests build their
+# binary with that tag themselves.
+go test -count=1 -timeout 5m -tags lubantest -run TestAnswerWhileDriverFinishes ./internal/crashtest/
 
 echo "== fuzzing: every fuzz target for a few seconds (scripts/fuzz.sh)"
 bash scripts/fuzz.sh

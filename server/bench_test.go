@@ -1,6 +1,6 @@
 package server
 
-// SSE benchmarks (issue 8): encoding a session's event log as SSE frames
+// SSE benchmarks: encoding a session's event log as SSE frames
 // (read from SQLite, written and flushed), the path every
 // user_input_required takes to the page.
 //

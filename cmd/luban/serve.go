@@ -7,13 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/lubanhq/luban/agent"
@@ -165,22 +163,18 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	}
 	obs.instrumentTools(reg)
 	obs.instrumentAgents(agents)
-	if c.Getenv("LUBAN_TEST_TOOLS") == "1" {
-		// Test-only (internal/crashtest): a non-idempotent tool with a side effect.
-		if err := reg.Register(recordNote(workspace), false); err != nil {
-			return err
-		}
-		for _, a := range agents {
-			a.Tools = append(a.Tools, "record_note")
-		}
-	}
 	instance := agent.NewID("inst")
-	runner, err := agent.New(agent.Options{
+	opts := agent.Options{
 		Store: st, Tools: reg, Workspace: workspace, InteractionTTL: cfg.ttl, LeaseDuration: cfg.lease, Logger: log, InstanceID: instance,
 		Agents: agents,
-		Fault:  faultFromEnv(c.Getenv("LUBAN_FAULT"), log),
 		Step:   telemetry.StepSpan,
-	})
+	}
+	// LUBAN_TEST_TOOLS and LUBAN_FAULT work only in a build with the
+	// lubantest tag (testtools.go); any other build refuses them.
+	if err := testHooks(c.Getenv, &opts, workspace, log); err != nil {
+		return err
+	}
+	runner, err := agent.New(opts)
 	if err != nil {
 		return err
 	}
@@ -308,31 +302,4 @@ func describeDB(db string) string {
 		return db[:strings.Index(db, "://")+3] + "…" + db[i:]
 	}
 	return db
-}
-
-// faultFromEnv returns the fault-injection hook for crash tests: with
-// LUBAN_FAULT=<point> (or <point>:<n> for the n-th time) the process kills
-// itself with SIGKILL when the run reaches that point. Nil when unset.
-func faultFromEnv(v string, log *slog.Logger) func(string) {
-	if v == "" {
-		return nil
-	}
-	point, nth := v, 1
-	if i := strings.LastIndex(v, ":"); i > 0 {
-		if _, err := fmt.Sscanf(v[i+1:], "%d", &nth); err == nil {
-			point = v[:i]
-		}
-	}
-	seen := 0
-	return func(p string) {
-		if p != point {
-			return
-		}
-		seen++
-		if seen == nth {
-			log.Warn("fault injection: killing the process", "point", p)
-			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			select {}
-		}
-	}
 }

@@ -1,27 +1,76 @@
+//go:build lubantest
+
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 
+	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/tool"
 )
+
+// testHooks applies the test hooks of a lubantest build: LUBAN_TEST_TOOLS=1
+// registers record_note for every agent, LUBAN_FAULT=<point>[:<n>] kills the
+// process with SIGKILL the n-th time (default 1) a run reaches that point
+// (agent.InjectFault).
+func testHooks(getenv func(string) string, opts *agent.Options, workspace string, log *slog.Logger) error {
+	if getenv("LUBAN_TEST_TOOLS") == "1" {
+		if err := opts.Tools.Register(recordNote(workspace), false); err != nil {
+			return err
+		}
+		for _, a := range opts.Agents {
+			a.Tools = append(a.Tools, "record_note")
+		}
+	}
+	if v := getenv("LUBAN_FAULT"); v != "" {
+		agent.InjectFault(opts, faultFromEnv(v, log))
+	}
+	return nil
+}
+
+// faultFromEnv returns the hook for LUBAN_FAULT=<point> (or <point>:<n>
+// for the n-th time): the process kills itself with SIGKILL when a run
+// reaches that point.
+func faultFromEnv(v string, log *slog.Logger) func(string) {
+	point, nth := v, 1
+	if i := strings.LastIndex(v, ":"); i > 0 {
+		if _, err := fmt.Sscanf(v[i+1:], "%d", &nth); err == nil {
+			point = v[:i]
+		}
+	}
+	seen := 0
+	return func(p string) {
+		if p != point {
+			return
+		}
+		seen++
+		if seen == nth {
+			log.Warn("fault injection: killing the process", "point", p)
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+	}
+}
 
 // NotesFile is the file, inside the workspace, that the test-only
 // record_note tool appends to (one line per call).
 const NotesFile = "luban-notes.txt"
 
-// recordNote is a TEST-ONLY tool, registered only when LUBAN_TEST_TOOLS=1
-// (never in production): it appends its "note" argument as one line to
+// recordNote is a test-only tool, registered only when LUBAN_TEST_TOOLS=1 in
+// a lubantest build: it appends its "note" argument as one line to
 // NotesFile in the workspace and answers "noted". It has a visible side
-// effect and is registered as NOT idempotent, so the crash tests
-// (internal/crashtest, issue 5) can prove that a call interrupted by a crash
-// is not silently run again: its ToolResult says it was interrupted and the
-// file keeps zero lines for it.
+// effect and is registered as not idempotent, so the crash tests
+// (internal/crashtest) can prove that a call interrupted by a crash is not
+// run again: its ToolResult says it was interrupted and the file keeps zero
+// lines for it.
 func recordNote(workspace string) tool.Tool {
 	return tool.Func{
 		ToolSpec: model.ToolSpec{

@@ -1,3 +1,5 @@
+//go:build lubantest
+
 package crashtest
 
 import (
@@ -44,19 +46,20 @@ func TestAnswerWhileDriverFinishes(t *testing.T) {
 	var r *agent.Runner
 	var sessionID string
 	answered := make(chan error, 1)
-	r, err = agent.New(agent.Options{Store: st, Tools: tool.NewRegistry(), LeaseDuration: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Agents: []*agent.Agent{{Provider: provider, Tools: tool.Allowlist{"ask_user"}}},
-		Fault: func(point string) {
-			if point != "interaction_committed" {
-				return
-			}
-			pv, err := r.Pending(ctx, "owner", sessionID)
-			if err == nil {
-				_, err = r.Continue(ctx, agent.ContinueParams{Owner: "owner", SessionID: sessionID, RequestID: pv.Pending.ID,
-					Answer: api.Answer{Selections: []string{"safe"}}})
-			}
-			answered <- err
-		}})
+	opts := agent.Options{Store: st, Tools: tool.NewRegistry(), LeaseDuration: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Agents: []*agent.Agent{{Provider: provider, Tools: tool.Allowlist{"ask_user"}}}}
+	agent.InjectFault(&opts, func(point string) {
+		if point != "interaction_committed" {
+			return
+		}
+		pv, err := r.Pending(ctx, "owner", sessionID)
+		if err == nil {
+			_, err = r.Continue(ctx, agent.ContinueParams{Owner: "owner", SessionID: sessionID, RequestID: pv.Pending.ID,
+				Answer: api.Answer{Selections: []string{"safe"}}})
+		}
+		answered <- err
+	})
+	r, err = agent.New(opts)
 	require.NoError(t, err)
 	t.Cleanup(r.Shutdown)
 

@@ -28,7 +28,8 @@ const (
 )
 
 // RunWithLuban is the body of a TestMain whose tests start `luban serve`
-// processes: it builds cmd/luban once into a temporary directory, stores
+// processes: it builds cmd/luban once, with the lubantest tag (test tools
+// and fault injection), into a temporary directory, stores
 // the binary's path in *bin, runs m and removes the directory. It returns
 // the exit code for os.Exit. A failed build returns 1 and fails the
 // package; it is never a skip (STYLE rule 8). label prefixes messages and
@@ -47,7 +48,9 @@ func RunWithLuban(m *testing.M, label string, bin *string) int {
 		fmt.Fprintf(os.Stderr, "%s: no go command to build cmd/luban: %v\n", label, err)
 		return 1
 	}
-	out, err := exec.Command(goBin, "build", "-o", *bin, "github.com/lubanhq/luban/cmd/luban").CombinedOutput()
+	// The test hooks (LUBAN_TEST_TOOLS, LUBAN_FAULT) exist only in a
+	// build with the lubantest tag.
+	out, err := exec.Command(goBin, "build", "-tags", "lubantest", "-o", *bin, "github.com/lubanhq/luban/cmd/luban").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: go build ./cmd/luban failed; the process tests cannot run: %v\n%s", label, err, out)
 		return 1

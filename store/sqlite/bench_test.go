@@ -1,6 +1,6 @@
 package sqlite_test
 
-// Store benchmarks (issue 8): one transaction of each kind a run's step
+// Store benchmarks: one transaction of each kind a run's step
 // commits, with the same statements agent/ issues, on a real WAL file.
 //
 //	go test -run '^$' -bench . -benchmem ./store/sqlite

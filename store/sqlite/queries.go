@@ -110,7 +110,7 @@ func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (
 	}
 	// Outside InTx (message_delta events): the sequence bump and the insert
 	// are one transaction, so they commit together and cost one commit
-	// instead of two (issue 8).
+	// instead of two.
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: event append: begin: %w", err)
