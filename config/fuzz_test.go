@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/lubanhq/luban/config"
@@ -36,12 +37,11 @@ func FuzzParse(f *testing.F) {
 		if !ok || len(es) == 0 {
 			t.Fatalf("error is %T, not Errors: %v", err, err)
 		}
-		lines := 1
-		for _, c := range data {
-			if c == '\n' {
-				lines++
-			}
-		}
+		// YAML's line breaks (YAML 1.1 §5.4, as go.yaml.in/yaml/v3 reads
+		// them): CR LF, CR, LF, NEL, LS and PS.
+		text := strings.ReplaceAll(string(data), "\r\n", "\n")
+		lines := 1 + strings.Count(text, "\n") + strings.Count(text, "\r") +
+			strings.Count(text, "\u0085") + strings.Count(text, "\u2028") + strings.Count(text, "\u2029")
 		for _, e := range es {
 			if e.Line < 0 || e.Line > lines+1 {
 				t.Fatalf("line %d outside the input of %d lines: %v", e.Line, lines, e)
