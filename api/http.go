@@ -36,6 +36,12 @@ type ContinueRequest struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Message   string          `json:"message,omitempty"`
 	Remember  string          `json:"remember,omitempty"`
+	// Content is the values of a form elicitation answered with Decision
+	// accept (DESIGN §11): a JSON object keyed by field name, validated
+	// against the request's requestedSchema (422 invalid_answer with one
+	// FieldError per field, Field "content.<name>", otherwise). A url
+	// elicitation's accept and any decline carry none.
+	Content json.RawMessage `json:"content,omitempty"`
 }
 
 // ContinueAccepted is the 202 body of POST /api/chat/continue sent with

@@ -79,6 +79,15 @@ type Prompt struct {
 	ToolName        string          `json:"toolName,omitempty"`
 	Arguments       json.RawMessage `json:"arguments,omitempty"`
 	ArgumentsSchema json.RawMessage `json:"argumentsSchema,omitempty"`
+	// Server, RequestedSchema, Fields and URL are set for an MCP server's
+	// elicitation (Tool ToolElicitation, DESIGN §11): the MCP server's
+	// name in the config; for ModeForm the schema as the server sent it and
+	// the fields derived from it; for ModeURL the URL the person may open
+	// (Title is then the server's message).
+	Server          string          `json:"server,omitempty"`
+	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
+	Fields          []FormField     `json:"fields,omitempty"`
+	URL             string          `json:"url,omitempty"`
 }
 
 // InputRequest is the payload of the SSE event user_input_required and of
@@ -168,10 +177,13 @@ type Receipt struct {
 	// reject's message; "session" when later calls of the tool in this
 	// session run without asking. Empty for ask tools and for cancelled
 	// and expired approvals.
-	Decision   Decision        `json:"decision,omitempty"`
-	Arguments  json.RawMessage `json:"arguments,omitempty"`
-	Message    string          `json:"message,omitempty"`
-	Remember   string          `json:"remember,omitempty"`
+	Decision  Decision        `json:"decision,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Message   string          `json:"message,omitempty"`
+	Remember  string          `json:"remember,omitempty"`
+	// Content is an accepted form elicitation's values (DESIGN §11), a
+	// JSON object keyed by field name; absent otherwise.
+	Content    json.RawMessage `json:"content,omitempty"`
 	ResolvedAt time.Time       `json:"resolvedAt"`
 }
 

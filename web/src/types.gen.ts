@@ -9,6 +9,59 @@ export type Decision =
   | 'approve' // the tool runs once with the model's arguments
   | 'edit' // the tool runs once with the edited arguments
   | 'reject' // the tool does not run; the run continues
+  | 'accept' // form: Content holds the values; url: the person is done
+  | 'decline' // the person refuses; nothing else counts
+
+/**
+ * FieldType is the control of one form field (DESIGN §11), derived from its
+ * property in requestedSchema: string, number, integer, boolean, date (a
+ * string of format date, YYYY-MM-DD), enum (one of Options) and multi (an
+ * array of Options).
+ */
+export type FieldType =
+  | 'string'
+  | 'number'
+  | 'integer'
+  | 'boolean'
+  | 'date'
+  | 'enum'
+  | 'multi'
+
+/**
+ * FieldOption is one choice of an enum or multi field: Value is what the
+ * answer carries (the schema's enum value or oneOf const), Label the
+ * display text (its title, else the value).
+ */
+export interface FieldOption {
+  value: string
+  label: string
+}
+
+/**
+ * FormField is one property of a form elicitation's requestedSchema, as the
+ * card renders it (DESIGN §11). Name is the property name (the key in
+ * ContinueRequest.Content); Title and Description are display text.
+ * Bounds: Minimum/Maximum for number and integer; MinLength/MaxLength (in
+ * characters) and Format ("email", "uri", "date-time") for string;
+ * MinItems/MaxItems for multi. Default is the schema's default value, any
+ * JSON, absent when it has none.
+ */
+export interface FormField {
+  name: string
+  title?: string
+  description?: string
+  type: FieldType
+  required: boolean
+  options?: FieldOption[]
+  minimum?: number
+  maximum?: number
+  minLength?: number
+  maxLength?: number
+  format?: string
+  minItems?: number
+  maxItems?: number
+  default?: unknown
+}
 
 /**
  * ErrorCode names an error response (DESIGN §3 and docs/design.md §9). Codes
@@ -213,6 +266,14 @@ export interface ContinueRequest {
   arguments?: unknown
   message?: string
   remember?: string
+  /**
+   * Content is the values of a form elicitation answered with Decision
+   * accept (DESIGN §11): a JSON object keyed by field name, validated
+   * against the request's requestedSchema (422 invalid_answer with one
+   * FieldError per field, Field "content.<name>", otherwise). A url
+   * elicitation's accept and any decline carry none.
+   */
+  content?: unknown
 }
 
 /**
@@ -397,6 +458,8 @@ export interface AgentList {
  */
 export type Mode =
   | 'approval'
+  | 'form' // fields answered in ContinueRequest.Content
+  | 'url' // the person visits Prompt.URL, then accepts or declines
   | 'single' // radio: exactly one option id
   | 'multiple' // checkboxes: zero or more option ids
   | 'text' // free text in customInput
@@ -466,6 +529,17 @@ export interface Prompt {
   toolName?: string
   arguments?: unknown
   argumentsSchema?: unknown
+  /**
+   * Server, RequestedSchema, Fields and URL are set for an MCP server's
+   * elicitation (Tool ToolElicitation, DESIGN §11): the MCP server's
+   * name in the config; for ModeForm the schema as the server sent it and
+   * the fields derived from it; for ModeURL the URL the person may open
+   * (Title is then the server's message).
+   */
+  server?: string
+  requestedSchema?: unknown
+  fields?: FormField[]
+  url?: string
 }
 
 /**
@@ -499,6 +573,17 @@ export interface InputRequest {
   toolName?: string
   arguments?: unknown
   argumentsSchema?: unknown
+  /**
+   * Server, RequestedSchema, Fields and URL are set for an MCP server's
+   * elicitation (Tool ToolElicitation, DESIGN §11): the MCP server's
+   * name in the config; for ModeForm the schema as the server sent it and
+   * the fields derived from it; for ModeURL the URL the person may open
+   * (Title is then the server's message).
+   */
+  server?: string
+  requestedSchema?: unknown
+  fields?: FormField[]
+  url?: string
   createdAt: string
   expiresAt: string
   /**
@@ -585,6 +670,11 @@ export interface Receipt {
   arguments?: unknown
   message?: string
   remember?: string
+  /**
+   * Content is an accepted form elicitation's values (DESIGN §11), a
+   * JSON object keyed by field name; absent otherwise.
+   */
+  content?: unknown
   resolvedAt: string
 }
 
@@ -638,6 +728,17 @@ export interface InboxItem {
   toolName?: string
   arguments?: unknown
   argumentsSchema?: unknown
+  /**
+   * Server, RequestedSchema, Fields and URL are set for an MCP server's
+   * elicitation (Tool ToolElicitation, DESIGN §11): the MCP server's
+   * name in the config; for ModeForm the schema as the server sent it and
+   * the fields derived from it; for ModeURL the URL the person may open
+   * (Title is then the server's message).
+   */
+  server?: string
+  requestedSchema?: unknown
+  fields?: FormField[]
+  url?: string
   createdAt: string
   expiresAt: string
   /**
