@@ -68,3 +68,10 @@ type FormField struct {
 	MaxItems    *int            `json:"maxItems,omitempty"`
 	Default     json.RawMessage `json:"default,omitempty"`
 }
+
+// StatusNotResumable is the Receipt.Status of an elicitation an MCP server
+// asked inside its session (not as a 2026-07-28 input_required result)
+// when luban restarted before the answer: nobody can take the answer any
+// more, so the request is closed and the tool call gets an error result
+// saying so (DESIGN §11). A continue for it is 410 not_resumable.
+const StatusNotResumable Status = "not_resumable"

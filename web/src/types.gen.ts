@@ -640,6 +640,7 @@ export interface Answer {
  * it is answered, cancelled or expired, each exactly once.
  */
 export type Status =
+  | 'not_resumable'
   | 'pending'
   | 'answered'
   | 'cancelled'
