@@ -123,7 +123,7 @@ describe('App', () => {
     const tool = screen.getByTestId('tool-call')
     expect(tool).toHaveAttribute('data-tool', 'read_file')
     expect(within(tool).getByTestId('tool-result')).toHaveTextContent('package a')
-    expect(srv.requests.filter((r) => r.url.includes('/events'))).toHaveLength(0)
+    expect(srv.requests.filter((r) => r.url.startsWith('/api/sessions/') && r.url.includes('/events'))).toHaveLength(0)
   })
 
   it('restores a pending card on refresh, and a 409 turns it into the existing receipt', async () => {

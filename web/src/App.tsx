@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react'
 import { Api, ApiError, StreamLostError, type StreamHandlers } from './api'
 import { initialState, reduce, type CardItem, type Item } from './chatState'
+import { Inbox } from './components/Inbox'
 import { Markdown } from './components/Markdown'
 import { Reasoning } from './components/Reasoning'
 import { runText } from './components/Receipt'
@@ -226,6 +227,7 @@ export function App({ api: given, initialLang }: AppProps) {
             </span>
           )}
           <span className="spacer" />
+          <Inbox api={api} onOpenSession={open} onAnswered={(sid) => sid === sessionRef.current && void enter(sid)} />
           <button type="button" onClick={() => open(undefined)} data-testid="new-session">
             {t.newSession}
           </button>

@@ -3,7 +3,7 @@
 // token. Streams reconnect through GET /api/sessions/{id}/events with
 // Last-Event-ID after a drop, and a Deduper keeps every event shown once.
 import { Deduper, isTerminal, readSSE, type SSEEvent } from './sse'
-import type { Answer, FieldError, Info, InputRequest, Pending, Receipt, SessionSummary, Transcript } from './types'
+import type { Answer, FieldError, InboxStatus, Info, InputRequest, InteractionList, Pending, Receipt, SessionSummary, Transcript } from './types'
 
 /**
  * ApiError is a JSON error answered before any stream started:
@@ -107,6 +107,29 @@ export class Api {
   /** pending is GET /api/interactions/pending?sessionId= (seed 000 §2 refresh). */
   pending(sessionId: string): Promise<Pending> {
     return this.json(`/api/interactions/pending?sessionId=${encodeURIComponent(sessionId)}`)
+  }
+
+  /**
+   * inbox is GET /api/interactions (DESIGN §12): one page of the caller's
+   * interactions across its sessions, pending oldest first or resolved most
+   * recent first, at most limit (1–500); cursor is a previous page's next.
+   */
+  inbox(status: InboxStatus = 'pending', limit = 100, cursor?: string): Promise<InteractionList> {
+    const q = new URLSearchParams({ status, limit: String(limit) })
+    if (cursor) q.set(status === 'pending' ? 'after' : 'before', cursor)
+    return this.json(`/api/interactions?${q}`)
+  }
+
+  /**
+   * principalEvents opens GET /api/events, the caller's own stream across
+   * its sessions (DESIGN §12), after feed sequence number last when it is
+   * above 0 (Last-Event-ID), else at the present. It rejects with ApiError
+   * when the server refuses; the caller reads the body (readSSE).
+   */
+  principalEvents(last: number, signal?: AbortSignal): Promise<Response> {
+    const headers: Record<string, string> = { Accept: 'text/event-stream' }
+    if (last > 0) headers['Last-Event-ID'] = String(last)
+    return this.request('/api/events', { headers, signal })
   }
 
   /** cancel is POST /api/sessions/{id}/cancel: stop the active run. */
