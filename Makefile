@@ -11,7 +11,7 @@ test:
 
 web: web/dist/index.html
 
-web/dist/index.html: web/package.json web/package-lock.json $(shell find web/src web/index.html -type f 2>/dev/null)
+web/dist/index.html: web/package.json web/package-lock.json $(shell find web/src web/packages/luban-react/src web/packages/luban-react/package.json web/index.html -type f 2>/dev/null)
 	cd web && npm ci --no-audit --no-fund && npm run build
 
 # Rebuild the committed page (web/dist) from web/src: run it after any change

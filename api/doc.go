@@ -6,7 +6,7 @@
 // test, another service) can use it without pulling in luban's engine.
 //
 // The JSON of these types is the contract: field names, event names and
-// codes are never renamed. The page's TypeScript types (web/src/types.gen.ts)
+// codes are never renamed. The page's TypeScript types (web/packages/luban-react/src/types.gen.ts)
 // and the OpenAPI 3.1 document of /api (openapi.json, served at
 // GET /api/openapi.json) are generated from this package by
 // internal/cmd/wiregen; a test fails when either is stale, so run
@@ -18,4 +18,4 @@
 // is an RFC 3339 string; json.RawMessage is any JSON value.
 package api
 
-//go:generate go run ../internal/cmd/wiregen -api . -ts ../web/src/types.gen.ts -openapi openapi.json
+//go:generate go run ../internal/cmd/wiregen -api . -ts ../web/packages/luban-react/src/types.gen.ts -openapi openapi.json

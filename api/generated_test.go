@@ -29,7 +29,7 @@ func TestGeneratedFilesAreFresh(t *testing.T) {
 		path string
 		want []byte
 	}{
-		{filepath.Join("..", "web", "src", "types.gen.ts"), ts},
+		{filepath.Join("..", "web", "packages", "luban-react", "src", "types.gen.ts"), ts},
 		{"openapi.json", doc},
 	} {
 		committed, err := os.ReadFile(f.path)

@@ -10,7 +10,7 @@ import (
 )
 
 // TypeScript returns the TypeScript module of package api's wire types
-// (web/src/types.gen.ts): one exported type per struct (an interface whose
+// (web/packages/luban-react/src/types.gen.ts): one exported type per struct (an interface whose
 // omitempty fields are optional and whose pointer fields may be null) and
 // per string enum (a union of its constants), plus EventPayloads, the
 // payload type of each SSE event name of api.Events. dir is api's source

@@ -1,10 +1,9 @@
 import { render, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { describe, expect, it } from 'vitest'
-import { Api } from './api'
+import { Api, type InputRequest, type Receipt } from 'luban-react'
 import { App } from './App'
-import type { InputRequest, Receipt } from './types'
-import { frame, json, sse, startServer, type FakeServer } from './test/server'
+import { frame, json, sse, startServer, type FakeServer } from '../packages/luban-react/src/test/server'
 
 const NOW = '2026-03-01T08:00:00Z'
 const LATER = new Date(Date.now() + 3600_000).toISOString()

@@ -1,15 +1,11 @@
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react'
-import { Api, ApiError, StreamLostError, type StreamHandlers } from './api'
+import { Api, ApiError, Deduper, runText, StreamLostError, UserInputCard, type Answer, type SessionSummary, type SSEEvent, type StreamHandlers } from 'luban-react'
 import { initialState, reduce, type CardItem, type Item } from './chatState'
 import { Inbox } from './components/Inbox'
 import { Markdown } from './components/Markdown'
 import { Reasoning } from './components/Reasoning'
-import { runText } from './components/Receipt'
 import { ToolCallView } from './components/ToolCallView'
-import { UserInputCard } from './components/UserInputCard'
 import { dicts, formatTime, LangContext, statusText, type Dict, type Lang } from './i18n'
-import { Deduper, type SSEEvent } from './sse'
-import type { Answer, SessionSummary } from './types'
 
 const ASK_TOOLS = new Set(['ask_user', 'AskUser'])
 

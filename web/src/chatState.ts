@@ -2,27 +2,10 @@
 // SSE events all fold into one list of items. Entities are keyed by their own
 // ids (messageId, toolCallId, requestId) so a replayed event or a transcript
 // overlap never shows anything twice.
-import type { ApiError } from './api'
-import { isInputRequest, type SSEEvent } from './sse'
-import type { EventName, EventPayloads, FieldError, InputRequest, Pending, Receipt, RunStatus, Transcript } from './types'
+import { expiredReceipt, failCard, isInputRequest, newCard, resolvedCard, type ApiError, type CardItem, type SSEEvent } from 'luban-react'
+import type { EventName, EventPayloads, InputRequest, Pending, Receipt, RunStatus, Transcript } from 'luban-react'
 
-/** CardPhase is the life of a question card (seed 000 §6.3). */
-export type CardPhase = 'editing' | 'submitting' | 'resolved' | 'not_resumable'
-
-/** CardItem is a question card; it becomes a read-only receipt once resolved. */
-export type CardItem = {
-  kind: 'input'
-  key: string
-  request: InputRequest
-  phase: CardPhase
-  receipt?: Receipt
-  /** fieldErrors are a 422 `invalid_answer`'s details, shown by their fields. */
-  fieldErrors?: FieldError[]
-  /** error is a code or message to show on an editable card (413, 5xx). */
-  error?: { code: string; message: string }
-  /** runStatus is "continuing" after an answer until `done` names the end. */
-  runStatus?: RunStatus | 'continuing'
-}
+export type { CardItem, CardPhase } from 'luban-react'
 
 /** MessageItem is a user or assistant message; streaming while deltas arrive. */
 export type MessageItem = {
@@ -76,21 +59,6 @@ export const initialState: ChatState = { running: false, items: [] }
 let seq = 0
 const key = (p: string) => `${p}-${++seq}`
 
-function expiredReceipt(r: InputRequest): Receipt {
-  return {
-    requestId: r.id,
-    toolCallId: r.toolCallId,
-    status: 'expired',
-    selections: [],
-    customInput: '',
-    resolvedAt: r.expiresAt ?? new Date().toISOString(),
-  }
-}
-
-function newCard(r: InputRequest): CardItem {
-  return { kind: 'input', key: `card-${r.id}`, request: r, phase: r.resumable === false ? 'not_resumable' : 'editing' }
-}
-
 /** insertCard puts a card right after its tool call, or at the end. */
 function insertCard(items: Item[], card: CardItem): Item[] {
   const at = items.findIndex((i) => i.kind === 'tool' && i.toolCallId === card.request.toolCallId)
@@ -103,14 +71,7 @@ function updateCard(items: Item[], requestId: string, f: (c: CardItem) => CardIt
 }
 
 function resolveCard(items: Item[], rec: Receipt): Item[] {
-  return updateCard(items, rec.requestId, (c) => ({
-    ...c,
-    phase: 'resolved',
-    receipt: rec,
-    fieldErrors: undefined,
-    error: undefined,
-    runStatus: c.runStatus ?? (rec.status === 'answered' ? 'continuing' : undefined),
-  }))
+  return updateCard(items, rec.requestId, (c) => resolvedCard(c, rec))
 }
 
 function fromTranscript(t: Transcript): Item[] {
@@ -291,14 +252,6 @@ function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
     default:
       return s
   }
-}
-
-function failCard(c: CardItem, e: ApiError): CardItem {
-  if (e.status === 422) return { ...c, phase: 'editing', fieldErrors: e.details ?? [], error: e.details?.length ? undefined : { code: e.code, message: e.message } }
-  if (e.code === 'already_resolved' && e.receipt) return { ...c, phase: 'resolved', receipt: e.receipt, fieldErrors: undefined, error: undefined }
-  if (e.code === 'interaction_expired') return { ...c, phase: 'resolved', receipt: e.receipt ?? expiredReceipt(c.request), fieldErrors: undefined, error: undefined }
-  if (e.code === 'interaction_not_found' || e.code === 'not_resumable') return { ...c, phase: 'not_resumable' }
-  return { ...c, phase: 'editing', fieldErrors: undefined, error: { code: e.code, message: e.message } }
 }
 
 /** reduce is the chat view's reducer. */

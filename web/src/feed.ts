@@ -1,8 +1,7 @@
 // The principal's own event stream (DESIGN §12): one GET /api/events per
 // page, followed for as long as the page lives, reconnected with
 // Last-Event-ID after every drop so no feed entry is lost or shown twice.
-import { ApiError, type Api } from './api'
-import { Deduper, readSSE, type SSEEvent } from './sse'
+import { ApiError, Deduper, readSSE, type Api, type SSEEvent } from 'luban-react'
 
 /** FeedHandlers receive what happens on the principal's stream. */
 export type FeedHandlers = {

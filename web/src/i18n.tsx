@@ -1,9 +1,13 @@
 // Every string the page shows, in one place: Chinese by default, English by
 // the header switch (issue 4 "Safety and access"). Strings that came from a
 // model are never here; they are rendered as text where they are used.
-import { createContext, useContext } from 'react'
+import { useContext } from 'react'
+import { cardDicts, LangContext, type Lang } from 'luban-react'
+
+export { formatTime, LangContext, useLang, type Lang } from 'luban-react'
 
 const zh = {
+  ...cardDicts.zh,
   appTitle: 'luban',
   model: '模型',
   newSession: '新会话',
@@ -23,42 +27,7 @@ const zh = {
   toolResult: '结果',
   toolError: '错误',
   arguments: '参数',
-  recommended: '推荐',
-  customInput: '其他说明',
-  textInput: '回答',
-  numberInput: '数字',
-  dateInput: '日期',
-  directoryInput: '目录',
-  directoryHint: '填写工作区内的相对路径，例如 src/app',
-  submit: '提交',
-  submitting: '提交中…',
-  cancel: '取消',
-  other: '其他',
-  otherPlaceholder: '填写其他答案',
-  preview: '预览',
-  noPreview: '此选项没有预览',
-  expiresAt: '有效期至',
-  toggleNeedsOne: '至少打开一项才能提交',
-  singleNeedsOne: '请选择一项',
-  valueRequired: '请填写内容',
-  questionNeedsAnswer: '请回答这个问题',
-  receipt: '回执',
-  receiptAnswered: '已提交',
-  receiptCancelled: '已取消',
-  receiptExpired: '已超时',
-  submittedAt: '提交时间',
-  cancelledAt: '取消时间',
-  expiredAt: '超时时间',
-  selected: '选择',
-  nothingSelected: '（无）',
-  continuing: '继续执行中',
-  runCompleted: '任务已完成',
-  runCancelled: '任务已取消',
-  runExpired: '任务已超时停止',
-  runFailed: '任务失败',
-  notResumable: '服务已重启，请重新发起任务',
   errorPrefix: '出错了',
-  payloadTooLarge: '内容太长，请缩短后再提交',
   runInProgress: '当前任务仍在运行，请稍候',
   interactionPending: '有一个问题等待回答，请先回答',
   reconnecting: '连接中断，正在重新连接…',
@@ -85,6 +54,7 @@ const zh = {
 export type Dict = typeof zh
 
 const en: Dict = {
+  ...cardDicts.en,
   appTitle: 'luban',
   model: 'Model',
   newSession: 'New session',
@@ -104,42 +74,7 @@ const en: Dict = {
   toolResult: 'Result',
   toolError: 'Error',
   arguments: 'Arguments',
-  recommended: 'Recommended',
-  customInput: 'Other details',
-  textInput: 'Answer',
-  numberInput: 'Number',
-  dateInput: 'Date',
-  directoryInput: 'Directory',
-  directoryHint: 'A path relative to the workspace, e.g. src/app',
-  submit: 'Submit',
-  submitting: 'Submitting…',
-  cancel: 'Cancel',
-  other: 'Other',
-  otherPlaceholder: 'Type another answer',
-  preview: 'Preview',
-  noPreview: 'This option has no preview',
-  expiresAt: 'Expires at',
-  toggleNeedsOne: 'Turn on at least one to submit',
-  singleNeedsOne: 'Choose one',
-  valueRequired: 'Please fill this in',
-  questionNeedsAnswer: 'Please answer this question',
-  receipt: 'Receipt',
-  receiptAnswered: 'Submitted',
-  receiptCancelled: 'Cancelled',
-  receiptExpired: 'Expired',
-  submittedAt: 'Submitted at',
-  cancelledAt: 'Cancelled at',
-  expiredAt: 'Expired at',
-  selected: 'Chosen',
-  nothingSelected: '(none)',
-  continuing: 'Continuing…',
-  runCompleted: 'Task completed',
-  runCancelled: 'Task cancelled',
-  runExpired: 'Task stopped: timed out',
-  runFailed: 'Task failed',
-  notResumable: 'The server restarted; please start the task again',
   errorPrefix: 'Error',
-  payloadTooLarge: 'Too long; shorten it and submit again',
   runInProgress: 'A task is still running; please wait',
   interactionPending: 'A question is waiting for your answer; answer it first',
   reconnecting: 'Connection lost; reconnecting…',
@@ -162,31 +97,12 @@ const en: Dict = {
   welcomeDemo: 'The model is a scripted demo ({model}): it walks through every kind of question card: single and multiple choice, switches, text, number, date, directory and a batch of questions. Send any message to start the demo.',
 }
 
-/** Lang is a supported page language. */
-export type Lang = 'zh' | 'en'
-
 /** dicts maps each language to its strings. */
 export const dicts: Record<Lang, Dict> = { zh, en }
-
-/** LangContext carries the current language; the default is Chinese. */
-export const LangContext = createContext<Lang>('zh')
 
 /** useT returns the strings of the current language. */
 export function useT(): Dict {
   return dicts[useContext(LangContext)]
-}
-
-/** useLang returns the current language (for date formatting). */
-export function useLang(): Lang {
-  return useContext(LangContext)
-}
-
-/** formatTime renders an RFC 3339 time in the page language; '' stays ''. */
-export function formatTime(iso: string | undefined, lang: Lang): string {
-  if (!iso) return ''
-  const d = new Date(iso)
-  if (Number.isNaN(d.getTime())) return iso
-  return d.toLocaleString(lang === 'zh' ? 'zh-CN' : 'en-US', { hour12: false })
 }
 
 /**

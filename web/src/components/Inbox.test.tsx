@@ -2,10 +2,9 @@ import { render, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import type { ServerResponse } from 'node:http'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { Api } from '../api'
+import { Api, type InboxItem } from 'luban-react'
 import { LangContext } from '../i18n'
-import { frame, json, startServer, type Route } from '../test/server'
-import type { InboxItem } from '../types'
+import { frame, json, startServer, type Route } from '../../packages/luban-react/src/test/server'
 import { Inbox } from './Inbox'
 
 const LATER = new Date(Date.now() + 3600_000).toISOString()

@@ -1,12 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from 'react'
-import { ApiError, type Api } from '../api'
+import { ApiError, Deduper, isInputRequest, UserInputCard, visible, type Answer, type Api, type InboxItem, type InputRequest, type SSEEvent } from 'luban-react'
 import { reduce, type CardItem, type ChatState } from '../chatState'
 import { followFeed } from '../feed'
 import { formatTime, useLang, type Lang } from '../i18n'
-import { Deduper, isInputRequest, type SSEEvent } from '../sse'
-import type { Answer, InboxItem, InputRequest } from '../types'
-import { visible } from '../visible'
-import { UserInputCard } from './UserInputCard'
 
 /** The inbox's own strings (DESIGN §12), by language. */
 const TEXT: Record<Lang, {

@@ -1,5 +1,5 @@
 import ReactMarkdown from 'react-markdown'
-import { visible } from '../visible'
+import { visible } from 'luban-react'
 
 type MdNode = { type: string; value?: string; children?: MdNode[] }
 

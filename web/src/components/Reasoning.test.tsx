@@ -2,7 +2,7 @@ import { render } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { describe, expect, it } from 'vitest'
 import { initialState, reduce, type MessageItem } from '../chatState'
-import type { Transcript } from '../types'
+import type { Transcript } from 'luban-react'
 import { Reasoning } from './Reasoning'
 
 const thinking = '先想想 <b>部署</b> <img src=x onerror=alert(1)>\n**不是** markdown \u202E'

@@ -1,5 +1,5 @@
 import { useT } from '../i18n'
-import { visible } from '../visible'
+import { visible } from 'luban-react'
 
 /**
  * Reasoning shows a reasoning model's thinking for one assistant message,

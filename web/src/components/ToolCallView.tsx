@@ -1,6 +1,6 @@
 import type { ToolItem } from '../chatState'
 import { useT } from '../i18n'
-import { visible } from '../visible'
+import { visible } from 'luban-react'
 
 function pretty(v: unknown): string {
   if (v === undefined) return ''

@@ -1,5 +1,5 @@
 import { useEffect, useId, useState } from 'react'
-import type { CardItem } from '../chatState'
+import type { CardItem } from '../card'
 import { formatTime, useLang, useT } from '../i18n'
 import type { Answer } from '../types'
 import { AskUserForm } from './AskUserForm'

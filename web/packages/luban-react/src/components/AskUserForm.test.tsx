@@ -1,7 +1,7 @@
 import { fireEvent, render, screen } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { describe, expect, it, vi } from 'vitest'
-import type { CardItem } from '../chatState'
+import type { CardItem } from '../card'
 import { LangContext } from '../i18n'
 import type { InputRequest, Receipt } from '../types'
 import { UserInputCard } from './UserInputCard'

@@ -3,7 +3,7 @@
 // token. Streams reconnect through GET /api/sessions/{id}/events with
 // Last-Event-ID after a drop, and a Deduper keeps every event shown once.
 import { Deduper, isTerminal, readSSE, type SSEEvent } from './sse'
-import type { Answer, FieldError, InboxStatus, Info, InputRequest, InteractionList, Pending, Receipt, SessionSummary, Transcript } from './types'
+import type { Answer, ContinueAccepted, FieldError, InboxStatus, Info, InputRequest, InteractionList, Pending, Receipt, SessionSummary, Transcript } from './types'
 
 /**
  * ApiError is a JSON error answered before any stream started:
@@ -135,6 +135,22 @@ export class Api {
   /** cancel is POST /api/sessions/{id}/cancel: stop the active run. */
   cancel(sessionId: string): Promise<{ status: string }> {
     return this.json(`/api/sessions/${encodeURIComponent(sessionId)}/cancel`, { method: 'POST' })
+  }
+
+  /**
+   * answer is POST /api/chat/continue with Accept: application/json: the
+   * server answers 202 with the receipt at once and the run continues
+   * without the caller (follow the session's events to see it). A refusal
+   * rejects with ApiError: 422 invalid_answer (details by field; the
+   * request stays pending), 409 already_resolved (error.receipt), 410
+   * interaction_expired / not_resumable, 404 interaction_not_found.
+   */
+  answer(body: ContinueBody): Promise<ContinueAccepted> {
+    return this.json('/api/chat/continue', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    })
   }
 
   private post(path: string, body: unknown, signal?: AbortSignal): Promise<Response> {

@@ -1,7 +1,7 @@
 import { render, screen } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { describe, expect, it, vi } from 'vitest'
-import type { CardItem } from '../chatState'
+import type { CardItem } from '../card'
 import { LangContext, type Lang } from '../i18n'
 import type { InputRequest, Receipt } from '../types'
 import { parseArguments, type ApprovalReceipt, type ApprovalRequest } from './approval'

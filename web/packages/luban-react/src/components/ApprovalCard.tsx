@@ -1,5 +1,5 @@
 import { useId, useState } from 'react'
-import type { CardItem } from '../chatState'
+import type { CardItem } from '../card'
 import { formatTime, useLang } from '../i18n'
 import type { FieldError } from '../types'
 import { visible } from '../visible'

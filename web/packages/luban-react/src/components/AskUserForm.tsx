@@ -1,5 +1,5 @@
 import { useId, useState } from 'react'
-import type { CardItem } from '../chatState'
+import type { CardItem } from '../card'
 import { useT } from '../i18n'
 import type { Answer, Question } from '../types'
 import { CardError, FieldMessages, otherErrors } from './fieldErrors'

@@ -1,4 +1,4 @@
-import type { CardItem } from '../chatState'
+import type { CardItem } from '../card'
 import { useT } from '../i18n'
 import type { FieldError } from '../types'
 

@@ -1,4 +1,4 @@
-import type { CardItem } from '../chatState'
+import type { CardItem } from '../card'
 import { formatTime, useLang, useT, type Dict } from '../i18n'
 import type { Receipt } from '../types'
 import { visible } from '../visible'

@@ -1,0 +1,111 @@
+// Every string the cards show, Chinese (default) and English. Strings that
+// came from a model are never here; the cards render them as text. An app
+// that has its own strings spreads cardDicts[lang] into its dictionary and
+// provides the language through LangContext.
+import { createContext, useContext } from 'react'
+
+const zh = {
+  recommended: '推荐',
+  customInput: '其他说明',
+  textInput: '回答',
+  numberInput: '数字',
+  dateInput: '日期',
+  directoryInput: '目录',
+  directoryHint: '填写工作区内的相对路径，例如 src/app',
+  submit: '提交',
+  submitting: '提交中…',
+  cancel: '取消',
+  other: '其他',
+  otherPlaceholder: '填写其他答案',
+  preview: '预览',
+  noPreview: '此选项没有预览',
+  expiresAt: '有效期至',
+  toggleNeedsOne: '至少打开一项才能提交',
+  singleNeedsOne: '请选择一项',
+  valueRequired: '请填写内容',
+  questionNeedsAnswer: '请回答这个问题',
+  receipt: '回执',
+  receiptAnswered: '已提交',
+  receiptCancelled: '已取消',
+  receiptExpired: '已超时',
+  submittedAt: '提交时间',
+  cancelledAt: '取消时间',
+  expiredAt: '超时时间',
+  selected: '选择',
+  nothingSelected: '（无）',
+  continuing: '继续执行中',
+  runCompleted: '任务已完成',
+  runCancelled: '任务已取消',
+  runExpired: '任务已超时停止',
+  runFailed: '任务失败',
+  notResumable: '服务已重启，请重新发起任务',
+  payloadTooLarge: '内容太长，请缩短后再提交',
+}
+
+/** Dict is the set of card message keys; every language defines all of them. */
+export type Dict = typeof zh
+
+const en: Dict = {
+  recommended: 'Recommended',
+  customInput: 'Other details',
+  textInput: 'Answer',
+  numberInput: 'Number',
+  dateInput: 'Date',
+  directoryInput: 'Directory',
+  directoryHint: 'A path relative to the workspace, e.g. src/app',
+  submit: 'Submit',
+  submitting: 'Submitting…',
+  cancel: 'Cancel',
+  other: 'Other',
+  otherPlaceholder: 'Type another answer',
+  preview: 'Preview',
+  noPreview: 'This option has no preview',
+  expiresAt: 'Expires at',
+  toggleNeedsOne: 'Turn on at least one to submit',
+  singleNeedsOne: 'Choose one',
+  valueRequired: 'Please fill this in',
+  questionNeedsAnswer: 'Please answer this question',
+  receipt: 'Receipt',
+  receiptAnswered: 'Submitted',
+  receiptCancelled: 'Cancelled',
+  receiptExpired: 'Expired',
+  submittedAt: 'Submitted at',
+  cancelledAt: 'Cancelled at',
+  expiredAt: 'Expired at',
+  selected: 'Chosen',
+  nothingSelected: '(none)',
+  continuing: 'Continuing…',
+  runCompleted: 'Task completed',
+  runCancelled: 'Task cancelled',
+  runExpired: 'Task stopped: timed out',
+  runFailed: 'Task failed',
+  notResumable: 'The server restarted; please start the task again',
+  payloadTooLarge: 'Too long; shorten it and submit again',
+}
+
+/** Lang is a supported language: Chinese or English. */
+export type Lang = 'zh' | 'en'
+
+/** cardDicts maps each language to the cards' strings. */
+export const cardDicts: Record<Lang, Dict> = { zh, en }
+
+/** LangContext carries the current language; the default is Chinese. */
+export const LangContext = createContext<Lang>('zh')
+
+/** useT returns the cards' strings in the current language. */
+export function useT(): Dict {
+  return cardDicts[useContext(LangContext)]
+}
+
+/** useLang returns the current language (for date formatting). */
+export function useLang(): Lang {
+  return useContext(LangContext)
+}
+
+/** formatTime renders an RFC 3339 time in the given language; '' stays ''. */
+export function formatTime(iso: string | undefined, lang: Lang): string {
+  if (!iso) return ''
+  const d = new Date(iso)
+  if (Number.isNaN(d.getTime())) return iso
+  return d.toLocaleString(lang === 'zh' ? 'zh-CN' : 'en-US', { hour12: false })
+}
