@@ -144,6 +144,7 @@ func BenchmarkCycleSequential(b *testing.B) {
 	lat := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
+	counts := bb.st.Counts()
 	start := time.Now()
 	for range b.N {
 		t0 := time.Now()
@@ -155,6 +156,7 @@ func BenchmarkCycleSequential(b *testing.B) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	reportLatencies(b, lat, elapsed)
+	reportCounts(b, bb.st, counts, b.N)
 }
 
 // BenchmarkCycleParallel8 runs cycles in 8 concurrent sessions.
@@ -172,6 +174,7 @@ func BenchmarkCycleParallel8(b *testing.B) {
 	errs := make(chan error, 8)
 	b.ReportAllocs()
 	b.ResetTimer()
+	counts := bb.st.Counts()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range 8 {
@@ -199,6 +202,7 @@ func BenchmarkCycleParallel8(b *testing.B) {
 		b.Fatal(err)
 	}
 	reportLatencies(b, lat, elapsed)
+	reportCounts(b, bb.st, counts, b.N)
 }
 
 // BenchmarkPausedRunBytes leaves b.N runs paused on a one-question ask_user
@@ -267,4 +271,35 @@ func TestCycle(t *testing.T) {
 	}
 	require.Equal(t, 1, calls)
 	require.NoError(t, bb.cycle(ctx))
+}
+
+// reportCounts reports what the cycles since before cost the database,
+// per cycle: commits, statements on the writer, reads on the pool.
+func reportCounts(b *testing.B, st *sqlite.Store, before sqlite.Counts, cycles int) {
+	after := st.Counts()
+	n := float64(cycles)
+	b.ReportMetric(float64(after.Commits-before.Commits)/n, "commits/cycle")
+	b.ReportMetric(float64(after.Writes-before.Writes)/n, "writes/cycle")
+	b.ReportMetric(float64(after.Reads-before.Reads)/n, "reads/cycle")
+}
+
+// TestCycleCounts pins what one sequential cycle costs the database: the
+// number of commits and of statements (a count, not a timing).
+func TestCycleCounts(t *testing.T) {
+	t.Parallel()
+	bb := setupBench(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, bb.cycle(ctx))
+	before := bb.st.Counts()
+	const cycles = 5
+	for range cycles {
+		require.NoError(t, bb.cycle(ctx))
+	}
+	after := bb.st.Counts()
+	commits := float64(after.Commits-before.Commits) / cycles
+	writes := float64(after.Writes-before.Writes) / cycles
+	reads := float64(after.Reads-before.Reads) / cycles
+	t.Logf("per cycle: %.1f commits, %.1f writes, %.1f reads", commits, writes, reads)
+	require.LessOrEqual(t, commits, 5.0)
 }

@@ -125,6 +125,7 @@ func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("sqlite: event append: commit: %w", err)
 	}
+	db.c.commits.Add(1)
 	if e.onEvent != nil {
 		e.onEvent(p.SessionID)
 		for _, k := range feedKeys {

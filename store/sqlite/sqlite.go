@@ -158,6 +158,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		walLimit: walLimit, busy: time.Duration(busy) * time.Millisecond, readers: n}
 	go s.checkpointLoop(checkpointInterval)
 	s.rc, s.wc = newStmtCache(rdb), newStmtCache(wdb)
+	s.wc.writer = true
 	s.executor = executor{r: cachedDB{rdb, s.rc}, w: cachedDB{wdb, s.wc}, onEvent: s.hub.Notify}
 	return s, nil
 }
@@ -208,6 +209,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := sqlTx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
 	}
+	s.wc.commits.Add(1)
 	for id := range sessions {
 		s.hub.Notify(id)
 	}
@@ -244,6 +246,24 @@ func (s *Store) Close() error {
 }
 
 type txExecutor struct{ executor }
+
+// Counts are counts since Open, for benchmarks and tests that count what a
+// piece of work costs the database (load does not move them).
+type Counts struct {
+	// Commits is the number of write transactions committed: one per InTx,
+	// one per write made outside it.
+	Commits int64
+	// Writes is the number of statements run on the writer connection,
+	// inside transactions or not (BEGIN and COMMIT not counted).
+	Writes int64
+	// Reads is the number of statements run on the reader pool.
+	Reads int64
+}
+
+// Counts returns the counts since Open.
+func (s *Store) Counts() Counts {
+	return Counts{Commits: s.wc.commits.Load(), Writes: s.wc.n.Load(), Reads: s.rc.n.Load()}
+}
 
 func fsSub(f fs.FS, dir string) (fs.FS, error) { return fs.Sub(f, dir) }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"sync/atomic"
 )
 
 // stmtCache keeps one prepared statement per query text. Preparing (parsing
@@ -13,6 +14,11 @@ type stmtCache struct {
 	db *sql.DB
 	mu sync.RWMutex
 	m  map[string]*sql.Stmt
+	// n counts the statements run through this cache's pool, commits the
+	// transactions committed on it (Store.Counts); an autocommit statement
+	// on the writer is a commit of its own.
+	n, commits atomic.Int64
+	writer     bool
 }
 
 func newStmtCache(db *sql.DB) *stmtCache { return &stmtCache{db: db, m: map[string]*sql.Stmt{}} }
@@ -41,6 +47,14 @@ func (c *stmtCache) get(ctx context.Context, q string) (*sql.Stmt, error) {
 	}
 	c.m[q] = st
 	return st, nil
+}
+
+// count counts one statement outside a transaction.
+func (c *stmtCache) count() {
+	c.n.Add(1)
+	if c.writer {
+		c.commits.Add(1)
+	}
 }
 
 // peek returns the cached statement for q, or nil.
@@ -74,6 +88,7 @@ type cachedDB struct {
 }
 
 func (d cachedDB) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	d.c.count()
 	st, err := d.c.get(ctx, q)
 	if err != nil {
 		return nil, err
@@ -82,6 +97,7 @@ func (d cachedDB) ExecContext(ctx context.Context, q string, args ...any) (sql.R
 }
 
 func (d cachedDB) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	d.c.count()
 	st, err := d.c.get(ctx, q)
 	if err != nil {
 		return nil, err
@@ -90,6 +106,7 @@ func (d cachedDB) QueryContext(ctx context.Context, q string, args ...any) (*sql
 }
 
 func (d cachedDB) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	d.c.count()
 	st, err := d.c.get(ctx, q)
 	if err != nil {
 		// Let database/sql report the prepare error through the Row.
@@ -111,6 +128,7 @@ type cachedTx struct {
 }
 
 func (t cachedTx) stmt(ctx context.Context, q string) *sql.Stmt {
+	t.c.n.Add(1)
 	st := t.c.peek(q)
 	if st == nil {
 		if t.miss != nil {
