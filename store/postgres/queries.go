@@ -167,14 +167,14 @@ func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (
 // appendEvent inserts the event and, for a store.FeedEvents name, its feed
 // entry (appendFeed), whose Subscribe keys it returns for NOTIFY.
 func appendEvent(ctx context.Context, q querier, p *store.EventAppendParams) (*store.Event, []string, error) {
+	// One statement, one round trip: the sequence bump (its row lock orders
+	// concurrent appends) feeds the insert; no row for an unknown session.
 	var seq int64
-	err := q.QueryRow(ctx, `UPDATE sessions SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq`, p.SessionID).Scan(&seq)
+	err := q.QueryRow(ctx, `WITH s AS (UPDATE sessions SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq)
+		INSERT INTO events (session_id, seq, name, data, created_at) SELECT $1, s.last_seq, $2, $3, $4 FROM s RETURNING seq`,
+		p.SessionID, p.Name, string(p.Data), p.Now.UTC()).Scan(&seq)
 	if err != nil {
 		return nil, nil, notFound(err, "event append: session "+p.SessionID)
-	}
-	if _, err := q.Exec(ctx, `INSERT INTO events (session_id, seq, name, data, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		p.SessionID, seq, p.Name, string(p.Data), p.Now.UTC()); err != nil {
-		return nil, nil, fmt.Errorf("postgres: event append: %w", err)
 	}
 	feedKeys, err := appendFeed(ctx, q, p, seq)
 	if err != nil {

@@ -92,6 +92,12 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 		}
 		if len(ids) > 0 {
 			in := "(" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + ")"
+			// The sessions keep their last event number, so that the next
+			// event of a pruned session does not reuse one a client saw.
+			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_seq = MAX(last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.session_id = sessions.id), 0))
+				WHERE id IN `+in, ids...); err != nil {
+				return nil, fmt.Errorf("sqlite: prune events: %w", err)
+			}
 			r, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session_id IN `+in, ids...)
 			if err != nil {
 				return nil, fmt.Errorf("sqlite: prune events: %w", err)

@@ -140,14 +140,16 @@ func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (
 // inside InTx (whose commit announces the event). It returns the feed's
 // Subscribe keys for the autocommit caller to wake.
 func (e executor) eventAppend(ctx context.Context, w querier, p *store.EventAppendParams) (*store.Event, []string, error) {
+	// One statement: the next number is one past the session's last event
+	// (the primary key's last entry) or past sessions.last_seq, which keeps
+	// the numbers of events that Prune deleted; no row for an unknown
+	// session. SQLite's single writer makes the read-then-insert atomic.
 	var seq int64
-	err := w.QueryRowContext(ctx, `UPDATE sessions SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq`, p.SessionID).Scan(&seq)
+	err := w.QueryRowContext(ctx, `INSERT INTO events (session_id, seq, name, data, created_at)
+		SELECT s.id, MAX(s.last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.session_id = s.id), 0)) + 1, ?, ?, ?
+		FROM sessions s WHERE s.id = ? RETURNING seq`, p.Name, string(p.Data), ts(p.Now), p.SessionID).Scan(&seq)
 	if err != nil {
 		return nil, nil, notFound(err, "event append: session "+p.SessionID)
-	}
-	if _, err := w.ExecContext(ctx, `INSERT INTO events (session_id, seq, name, data, created_at) VALUES (?, ?, ?, ?, ?)`,
-		p.SessionID, seq, p.Name, string(p.Data), ts(p.Now)); err != nil {
-		return nil, nil, fmt.Errorf("sqlite: event append: %w", err)
 	}
 	feedKeys, err := appendFeed(ctx, w, p, seq)
 	if err != nil {
@@ -520,7 +522,10 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 
 // ---- sessions
 
-const sessionCols = `id, owner, title, status, last_seq, created_at, updated_at, agent`
+// sessionCols reads last_seq as the session's last event number: the
+// larger of the events' last and the column (what Prune keeps of deleted
+// events; EventAppend no longer updates it).
+const sessionCols = `id, owner, title, status, MAX(last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.session_id = sessions.id), 0)), created_at, updated_at, agent`
 
 func scanSession(sc interface{ Scan(...any) error }) (*store.Session, error) {
 	s := &store.Session{}
