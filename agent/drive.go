@@ -319,16 +319,11 @@ func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idemp
 // ask puts a validated question in front of a person (the pause transition).
 // src, when not nil, is stored in the request (a question an MCP host asked).
 func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *askuser.Prompt, src *api.InputSource) error {
-	now := r.now()
-	req := askuser.InputRequest{ID: NewID("ask"), ToolCallID: c.ID, SessionID: run.SessionID, RunID: run.ID, Prompt: *p,
-		CreatedAt: now, ExpiresAt: now.Add(r.opts.InteractionTTL).Truncate(time.Second), Source: src}
-	stored, err := json.Marshal(req)
+	in, err := r.question(run, c, p, src)
 	if err != nil {
 		return err
 	}
-	req.Resumable = true
-	err = r.pause(ctx, run, interaction{ID: req.ID, ToolCallID: c.ID, Tool: p.Tool, Request: stored, Event: req, ExpiresAt: req.ExpiresAt,
-		Audit: map[string]any{"mode": p.Mode, "tool": c.Name, "optionCount": len(p.Options), "questionCount": len(p.Questions)}})
+	err = r.pause(ctx, run, in)
 	if errors.Is(err, errLeaseLost) {
 		return nil
 	}
@@ -336,6 +331,46 @@ func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *a
 		r.fault("interaction_committed")
 	}
 	return err
+}
+
+// question is the interaction that asks p (call c of run) of a person.
+func (r *Runner) question(run *store.Run, c model.ToolCall, p *askuser.Prompt, src *api.InputSource) (interaction, error) {
+	now := r.now()
+	req := askuser.InputRequest{ID: NewID("ask"), ToolCallID: c.ID, SessionID: run.SessionID, RunID: run.ID, Prompt: *p,
+		CreatedAt: now, ExpiresAt: now.Add(r.opts.InteractionTTL).Truncate(time.Second), Source: src}
+	stored, err := json.Marshal(req)
+	if err != nil {
+		return interaction{}, err
+	}
+	req.Resumable = true
+	return interaction{ID: req.ID, ToolCallID: c.ID, Tool: p.Tool, Request: stored, Event: req, ExpiresAt: req.ExpiresAt,
+		Audit: map[string]any{"mode": p.Mode, "tool": c.Name, "optionCount": len(p.Options), "questionCount": len(p.Questions)}}, nil
+}
+
+// nextQuestion is the question the step after turn t would ask, when that
+// step is a question (decide on the run and messages as t will store them)
+// and needs nothing read first; nil otherwise.
+func (r *Runner) nextQuestion(st *state, agent *Agent, t *modelTurn) *interaction {
+	run := *st.run
+	run.Steps, run.InvalidStreak = run.Steps+1, t.streak
+	callsJSON, err := json.Marshal(t.calls)
+	if err != nil {
+		return nil
+	}
+	msgs := append(st.msgs[:len(st.msgs):len(st.msgs)], &store.Message{ID: t.msgID, SessionID: run.SessionID, RunID: run.ID,
+		Role: "assistant", Content: t.message.Content, ToolCalls: callsJSON})
+	if needsApprovals(agent, msgs, run.ID) {
+		return nil
+	}
+	act := decide(decideInput{state: &state{run: &run, msgs: msgs, prompts: t.prompts}, instance: r.opts.InstanceID, agent: agent, registered: r.registered, spec: r.spec})
+	if act.kind != actAsk || act.approved != nil {
+		return nil
+	}
+	in, err := r.question(&run, act.call.call, act.prompt, nil)
+	if err != nil {
+		return nil
+	}
+	return &in
 }
 
 // callModel makes one model call with the whole conversation and records
@@ -403,6 +438,9 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 			t.calls[i].Arguments = boundArguments(c.Arguments, perr)
 		}
 	}
+	if len(t.calls) > 0 {
+		t.pause = r.nextQuestion(st, agent, &t)
+	}
 	// The text not yet committed rides in the message's transaction.
 	t.rest = deltas.take()
 	// A turn the model completed is committed even when a shutdown began
@@ -414,7 +452,7 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 	if err != nil {
 		return nil, true, err
 	}
-	return next, len(t.calls) == 0, nil
+	return next, len(t.calls) == 0 || t.pause != nil, nil
 }
 
 // toolCallTrace is the data of a "tool_call" trace entry. The arguments

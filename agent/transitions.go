@@ -39,6 +39,10 @@ type modelTurn struct {
 	rest      string           // streamed text not committed yet
 	streak    int              // the run's invalid-ask streak after this turn
 	prompts   map[string]*askuser.Prompt
+	// pause, when not nil, is the question the run's next step would put
+	// (decide on the turn as it will be stored): the pause transition's
+	// writes ride in the turn's own transaction, one commit instead of two.
+	pause *interaction
 }
 
 // recordModelTurn stores a model turn: the run's step count and invalid
@@ -89,10 +93,17 @@ func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*
 			_, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunRunning}, store.RunCompleted, nil, nil)
 			return err
 		}
+		if t.pause != nil {
+			return r.pauseTx(ctx, tx, run, *t.pause, now)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if t.pause != nil {
+		r.fault("interaction_committed")
+		return nil, nil
 	}
 	after := *run
 	after.Steps, after.InvalidStreak, after.UpdatedAt = steps, t.streak, now
@@ -148,28 +159,32 @@ type interaction struct {
 // cancel ended never pauses.
 func (r *Runner) pause(ctx context.Context, run *store.Run, in interaction) error {
 	now := r.now()
-	return r.st.InTx(ctx, func(tx store.Tx) error {
-		won, err := tx.RunPause(ctx, &store.RunPauseParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Now: now})
-		if err != nil || !won {
-			return errLost(err)
-		}
-		it, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: in.ID, SessionID: run.SessionID, RunID: run.ID,
-			ToolCallID: in.ToolCallID, Tool: in.Tool, Request: in.Request, Now: now, ExpiresAt: in.ExpiresAt})
-		if errors.Is(err, store.ErrDuplicate) {
-			// The call was asked before (an interaction and its pause are
-			// one transaction): pause rather than ask twice.
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := r.emit(ctx, tx, run.SessionID, EventUserInputRequired, in.Event); err != nil {
-			return err
-		}
-		r.audit(ctx, tx, it, "requested", "", in.Audit)
-		r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": in.ID, "toolCallId": in.ToolCallID, "action": "requested"})
-		return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunWaitingInput), Now: now})
-	})
+	return r.st.InTx(ctx, func(tx store.Tx) error { return r.pauseTx(ctx, tx, run, in, now) })
+}
+
+// pauseTx is pause's writes in tx (its own transaction, or the model turn's
+// that asked the question, see modelTurn.pause).
+func (r *Runner) pauseTx(ctx context.Context, tx store.Tx, run *store.Run, in interaction, now time.Time) error {
+	won, err := tx.RunPause(ctx, &store.RunPauseParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Now: now})
+	if err != nil || !won {
+		return errLost(err)
+	}
+	it, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: in.ID, SessionID: run.SessionID, RunID: run.ID,
+		ToolCallID: in.ToolCallID, Tool: in.Tool, Request: in.Request, Now: now, ExpiresAt: in.ExpiresAt})
+	if errors.Is(err, store.ErrDuplicate) {
+		// The call was asked before (an interaction and its pause are
+		// one transaction): pause rather than ask twice.
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := r.emit(ctx, tx, run.SessionID, EventUserInputRequired, in.Event); err != nil {
+		return err
+	}
+	r.audit(ctx, tx, it, "requested", "", in.Audit)
+	r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": in.ID, "toolCallId": in.ToolCallID, "action": "requested"})
+	return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunWaitingInput), Now: now})
 }
 
 // writeResult stores the ToolResult of one tool call and emits tool_result.
