@@ -164,6 +164,10 @@ func (r *Runner) Store() store.Store { return r.st }
 
 func (r *Runner) now() time.Time { return r.opts.Now().UTC() }
 
+// Now is the runner's clock (Options.Now, in UTC): the time expiresAt is
+// checked against, for callers that sign state expiring with a question.
+func (r *Runner) Now() time.Time { return r.now() }
+
 // Run sweeps expired questions and recovers orphaned runs (status running
 // with an expired lease, e.g. after a crash) every SweepInterval until ctx
 // is done. It then stops driving runs: each keeps its last checkpoint and

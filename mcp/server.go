@@ -51,7 +51,8 @@ type Options struct {
 	// Version is reported as the server's version in serverInfo.
 	Version string
 	Logger  *slog.Logger
-	// Now is the clock for requestState expiry. Default time.Now.
+	// Now is the clock for requestState expiry. Default the Runner's clock
+	// (the one expiresAt is checked against).
 	Now func() time.Time
 }
 
@@ -77,7 +78,7 @@ func NewHandler(o Options) (http.Handler, error) {
 		o.Logger = slog.Default()
 	}
 	if o.Now == nil {
-		o.Now = time.Now
+		o.Now = o.Runner.Now
 	}
 	if o.Version == "" {
 		o.Version = "dev"
@@ -143,6 +144,12 @@ func (h *handler) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Call
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}
+		return h.retry(ctx, req, owner, id)
+	}
+	if id, _ := p.Meta["requestId"].(string); id != "" {
+		// An older client coming back to a question it was told about
+		// (progress notifications and results name it): its state, never a
+		// second question.
 		return h.settle(ctx, req, owner, id, modern)
 	}
 	client := ""
@@ -190,6 +197,43 @@ func sameQuestion(pending *askuser.InputRequest, tool string, args json.RawMessa
 	a, err1 := json.Marshal(p)
 	b, err2 := json.Marshal(pending.Prompt)
 	return err1 == nil && err2 == nil && string(a) == string(b)
+}
+
+// retry answers a 2026-07-28 retry carrying a valid requestState for
+// question id. What the host's user did with the URL-mode request
+// (inputResponses[inputRequestKey]) decides: decline or cancel cancels the
+// question on luban, as the person's cancel on the page would, unless it is
+// already resolved (the first resolution stands); accept means they went to
+// luban's page, so the retry is held until the question is resolved (the
+// SDKs' automatic loops then need two rounds, not one per poll); no
+// response reads the state: input_required again while pending.
+func (h *handler) retry(ctx context.Context, req *sdk.CallToolRequest, owner, id string) (*sdk.CallToolResult, error) {
+	action := ""
+	if er, ok := req.Params.InputResponses[inputRequestKey].(*sdk.ElicitResult); ok {
+		action = er.Action
+	}
+	a, err := h.o.Runner.AskedState(ctx, owner, id)
+	if err != nil {
+		return nil, h.stateErr(err)
+	}
+	if a.Status != askuser.StatusPending {
+		return resultOf(a), nil
+	}
+	switch action {
+	case "decline", "cancel":
+		_, err := h.o.Runner.Continue(ctx, agent.ContinueParams{Owner: owner, SessionID: a.Request.SessionID, RequestID: id,
+			Answer: askuser.Answer{Selections: []string{}, Cancelled: true}})
+		var ar *agent.AlreadyResolvedError
+		var ee *agent.InteractionExpiredError
+		if err != nil && !errors.As(err, &ar) && !errors.As(err, &ee) {
+			h.o.Logger.Error("mcp cancel on decline", "request", id, "err", err)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the server log has the details"}
+		}
+		return h.settle(ctx, req, owner, id, true)
+	case "accept":
+		return h.hold(ctx, req, owner, a)
+	}
+	return h.inputRequired(req, owner, a.Request), nil
 }
 
 // settle answers a call about question id: its result once resolved, else
@@ -296,7 +340,7 @@ func (h *handler) hold(ctx context.Context, req *sdk.CallToolRequest, owner stri
 			return nil, ctx.Err()
 		case <-h.o.Done:
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-				Message: "luban is shutting down; the question stays pending: call again with _meta.sessionId " + a.Request.SessionID}
+				Message: "luban is shutting down; the question stays pending: call again with _meta.requestId " + a.Request.ID + " (or the same requestState)"}
 		case <-tick.C:
 			progress()
 		case <-changed:

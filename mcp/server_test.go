@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -322,8 +323,8 @@ func TestInputRequiredFlow(t *testing.T) {
 	require.Equal(t, map[string]any{"kind": "mcp", "client": "luban-go-test"}, pv.Pending["source"])
 
 	retry := func(cs *sdk.ClientSession, st string) (*sdk.CallToolResult, error) {
-		return cs.CallTool(ctx, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs), RequestState: st,
-			InputResponses: sdk.InputResponseMap{"luban": &sdk.ElicitResult{Action: "accept"}}})
+		// No inputResponses: a host polling (an accept would hold the call).
+		return retryWith(ctx, cs, st, "")
 	}
 	again, err := retry(cs, state)
 	require.NoError(t, err)
@@ -395,4 +396,244 @@ func TestInputRequiredWithTheSDKLoop(t *testing.T) {
 	require.Contains(t, text(t, res), "prod")
 	require.Len(t, urls, 1)
 	require.True(t, strings.HasPrefix(urls[0], s.URL+"/q/ask_"), urls[0])
+}
+
+// modernCall asks ask_user as a 2026-07-28 client whose SDK loop is off and
+// returns the input_required result's requestState, session and request.
+func modernCall(t *testing.T, cs *sdk.ClientSession) (state, sessionID, requestID string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs)})
+	require.NoError(t, err)
+	require.True(t, res.NeedsInput())
+	sessionID, _ = res.Meta["sessionId"].(string)
+	requestID, _ = res.Meta["requestId"].(string)
+	require.NotEmpty(t, res.RequestState)
+	return res.RequestState, sessionID, requestID
+}
+
+func retryWith(ctx context.Context, cs *sdk.ClientSession, state, action string) (*sdk.CallToolResult, error) {
+	p := &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs), RequestState: state}
+	if action != "" {
+		p.InputResponses = sdk.InputResponseMap{"luban": &sdk.ElicitResult{Action: action}}
+	}
+	return cs.CallTool(ctx, p)
+}
+
+// A decline or cancel the host's user gives to the URL-mode request cancels
+// the question on luban (receipt cancelled, the cancelled ToolResult);
+// every later retry gets that same result, whatever it carries.
+func TestInputRequiredDeclineAndCancel(t *testing.T) {
+	t.Parallel()
+	for _, action := range []string{"decline", "cancel"} {
+		t.Run(action, func(t *testing.T) {
+			t.Parallel()
+			s := startLuban(t)
+			cs, _ := connect(t, s.URL, s.Token, "", &sdk.ClientOptions{MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true}})
+			state, sessionID, requestID := modernCall(t, cs)
+			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+			defer cancel()
+			res, err := retryWith(ctx, cs, state, action)
+			require.NoError(t, err)
+			require.False(t, res.NeedsInput())
+			want := askuser.CancelledResult(&askuser.Prompt{Tool: "ask_user", Mode: "single"}).Content
+			require.Equal(t, want, text(t, res))
+			require.Equal(t, "cancelled", res.Meta["status"])
+
+			var pv struct {
+				Pending map[string]any `json:"pending"`
+				Last    map[string]any `json:"last"`
+			}
+			require.Equal(t, 200, s.JSON("GET", "/api/interactions/pending?sessionId="+sessionID, nil, &pv))
+			require.Nil(t, pv.Pending)
+			require.Equal(t, requestID, pv.Last["requestId"])
+			require.Equal(t, "cancelled", pv.Last["status"])
+
+			// The page can no longer answer it, and a later accept retry
+			// gets the same cancelled result.
+			resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": sessionID, "requestId": requestID,
+				"selections": []string{"dev"}, "customInput": "", "cancelled": false}, "", "Accept", "application/json")
+			resp.Body.Close()
+			require.Equal(t, 409, resp.StatusCode)
+			for _, a := range []string{"accept", "", action} {
+				again, err := retryWith(ctx, cs, state, a)
+				require.NoError(t, err)
+				require.Equal(t, want, text(t, again))
+			}
+			_, n := toolMessage(t, s, sessionID)
+			require.Equal(t, 1, n)
+		})
+	}
+}
+
+// A decline after the person answered on the page changes nothing: the
+// first resolution stands.
+func TestDeclineAfterAnswerKeepsTheAnswer(t *testing.T) {
+	t.Parallel()
+	s := startLuban(t)
+	cs, _ := connect(t, s.URL, s.Token, "", &sdk.ClientOptions{MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true}})
+	state, sessionID, requestID := modernCall(t, cs)
+	resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": sessionID, "requestId": requestID,
+		"selections": []string{"prod"}, "customInput": "", "cancelled": false}, "", "Accept", "application/json")
+	resp.Body.Close()
+	require.Equal(t, 202, resp.StatusCode)
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	res, err := retryWith(ctx, cs, state, "decline")
+	require.NoError(t, err)
+	require.Equal(t, "answered", res.Meta["status"])
+	require.Contains(t, text(t, res), "prod")
+}
+
+// The SDK's automatic loop with a host whose elicitation handler returns
+// accept at once (it showed the URL; the person has not answered yet): the
+// retry is held until the person answers on luban, so the handler runs
+// once and the loop never reaches the SDK's limit of 10 rounds.
+func TestSDKLoopRetryIsHeldUntilAnswered(t *testing.T) {
+	t.Parallel()
+	s := startLuban(t)
+	asked := make(chan string, 4)
+	cs, prog := connect(t, s.URL, s.Token, "", &sdk.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			asked <- req.Params.URL
+			return &sdk.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	type out struct {
+		res *sdk.CallToolResult
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		defer cancel()
+		p := &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs)}
+		p.SetProgressToken("mrtr")
+		res, err := cs.CallTool(ctx, p)
+		done <- out{res, err}
+	}()
+	u := recv(t, asked)
+	// The held retry announces itself with a progress notification naming
+	// the question.
+	pr := recv(t, prog)
+	require.Equal(t, s.URL+"/q/"+pr.requestID, u)
+	select {
+	case o := <-done:
+		t.Fatalf("the retry returned before the answer: %+v %v", o.res, o.err)
+	default:
+	}
+	resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": pr.sessionID, "requestId": pr.requestID,
+		"selections": []string{"dev"}, "customInput": "", "cancelled": false}, "", "Accept", "application/json")
+	resp.Body.Close()
+	require.Equal(t, 202, resp.StatusCode)
+	o := recv(t, done)
+	require.NoError(t, o.err)
+	require.Equal(t, "answered", o.res.Meta["status"])
+	require.Contains(t, text(t, o.res), "dev")
+	require.Empty(t, asked, "the host was asked once")
+}
+
+// clock is a test clock the runner and the MCP server share.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// A requestState past its question's expiresAt is rejected, even once the
+// question has expired: no result, an error naming the cause.
+func TestExpiredRequestState(t *testing.T) {
+	t.Parallel()
+	p, err := openai.New(openai.Options{BaseURL: fakeopenai.New(t).URL(), Model: "fake-model", MaxRetries: -1})
+	require.NoError(t, err)
+	c := &clock{t: time.Now()}
+	s := lubantest.Start(t, lubantest.Options{Provider: p, Now: c.now, TTL: time.Hour})
+	cs, _ := connect(t, s.URL, s.Token, "", &sdk.ClientOptions{MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true}})
+	state, sessionID, _ := modernCall(t, cs)
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	res, err := retryWith(ctx, cs, state, "")
+	require.NoError(t, err)
+	require.True(t, res.NeedsInput(), "valid before expiresAt")
+
+	c.add(time.Hour + time.Second)
+	for _, action := range []string{"", "accept", "decline"} {
+		_, err = retryWith(ctx, cs, state, action)
+		require.ErrorContains(t, err, "expired requestState")
+	}
+	// The decline above did nothing: the question expires (the page's
+	// read of it, past expiresAt), it is not cancelled.
+	resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": sessionID, "requestId": res.Meta["requestId"],
+		"selections": []string{"dev"}, "customInput": "", "cancelled": false}, "", "Accept", "application/json")
+	resp.Body.Close()
+	require.Equal(t, 410, resp.StatusCode)
+}
+
+// An older client comes back to a question with _meta.requestId (named in
+// every progress notification and result): the held wait while pending,
+// the one result once resolved, never a second question; another
+// principal's client cannot.
+func TestRequestIDNamesTheSameQuestion(t *testing.T) {
+	t.Parallel()
+	s := startLuban(t)
+	cs, prog := connect(t, s.URL, s.Token, legacyProtocol, nil)
+	call := func(cs *sdk.ClientSession, m sdk.Meta) (*sdk.CallToolResult, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		defer cancel()
+		p := &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs), Meta: m}
+		p.SetProgressToken("t")
+		return cs.CallTool(ctx, p)
+	}
+	first := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := call(cs, sdk.Meta{})
+		if err != nil {
+			t.Errorf("first call: %v", err)
+		}
+		first <- res
+	}()
+	pr := recv(t, prog)
+	other, _ := connect(t, s.URL, "other-token", legacyProtocol, nil)
+	_, err := call(other, sdk.Meta{"requestId": pr.requestID})
+	require.ErrorContains(t, err, "interaction_not_found")
+
+	second := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := call(cs, sdk.Meta{"requestId": pr.requestID})
+		if err != nil {
+			t.Errorf("second call: %v", err)
+		}
+		second <- res
+	}()
+	require.Equal(t, pr.requestID, recv(t, prog).requestID)
+	resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": pr.sessionID, "requestId": pr.requestID,
+		"selections": []string{"prod"}, "customInput": "", "cancelled": false}, "", "Accept", "application/json")
+	resp.Body.Close()
+	require.Equal(t, 202, resp.StatusCode)
+	a, b := recv(t, first), recv(t, second)
+	require.NotNil(t, a)
+	require.NotNil(t, b)
+	require.Equal(t, text(t, a), text(t, b))
+	c, err := call(cs, sdk.Meta{"requestId": pr.requestID})
+	require.NoError(t, err)
+	require.Equal(t, text(t, a), text(t, c))
+	_, n := toolMessage(t, s, pr.sessionID)
+	require.Equal(t, 1, n)
+	var list struct {
+		Sessions []any `json:"sessions"`
+	}
+	require.Equal(t, 200, s.JSON("GET", "/api/sessions", nil, &list))
+	require.Len(t, list.Sessions, 1)
 }
