@@ -50,6 +50,9 @@ echo "== AG-UI client packages (internal/aguitest: @ag-ui/core schemas, @ag-ui/c
 (cd internal/aguitest && npm ci --no-audit --no-fund)
 (cd examples/agui && npm ci --no-audit --no-fund)
 
+echo "== the official MCP TypeScript SDK client (internal/mcptest drives luban's /mcp with it)"
+(cd internal/mcptest && npm ci --no-audit --no-fund)
+
 echo "== the official Standard Webhooks verifier for people/webhook_test.go"
 (cd people/testdata/verify && npm ci --no-audit --no-fund)
 
