@@ -47,6 +47,10 @@ type Server struct {
 	DB        string // db
 	Model     string // model: the default model of agents without one
 	Workspace string // workspace
+	// WorkspaceLine is the line of workspace (0 when not in the file): the
+	// directory is checked only where it is used (serve, config check), which
+	// name this line when it is not an existing directory.
+	WorkspaceLine int
 	// InteractionTTL is interactionTTL, a positive Go duration.
 	InteractionTTL time.Duration
 	// AuthTokens is authTokens: a list (one principal each).

@@ -334,7 +334,11 @@ func (p *parser) server(n *yaml.Node, key string, s *Server) {
 				s.Model = m
 			}
 		},
-		"workspace":      p.strInto(&s.Workspace),
+		"workspace": func(key string, v *yaml.Node) {
+			if w, ok := p.str(v, key); ok {
+				s.Workspace, s.WorkspaceLine = w, v.Line
+			}
+		},
 		"interactionTTL": p.duration(&s.InteractionTTL),
 		"lease":          p.duration(&s.Lease),
 		"sseHeartbeat":   p.duration(&s.SSEHeartbeat),

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -44,11 +46,17 @@ func (c *ConfigCmd) Run(args []string) error {
 	if err != nil {
 		return err
 	}
-	wd, _ := os.Getwd()
-	workspace := or(f.Server.Workspace, wd)
+	// The workspace as `luban serve --config FILE` without flags would take
+	// it: LUBAN_WORKSPACE, else server.workspace, else the current directory.
+	dir, origin := c.Getenv("LUBAN_WORKSPACE"), workspaceOrigin{env: true}
+	if dir == "" {
+		wd, _ := os.Getwd()
+		dir, origin = or(f.Server.Workspace, wd), workspaceOrigin{file: file, line: f.Server.WorkspaceLine}
+	}
+	workspace, wsErr := checkWorkspace(dir, origin)
 	model := or(c.Getenv("LUBAN_MODEL"), f.Server.Model)
 	agents, err := configAgents(file, f, tool.NewRegistry(), workspace, model, nil, c.Getenv)
-	if err != nil {
+	if err := joinConfigErrors(wsErr, err); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.Stdout, "%s: ok\n", file)
@@ -69,6 +77,68 @@ func (c *ConfigCmd) Run(args []string) error {
 		}
 	}
 	return nil
+}
+
+// workspaceOrigin says where a workspace value came from, for the error
+// that refuses it: the config file's server.workspace (line > 0), the
+// LUBAN_WORKSPACE variable (env), or else --workspace (or its default, the
+// current directory).
+type workspaceOrigin struct {
+	file string
+	line int
+	env  bool
+	flag bool // given as --workspace (so neither env nor the file applies)
+}
+
+// checkWorkspace is the one check of the workspace that `luban serve` and
+// `luban config check` share (DESIGN §9: tools and directory answers are
+// confined to it): dir made absolute must be an existing directory. It
+// returns the absolute path even with an error (so the tools can still be
+// validated). The error is a *config.Error "file:line: server.workspace:
+// …" when the value came from the file, else a *usageError naming
+// --workspace or LUBAN_WORKSPACE.
+func checkWorkspace(dir string, from workspaceOrigin) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	fi, err := os.Stat(abs)
+	var msg string
+	switch {
+	case err != nil && errors.Is(err, os.ErrNotExist):
+		msg = fmt.Sprintf("%s does not exist (tools and directory answers must stay inside an existing workspace directory)", abs)
+	case err != nil:
+		msg = fmt.Sprintf("%s: %v", abs, errors.Unwrap(err))
+	case !fi.IsDir():
+		msg = fmt.Sprintf("%s is not a directory (tools and directory answers must stay inside an existing workspace directory)", abs)
+	default:
+		return abs, nil
+	}
+	switch {
+	case from.line > 0:
+		return abs, &config.Error{File: from.file, Line: from.line, Key: "server.workspace", Msg: msg}
+	case from.env:
+		return abs, &usageError{"LUBAN_WORKSPACE: " + msg}
+	default:
+		return abs, &usageError{"--workspace: " + msg}
+	}
+}
+
+// joinConfigErrors reports the workspace's problem together with the
+// agents' (config.Errors), in line order, so `luban config check` lists
+// every problem of the file at once. Nil when both are nil.
+func joinConfigErrors(ws, agents error) error {
+	if ws == nil || agents == nil {
+		return errors.Join(ws, agents) // the one that is not nil, or nil
+	}
+	var ce *config.Error
+	var es config.Errors
+	if !errors.As(ws, &ce) || !errors.As(agents, &es) {
+		return errors.Join(ws, agents)
+	}
+	out := append(config.Errors{ce}, es...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
+	return out
 }
 
 // builtinTools registers the built-in tools (DESIGN §9) in reg: current_time,
@@ -200,7 +270,9 @@ func applyServerConfig(fs *flag.FlagSet, cfg *serveConfig, s config.Server, gete
 	str(&cfg.addr, "addr", "LUBAN_ADDR", s.Addr)
 	str(&cfg.db, "db", "LUBAN_DB", s.DB)
 	str(&cfg.model, "model", "LUBAN_MODEL", s.Model)
-	str(&cfg.workspace, "workspace", "LUBAN_WORKSPACE", s.Workspace)
+	if s.Workspace != "" && set("workspace", "LUBAN_WORKSPACE") {
+		cfg.workspace, cfg.workspaceLine = s.Workspace, s.WorkspaceLine
+	}
 	str(&cfg.authToken, "auth-token", "LUBAN_AUTH_TOKEN", strings.Join(s.AuthTokens, ","))
 	if s.AskTools != nil && set("ask-tools", "LUBAN_ASK_TOOLS") {
 		cfg.askTools = strings.Join(s.AskTools, ",")

@@ -103,3 +103,68 @@ func TestServeRefusesABadConfig(t *testing.T) {
 	var u *usageError
 	require.ErrorAs(t, err, &u)
 }
+
+// serve and config check share one workspace check: a server.workspace that
+// is not an existing directory is refused by both, naming the key and line;
+// LUBAN_WORKSPACE and --workspace are named when the value came from them.
+func TestWorkspaceCheckedAlikeByServeAndConfigCheck(t *testing.T) {
+	t.Parallel()
+	missing := filepath.Join(t.TempDir(), "no-such-dir")
+	aFile := filepath.Join(t.TempDir(), "file.txt")
+	require.NoError(t, os.WriteFile(aFile, []byte("x"), 0o600))
+	for _, tc := range []struct {
+		dir, want string
+	}{
+		{missing, ":3: server.workspace: " + missing + " does not exist (tools and directory answers must stay inside an existing workspace directory)"},
+		{aFile, ":3: server.workspace: " + aFile + " is not a directory (tools and directory answers must stay inside an existing workspace directory)"},
+	} {
+		file := writeConfig(t, "server:\n  addr: 127.0.0.1:0\n  workspace: "+tc.dir+"\nagents:\n  - name: a\n")
+		var out bytes.Buffer
+		err := (&ConfigCmd{Stdout: &out, Stderr: &out, Getenv: noEnv}).Run([]string{"check", file})
+		require.EqualError(t, err, file+tc.want, "config check")
+		require.Empty(t, out.String())
+
+		db := filepath.Join(t.TempDir(), "luban.db")
+		s := &Serve{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: noEnv}
+		err = s.Run(t.Context(), []string{"--config", file, "--db", db, "--auth-token", "t"})
+		require.EqualError(t, err, file+tc.want, "serve")
+		require.NoFileExists(t, db, "serve refuses before it opens the database")
+	}
+
+	// Several problems of one file are listed together, in line order.
+	file := writeConfig(t, "agents:\n  - name: a\n    tools: [grep]\nserver:\n  workspace: "+missing+"\n")
+	err := (&ConfigCmd{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: noEnv}).Run([]string{"check", file})
+	require.ErrorContains(t, err, file+":3: agents[0].tools[0]: no tool named \"grep\"")
+	require.ErrorContains(t, err, "\n"+file+":5: server.workspace: "+missing+" does not exist")
+
+	// The environment twin wins over the file, in both, and is named.
+	good := writeConfig(t, "server:\n  workspace: "+t.TempDir()+"\n")
+	env := func(k string) string {
+		if k == "LUBAN_WORKSPACE" {
+			return missing
+		}
+		return ""
+	}
+	err = (&ConfigCmd{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: env}).Run([]string{"check", good})
+	require.EqualError(t, err, "LUBAN_WORKSPACE: "+missing+" does not exist (tools and directory answers must stay inside an existing workspace directory)")
+	err = (&Serve{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: noEnv}).Run(t.Context(), []string{"--config", good, "--workspace", missing, "--db", "memory", "--auth-token", "t"})
+	require.EqualError(t, err, "--workspace: "+missing+" does not exist (tools and directory answers must stay inside an existing workspace directory)")
+	var u *usageError
+	require.ErrorAs(t, err, &u)
+	var out bytes.Buffer
+	require.NoError(t, (&ConfigCmd{Stdout: &out, Stderr: &out, Getenv: noEnv}).Run([]string{"check", good}))
+	require.Contains(t, out.String(), good+": ok\n")
+}
+
+func TestServeNamesLubanWorkspace(t *testing.T) {
+	t.Parallel()
+	missing := filepath.Join(t.TempDir(), "gone")
+	env := func(k string) string {
+		if k == "LUBAN_WORKSPACE" {
+			return missing
+		}
+		return ""
+	}
+	err := (&Serve{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: env}).Run(t.Context(), []string{"--db", "memory", "--auth-token", "t"})
+	require.EqualError(t, err, "LUBAN_WORKSPACE: "+missing+" does not exist (tools and directory answers must stay inside an existing workspace directory)")
+}

@@ -35,6 +35,7 @@ type Serve struct {
 
 type serveConfig struct {
 	addr, db, model, workspace, authToken, askTools, configFile string
+	workspaceLine                                               int // the config file's line of server.workspace when workspace came from it
 	ttl, lease, heartbeat                                       time.Duration
 	logFormat, logLevel                                         string
 	retain, retainAudit                                         days
@@ -114,6 +115,13 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return &usageError{err.Error()}
 	}
+	wsFrom := workspaceOrigin{file: cfg.configFile, line: cfg.workspaceLine}
+	fs.Visit(func(f *flag.Flag) { wsFrom.flag = wsFrom.flag || f.Name == "workspace" })
+	wsFrom.env = !wsFrom.flag && cfg.workspaceLine == 0 && c.Getenv("LUBAN_WORKSPACE") != ""
+	workspace, err := checkWorkspace(cfg.workspace, wsFrom)
+	if err != nil {
+		return err
+	}
 	provider, err := providerFor(cfg.model, c.Getenv)
 	if err != nil {
 		return err
@@ -130,13 +138,6 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	defer obs.shutdown()
 	st := obs.store
 
-	workspace, err := filepath.Abs(cfg.workspace)
-	if err != nil {
-		return fmt.Errorf("--workspace: %w", err)
-	}
-	if fi, err := os.Stat(workspace); err != nil || !fi.IsDir() {
-		return &usageError{fmt.Sprintf("--workspace %s: not a directory (directory answers must stay inside an existing workspace)", workspace)}
-	}
 	reg := tool.NewRegistry()
 	var agents []*agent.Agent
 	if file != nil && len(file.Agents) > 0 {
