@@ -22,7 +22,7 @@ func TestReadFileTwoAgents(t *testing.T) {
 	t.Parallel()
 	f, err := config.ReadFile("testdata/two-agents.yaml", env(map[string]string{"HOME": "/home/ada", "TOKEN_ALICE": "tok-alice", "TOKEN_BOB": "tok-bob"}))
 	require.NoError(t, err)
-	require.Equal(t, config.Server{Addr: "127.0.0.1:8080", Workspace: "/home/ada/project", InteractionTTL: 2 * time.Hour,
+	require.Equal(t, config.Server{Addr: "127.0.0.1:8080", Workspace: "/home/ada/project", WorkspaceLine: 4, InteractionTTL: 2 * time.Hour,
 		AuthTokens: []string{"tok-alice", "tok-bob"}}, f.Server)
 	require.Len(t, f.Agents, 2)
 	h, w := f.Agents[0], f.Agents[1]
