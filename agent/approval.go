@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/lubanhq/luban/approval"
@@ -49,11 +50,33 @@ func (r *Runner) approvalDecision(ctx context.Context, it *store.Interaction, re
 		return "", nil, fmt.Errorf("%w: message is longer than %d characters", ErrPayloadTooLarge, approval.MaxMessageLen)
 	}
 	norm, err := approval.ValidateAnswer(&req.Prompt, a)
+	if err == nil && norm.Decision == approval.Edit {
+		// Valid under the schema; the tool's own rules (a path inside the
+		// workspace) are checked before the approval resolves, so an edit the
+		// tool would refuse is a 422 that leaves the request pending.
+		if ds := r.tools.CheckArgs(req.ToolName, norm.Arguments); len(ds) > 0 {
+			details := make([]askuser.FieldError, len(ds))
+			for i, d := range ds {
+				details[i] = askuser.FieldError{Field: "arguments." + d.Field, Message: d.Message}
+			}
+			err = &askuser.AnswerError{Details: details}
+		}
+	}
 	if err != nil {
 		r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
 		return "", nil, err
 	}
 	return askuser.StatusAnswered, &approvalAnswer{answer: norm, principal: p.Owner}, nil
+}
+
+// joinFieldErrors renders a tool's argument problems for the model:
+// "path: …; content: …".
+func joinFieldErrors(ds []askuser.FieldError) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = d.Field + ": " + d.Message
+	}
+	return strings.Join(parts, "; ")
 }
 
 // approvalOutcome is what resolving an approval writes: the answer as
@@ -206,6 +229,13 @@ func decideApproval(in decideInput, parent string, pc pendingCall) action {
 	}
 	if err != nil {
 		return errResult("not run: " + err.Error())
+	}
+	if in.check != nil {
+		if ds := in.check(c.Name, p.Arguments); len(ds) > 0 {
+			// The tool would refuse the call (a path outside the workspace):
+			// the model hears why, as for arguments that break the schema.
+			return errResult((&approval.ArgsError{Tool: c.Name, Msg: joinFieldErrors(ds)}).Error())
+		}
 	}
 	if v.remembered[c.Name] {
 		return action{kind: actTool, parent: parent, call: pc, approved: &approvedCall{prompt: p, remembered: true}}

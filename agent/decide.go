@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/lubanhq/luban/askuser"
@@ -58,6 +59,9 @@ type decideInput struct {
 	registered func(name string) bool
 	// spec is a registered tool's spec (for an approval's prompt).
 	spec func(name string) model.ToolSpec
+	// check is a registered tool's own argument check (tool.ArgsChecker),
+	// asked before a call is put in front of a person; nil checks nothing.
+	check func(name string, args json.RawMessage) []askuser.FieldError
 	// approvals are the session's approvals (DESIGN §10); nil when no
 	// missing call needs one.
 	approvals *approvalView

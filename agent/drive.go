@@ -191,7 +191,7 @@ func (r *Runner) step(ctx context.Context, id string, st *state) (*state, bool, 
 		return nil, true, r.externalStep(ctx, st)
 	}
 	agent := r.agents[st.run.Agent]
-	in := decideInput{state: st, instance: r.opts.InstanceID, agent: agent, registered: r.registered, spec: r.spec}
+	in := decideInput{state: st, instance: r.opts.InstanceID, agent: agent, registered: r.registered, spec: r.spec, check: r.tools.CheckArgs}
 	if needsApprovals(agent, st.msgs, st.run.ID) {
 		if in.approvals, err = r.loadApprovals(ctx, st.run.SessionID); err != nil {
 			return nil, true, err

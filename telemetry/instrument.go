@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/tool"
@@ -107,6 +108,15 @@ type instrumentedTool struct {
 	tool.Tool
 	m    *Metrics
 	name string
+}
+
+// CheckArgs forwards to the wrapped tool's tool.ArgsChecker, so wrapping a
+// tool keeps its argument rules (no problems when it has none).
+func (t *instrumentedTool) CheckArgs(args json.RawMessage) []askuser.FieldError {
+	if c, ok := t.Tool.(tool.ArgsChecker); ok {
+		return c.CheckArgs(args)
+	}
+	return nil
 }
 
 func (t *instrumentedTool) Call(ctx context.Context, args json.RawMessage) (tool.Result, error) {

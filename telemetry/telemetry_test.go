@@ -247,3 +247,19 @@ func TestLeaseTakeoverIsCounted(t *testing.T) {
 	require.Equal(t, float64(1), value(fams, "luban_lease_takeovers_total", nil))
 	require.Equal(t, float64(1), value(fams, "luban_runs_started_total", nil))
 }
+
+// A wrapped tool keeps its own argument rules (tool.ArgsChecker): the run
+// asks them before an approval, through the wrapper serve installs.
+func TestInstrumentToolKeepsArgsChecker(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	wrapped := telemetry.InstrumentTool(tool.WriteFile(ws), nil)
+	c, ok := wrapped.(tool.ArgsChecker)
+	require.True(t, ok)
+	ds := c.CheckArgs([]byte(`{"path":"../out.md","content":"x"}`))
+	require.Len(t, ds, 1)
+	require.Equal(t, "path", ds[0].Field)
+	require.Contains(t, ds[0].Message, "outside the workspace")
+	require.Empty(t, c.CheckArgs([]byte(`{"path":"in.md","content":"x"}`)))
+	require.Empty(t, telemetry.InstrumentTool(tool.CurrentTime(nil), nil).(tool.ArgsChecker).CheckArgs([]byte(`{}`)))
+}

@@ -29,14 +29,51 @@ type Tool interface {
 	Call(ctx context.Context, args json.RawMessage) (Result, error)
 }
 
+// ArgsChecker is implemented by a tool whose arguments have rules that its
+// JSON Schema cannot state (the workspace tools: a path must stay inside the
+// workspace). CheckArgs looks at arguments already valid under the tool's
+// schema, with no side effect, and returns one FieldError per problem, its
+// Field the argument's name as in the schema ("path"), its Message for a
+// person or a model to read; none when the call may run. The run asks it
+// before a call is put in front of a person for approval (a problem is an
+// error ToolResult for the model) and before an edited approval is accepted
+// (a problem is 422 invalid_answer and the request stays pending: DESIGN
+// §10). The tool still checks again when it runs: the disk may have changed.
+type ArgsChecker interface {
+	CheckArgs(args json.RawMessage) []askuser.FieldError
+}
+
 // Func adapts a function to Tool.
 type Func struct {
 	ToolSpec model.ToolSpec
 	Fn       func(ctx context.Context, args json.RawMessage) (Result, error)
+	// Check, when set, is the tool's ArgsChecker.
+	Check func(args json.RawMessage) []askuser.FieldError
 }
 
 // Spec returns f.ToolSpec.
 func (f Func) Spec() model.ToolSpec { return f.ToolSpec }
+
+// CheckArgs calls f.Check; no problems when it is nil.
+func (f Func) CheckArgs(args json.RawMessage) []askuser.FieldError {
+	if f.Check == nil {
+		return nil
+	}
+	return f.Check(args)
+}
+
+// CheckArgs runs the ArgsChecker of the tool registered as name on args;
+// nil when the tool has none or is not registered.
+func (r *Registry) CheckArgs(name string, args json.RawMessage) []askuser.FieldError {
+	e, ok := r.Get(name)
+	if !ok || e.Tool == nil {
+		return nil
+	}
+	if c, ok := e.Tool.(ArgsChecker); ok {
+		return c.CheckArgs(args)
+	}
+	return nil
+}
 
 // Call calls f.Fn.
 func (f Func) Call(ctx context.Context, args json.RawMessage) (Result, error) { return f.Fn(ctx, args) }

@@ -57,6 +57,18 @@ func ListFiles(root string) Tool {
 			Description: "Lists files in a directory of the workspace. 列出工作区目录中的文件。",
 			Parameters:  listFilesSchema,
 		},
+		Check: func(args json.RawMessage) []askuser.FieldError {
+			var a struct {
+				Path string `json:"path"`
+			}
+			if decodeArgs(args, &a) != "" {
+				return nil // the schema's problem, reported by the run
+			}
+			if a.Path == "" {
+				a.Path = "."
+			}
+			return checkPath(root, "path", a.Path)
+		},
 		Fn: func(ctx context.Context, args json.RawMessage) (Result, error) {
 			var a struct {
 				Path string `json:"path"`
@@ -103,6 +115,15 @@ func ReadFile(root string) Tool {
 			Name:        NameReadFile,
 			Description: fmt.Sprintf("Reads a text file of the workspace (at most %d KiB, UTF-8). 读取工作区中的文本文件。", MaxReadBytes>>10),
 			Parameters:  readFileSchema,
+		},
+		Check: func(args json.RawMessage) []askuser.FieldError {
+			var a struct {
+				Path string `json:"path"`
+			}
+			if decodeArgs(args, &a) != "" || a.Path == "" {
+				return nil
+			}
+			return checkPath(root, "path", a.Path)
 		},
 		Fn: func(ctx context.Context, args json.RawMessage) (Result, error) {
 			var a struct {
@@ -170,6 +191,27 @@ func WriteFile(root string) Tool {
 			Description: "Writes a text file in the workspace (replacing it whole; missing directories are created). 在工作区中写入文本文件。",
 			Parameters:  writeFileSchema,
 		},
+		Check: func(args json.RawMessage) []askuser.FieldError {
+			var a struct {
+				Path    string `json:"path"`
+				Content string `json:"content"`
+			}
+			if decodeArgs(args, &a) != "" || a.Path == "" {
+				return nil
+			}
+			out := checkPath(root, "path", a.Path)
+			if len(out) == 0 {
+				if p, err := askuser.ResolveWorkspacePath(root, a.Path); err == nil {
+					if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+						out = append(out, askuser.FieldError{Field: "path", Message: fmt.Sprintf("%q is a directory; write_file writes files", clip(a.Path))})
+					}
+				}
+			}
+			if len(a.Content) > MaxWriteBytes {
+				out = append(out, askuser.FieldError{Field: "content", Message: fmt.Sprintf("%d bytes, more than the limit of %d", len(a.Content), MaxWriteBytes)})
+			}
+			return out
+		},
 		Fn: func(ctx context.Context, args json.RawMessage) (Result, error) {
 			var a struct {
 				Path    *string `json:"path"`
@@ -212,6 +254,23 @@ func WriteFile(root string) Tool {
 			return Result{Content: fmt.Sprintf("wrote %d bytes to %s", len(content), filepath.ToSlash(filepath.Clean(path)))}, nil
 		},
 	}
+}
+
+// checkPath is the workspace rule of a path argument (the same as the tool
+// applies when it runs: askuser.ResolveWorkspacePath) as a FieldError.
+func checkPath(root, field, p string) []askuser.FieldError {
+	if _, err := askuser.ResolveWorkspacePath(root, p); err != nil {
+		return []askuser.FieldError{{Field: field, Message: err.Error()}}
+	}
+	return nil
+}
+
+// clip bounds a path quoted in a message.
+func clip(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		return string(r[:60]) + "…"
+	}
+	return s
 }
 
 // writeWhole writes b to a temporary file beside p, syncs it and renames it

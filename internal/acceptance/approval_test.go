@@ -320,3 +320,60 @@ func TestApprovalInvalidArgumentsNeverReachAPerson(t *testing.T) {
 	require.Equal(t, toolResult{ToolCallID: "call_w", Name: "write_file", Content: "invalid arguments for write_file: content: required but missing", IsError: true}, results(t, evs)[0])
 	require.Equal(t, "completed", doneStatus(t, evs))
 }
+
+// DESIGN §10: an edit is checked by the tool's own rules too (a path must
+// stay inside the workspace, tool.ArgsChecker) before the approval
+// resolves: an edit that leads out, or names a directory, is 422
+// invalid_answer naming arguments.path, nothing runs, and the request stays
+// pending for a valid answer.
+func TestApprovalEditOutsideWorkspaceIs422(t *testing.T) {
+	t.Parallel()
+	e, ws, _ := approvalEnv(t)
+	outside := t.TempDir()
+	require.NoError(t, os.Symlink(outside, filepath.Join(ws, "out")))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "adir"), 0o755))
+	e.model.push(turn{calls: []call{{id: "call_w", name: "write_file", args: writeArgs}}}, turn{text: "ok"})
+	p := e.ask("", "写")
+
+	for _, tc := range []struct{ path, msg string }{
+		{"../escape.md", `"../escape.md" leads outside the workspace`},
+		{"/etc/luban-escape", `"/etc/luban-escape" is absolute, outside the workspace; give a path relative to it`},
+		{"out/escape.md", `"out/escape.md" resolves outside the workspace through a symbolic link`},
+		{"adir", `"adir" is a directory; write_file writes files`},
+	} {
+		edited := map[string]any{"path": tc.path, "content": "x"}
+		ae := e.reject(decisionBody(p.sessionID, p.req.ID, api.DecisionEdit, map[string]any{"arguments": edited}),
+			http.StatusUnprocessableEntity, "invalid_answer")
+		require.Equal(t, []api.FieldError{{Field: "arguments.path", Message: tc.msg}}, ae.Error.Details, tc.path)
+		require.Equal(t, p.req.ID, e.pending(p.sessionID).Pending.ID, "%s: the request stays pending", tc.path)
+	}
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing was written outside")
+	_, escaped := fileContent(t, filepath.Join(filepath.Dir(ws), "escape.md"))
+	require.False(t, escaped)
+	require.Len(t, e.model.requests(), 1, "the model was not called again")
+
+	evs := e.answer(decisionBody(p.sessionID, p.req.ID, api.DecisionEdit, map[string]any{"arguments": map[string]any{"path": "in/plan.md", "content": "inside\n"}}))
+	require.Equal(t, api.DecisionEdit, decode[api.Receipt](t, evs[0]).Decision)
+	got, _ := fileContent(t, filepath.Join(ws, "in", "plan.md"))
+	require.Equal(t, "inside\n", got)
+	require.Equal(t, "completed", doneStatus(t, evs))
+	require.Equal(t, []string{"requested", "rejected:invalid_answer", "rejected:invalid_answer", "rejected:invalid_answer", "rejected:invalid_answer", "answered"},
+		e.trace(p.sessionID).actions(p.req.ID))
+}
+
+// DESIGN §10: a call the tool itself would refuse (a path outside the
+// workspace) is never put in front of a person: the model gets an error
+// result naming the problem and its next turn.
+func TestApprovalOutsideWorkspaceNeverReachesAPerson(t *testing.T) {
+	t.Parallel()
+	e, _, _ := approvalEnv(t)
+	e.model.push(turn{calls: []call{{id: "call_w", name: "write_file", args: `{"path":"../../etc/x","content":"x"}`}}}, turn{text: "sorry"})
+	_, _, evs := e.chat("", "写")
+	require.Empty(t, named(evs, "user_input_required"))
+	require.Equal(t, toolResult{ToolCallID: "call_w", Name: "write_file", Content: `invalid arguments for write_file: path: "../../etc/x" leads outside the workspace`, IsError: true}, results(t, evs)[0])
+	require.Equal(t, "completed", doneStatus(t, evs))
+	reqs := e.waitRequests(2)
+	require.Equal(t, `invalid arguments for write_file: path: "../../etc/x" leads outside the workspace`, reqs[1].toolMessages()[0].content)
+}
