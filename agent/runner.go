@@ -157,11 +157,6 @@ func New(opts Options) (*Runner, error) {
 // DefaultAgent is the agent new runs use.
 func (r *Runner) DefaultAgent() *Agent { return r.first }
 
-// Store is the runner's store, for a package that reads the event log and
-// the rows directly (agui). server/ reads through the Runner (Events,
-// Transcript, Trace, Sessions, Pending) and never calls it.
-func (r *Runner) Store() store.Store { return r.st }
-
 func (r *Runner) now() time.Time { return r.opts.Now().UTC() }
 
 // Now is the runner's clock (Options.Now, in UTC): the time expiresAt is

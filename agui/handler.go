@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -17,7 +18,7 @@ import (
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
-	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/internal/ssepump"
 )
 
 // DefaultMaxBodyBytes bounds a RunAgentInput when Options.MaxBodyBytes is
@@ -51,7 +52,6 @@ type Options struct {
 // Handler is POST /api/agui (DESIGN §13); see the package documentation.
 type Handler struct {
 	opts Options
-	src  source
 }
 
 // New returns a Handler; it fails when a required option is missing.
@@ -68,7 +68,7 @@ func New(opts Options) (*Handler, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Handler{opts: opts, src: newSource(opts.Runner)}, nil
+	return &Handler{opts: opts}, nil
 }
 
 // ServeHTTP decodes a RunAgentInput and answers its AG-UI event stream.
@@ -120,7 +120,7 @@ func (h *Handler) resume(ctx context.Context, sw *stream, t *translator, owner s
 	if errors.As(err, &dup) {
 		// A replayed resume: nothing is consumed again; report the run's
 		// own outcome.
-		run, rerr := h.src.runOf(ctx, e.InterruptID)
+		run, rerr := h.opts.Runner.RequestRun(ctx, owner, e.InterruptID)
 		if rerr != nil {
 			sw.send(h.runError(rerr))
 			return
@@ -141,12 +141,8 @@ func (h *Handler) resume(ctx context.Context, sw *stream, t *translator, owner s
 // open interrupt of a waiting run, the rest of a running one, or the outcome
 // of an ended one. run names the run (a replayed resume); nil means the
 // session's latest run.
-func (h *Handler) attach(ctx context.Context, sw *stream, t *translator, owner string, in *RunAgentInput, run *store.Run) {
-	if _, err := h.opts.Runner.Session(ctx, owner, in.ThreadID); err != nil {
-		sw.send(h.runError(err))
-		return
-	}
-	ss, err := h.src.session(ctx, in.ThreadID)
+func (h *Handler) attach(ctx context.Context, sw *stream, t *translator, owner string, in *RunAgentInput, run *agent.RunState) {
+	ss, err := h.opts.Runner.SessionState(ctx, owner, in.ThreadID)
 	if err != nil {
 		sw.send(h.runError(err))
 		return
@@ -158,12 +154,12 @@ func (h *Handler) attach(ctx context.Context, sw *stream, t *translator, owner s
 	if run != nil {
 		// Read again, after the position: the run may have moved on since
 		// the caller looked it up.
-		cur, err := h.src.run(ctx, run.ID)
+		cur, err := h.opts.Runner.RunState(ctx, owner, run.ID)
 		if err != nil {
 			sw.send(h.runError(err))
 			return
 		}
-		status, why, runID = api.RunStatus(cur.Status), cur.Error, cur.ID
+		status, why, runID = cur.Status, cur.Error, cur.ID
 	}
 	t.lubanRun = runID
 	sw.send(h.runStarted(in, in.ThreadID, runID))
@@ -201,61 +197,26 @@ func (h *Handler) attach(ctx context.Context, sw *stream, t *translator, owner s
 // leaves or the server shuts down, with a heartbeat comment every
 // Heartbeat.
 func (h *Handler) follow(ctx context.Context, sw *stream, t *translator, sessionID string, after int64) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	// The events are read on a goroutine of their own and handed over here,
-	// where the heartbeat and the shutdown are watched too.
-	evc := make(chan agent.Event, 64)
-	errc := make(chan error, 1)
-	go func() {
-		defer close(evc)
-		for ev, err := range h.opts.Runner.Events(ctx, sessionID, after) {
-			if err != nil {
-				errc <- err
-				return
-			}
-			select {
-			case evc <- ev:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	hb := time.NewTicker(h.opts.Heartbeat)
-	defer hb.Stop()
-	for {
-		select {
-		case ev, ok := <-evc:
-			if !ok {
-				select {
-				case err := <-errc:
-					h.opts.Logger.Error("agui: event log", "sessionId", sessionID, "err", err)
-					sw.send(Event{Type: EventRunError, Code: api.CodeInternal, Message: "event log unavailable"})
-				default:
-				}
-				return
-			}
+	events := func(ctx context.Context) iter.Seq2[agent.Event, error] {
+		return h.opts.Runner.Events(ctx, sessionID, after)
+	}
+	ssepump.Run(ctx, events, h.opts.Heartbeat, h.opts.Done, ssepump.Writer[agent.Event]{
+		Item: func(ev agent.Event) (bool, bool) {
 			out, done := t.next(ev)
 			for _, e := range out {
 				if !sw.write(e) {
-					return
+					return false, false
 				}
 			}
-			if done || len(evc) == 0 {
-				if !sw.flush() || done {
-					return
-				}
-			}
-		case <-hb.C:
-			if !sw.comment() {
-				return
-			}
-		case <-ctx.Done():
-			return
-		case <-h.opts.Done:
-			return
-		}
-	}
+			return done, true
+		},
+		Flush: sw.flush,
+		Ping:  sw.comment,
+		Fail: func(err error) {
+			h.opts.Logger.Error("agui: event log", "sessionId", sessionID, "err", err)
+			sw.send(Event{Type: EventRunError, Code: api.CodeInternal, Message: "event log unavailable"})
+		},
+	})
 }
 
 func (h *Handler) runStarted(in *RunAgentInput, sessionID, runID string) Event {
@@ -354,19 +315,7 @@ type stream struct {
 }
 
 func (h *Handler) startStream(w http.ResponseWriter) *stream {
-	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("Connection", "keep-alive")
-	hd.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	// A stream lasts as long as its run: no deadline of the request (the
-	// body read deadline, the server's ReadTimeout or WriteTimeout) may end
-	// it.
-	_ = rc.SetReadDeadline(time.Time{})
-	_ = rc.SetWriteDeadline(time.Time{})
-	return &stream{w: w, rc: rc}
+	return &stream{w: w, rc: ssepump.Start(w)}
 }
 
 func (s *stream) write(e Event) bool {

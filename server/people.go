@@ -2,16 +2,17 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"strconv"
-	"time"
 
+	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/people"
-	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/internal/ssepump"
 )
 
 // pageLimit parses limit= (1..api.MaxPageLimit; absent means the default).
@@ -29,7 +30,7 @@ func pageLimit(w http.ResponseWriter, r *http.Request) (int, bool) {
 }
 
 func (s *Server) failCursor(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, people.ErrBadCursor) {
+	if errors.Is(err, agent.ErrBadCursor) {
 		writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: "the cursor is not one of your " + cursorNoun(r)})
 		return
 	}
@@ -49,7 +50,7 @@ func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	out, err := s.inbox.Sessions(r.Context(), Principal(r.Context()), r.URL.Query().Get("before"), limit)
+	out, err := s.opts.Runner.SessionPage(r.Context(), Principal(r.Context()), r.URL.Query().Get("before"), limit)
 	if err != nil {
 		s.failCursor(w, r, err)
 		return
@@ -86,7 +87,7 @@ func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	out, err := s.inbox.Interactions(r.Context(), Principal(r.Context()), status, cursor, limit)
+	out, err := s.opts.Runner.Inbox(r.Context(), Principal(r.Context()), status, cursor, limit)
 	if err != nil {
 		s.failCursor(w, r, err)
 		return
@@ -101,10 +102,6 @@ func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request) {
 // truth and a wake-up only says "look again".
 func (s *Server) handlePrincipalEvents(w http.ResponseWriter, r *http.Request) {
 	owner := Principal(r.Context())
-	ctx := r.Context()
-	st := s.inbox.Store
-	wake, unsubscribe := st.Subscribe(store.PrincipalKey(owner))
-	defer unsubscribe()
 	v := r.Header.Get("Last-Event-ID")
 	if v == "" {
 		v = r.URL.Query().Get("after")
@@ -118,7 +115,7 @@ func (s *Server) handlePrincipalEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	} else {
-		n, err := st.FeedLastSeq(ctx, owner)
+		n, err := s.opts.Runner.FeedPosition(r.Context(), owner)
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -126,59 +123,24 @@ func (s *Server) handlePrincipalEvents(w http.ResponseWriter, r *http.Request) {
 		after = n
 	}
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{})
-	_ = rc.SetReadDeadline(time.Time{})
+	rc := ssepump.Start(w)
 	if err := rc.Flush(); err != nil {
 		return
 	}
-	hb := time.NewTicker(s.opts.Heartbeat)
-	defer hb.Stop()
-	for {
-		feed, err := st.FeedList(ctx, &store.FeedListParams{Owner: owner, AfterSeq: after, Limit: 500})
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Error("sse: feed list", "err", err)
-				fmt.Fprintf(w, "event: %s\ndata: {\"code\":%q,\"message\":\"event feed unavailable\"}\n\n", api.EventError, api.CodeInternal)
-				_ = rc.Flush()
-			}
-			return
-		}
-		for _, f := range feed {
-			if err := writeEvent(w, f.Seq, f.Name, withSessionID(f.Data, f.SessionID)); err != nil {
-				return
-			}
-			after = f.Seq
-		}
-		if len(feed) > 0 {
-			if err := rc.Flush(); err != nil {
-				return
-			}
-			if len(feed) == 500 {
-				continue
-			}
-		}
-		select {
-		case <-wake:
-		case <-hb.C:
-			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
-				return
-			}
-			if err := rc.Flush(); err != nil {
-				return
-			}
-		case <-ctx.Done():
-			return
-		case <-s.closing:
-			return
-		}
-	}
+	ssepump.Run(r.Context(), func(ctx context.Context) iter.Seq2[agent.FeedEvent, error] {
+		return s.opts.Runner.Feed(ctx, owner, after)
+	}, s.opts.Heartbeat, s.closing, ssepump.Writer[agent.FeedEvent]{
+		Item: func(f agent.FeedEvent) (bool, bool) {
+			return false, writeEvent(w, f.Seq, f.Name, withSessionID(f.Data, f.SessionID)) == nil
+		},
+		Flush: func() bool { return rc.Flush() == nil },
+		Ping:  func() bool { return ping(w, rc) },
+		Fail: func(err error) {
+			s.log.Error("sse: feed list", "err", err)
+			fmt.Fprintf(w, "event: %s\ndata: {\"code\":%q,\"message\":\"event feed unavailable\"}\n\n", api.EventError, api.CodeInternal)
+			_ = rc.Flush()
+		},
+	})
 }
 
 // withSessionID returns the JSON object data with "sessionId" first when it

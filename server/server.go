@@ -16,7 +16,6 @@ import (
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
-	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/telemetry"
 )
 
@@ -43,9 +42,6 @@ type Options struct {
 	Metrics *telemetry.Metrics
 	// ReadyChecks are asked by GET /readyz beside the store (MCP servers).
 	ReadyChecks []ReadyCheck
-	// Inbox answers GET /api/interactions, /api/sessions and /api/events
-	// (DESIGN §12). Nil means one on the Runner's store.
-	Inbox *people.Inbox
 }
 
 // Server is an http.Handler for the API and the page.
@@ -58,7 +54,6 @@ type Server struct {
 	closeOnce sync.Once
 	routes    []string // patterns of the /api routes
 	loginKey  []byte
-	inbox     *people.Inbox
 }
 
 // New returns a Server.
@@ -81,10 +76,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), closing: make(chan struct{}), loginKey: loginKey(opts.Tokens), inbox: opts.Inbox}
-	if s.inbox == nil {
-		s.inbox = &people.Inbox{Store: opts.Runner.Store()}
-	}
+	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), closing: make(chan struct{}), loginKey: loginKey(opts.Tokens)}
 	api := &routeMux{ServeMux: http.NewServeMux()}
 	api.HandleFunc("POST /api/chat", s.handleChat)
 	api.HandleFunc("POST /api/chat/continue", s.handleContinue)

@@ -17,7 +17,6 @@ import (
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
-	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/server"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/sqlite"
@@ -185,7 +184,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	srv, err := server.New(server.Options{Runner: runner, Tokens: tokens, Web: web.Handler(), Heartbeat: cfg.heartbeat, AskTools: askTools, Logger: log,
-		Metrics: obs.metrics, Inbox: &people.Inbox{Store: st, AgentExists: agentExists(agents)}})
+		Metrics: obs.metrics})
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/config"
 	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/store"
@@ -41,17 +40,4 @@ func newDispatcher(st store.Store, file *config.File, instance string, log *slog
 		reg = m.Registry()
 	}
 	return people.NewDispatcher(people.DispatcherOptions{Store: st, Hooks: hooks, ID: instance, Logger: log, Metrics: reg, Timeout: timeout})
-}
-
-// agentExists reports whether name is one of agents (a pending request of
-// a run whose agent is gone is not resumable, DESIGN §4).
-func agentExists(agents []*agent.Agent) func(string) bool {
-	return func(name string) bool {
-		for _, a := range agents {
-			if a.Name == name {
-				return true
-			}
-		}
-		return false
-	}
 }
