@@ -19,9 +19,12 @@ type Maintainer interface {
 	// Prune deletes, in one call, at most Limit sessions' worth of old rows
 	// (call it again while the result is not zero): the events and trace
 	// entries of sessions without an active run whose last activity
-	// (updated_at) is before EventsBefore, audit entries older than
-	// AuditBefore, and events and trace entries of sessions that no longer
-	// exist. A zero time skips that part.
+	// (updated_at) is before EventsBefore; principal feed entries (GET
+	// /api/events) written before EventsBefore that the webhook dispatcher
+	// already fanned out (an entry not fanned out yet is an outbox row and
+	// is kept whatever its age); webhook deliveries that ended (delivered or
+	// failed) last updated before EventsBefore (pending ones are kept);
+	// audit entries older than AuditBefore. A zero time skips that part.
 	Prune(ctx context.Context, p *PruneParams) (*PruneResult, error)
 	// Stats counts runs by status and pending interactions.
 	Stats(ctx context.Context) (*Stats, error)
@@ -30,22 +33,34 @@ type Maintainer interface {
 // PruneParams bounds one Prune call.
 type PruneParams struct {
 	// EventsBefore: sessions without an active run last active before it
-	// lose their events and trace entries. Zero skips.
+	// lose their events and trace entries; fanned-out feed entries and
+	// ended webhook deliveries older than it are deleted. Zero skips.
 	EventsBefore time.Time
 	// AuditBefore: audit entries older than it are deleted. Zero skips.
 	AuditBefore time.Time
-	// Limit is the number of sessions (and of audit rows ×100) handled per
-	// call, so that one call holds the writer briefly. 0 means 100.
+	// Limit is the number of sessions (and of audit, feed and delivery
+	// rows ×100 each) handled per call, so that one call holds the writer briefly. 0 means 100.
 	Limit int
 }
 
 // PruneResult counts the rows one Prune call deleted.
 type PruneResult struct {
 	Events, Trace, Audit int64
+	// Feed counts principal feed entries, Webhooks ended webhook deliveries.
+	Feed, Webhooks int64
 }
 
 // Total is the number of rows deleted.
-func (r *PruneResult) Total() int64 { return r.Events + r.Trace + r.Audit }
+func (r *PruneResult) Total() int64 { return r.Events + r.Trace + r.Audit + r.Feed + r.Webhooks }
+
+// Add adds the counts of o to r.
+func (r *PruneResult) Add(o *PruneResult) {
+	r.Events += o.Events
+	r.Trace += o.Trace
+	r.Audit += o.Audit
+	r.Feed += o.Feed
+	r.Webhooks += o.Webhooks
+}
 
 // Stats is what Maintainer.Stats counts.
 type Stats struct {

@@ -109,15 +109,13 @@ func pruneOnce(ctx context.Context, m store.Maintainer, now time.Time, retain, r
 		if err != nil {
 			return total, err
 		}
-		total.Events += res.Events
-		total.Trace += res.Trace
-		total.Audit += res.Audit
+		total.Add(res)
 		if res.Total() == 0 {
 			break
 		}
 	}
 	if total.Total() > 0 {
-		log.Info("retention: pruned", "events", total.Events, "trace", total.Trace, "audit", total.Audit)
+		log.Info("retention: pruned", "events", total.Events, "trace", total.Trace, "audit", total.Audit, "feed", total.Feed, "webhooks", total.Webhooks)
 	}
 	return total, ctx.Err()
 }

@@ -96,6 +96,18 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 			}
 			res.Trace = tag.RowsAffected()
 		}
+		tag, err := tx.Exec(ctx, `DELETE FROM feed WHERE (owner, seq) IN
+			(SELECT owner, seq FROM feed WHERE fanned AND created_at < $1 ORDER BY created_at LIMIT $2)`, p.EventsBefore.UTC(), limit*100)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: prune feed: %w", err)
+		}
+		res.Feed = tag.RowsAffected()
+		tag, err = tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE id IN
+			(SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < $1 ORDER BY updated_at LIMIT $2)`, p.EventsBefore.UTC(), limit*100)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: prune webhook deliveries: %w", err)
+		}
+		res.Webhooks = tag.RowsAffected()
 	}
 	if !p.AuditBefore.IsZero() {
 		tag, err := tx.Exec(ctx, `DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE at < $1 ORDER BY id LIMIT $2)`, p.AuditBefore.UTC(), limit*100)

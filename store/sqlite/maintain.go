@@ -109,6 +109,18 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 			}
 			res.Trace, _ = r.RowsAffected()
 		}
+		r, err := tx.ExecContext(ctx, `DELETE FROM feed WHERE (owner, seq) IN
+			(SELECT owner, seq FROM feed WHERE fanned = 1 AND created_at < ? ORDER BY created_at LIMIT ?)`, ts(p.EventsBefore), limit*100)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: prune feed: %w", err)
+		}
+		res.Feed, _ = r.RowsAffected()
+		r, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE id IN
+			(SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < ? ORDER BY updated_at LIMIT ?)`, ts(p.EventsBefore), limit*100)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: prune webhook deliveries: %w", err)
+		}
+		res.Webhooks, _ = r.RowsAffected()
 	}
 	if !p.AuditBefore.IsZero() {
 		r, err := tx.ExecContext(ctx, `DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE at < ? ORDER BY id LIMIT ?)`, ts(p.AuditBefore), limit*100)

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 func ExerciseMaintainer(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("SessionDelete", func(t *testing.T) { t.Parallel(); exerciseSessionDelete(t, newStore) })
 	t.Run("Prune", func(t *testing.T) { t.Parallel(); exercisePrune(t, newStore) })
+	t.Run("PruneFeed", func(t *testing.T) { t.Parallel(); exercisePruneFeed(t, newStore) })
 	t.Run("Stats", func(t *testing.T) { t.Parallel(); exerciseStats(t, newStore) })
 }
 
@@ -131,9 +133,7 @@ func exercisePrune(t *testing.T, newStore func(t *testing.T) store.Store) {
 		res, err := m.Prune(b.ctx, &store.PruneParams{EventsBefore: cutoff, Limit: 2})
 		require.NoError(t, err)
 		require.LessOrEqual(t, res.Events, int64(2), "at most Limit sessions per call")
-		total.Events += res.Events
-		total.Trace += res.Trace
-		total.Audit += res.Audit
+		total.Add(res)
 		if res.Total() == 0 {
 			break
 		}
@@ -173,6 +173,123 @@ func exercisePrune(t *testing.T, newStore func(t *testing.T) store.Store) {
 	require.Equal(t, 0, a)
 	_, _, a, _ = count(oldWaiting)
 	require.Equal(t, 0, a, "audit age is the entry's own, whatever its session")
+}
+
+// exercisePruneFeed: retention of the principal feed and the webhook
+// outbox. Old entries already fanned out go, an old entry not fanned out
+// yet stays (it is an outbox row), and so do recent ones; old deliveries
+// that ended go, pending ones stay whatever their age. Feed numbering goes
+// on after a prune.
+func exercisePruneFeed(t *testing.T, newStore func(t *testing.T) store.Store) {
+	b := setup(t, newStore)
+	m := maintainer(t, b.st)
+	old := T0.Add(-40 * 24 * time.Hour)
+	cutoff := T0.Add(-30 * 24 * time.Hour)
+	r := b.ownedRun(t, "alice", "s", "a")
+	other := b.ownedRun(t, "bob", "s", "a")
+
+	appendAt := func(sid, name string, at time.Time) {
+		t.Helper()
+		_, err := b.st.EventAppend(b.ctx, &store.EventAppendParams{SessionID: sid, Name: name, Data: json.RawMessage(`{}`), Now: at})
+		require.NoError(t, err)
+	}
+	// Feed: alice 1..4 old, 5 recent; bob 1 old. Fan out every old one
+	// but alice's 4 and the recent one.
+	for range 4 {
+		appendAt(r.SessionID, "user_input_resolved", old)
+	}
+	appendAt(r.SessionID, "done", T0)
+	appendAt(other.SessionID, "done", old)
+	un, err := b.st.FeedListUnfanned(b.ctx, 100)
+	require.NoError(t, err)
+	require.Len(t, un, 6)
+	delivery := func(id string, f *store.FeedEntry) []*store.WebhookDelivery {
+		return []*store.WebhookDelivery{{ID: id, Hook: "https://h/", SessionID: f.SessionID, Type: "interaction.resolved", Body: json.RawMessage(`{}`)}}
+	}
+	fanned := 0
+	for _, f := range un {
+		if f.CreatedAt.After(cutoff) || (f.Owner == "alice" && f.Seq == 4) {
+			continue
+		}
+		require.NoError(t, b.st.WebhookEnqueue(b.ctx, &store.WebhookEnqueueParams{Owner: f.Owner, Seq: f.Seq, Now: old,
+			Deliveries: delivery(fmt.Sprintf("msg_%s_%d", f.Owner, f.Seq), f)}))
+		fanned++
+	}
+	require.Equal(t, 4, fanned)
+	// Deliveries: alice 1 delivered, alice 2 failed, alice 3 still pending
+	// (old), bob 1 delivered recently.
+	claim := func(now time.Time) map[string]bool {
+		t.Helper()
+		ds, err := b.st.WebhookClaim(b.ctx, &store.WebhookClaimParams{Owner: "inst", Until: now.Add(time.Minute), Now: now, Limit: 10})
+		require.NoError(t, err)
+		out := map[string]bool{}
+		for _, d := range ds {
+			out[d.ID] = true
+		}
+		return out
+	}
+	got := claim(old)
+	require.Len(t, got, 4)
+	end := func(id, status string, at time.Time) {
+		t.Helper()
+		next := time.Time{}
+		if status == store.WebhookPending {
+			next = T0.Add(time.Hour)
+		}
+		won, err := b.st.WebhookFinish(b.ctx, &store.WebhookFinishParams{ID: id, LeaseOwner: "inst", Status: status, NextAt: next, Now: at})
+		require.NoError(t, err)
+		require.True(t, won)
+	}
+	end("msg_alice_1", store.WebhookDelivered, old)
+	end("msg_alice_2", store.WebhookFailed, old)
+	end("msg_alice_3", store.WebhookPending, old)
+	end("msg_bob_1", store.WebhookDelivered, T0)
+
+	var total store.PruneResult
+	for range 10 {
+		res, err := m.Prune(b.ctx, &store.PruneParams{EventsBefore: cutoff, Limit: 1})
+		require.NoError(t, err)
+		total.Add(res)
+		if res.Total() == 0 {
+			break
+		}
+	}
+	require.Equal(t, int64(4), total.Feed, "the old entries that were fanned out: alice 1–3, bob 1")
+	require.Equal(t, int64(2), total.Webhooks, "the old deliveries that ended: alice 1 and 2")
+
+	feed, err := b.st.FeedList(b.ctx, &store.FeedListParams{Owner: "alice"})
+	require.NoError(t, err)
+	var seqs []int64
+	for _, f := range feed {
+		seqs = append(seqs, f.Seq)
+	}
+	require.Equal(t, []int64{4, 5}, seqs, "an entry not fanned out stays whatever its age; a recent one stays")
+	bob, err := b.st.FeedList(b.ctx, &store.FeedListParams{Owner: "bob"})
+	require.NoError(t, err)
+	require.Empty(t, bob)
+	last, err := b.st.FeedLastSeq(b.ctx, "bob")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), last, "numbering goes on after a prune")
+	appendAt(other.SessionID, "done", T0)
+	bob, err = b.st.FeedList(b.ctx, &store.FeedListParams{Owner: "bob"})
+	require.NoError(t, err)
+	require.Len(t, bob, 1)
+	require.Equal(t, int64(2), bob[0].Seq)
+
+	ids := func(sid string) []string {
+		ds, err := b.st.WebhookList(b.ctx, sid)
+		require.NoError(t, err)
+		var out []string
+		for _, d := range ds {
+			out = append(out, d.ID+"="+d.Status)
+		}
+		return out
+	}
+	require.Equal(t, []string{"msg_alice_3=pending"}, ids(r.SessionID), "a pending delivery is kept whatever its age")
+	require.Equal(t, []string{"msg_bob_1=delivered"}, ids(other.SessionID), "a recent delivery is kept")
+	un, err = b.st.FeedListUnfanned(b.ctx, 100)
+	require.NoError(t, err)
+	require.Len(t, un, 3, "alice 4 and 5, bob 2 are still to fan out")
 }
 
 func exerciseStats(t *testing.T, newStore func(t *testing.T) store.Store) {
