@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -194,7 +195,10 @@ func TestMigrateStatusAndUp(t *testing.T) {
 	require.Contains(t, r.stdout, "applied 1 00001_init.sql")
 	require.Contains(t, r.stdout, "applied 2 00002_people.sql")
 	require.Contains(t, r.stdout, "applied 3 00003_session_agent.sql")
-	require.Contains(t, r.stdout, "3 applied")
+	require.Contains(t, r.stdout, "applied 4 00004_feed_prune.sql")
+	files, err := filepath.Glob("../../store/sqlite/migrations/*.sql")
+	require.NoError(t, err)
+	require.Contains(t, r.stdout, fmt.Sprintf("%d applied", len(files)), "every migration file")
 
 	r = luban(t, nil, "migrate", "status", "--db", db)
 	require.Equal(t, 0, r.code, r.stderr)
