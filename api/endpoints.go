@@ -102,6 +102,13 @@ var Endpoints = []Endpoint{
 		Errors:    []ErrorCode{CodeInvalidRequest},
 	},
 	{
+		Method: "GET", Path: "/api/interactions/{id}", Summary: "One question by request id",
+		Description: "The request as asked, its status and its receipt once resolved (null while pending), for a page that shows just that question " +
+			"(/q/{requestId}, where an MCP host's URL-mode request points, DESIGN §11). Another principal's question is 404 like an unknown one.",
+		Responses: []Response{{Status: 200, Body: InteractionView{}}},
+		Errors:    []ErrorCode{CodeInteractionNotFound},
+	},
+	{
 		Method: "GET", Path: "/api/events", Summary: "The caller's own event stream across its sessions",
 		Description: "SSE: the user_input_required, user_input_resolved and done events of every session the caller owns, " +
 			"each with the session event's payload plus sessionId, and an id of the caller's own feed (resume with Last-Event-ID or after=). " +

@@ -637,3 +637,37 @@ func TestRequestIDNamesTheSameQuestion(t *testing.T) {
 	require.Equal(t, 200, s.JSON("GET", "/api/sessions", nil, &list))
 	require.Len(t, list.Sessions, 1)
 }
+
+// GET /api/interactions/{id} (what the /q/{requestId} page reads) gives the
+// owner the question, then its receipt; another principal gets 404.
+func TestInteractionByRequestID(t *testing.T) {
+	t.Parallel()
+	s := startLuban(t)
+	cs, _ := connect(t, s.URL, s.Token, "", &sdk.ClientOptions{MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true}})
+	_, sessionID, requestID := modernCall(t, cs)
+	var v struct {
+		Request map[string]any `json:"request"`
+		Status  string         `json:"status"`
+		Receipt map[string]any `json:"receipt"`
+	}
+	require.Equal(t, 200, s.JSON("GET", "/api/interactions/"+requestID, nil, &v))
+	require.Equal(t, "pending", v.Status)
+	require.Nil(t, v.Receipt)
+	require.Equal(t, requestID, v.Request["id"])
+	require.Equal(t, sessionID, v.Request["sessionId"])
+	require.Equal(t, "部署到哪个环境？", v.Request["title"])
+	for _, c := range []struct{ path, token string }{{"/api/interactions/" + requestID, "other-token"}, {"/api/interactions/ask_nope", ""}} {
+		resp := s.Request("GET", c.path, nil, c.token)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, 404, resp.StatusCode)
+		require.Contains(t, string(b), `"code":"interaction_not_found"`)
+	}
+	resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": sessionID, "requestId": requestID,
+		"selections": []string{"dev"}, "customInput": "", "cancelled": false}, "", "Accept", "application/json")
+	resp.Body.Close()
+	require.Equal(t, 202, resp.StatusCode)
+	require.Equal(t, 200, s.JSON("GET", "/api/interactions/"+requestID, nil, &v))
+	require.Equal(t, "answered", v.Status)
+	require.Equal(t, []any{"dev"}, v.Receipt["selections"])
+}

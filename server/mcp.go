@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/mcp"
 )
 
@@ -21,4 +22,17 @@ func (s *Server) mcpHandler() http.Handler {
 		panic(err)
 	}
 	return h
+}
+
+// handleInteraction is GET /api/interactions/{id}: one question of the
+// caller by request id, as a transcript lists it (the request, its status,
+// its receipt once resolved). It is what the page's /q/{requestId} view
+// reads; another principal's or an unknown id is 404 interaction_not_found.
+func (s *Server) handleInteraction(w http.ResponseWriter, r *http.Request) {
+	a, err := s.opts.Runner.AskedState(r.Context(), Principal(r.Context()), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.InteractionView{Request: *a.Request, Status: a.Status, Receipt: a.Receipt})
 }
