@@ -39,6 +39,8 @@ export type ServeOptions = {
   ttl?: string
   /** env is added to the process environment (OPENAI_BASE_URL, LUBAN_AGENT…). */
   env?: Record<string, string>
+  /** config is a YAML configuration file's text (docs/agents.md), written beside the log and passed as --config. */
+  config?: string
 }
 
 /** ApiResult is a JSON answer of the API, status included. */
@@ -185,6 +187,11 @@ async function startLuban(info: TestInfo, dir: string, opts: ServeOptions, n: nu
     args.push('--model', opts.model)
   }
   if (opts.ttl) args.push('--interaction-ttl', opts.ttl)
+  if (opts.config !== undefined) {
+    const file = path.join(dir, `${name}.yaml`)
+    writeFileSync(file, opts.config)
+    args.push('--config', file)
+  }
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: dir,

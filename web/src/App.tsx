@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react'
-import { Api, ApiError, Deduper, runText, StreamLostError, UserInputCard, type Answer, type SessionSummary, type SSEEvent, type StreamHandlers } from 'luban-react'
+import { Api, ApiError, Deduper, runText, StreamLostError, UserInputCard, type AgentView, type Answer, type SessionSummary, type SSEEvent, type StreamHandlers } from 'luban-react'
 import { initialState, reduce, type CardItem, type Item } from './chatState'
+import { AgentName, AgentPicker, SessionHeader, showAgents } from './components/Agents'
 import { Inbox } from './components/Inbox'
 import { Markdown } from './components/Markdown'
 import { Reasoning } from './components/Reasoning'
@@ -36,6 +37,12 @@ export function App({ api: given, initialLang }: AppProps) {
   const t = dicts[lang]
   const [model, setModel] = useState('')
   const [sessions, setSessions] = useState<SessionSummary[]>([])
+  // The server's agents (GET /api/agents), the one picked for a new
+  // session, and the session being viewed as its transcript gave it (its
+  // agent before the session list has it).
+  const [agents, setAgents] = useState<AgentView[]>([])
+  const [pick, setPick] = useState('')
+  const [viewed, setViewed] = useState<{ id?: string; agent: string; title: string } | undefined>(undefined)
   const [unauthorized, setUnauthorized] = useState(false)
   const [reconnecting, setReconnecting] = useState(false)
   const [state, dispatch] = useReducer(reduce, initialState)
@@ -111,6 +118,7 @@ export function App({ api: given, initialLang }: AppProps) {
       try {
         const tr = await api.session(id)
         if (sessionRef.current !== id) return
+        if (tr.session) setViewed({ id, agent: tr.session.agent, title: tr.session.title })
         dispatch({ type: 'transcript', transcript: tr })
         const p = await api.pending(id)
         if (sessionRef.current !== id) return
@@ -149,6 +157,7 @@ export function App({ api: given, initialLang }: AppProps) {
 
   useEffect(() => {
     api.info().then((i) => setModel(i.model), fail)
+    api.agents().then(setAgents, fail)
     refreshSessions()
     void enter(sessionFromPath())
     const onPop = () => void enter(sessionFromPath())
@@ -184,8 +193,11 @@ export function App({ api: given, initialLang }: AppProps) {
   const send = (text: string) => {
     const sessionId = state.sessionId
     dispatch({ type: 'localUser', text })
+    // A new session gets the picked agent (none: the server's default).
+    const agent = !sessionId && agents.length > 1 ? (pick || agents[0].name) : undefined
+    if (agent) setViewed({ agent, title: '' })
     void follow(
-      (signal, h) => api.chat(sessionId ? { sessionId, message: text } : { message: text }, dedupe.current, h, signal),
+      (signal, h) => api.chat(sessionId ? { sessionId, message: text } : agent ? { message: text, agent } : { message: text }, dedupe.current, h, signal),
       (e) => {
         dispatch({ type: 'running', running: false })
         const msg = e.code === 'run_in_progress' ? t.runInProgress : e.code === 'interaction_pending' ? t.interactionPending : e.message
@@ -253,6 +265,7 @@ export function App({ api: given, initialLang }: AppProps) {
                     <span className="session-title">{s.title || s.id}</span>
                     <span className="session-meta">
                       <StatusBadge t={t} status={s.status} testId={`session-status-${s.id}`} />
+                      {showAgents(agents, s.agent) && <AgentName t={t} name={s.agent} testId={`session-agent-${s.id}`} />}
                       <span>{formatTime(s.updatedAt, lang)}</span>
                     </span>
                   </button>
@@ -261,6 +274,12 @@ export function App({ api: given, initialLang }: AppProps) {
             </ul>
           </nav>
           <main className="chat" data-testid="chat" data-session-id={state.sessionId ?? ''}>
+            {state.sessionId && (() => {
+              const listed = sessions.find((s) => s.id === state.sessionId)
+              const own = viewed && (viewed.id === state.sessionId || !viewed.id) ? viewed : undefined
+              const agent = listed?.agent || own?.agent
+              return <SessionHeader t={t} title={listed?.title || own?.title || state.sessionId} agent={agent} named={showAgents(agents, agent)} />
+            })()}
             <div className="items" aria-live="polite">
               {state.items.length === 0 && !state.sessionId && <Welcome t={t} model={model} />}
               {state.items.map((it) => (
@@ -277,6 +296,7 @@ export function App({ api: given, initialLang }: AppProps) {
                 </div>
               )}
             </div>
+            {!state.sessionId && <AgentPicker t={t} agents={agents} value={pick} onChange={setPick} disabled={state.running} />}
             <Composer t={t} running={state.running} onSend={send} onStop={stop} />
           </main>
         </div>

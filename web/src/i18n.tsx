@@ -43,11 +43,15 @@ const zh = {
   statusExpired: '已超时',
   statusFailed: '失败',
   statusIdle: '空闲',
+  agentPick: '智能体',
+  agentLabel: '智能体',
+  agentDefault: '默认',
+  agentTools: '工具',
   welcomeTitle: '欢迎使用 luban',
   welcomeBody:
-    'luban 是一个智能体服务：它替你执行任务，遇到需要你决定的地方会停下来，用一张问题卡片问你；你回答一次，它就带着你的答案继续。刷新页面或服务重启后，未回答的问题仍在这里等你。',
+    'luban 是一个智能体服务：它替你执行任务，遇到需要你决定的地方会停下来，用一张问题卡片问你；你回答一次，它就带着你的答案继续。需要批准的工具（例如写文件）在运行前会先请你批准、修改参数或拒绝。刷新页面或服务重启后，未回答的问题仍在这里等你。',
   welcomeStart: '在下方输入消息开始。',
-  welcomeDemo: '当前模型是脚本演示（{model}），它会依次展示每一种问题卡片：单选、多选、开关、文本、数字、日期、目录和批量提问。发送任意消息开始演示。',
+  welcomeDemo: '当前模型是脚本演示（{model}），它会依次展示每一种问题卡片：单选、多选、开关、文本、数字、日期、目录和批量提问，最后请你批准一次写文件（luban-demo/deploy-plan.md）。发送任意消息开始演示。',
 }
 
 /** Dict is the set of message keys; every language must define all of them. */
@@ -90,11 +94,15 @@ const en: Dict = {
   statusExpired: 'Timed out',
   statusFailed: 'Failed',
   statusIdle: 'Idle',
+  agentPick: 'Agent',
+  agentLabel: 'Agent',
+  agentDefault: 'default',
+  agentTools: 'tools',
   welcomeTitle: 'Welcome to luban',
   welcomeBody:
-    'luban is an agent server: it works on your task and, where it needs your decision, pauses and asks you with a question card. You answer once and it continues with your answer. A question still waits here after a page reload or a server restart.',
+    'luban is an agent server: it works on your task and, where it needs your decision, pauses and asks you with a question card. You answer once and it continues with your answer. A tool that needs approval (writing a file, say) waits for you to approve, edit its arguments or reject it before it runs. A question still waits here after a page reload or a server restart.',
   welcomeStart: 'Type a message below to start.',
-  welcomeDemo: 'The model is a scripted demo ({model}): it walks through every kind of question card: single and multiple choice, switches, text, number, date, directory and a batch of questions. Send any message to start the demo.',
+  welcomeDemo: 'The model is a scripted demo ({model}): it walks through every kind of question card: single and multiple choice, switches, text, number, date, directory and a batch of questions, and last it asks you to approve writing a file (luban-demo/deploy-plan.md). Send any message to start the demo.',
 }
 
 /** dicts maps each language to its strings. */

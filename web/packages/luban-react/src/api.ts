@@ -3,7 +3,7 @@
 // token. Streams reconnect through GET /api/sessions/{id}/events with
 // Last-Event-ID after a drop, and a Deduper keeps every event shown once.
 import { Deduper, isTerminal, readSSE, type SSEEvent } from './sse'
-import type { Answer, ContinueAccepted, FieldError, InboxStatus, Info, InputRequest, InteractionList, Pending, Receipt, SessionSummary, Transcript } from './types'
+import type { AgentList, AgentView, Answer, ContinueAccepted, FieldError, InboxStatus, Info, InputRequest, InteractionList, Pending, Receipt, SessionSummary, Transcript } from './types'
 
 /**
  * ApiError is a JSON error answered before any stream started:
@@ -52,8 +52,11 @@ export type StreamHandlers = {
   onReconnecting?: (attempt: number) => void
 }
 
-/** ChatBody is the body of POST /api/chat. */
-export type ChatBody = { sessionId?: string; message: string }
+/**
+ * ChatBody is the body of POST /api/chat. agent names the agent of a new
+ * session (GET /api/agents; DESIGN §9); a session keeps its agent.
+ */
+export type ChatBody = { sessionId?: string; message: string; agent?: string }
 
 /** ContinueBody is the body of POST /api/chat/continue (seed 000 §2). */
 export type ContinueBody = Answer & { sessionId: string; requestId: string }
@@ -92,6 +95,11 @@ export class Api {
   /** info is GET /api/info: the model name and the ask tools offered. */
   info(): Promise<Info> {
     return this.json('/api/info')
+  }
+
+  /** agents is GET /api/agents: the configured agents, the default first (DESIGN §9). */
+  async agents(): Promise<AgentView[]> {
+    return (await this.json<AgentList>('/api/agents')).agents ?? []
   }
 
   /** sessions is GET /api/sessions, newest first. */
