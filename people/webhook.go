@@ -66,6 +66,9 @@ type DispatcherOptions struct {
 	Logger *slog.Logger
 	// Metrics, when set, gets luban_webhook_deliveries_total.
 	Metrics prometheus.Registerer
+
+	// fault is called at named points of the outbox (InjectFault, lubantest builds only).
+	fault func(point string)
 }
 
 // DefaultBackoff is exponential with full jitter in its upper half: retry n
@@ -179,6 +182,7 @@ func (d *Dispatcher) Step(ctx context.Context) {
 			break
 		}
 		for _, f := range entries {
+			d.fault("webhook_fanout")
 			if err := d.fanOut(ctx, f); err != nil {
 				d.log.Error("webhooks: fan out", "owner", f.Owner, "seq", f.Seq, "err", err)
 				return
@@ -301,6 +305,7 @@ func (d *Dispatcher) attempt(ctx context.Context, dl *store.WebhookDelivery) {
 	if !ok {
 		errText = "no webhook with this url is configured any more"
 	} else {
+		d.fault("webhook_send")
 		code, errText = d.send(ctx, signer, dl)
 	}
 	now := d.o.Now()

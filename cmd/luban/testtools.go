@@ -14,6 +14,7 @@ import (
 
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/tool"
 )
 
@@ -34,6 +35,15 @@ func testHooks(getenv func(string) string, opts *agent.Options, workspace string
 		agent.InjectFault(opts, faultFromEnv(v, log))
 	}
 	return nil
+}
+
+// dispatcherHooks applies LUBAN_FAULT to the webhook dispatcher: the
+// points "webhook_fanout" and "webhook_send" (people.InjectFault) kill the
+// process like the run's points do.
+func dispatcherHooks(getenv func(string) string, o *people.DispatcherOptions, log *slog.Logger) {
+	if v := getenv("LUBAN_FAULT"); v != "" {
+		people.InjectFault(o, faultFromEnv(v, log))
+	}
 }
 
 // faultFromEnv returns the hook for LUBAN_FAULT=<point> (or <point>:<n>

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/people"
 )
 
 // errNoTestHooks is what a build without the lubantest tag says when asked
@@ -22,3 +23,7 @@ func testHooks(getenv func(string) string, _ *agent.Options, _ string, _ *slog.L
 	}
 	return nil
 }
+
+// dispatcherHooks does nothing: this build has no test hooks (testHooks
+// already refused LUBAN_FAULT).
+func dispatcherHooks(func(string) string, *people.DispatcherOptions, *slog.Logger) {}

@@ -39,5 +39,7 @@ func newDispatcher(st store.Store, file *config.File, instance string, log *slog
 	if m != nil {
 		reg = m.Registry()
 	}
-	return people.NewDispatcher(people.DispatcherOptions{Store: st, Hooks: hooks, ID: instance, Logger: log, Metrics: reg, Timeout: timeout})
+	o := people.DispatcherOptions{Store: st, Hooks: hooks, ID: instance, Logger: log, Metrics: reg, Timeout: timeout}
+	dispatcherHooks(getenv, &o, log)
+	return people.NewDispatcher(o)
 }
