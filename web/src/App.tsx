@@ -4,6 +4,7 @@ import { initialState, reduce, type CardItem, type Item } from './chatState'
 import { AgentName, AgentPicker, SessionHeader, showAgents } from './components/Agents'
 import { Inbox } from './components/Inbox'
 import { Markdown } from './components/Markdown'
+import { QuestionPage, questionFromPath } from './components/QuestionPage'
 import { Reasoning } from './components/Reasoning'
 import { ToolCallView } from './components/ToolCallView'
 import { dicts, formatTime, LangContext, statusText, type Dict, type Lang } from './i18n'
@@ -223,6 +224,25 @@ export function App({ api: given, initialLang }: AppProps) {
   const stop = () => {
     if (state.sessionId) api.cancel(state.sessionId).catch(fail)
   }
+
+  const questionId = questionFromPath(window.location.pathname)
+  if (questionId)
+    return (
+      <LangContext.Provider value={lang}>
+        <div className="app app-question">
+          <header className="header">
+            <h1>
+              <a href="/">{t.appTitle}</a>
+            </h1>
+            <span className="spacer" />
+            <button type="button" onClick={switchLang} aria-label={t.languageLabel} data-testid="lang-switch">
+              {t.language}
+            </button>
+          </header>
+          <QuestionPage api={api} requestId={questionId} />
+        </div>
+      </LangContext.Provider>
+    )
 
   return (
     <LangContext.Provider value={lang}>

@@ -3,7 +3,7 @@
 // token. Streams reconnect through GET /api/sessions/{id}/events with
 // Last-Event-ID after a drop, and a Deduper keeps every event shown once.
 import { Deduper, isTerminal, readSSE, type SSEEvent } from './sse'
-import type { AgentList, AgentView, Answer, ContinueAccepted, FieldError, InboxStatus, Info, InputRequest, InteractionList, Pending, Receipt, SessionSummary, Transcript } from './types'
+import type { AgentList, AgentView, Answer, ContinueAccepted, FieldError, InboxStatus, Info, InputRequest, InteractionList, InteractionView, Pending, Receipt, SessionSummary, Transcript } from './types'
 
 /**
  * ApiError is a JSON error answered before any stream started:
@@ -115,6 +115,16 @@ export class Api {
   /** pending is GET /api/interactions/pending?sessionId= (seed 000 §2 refresh). */
   pending(sessionId: string): Promise<Pending> {
     return this.json(`/api/interactions/pending?sessionId=${encodeURIComponent(sessionId)}`)
+  }
+
+  /**
+   * interaction is GET /api/interactions/{requestId}: one question of the
+   * caller (the request, its status, its receipt once resolved), as the
+   * /q/{requestId} page shows it; 404 interaction_not_found for another
+   * principal's or an unknown id.
+   */
+  interaction(requestId: string): Promise<InteractionView> {
+    return this.json(`/api/interactions/${encodeURIComponent(requestId)}`)
   }
 
   /**

@@ -6,6 +6,9 @@ import { AskUserForm } from './AskUserForm'
 import { isApproval } from './approval'
 import { ApprovalForm, ApprovalReceiptView } from './ApprovalCard'
 import { CardError, FieldMessages, otherErrors } from './fieldErrors'
+import { ElicitationForm } from './ElicitationForm'
+import { ElicitationReceipt } from './ElicitationReceipt'
+import { UrlElicitation } from './UrlElicitation'
 import { ReceiptView } from './Receipt'
 import { visible } from '../visible'
 
@@ -56,7 +59,13 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
       aria-label={visible(req.title)}
     >
       {card.phase === 'resolved' && card.receipt ? (
-        isApproval(req) ? <ApprovalReceiptView card={card} /> : <ReceiptView card={card} />
+        isApproval(req) ? (
+          <ApprovalReceiptView card={card} />
+        ) : req.tool === 'elicitation' ? (
+          <ElicitationReceipt card={card} />
+        ) : (
+          <ReceiptView card={card} />
+        )
       ) : (
         <>
           <h3 className="card-title">{visible(req.title)}</h3>
@@ -75,6 +84,11 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
               {isApproval(req) ? (
                 // An approval answer is {decision, arguments?, message?, remember?} (DESIGN §10).
                 <ApprovalForm card={card} onSubmit={(a) => onSubmit(a as unknown as Answer)} onCancel={onCancel} />
+              ) : req.mode === 'form' ? (
+                // An elicitation's answer is {decision, content?} (DESIGN §11).
+                <ElicitationForm card={card} onSubmit={(a) => onSubmit(a as unknown as Answer)} onCancel={onCancel} />
+              ) : req.mode === 'url' ? (
+                <UrlElicitation card={card} onSubmit={(a) => onSubmit(a as unknown as Answer)} onCancel={onCancel} />
               ) : req.mode === 'questions' ? (
                 <AskUserForm card={card} onSubmit={onSubmit} onCancel={onCancel} />
               ) : (

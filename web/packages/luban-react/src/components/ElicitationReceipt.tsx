@@ -1,0 +1,58 @@
+import type { CardItem } from '../card'
+import { formatTime, useLang, useT } from '../i18n'
+import { visible } from '../visible'
+import { elicitationText } from './elicitation'
+import { runText } from './Receipt'
+
+/**
+ * ElicitationReceipt is the read-only card of a resolved elicitation
+ * (DESIGN §11): accepted with the values sent (by field title), declined,
+ * cancelled or expired, the time, then the run's state.
+ */
+export function ElicitationReceipt({ card }: { card: CardItem }) {
+  const t = useT()
+  const lang = useLang()
+  const s = elicitationText[lang]
+  const r = card.receipt!
+  const req = card.request
+  const declined = r.status === 'answered' && r.decision === 'decline'
+  const status =
+    r.status === 'cancelled' ? t.receiptCancelled : r.status === 'expired' ? t.receiptExpired : declined ? s.receiptDeclined : req.mode === 'url' ? s.receiptUrlDone : s.receiptAccepted
+  const content = r.status === 'answered' && !declined && r.content && typeof r.content === 'object' ? (r.content as Record<string, unknown>) : null
+  const run = runText(t, card.runStatus)
+  return (
+    <div className={`receipt receipt-${r.status}`} data-testid="receipt" data-status={r.status} data-decision={r.decision ?? ''}>
+      <div className="receipt-head">
+        <span className="chip" data-testid="receipt-status">
+          {status}
+        </span>
+        {req.title && <span className="receipt-title">{visible(req.title)}</span>}
+      </div>
+      {content && (
+        <dl className="receipt-content" data-testid="receipt-content">
+          {Object.entries(content).map(([k, v]) => {
+            const f = req.fields?.find((x) => x.name === k)
+            const label = f?.title || k
+            const shown = Array.isArray(v)
+              ? v.map((x) => f?.options?.find((o) => o.value === String(x))?.label ?? String(x)).join('、')
+              : f?.options?.find((o) => o.value === String(v))?.label ?? (typeof v === 'boolean' ? (v ? s.yes : '✗') : String(v))
+            return (
+              <div key={k} data-testid={`receipt-field-${k}`}>
+                <dt>{visible(label)}</dt>
+                <dd>{visible(shown)}</dd>
+              </div>
+            )
+          })}
+        </dl>
+      )}
+      <div className="receipt-time" data-testid="receipt-time">
+        <time dateTime={r.resolvedAt}>{formatTime(r.resolvedAt, lang)}</time>
+      </div>
+      {run && (
+        <div className="run-status" data-testid="run-status" data-run-status={card.runStatus} role="status">
+          {run}
+        </div>
+      )}
+    </div>
+  )
+}
