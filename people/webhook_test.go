@@ -19,6 +19,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 
@@ -255,13 +259,15 @@ func TestWebhooksRetryAfter500(t *testing.T) {
 		return 200
 	})
 	secret := newSecret(t)
-	d, err := people.NewDispatcher(people.DispatcherOptions{Store: s.Store, ID: "inst_test", Backoff: fast,
+	reg := prometheus.NewRegistry()
+	d, err := people.NewDispatcher(people.DispatcherOptions{Store: s.Store, ID: "inst_test", Backoff: fast, Metrics: reg,
 		Hooks: []people.Hook{{URL: rv.srv.URL, Secret: secret, Events: []string{api.WebhookInteractionRequested}}}})
 	require.NoError(t, err)
 	stop := runDispatcher(t, d)
 	sess, _ := chatAs(t, s, "test-token", "ship it")
 	got := rv.waitDelivered(t, 1)
 	stop()
+	require.Equal(t, map[string]float64{"retry": 2, "delivered": 1}, deliveryCounts(t, reg))
 	var id string
 	for k := range got {
 		id = k
@@ -295,6 +301,79 @@ func TestWebhooksRetryAfter500(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"pending 500", "pending 500", "delivered 200"}, statuses)
+}
+
+// deliveryCounts scrapes reg as /metrics does (Prometheus text format),
+// parses it with the Prometheus text parser and returns
+// luban_webhook_deliveries_total by outcome.
+func deliveryCounts(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	require.NoError(t, err)
+	out := map[string]float64{}
+	for _, m := range fams["luban_webhook_deliveries_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "outcome" {
+				out[l.GetValue()] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+// TestWebhooksGiveUpAfterWindow: an attempt that fails once the retry
+// window has passed gives up: status failed in the outbox, in the trace and
+// in luban_webhook_deliveries_total{outcome="failed"}, and no more attempts.
+func TestWebhooksGiveUpAfterWindow(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	rv := newReceiver(t, func(string, int) int { return 503 })
+	reg := prometheus.NewRegistry()
+	d, err := people.NewDispatcher(people.DispatcherOptions{Store: s.Store, ID: "inst_test", Backoff: fast, Metrics: reg, Window: time.Nanosecond,
+		Hooks: []people.Hook{{URL: rv.srv.URL, Secret: newSecret(t), Events: []string{api.WebhookInteractionRequested}}}})
+	require.NoError(t, err)
+	stop := runDispatcher(t, d)
+	sess, _ := chatAs(t, s, "test-token", "ship it")
+	select {
+	case r := <-rv.ch:
+		require.Equal(t, 503, r.Status)
+	case <-time.After(waitFor):
+		t.Fatal("no attempt")
+	}
+	var list []*store.WebhookDelivery
+	require.Eventually(t, func() bool {
+		list, err = s.Store.WebhookList(context.Background(), sess)
+		return err == nil && len(list) == 1 && list[0].Status != store.WebhookPending
+	}, waitFor, 10*time.Millisecond)
+	d.Step(context.Background()) // nothing is due any more
+	stop()
+	require.Equal(t, store.WebhookFailed, list[0].Status)
+	require.Equal(t, 1, list[0].Attempts)
+	require.Equal(t, 503, list[0].LastCode)
+	rv.mu.Lock()
+	require.Len(t, rv.got, 1, "no attempt after giving up")
+	rv.mu.Unlock()
+	require.Equal(t, map[string]float64{"failed": 1}, deliveryCounts(t, reg))
+	tr, err := s.Store.TraceList(context.Background(), sess)
+	require.NoError(t, err)
+	var hooks []map[string]any
+	for _, e := range tr {
+		if e.Kind == "webhook" {
+			var v map[string]any
+			require.NoError(t, json.Unmarshal(e.Data, &v))
+			hooks = append(hooks, v)
+		}
+	}
+	require.Len(t, hooks, 1)
+	require.Equal(t, "failed", hooks[0]["status"])
+	require.EqualValues(t, 503, hooks[0]["code"])
+	require.NotContains(t, hooks[0], "nextAt")
 }
 
 // TestWebhooksRetryAfterRefused: while nothing listens at the webhook's

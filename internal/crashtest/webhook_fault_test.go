@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/internal/fakeopenai"
@@ -183,6 +186,23 @@ func TestWebhookKill9AfterCommitBeforeSend(t *testing.T) {
 			require.Equal(t, "delivered", hooks[0]["status"])
 			require.EqualValues(t, 1, hooks[0]["attempt"])
 			require.EqualValues(t, 204, hooks[0]["code"])
+
+			// And in the process's /metrics, parsed as Prometheus text.
+			mr, err := http.Get(p2.URL + "/metrics")
+			require.NoError(t, err)
+			parser := expfmt.NewTextParser(model.UTF8Validation)
+			fams, err := parser.TextToMetricFamilies(mr.Body)
+			mr.Body.Close()
+			require.NoError(t, err)
+			outcomes := map[string]float64{}
+			for _, m := range fams["luban_webhook_deliveries_total"].GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "outcome" {
+						outcomes[l.GetValue()] = m.GetCounter().GetValue()
+					}
+				}
+			}
+			require.Equal(t, map[string]float64{"delivered": 1}, outcomes)
 
 			p2.Term() // waits for attempts in flight
 			stopReceiver()
