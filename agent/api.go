@@ -11,6 +11,7 @@ import (
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/store"
 )
 
@@ -156,6 +157,10 @@ type ContinueParams struct {
 	// decision, arguments, message, remember; Answer.Cancelled or
 	// Approval.Cancelled cancels.
 	Approval approval.Answer
+	// Elicitation is the answer when the request is an MCP server's
+	// elicitation (DESIGN §11): decision accept (with a form's content) or
+	// decline; Answer.Cancelled or Elicitation.Cancelled is MCP's cancel.
+	Elicitation elicit.Answer
 }
 
 // ContinueResult is the receipt; AfterSeq is the sequence number just before
@@ -200,6 +205,10 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		r.audit(ctx, r.st, it, "rejected", "expired", nil)
 		return nil, &InteractionExpiredError{Receipt: receiptOf(it)}
 	}
+	if it.Status == string(api.StatusNotResumable) {
+		r.audit(ctx, r.st, it, "rejected", "not_resumable", nil)
+		return nil, &NotResumableError{Receipt: receiptOf(it)}
+	}
 	if it.Status != string(askuser.StatusPending) {
 		r.audit(ctx, r.st, it, "rejected", "duplicate", nil)
 		return nil, &AlreadyResolvedError{Receipt: receiptOf(it)}
@@ -233,6 +242,9 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 	}
 	if !r.resumable(ctx, it) {
 		return nil, ErrNotResumable
+	}
+	if isElicitation(it) {
+		return r.continueElicitation(ctx, it, req, p)
 	}
 	ans := p.Answer
 	status := askuser.StatusAnswered
@@ -392,6 +404,9 @@ func (r *Runner) inputRequest(ctx context.Context, it *store.Interaction) (*asku
 		return nil, err
 	}
 	req.Resumable = it.Status == string(askuser.StatusPending) && r.resumable(ctx, it)
+	if req.Resumable && isElicitation(it) && elicitMetaOf(it).Kind == elicitSession {
+		req.Resumable = r.elicitLive(ctx, it)
+	}
 	return req, nil
 }
 
@@ -430,6 +445,9 @@ func decodeRequest(it *store.Interaction) (*askuser.InputRequest, error) {
 func receiptOf(it *store.Interaction) *askuser.Receipt {
 	if it.Tool == approval.ToolApproval {
 		return approvalReceipt(it)
+	}
+	if isElicitation(it) {
+		return elicitReceipt(it)
 	}
 	rc := &askuser.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: askuser.Status(it.Status), Selections: []string{}, ResolvedAt: it.ResolvedAt}
 	if len(it.Answer) > 0 {

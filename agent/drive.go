@@ -214,6 +214,10 @@ func (r *Runner) step(ctx context.Context, id string, st *state) (*state, bool, 
 			entry, _ := r.tools.Get(act.call.call.Name)
 			res, err = r.runTool(ctx, st.run, entry.Tool, entry.Idempotent, act.call.call)
 		}
+		var ni *needInput
+		if errors.As(err, &ni) {
+			return nil, true, r.pauseElicitation(ctx, st.run, ni)
+		}
 		if err != nil {
 			return nil, true, err
 		}
@@ -282,6 +286,23 @@ func errLost(err error) error {
 // (a tool_started trace without a result) is not run again when it is not
 // idempotent: its result says it was interrupted.
 func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idempotent bool, c model.ToolCall) (askuser.ToolResult, error) {
+	_, remote := t.(tool.Remote)
+	if remote {
+		var res *askuser.ToolResult
+		var err error
+		if ctx, res, err = r.prepareRemote(ctx, run, c); err != nil || res != nil {
+			if res == nil {
+				return askuser.ToolResult{}, err
+			}
+			return *res, nil
+		}
+		ctx = tool.WithElicitor(ctx, &elicitor{r: r, run: run, call: c})
+		if tool.InputResponsesFrom(ctx) != nil {
+			// The retry of an input_required round: the server's
+			// requestState makes it the same call, not a second one.
+			idempotent = true
+		}
+	}
 	if !idempotent {
 		entries, err := r.st.TraceList(ctx, run.SessionID)
 		if err != nil {
@@ -313,7 +334,10 @@ func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idemp
 		}
 		return askuser.ToolResult{Content: "tool error: " + err.Error(), IsError: true}, nil
 	}
-	return askuser.ToolResult{Content: res.Content, IsError: res.IsError}, nil
+	if res.Input != nil && remote {
+		return r.inputRequired(ctx, run, c, res.Input)
+	}
+	return askuser.ToolResult{Content: res.Content, IsError: res.IsError, Metadata: res.Metadata}, nil
 }
 
 // ask puts a validated question in front of a person (the pause transition).

@@ -9,6 +9,7 @@ import (
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
 )
@@ -63,6 +64,12 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 		if res != nil {
 			result = *res
 		}
+	} else if isElicitation(it) {
+		// An elicitation's call gets its result from the tool (or from
+		// finish, which closes the run's open calls); the person's
+		// answer, if any, goes to the server.
+		withResult = false
+		summary = elicitSummary(&req.Prompt, elicitMetaOf(it), &elicit.Answer{Cancelled: true})
 	} else {
 		summary = askuser.Summarize(&req.Prompt, ans)
 	}
@@ -96,6 +103,9 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 			if isApproval(req) {
 				x := approval.NewReceipt(it.ID, it.ToolCallID, status, approvalAns, now)
 				rc = &x
+			}
+			if isElicitation(it) {
+				rc.ToolCallID = modelCallID(it.ToolCallID)
 			}
 			ev, err := r.emit(ctx, tx, it.SessionID, EventUserInputResolved, rc)
 			if err != nil {
@@ -152,6 +162,13 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 	if status == askuser.StatusAnswered {
 		r.fault("answer_committed")
 		r.Drive(it.RunID)
+	}
+	if ch := r.waiter(it.ID); ch != nil && isElicitation(it) {
+		// The call waiting here tells its server: cancel.
+		select {
+		case ch <- elicit.Answer{Cancelled: true}:
+		default:
+		}
 	}
 	return rc, seq, nil
 }
@@ -270,7 +287,7 @@ func (r *Runner) closed(ctx context.Context, tx store.Tx, run *store.Run, it *st
 		req = &askuser.InputRequest{}
 	}
 	ans := askuser.Answer{Selections: []string{}, Cancelled: true}
-	rc := &askuser.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: status, Selections: ans.Selections, ResolvedAt: it.ResolvedAt}
+	rc := &askuser.Receipt{RequestID: it.ID, ToolCallID: modelCallID(it.ToolCallID), Status: status, Selections: ans.Selections, ResolvedAt: it.ResolvedAt}
 	if _, err := r.emit(ctx, tx, it.SessionID, EventUserInputResolved, rc); err != nil {
 		return askuser.ToolResult{}, err
 	}

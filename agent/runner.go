@@ -13,6 +13,7 @@ import (
 
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/tool"
@@ -101,6 +102,10 @@ type Runner struct {
 	// the driver then drives them once more instead of leaving them to the
 	// sweeper and a lease expiry.
 	again map[string]bool
+	// elicits holds, by request id, the channel on which a tool call in
+	// flight here waits for the answer to its server's in-session
+	// elicitation (elicit.go).
+	elicits map[string]chan elicit.Answer
 }
 
 // New validates opts and returns a Runner. Call Run to start the sweeper
@@ -127,7 +132,7 @@ func New(opts Options) (*Runner, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Runner{opts: opts, st: opts.Store, tools: opts.Tools, agents: map[string]*Agent{}, log: opts.Logger, active: map[string]context.CancelFunc{}}
+	r := &Runner{opts: opts, st: opts.Store, tools: opts.Tools, agents: map[string]*Agent{}, log: opts.Logger, active: map[string]context.CancelFunc{}, elicits: map[string]chan elicit.Answer{}}
 	for _, a := range opts.Agents {
 		if a.Name == "" {
 			a.Name = defaultAgentName

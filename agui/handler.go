@@ -19,6 +19,7 @@ import (
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/internal/ssepump"
+	"github.com/lubanhq/luban/elicit"
 )
 
 // DefaultMaxBodyBytes bounds a RunAgentInput when Options.MaxBodyBytes is
@@ -115,7 +116,7 @@ func (h *Handler) resume(ctx context.Context, sw *stream, t *translator, owner s
 	}
 	res, err := h.opts.Runner.Continue(ctx, agent.ContinueParams{Owner: owner, SessionID: in.ThreadID, RequestID: e.InterruptID,
 		Answer:   askuser.Answer{Selections: body.Selections, CustomInput: body.CustomInput, Cancelled: body.Cancelled, Answers: body.Answers},
-		Approval: approval.AnswerOf(body)})
+		Approval: approval.AnswerOf(body), Elicitation: elicit.Answer{Decision: body.Decision, Content: body.Content, Cancelled: body.Cancelled}})
 	var dup *agent.AlreadyResolvedError
 	if errors.As(err, &dup) {
 		// A replayed resume: nothing is consumed again; report the run's

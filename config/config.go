@@ -108,6 +108,10 @@ type MCPServer struct {
 	Env     map[string]string
 	URL     string
 	Headers map[string]string
+	// Timeout bounds one tool call (a positive Go duration; 0: the
+	// client's default). Time a person spends answering the server's
+	// elicitation does not count.
+	Timeout time.Duration
 	Line    int
 }
 

@@ -520,6 +520,7 @@ func (p *parser) mcpServer(n *yaml.Node, key string) MCPServer {
 			s.URL = x
 		},
 		"headers": strMap(&s.Headers),
+		"timeout": p.duration(&s.Timeout),
 	})
 	switch {
 	case n.Kind != yaml.MappingNode:

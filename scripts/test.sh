@@ -56,6 +56,9 @@ echo "== the official MCP TypeScript SDK client (internal/mcptest drives luban's
 echo "== the official Standard Webhooks verifier for people/webhook_test.go"
 (cd people/testdata/verify && npm ci --no-audit --no-fund)
 
+echo "== the official MCP reference server (server-everything) for mcpclient and cmd/luban tests"
+(cd mcpclient/testdata/everything && npm ci --no-audit --no-fund)
+
 echo "== go vet"
 go vet ./...
 go vet -tags lubantest ./agent/ ./cmd/luban/ ./internal/crashtest/

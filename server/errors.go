@@ -58,7 +58,12 @@ func errorFor(err error) (int, api.ErrorDetail) {
 		}
 		return http.StatusGone, d
 	case errors.Is(err, agent.ErrNotResumable):
-		return http.StatusGone, api.ErrorDetail{Code: api.CodeNotResumable, Message: err.Error()}
+		d := api.ErrorDetail{Code: api.CodeNotResumable, Message: err.Error()}
+		var nr *agent.NotResumableError
+		if errors.As(err, &nr) {
+			d.Receipt = nr.Receipt
+		}
+		return http.StatusGone, d
 	default:
 		return http.StatusInternalServerError, api.ErrorDetail{Code: api.CodeInternal, Message: "internal error"}
 	}

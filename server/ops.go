@@ -13,10 +13,15 @@ import (
 
 // ReadyCheck is one dependency GET /readyz asks (beside the store), such as
 // an MCP server: Check returns nil when it can serve. Name labels it in the
-// JSON details.
+// JSON details. An Optional check that fails is reported ("unavailable")
+// without making the whole status unavailable (an MCP server that is down
+// is retried, never fatal: DESIGN §11). Detail, when set, is added to the
+// check's entry as "detail" (JSON; no error texts, /readyz needs no token).
 type ReadyCheck struct {
-	Name  string
-	Check func(ctx context.Context) error
+	Name     string
+	Check    func(ctx context.Context) error
+	Optional bool
+	Detail   func() any
 }
 
 // ReadyStatus is the body of GET /readyz: Status "ok" (200) when every check
@@ -27,11 +32,12 @@ type ReadyStatus struct {
 	Checks map[string]CheckRes `json:"checks"`
 }
 
-// CheckRes is one check of ReadyStatus: "ok" or "unavailable", and how long
-// it took in milliseconds.
+// CheckRes is one check of ReadyStatus: "ok" or "unavailable", how long it
+// took in milliseconds, and the check's Detail when it has one.
 type CheckRes struct {
 	Status     string  `json:"status"`
 	DurationMS float64 `json:"durationMs"`
+	Detail     any     `json:"detail,omitempty"`
 }
 
 func (s *Server) storeCheck(ctx context.Context) error { return s.opts.Runner.Ready(ctx) }
@@ -49,8 +55,13 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 		res := CheckRes{Status: "ok", DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 		if err != nil {
 			res.Status = "unavailable"
-			out.Status = "unavailable"
+			if !c.Optional {
+				out.Status = "unavailable"
+			}
 			s.log.WarnContext(r.Context(), "readyz: check failed", "check", c.Name, "err", err)
+		}
+		if c.Detail != nil {
+			res.Detail = c.Detail()
 		}
 		out.Checks[c.Name] = res
 	}

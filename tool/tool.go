@@ -8,17 +8,24 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 )
 
-// Result is what a tool returns for the model.
+// Result is what a tool returns for the model. Metadata, when not nil, is a
+// JSON object stored with the ToolResult and sent in its tool_result event
+// (an MCP tool's structuredContent). Input, when not nil, means the tool
+// needs a person's input first (Content and IsError are then ignored).
 type Result struct {
-	Content string
-	IsError bool
+	Content  string
+	IsError  bool
+	Metadata json.RawMessage
+	Input    *InputRequired
 }
 
 // Tool is a tool the run executes itself. Call gets the arguments as the
@@ -92,6 +99,32 @@ type Entry struct {
 	Idempotent bool
 }
 
+// ReplaceGroup replaces every tool whose name starts with prefix by tools
+// (each name must start with prefix; a name taken by a tool outside the
+// group is an error and nothing changes). An MCP server's tools are one
+// group, "<server>__", replaced whenever the server's tool list changes.
+func (r *Registry) ReplaceGroup(prefix string, tools []*Entry) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.entries == nil {
+		r.entries = map[string]*Entry{}
+	}
+	for _, e := range tools {
+		if !strings.HasPrefix(e.Spec.Name, prefix) {
+			return fmt.Errorf("tool: %q is not in group %q", e.Spec.Name, prefix)
+		}
+	}
+	for n := range r.entries {
+		if strings.HasPrefix(n, prefix) {
+			delete(r.entries, n)
+		}
+	}
+	for _, e := range tools {
+		r.entries[e.Spec.Name] = e
+	}
+	return nil
+}
+
 // Registry is the set of registered tools. The zero value is empty and ready.
 type Registry struct {
 	mu      sync.RWMutex
@@ -155,26 +188,65 @@ func (r *Registry) Names() []string {
 // order they are offered to the model.
 type Allowlist []string
 
-// Allows reports whether name is on the list.
+// Allows reports whether name is on the list: named exactly, or (for a
+// tool that is not an ask tool) matched by a glob entry (path.Match syntax,
+// as "github__*"), which keeps tools that appear after start, such as an MCP
+// server's, under the agent's allowlist.
 func (a Allowlist) Allows(name string) bool {
 	for _, n := range a {
 		if n == name {
 			return true
 		}
 	}
+	if askuser.IsAskTool(name) {
+		return false
+	}
+	for _, n := range a {
+		if IsGlob(n) {
+			if ok, _ := path.Match(n, name); ok {
+				return true
+			}
+		}
+	}
 	return false
 }
 
-// Specs returns the specs of the allowed tools, in allowlist order. It fails
-// when the list names a tool that is not registered.
+// IsGlob reports whether an allowlist entry is a glob rather than a name.
+func IsGlob(p string) bool { return strings.ContainsAny(p, `*?[\`) }
+
+// Specs returns the specs of the allowed tools, in allowlist order; a glob
+// entry stands for the registered non-ask tools it matches now, sorted, each
+// offered once. A name with "__" (an MCP server's tool) that is not
+// registered now is skipped: its server is down or dropped it. Any other
+// name that is not registered is an error.
 func (r *Registry) Specs(allow Allowlist) ([]model.ToolSpec, error) {
 	out := make([]model.ToolSpec, 0, len(allow))
+	seen := map[string]bool{}
+	add := func(e *Entry) {
+		if !seen[e.Spec.Name] {
+			seen[e.Spec.Name] = true
+			out = append(out, e.Spec)
+		}
+	}
 	for _, n := range allow {
+		if IsGlob(n) {
+			for _, name := range r.Names() {
+				if ok, _ := path.Match(n, name); ok && !askuser.IsAskTool(name) {
+					if e, ok := r.Get(name); ok {
+						add(e)
+					}
+				}
+			}
+			continue
+		}
 		e, ok := r.Get(n)
 		if !ok {
+			if strings.Contains(n, "__") {
+				continue
+			}
 			return nil, fmt.Errorf("tool: allowlist names %q, which is not registered", n)
 		}
-		out = append(out, e.Spec)
+		add(e)
 	}
 	return out, nil
 }

@@ -211,6 +211,14 @@ func configAgents(file string, f *config.File, reg *tool.Registry, workspace, de
 			lines = make([]int, len(patterns))
 		}
 		for j, p := range patterns {
+			if mcpTool(f, p) {
+				// An MCP server's tool by name: its server may list it
+				// later (down at start); the allowlist keeps the name.
+				if !allow.Allows(p) {
+					allow = append(allow, p)
+				}
+				continue
+			}
 			names, err := expandTools(reg, p)
 			if err != nil {
 				errs = append(errs, &config.Error{File: file, Line: lines[j], Key: fmt.Sprintf("%s.tools[%d]", key, j), Msg: err.Error()})
@@ -221,6 +229,11 @@ func configAgents(file string, f *config.File, reg *tool.Registry, workspace, de
 					allow = append(allow, n)
 				}
 			}
+			if tool.IsGlob(p) {
+				// The glob itself stays: tools an MCP server lists later
+				// (at start, on tools/list_changed) match it then.
+				allow = append(allow, p)
+			}
 		}
 		out = append(out, &agent.Agent{Name: ca.Name, System: ca.Instructions, Provider: prov, Tools: allow, MaxSteps: ca.MaxSteps, Approval: ca.Approval})
 	}
@@ -228,6 +241,21 @@ func configAgents(file string, f *config.File, reg *tool.Registry, workspace, de
 		return nil, errs
 	}
 	return out, nil
+}
+
+// mcpTool reports whether name is "<server>__<tool>" of a server in f's
+// mcp.servers (DESIGN §11).
+func mcpTool(f *config.File, name string) bool {
+	server, rest, ok := strings.Cut(name, "__")
+	if !ok || rest == "" || tool.IsGlob(name) {
+		return false
+	}
+	for _, s := range f.MCP.Servers {
+		if s.Name == server {
+			return true
+		}
+	}
+	return false
 }
 
 // expandTools returns the registered tools a pattern names: itself when it

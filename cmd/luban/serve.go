@@ -16,6 +16,7 @@ import (
 
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/mcpclient"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/server"
 	"github.com/lubanhq/luban/store"
@@ -159,10 +160,18 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 			// The demo's last step writes a file under approval (DESIGN §10).
 			allow = append(allow, scriptedTools...)
 		}
+		if file != nil {
+			// The built-in agent offers every tool of every MCP server.
+			for _, s := range file.MCP.Servers {
+				allow = append(allow, s.Name+mcpclient.Separator+"*")
+			}
+		}
 		agents = []*agent.Agent{{Name: agentName, Provider: provider, Tools: allow}}
 	}
 	obs.instrumentTools(reg)
 	obs.instrumentAgents(agents)
+	mcps := startMCP(ctx, file, reg, log)
+	defer mcps.Close()
 	instance := agent.NewID("inst")
 	opts := agent.Options{
 		Store: st, Tools: reg, Workspace: workspace, InteractionTTL: cfg.ttl, LeaseDuration: cfg.lease, Logger: log, InstanceID: instance,
@@ -184,7 +193,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	srv, err := server.New(server.Options{Runner: runner, Tokens: tokens, Web: web.Handler(), Heartbeat: cfg.heartbeat, AskTools: askTools, Logger: log,
-		Metrics: obs.metrics})
+		Metrics: obs.metrics, ReadyChecks: mcpReadyChecks(mcps)})
 	if err != nil {
 		return err
 	}
@@ -235,6 +244,8 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	stopRunner()
 	<-runnerDone
 	<-hooksDone
+	// Every run is checkpointed: stop the MCP servers (stdio children exit).
+	mcps.Close()
 	return err
 }
 

@@ -1,0 +1,497 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/elicit"
+	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/tool"
+)
+
+// Elicitations (DESIGN §11) are an MCP server's questions during one of its
+// tool calls, stored as interactions of tool "elicitation" whose
+// InputRequest names the model's call that waits (toolCallId). A call may
+// elicit more than once, so the row's own tool_call_id is the call's id
+// plus elicitSuffix and the elicitation's number; receipts and events name
+// the model's call.
+//
+// Two kinds, told apart by the stored request's "elicit" part:
+//
+//   - session: the server sent elicitation/create while the call was in
+//     flight. The run stays running (the call is still open); the
+//     question is put without a pause, and its answer goes back to the
+//     server over the same session from the goroutine that waits for it
+//     (Runner.elicits). Nothing outlives the process: a question left by a
+//     restart is resolved not_resumable with a receipt, and the call gets
+//     an error result saying so.
+//   - input_required: a 2026-07-28 server answered the call with
+//     input_required and a requestState. The question is put with the
+//     ordinary pause, so it survives restarts; once every request of that
+//     round is answered the run calls the tool again with the answers and
+//     the same requestState.
+
+const elicitSuffix = "#elicit-"
+
+const (
+	elicitSession       = "session"
+	elicitInputRequired = "input_required"
+)
+
+// elicitMeta is the part of a stored elicitation that clients never see.
+type elicitMeta struct {
+	Kind string `json:"kind"`
+	// Seq numbers the call's elicitations from 1.
+	Seq int `json:"seq"`
+	// Round is, for input_required, the Seq of the round's first request;
+	// Key is the server's key of this request, Requests every request of
+	// the round and RequestState the state to send back.
+	Round        int                         `json:"round,omitempty"`
+	Key          string                      `json:"key,omitempty"`
+	Requests     map[string]tool.Elicitation `json:"requests,omitempty"`
+	RequestState string                      `json:"requestState,omitempty"`
+}
+
+// storedElicitation is the request column of an elicitation.
+type storedElicitation struct {
+	askuser.InputRequest
+	Elicit *elicitMeta `json:"elicit,omitempty"`
+}
+
+// modelCallID is the model's tool call id of an interaction row's
+// tool_call_id.
+func modelCallID(rowCall string) string {
+	id, _, _ := strings.Cut(rowCall, elicitSuffix)
+	return id
+}
+
+func isElicitation(it *store.Interaction) bool { return it.Tool == api.ToolElicitation }
+
+func elicitMetaOf(it *store.Interaction) *elicitMeta {
+	var s storedElicitation
+	if json.Unmarshal(it.Request, &s) != nil || s.Elicit == nil {
+		return &elicitMeta{Kind: elicitSession}
+	}
+	return s.Elicit
+}
+
+type elicitRow struct {
+	it   *store.Interaction
+	meta *elicitMeta
+}
+
+// elicitRows lists the elicitations of call callID, by Seq.
+func (r *Runner) elicitRows(ctx context.Context, sessionID, callID string) ([]elicitRow, error) {
+	its, err := r.st.InteractionList(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	var out []elicitRow
+	for _, it := range its {
+		if isElicitation(it) && modelCallID(it.ToolCallID) == callID {
+			out = append(out, elicitRow{it: it, meta: elicitMetaOf(it)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].meta.Seq < out[j].meta.Seq })
+	return out, nil
+}
+
+// waiter returns the channel the call's goroutine waits on for answer id
+// (nil when nobody in this process waits for it).
+func (r *Runner) waiter(id string) chan elicit.Answer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.elicits[id]
+}
+
+// elicitor is the tool.Elicitor of one tool call of a run.
+type elicitor struct {
+	r    *Runner
+	run  *store.Run
+	call model.ToolCall
+}
+
+// Elicit puts a server's in-session question in front of the person and
+// waits for the answer (or ctx's end). The question is stored, announced
+// (user_input_required) and audited in one transaction that also checks
+// this process still drives the run.
+func (e *elicitor) Elicit(ctx context.Context, el tool.Elicitation) (tool.ElicitAnswer, error) {
+	r, run, c := e.r, e.run, e.call
+	p, err := elicit.Prompt(el)
+	if err != nil {
+		return tool.ElicitAnswer{}, fmt.Errorf("luban cannot show this elicitation: %w", err)
+	}
+	rows, err := r.elicitRows(ctx, run.SessionID, c.ID)
+	if err != nil {
+		return tool.ElicitAnswer{}, err
+	}
+	meta := &elicitMeta{Kind: elicitSession, Seq: len(rows) + 1}
+	req, stored, err := r.elicitRequest(run, c, p, meta)
+	if err != nil {
+		return tool.ElicitAnswer{}, err
+	}
+	ch := make(chan elicit.Answer, 1)
+	r.mu.Lock()
+	r.elicits[req.ID] = ch
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.elicits, req.ID)
+		r.mu.Unlock()
+	}()
+	now := r.now()
+	err = r.st.InTx(ctx, func(tx store.Tx) error {
+		won, err := tx.RunCheckpoint(ctx, &store.RunCheckpointParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Now: now})
+		if err != nil || !won {
+			return errLost(err)
+		}
+		it, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: req.ID, SessionID: run.SessionID, RunID: run.ID,
+			ToolCallID: c.ID + elicitSuffix + strconv.Itoa(meta.Seq), Tool: api.ToolElicitation, Request: stored, Now: now, ExpiresAt: req.ExpiresAt})
+		if err != nil {
+			return err
+		}
+		ev := *req
+		ev.Resumable = true
+		if _, err := r.emit(ctx, tx, run.SessionID, EventUserInputRequired, ev); err != nil {
+			return err
+		}
+		r.audit(ctx, tx, it, "requested", "", elicitSummary(p, meta, nil))
+		r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": req.ID, "toolCallId": c.ID, "action": "requested", "kind": meta.Kind})
+		return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunWaitingInput), Now: now})
+	})
+	if err != nil {
+		return tool.ElicitAnswer{}, err
+	}
+	r.fault("elicitation_committed")
+	select {
+	case a := <-ch:
+		return elicit.Result(a), nil
+	case <-ctx.Done():
+		return tool.ElicitAnswer{}, ctx.Err()
+	}
+}
+
+// elicitRequest builds the InputRequest of an elicitation of call c and its
+// stored form (with meta).
+func (r *Runner) elicitRequest(run *store.Run, c model.ToolCall, p *askuser.Prompt, meta *elicitMeta) (*askuser.InputRequest, json.RawMessage, error) {
+	now := r.now()
+	req := &askuser.InputRequest{ID: NewID("ask"), ToolCallID: c.ID, SessionID: run.SessionID, RunID: run.ID, Prompt: *p,
+		CreatedAt: now, ExpiresAt: now.Add(r.opts.InteractionTTL).Truncate(1e9)}
+	stored, err := json.Marshal(storedElicitation{InputRequest: *req, Elicit: meta})
+	return req, stored, err
+}
+
+// elicitSummary is the audit summary of an elicitation: its server, mode,
+// kind and field names; with the answer, its action and the names of the
+// fields it filled (never their values).
+func elicitSummary(p *askuser.Prompt, meta *elicitMeta, a *elicit.Answer) map[string]any {
+	names := make([]string, len(p.Fields))
+	for i, f := range p.Fields {
+		names[i] = f.Name
+	}
+	out := map[string]any{"server": p.Server, "mode": p.Mode, "kind": meta.Kind, "fields": names}
+	if a != nil {
+		out["action"] = a.Action()
+		if len(a.Content) > 0 {
+			var m map[string]json.RawMessage
+			_ = json.Unmarshal(a.Content, &m)
+			filled := make([]string, 0, len(m))
+			for k := range m {
+				filled = append(filled, k)
+			}
+			sort.Strings(filled)
+			out["filled"] = filled
+		}
+	}
+	return out
+}
+
+// elicitReceipt is the receipt of a resolved elicitation.
+func elicitReceipt(it *store.Interaction) *askuser.Receipt {
+	rc := &askuser.Receipt{RequestID: it.ID, ToolCallID: modelCallID(it.ToolCallID), Status: askuser.Status(it.Status), Selections: []string{}, ResolvedAt: it.ResolvedAt}
+	var a elicit.Answer
+	if it.Status == string(askuser.StatusAnswered) && json.Unmarshal(it.Answer, &a) == nil {
+		rc.Decision, rc.Content = a.Decision, a.Content
+	}
+	return rc
+}
+
+// elicitLive reports whether an in-session elicitation can still reach its
+// server: a goroutine here waits for it, or the run is driven by another
+// live process (which may be the one waiting).
+func (r *Runner) elicitLive(ctx context.Context, it *store.Interaction) bool {
+	if r.waiter(it.ID) != nil {
+		return true
+	}
+	run, err := r.st.RunGet(ctx, it.RunID)
+	return err == nil && run.Status == store.RunRunning && run.LeaseOwner != r.opts.InstanceID && run.LeaseUntil.After(r.now())
+}
+
+// NotResumableError is ErrNotResumable with the receipt of the request it
+// closed (an MCP server's in-session elicitation orphaned by a restart).
+type NotResumableError struct {
+	Receipt *askuser.Receipt
+}
+
+// Error is ErrNotResumable's text.
+func (e *NotResumableError) Error() string {
+	return "the MCP server's question cannot be answered any more: luban restarted, and the server's session that asked it is gone"
+}
+
+// Unwrap returns ErrNotResumable.
+func (e *NotResumableError) Unwrap() error { return ErrNotResumable }
+
+// continueElicitation answers an elicitation (the Continue of a request of
+// tool "elicitation"). The answer is validated first (422 keeps the request
+// pending).
+func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction, req *askuser.InputRequest, p ContinueParams) (*ContinueResult, error) {
+	a := p.Elicitation
+	if p.Answer.Cancelled {
+		a.Cancelled = true
+	}
+	norm, err := elicit.ValidateAnswer(&req.Prompt, a)
+	if err != nil {
+		r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
+		return nil, err
+	}
+	meta := elicitMetaOf(it)
+	status := askuser.StatusAnswered
+	if norm.Cancelled {
+		status = askuser.StatusCancelled
+	}
+	var ch chan elicit.Answer
+	if meta.Kind == elicitSession {
+		if ch = r.waiter(it.ID); ch == nil {
+			if r.elicitLive(ctx, it) {
+				// Another process drives the call and holds the session:
+				// this one cannot hand the answer over.
+				return nil, ErrNotResumable
+			}
+			rc, err := r.closeNotResumable(ctx, it)
+			if err != nil {
+				return nil, err
+			}
+			if rc == nil {
+				return nil, ErrNotResumable
+			}
+			return nil, &NotResumableError{Receipt: rc}
+		}
+	}
+	now := r.now()
+	var rc *askuser.Receipt
+	var seq int64
+	err = r.st.InTx(ctx, func(tx store.Tx) error {
+		run, err := tx.RunGet(ctx, it.RunID)
+		if err != nil {
+			return err
+		}
+		if meta.Kind == elicitInputRequired {
+			ok, err := tx.RunResume(ctx, &store.RunResumeParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, LeaseUntil: now.Add(r.opts.LeaseDuration), Now: now})
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errNotWaiting
+			}
+		} else if run.Status != store.RunRunning {
+			return errNotWaiting
+		}
+		won, err := tx.InteractionResolve(ctx, &store.InteractionResolveParams{ID: it.ID, SessionID: it.SessionID, Status: string(status), Answer: mustJSON(norm), Now: now})
+		if err != nil {
+			return err
+		}
+		if !won {
+			return errResolveLost
+		}
+		rc = &askuser.Receipt{RequestID: it.ID, ToolCallID: req.ToolCallID, Status: status, Selections: []string{}, ResolvedAt: now}
+		if status == askuser.StatusAnswered {
+			rc.Decision, rc.Content = norm.Decision, norm.Content
+		}
+		ev, err := r.emit(ctx, tx, it.SessionID, EventUserInputResolved, rc)
+		if err != nil {
+			return err
+		}
+		seq = ev.Seq
+		r.audit(ctx, tx, it, string(status), "", elicitSummary(&req.Prompt, meta, &norm))
+		r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": it.ID, "toolCallId": req.ToolCallID, "action": status, "kind": meta.Kind})
+		return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunRunning), Now: now})
+	})
+	if errors.Is(err, errResolveLost) || errors.Is(err, errNotWaiting) {
+		cur, gerr := r.st.InteractionGet(ctx, it.ID)
+		if gerr != nil {
+			return nil, gerr
+		}
+		if cur.Status == string(askuser.StatusPending) {
+			return nil, ErrNotResumable
+		}
+		if cur.Status == string(askuser.StatusExpired) {
+			return nil, &InteractionExpiredError{Receipt: receiptOf(cur)}
+		}
+		r.audit(ctx, r.st, cur, "rejected", "duplicate", nil)
+		return nil, &AlreadyResolvedError{Receipt: receiptOf(cur)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.fault("answer_committed")
+	if ch != nil {
+		ch <- norm
+	} else {
+		r.Drive(it.RunID)
+	}
+	return &ContinueResult{Receipt: rc, RunID: it.RunID, AfterSeq: seq - 1}, nil
+}
+
+// closeNotResumable resolves an orphaned in-session elicitation as
+// not_resumable, with its receipt, audit and trace entries. It returns nil
+// when someone else resolved it first.
+func (r *Runner) closeNotResumable(ctx context.Context, it *store.Interaction) (*askuser.Receipt, error) {
+	now := r.now()
+	var rc *askuser.Receipt
+	err := r.st.InTx(ctx, func(tx store.Tx) error {
+		won, err := tx.InteractionResolve(ctx, &store.InteractionResolveParams{ID: it.ID, SessionID: it.SessionID, Status: string(api.StatusNotResumable),
+			Answer: mustJSON(elicit.Answer{Cancelled: true}), Now: now})
+		if err != nil || !won {
+			return err
+		}
+		rc = &askuser.Receipt{RequestID: it.ID, ToolCallID: modelCallID(it.ToolCallID), Status: api.StatusNotResumable, Selections: []string{}, ResolvedAt: now}
+		if _, err := r.emit(ctx, tx, it.SessionID, EventUserInputResolved, rc); err != nil {
+			return err
+		}
+		r.audit(ctx, tx, it, string(api.StatusNotResumable), "restarted", nil)
+		r.trace(ctx, tx, &store.Run{ID: it.RunID, SessionID: it.SessionID}, "interaction", map[string]any{"requestId": it.ID, "toolCallId": rc.ToolCallID, "action": api.StatusNotResumable})
+		return nil
+	})
+	return rc, err
+}
+
+// needInput is runTool's answer for a call that needs a person's input
+// first: the elicitation to put (with the ordinary pause).
+type needInput struct {
+	call   model.ToolCall
+	prompt *askuser.Prompt
+	meta   *elicitMeta
+}
+
+func (e *needInput) Error() string { return "agent: the tool call needs input" }
+
+// prepareRemote looks at the elicitations of call c of a remote tool before
+// it is called. It returns a ToolResult when the call must not be made (an
+// in-session question a restart orphaned), a *needInput when the next
+// request of an input_required round must be asked first, or the context
+// to call the tool with (carrying the answers of the last round).
+func (r *Runner) prepareRemote(ctx context.Context, run *store.Run, c model.ToolCall) (context.Context, *askuser.ToolResult, error) {
+	rows, err := r.elicitRows(ctx, run.SessionID, c.ID)
+	if err != nil || len(rows) == 0 {
+		return ctx, nil, err
+	}
+	for _, row := range rows {
+		if row.meta.Kind != elicitSession {
+			continue
+		}
+		if row.it.Status == string(askuser.StatusPending) && r.waiter(row.it.ID) == nil {
+			if _, err := r.closeNotResumable(ctx, row.it); err != nil {
+				return ctx, nil, err
+			}
+			row.it.Status = string(api.StatusNotResumable)
+		}
+		if row.it.Status == string(api.StatusNotResumable) && row.meta.Seq == len(rows) {
+			server := ""
+			if req, err := decodeRequest(row.it); err == nil {
+				server = req.Server
+			}
+			return ctx, &askuser.ToolResult{IsError: true, Content: fmt.Sprintf("not completed: luban restarted while the MCP server %s waited for an answer to its question; "+
+				"that server's session is gone, so the answer could not reach it (the question is closed as not_resumable). The call may or may not have taken effect; call the tool again if it is still needed.", server)}, nil
+		}
+	}
+	last := rows[len(rows)-1].meta
+	if last.Kind != elicitInputRequired {
+		return ctx, nil, nil
+	}
+	round := map[string]*store.Interaction{}
+	for _, row := range rows {
+		if row.meta.Kind == elicitInputRequired && row.meta.Round == last.Round {
+			round[row.meta.Key] = row.it
+		}
+	}
+	keys := make([]string, 0, len(last.Requests))
+	for k := range last.Requests {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	resp := &tool.InputResponses{Responses: map[string]tool.ElicitAnswer{}, RequestState: last.RequestState}
+	for _, k := range keys {
+		it := round[k]
+		if it == nil {
+			p, err := elicit.Prompt(last.Requests[k])
+			if err != nil {
+				resp.Responses[k] = tool.ElicitAnswer{Action: "decline"}
+				continue
+			}
+			return ctx, nil, &needInput{call: c, prompt: p, meta: &elicitMeta{Kind: elicitInputRequired, Seq: len(rows) + 1, Round: last.Round,
+				Key: k, Requests: last.Requests, RequestState: last.RequestState}}
+		}
+		var a elicit.Answer
+		_ = json.Unmarshal(it.Answer, &a)
+		if it.Status != string(askuser.StatusAnswered) {
+			a = elicit.Answer{Cancelled: true}
+		}
+		resp.Responses[k] = elicit.Result(a)
+	}
+	return tool.WithInputResponses(ctx, resp), nil, nil
+}
+
+// inputRequired turns a tool's input_required result into the first
+// question of a new round (a *needInput), or an error result when none of
+// its requests can be shown.
+func (r *Runner) inputRequired(ctx context.Context, run *store.Run, c model.ToolCall, in *tool.InputRequired) (askuser.ToolResult, error) {
+	rows, err := r.elicitRows(ctx, run.SessionID, c.ID)
+	if err != nil {
+		return askuser.ToolResult{}, err
+	}
+	keys := make([]string, 0, len(in.Requests))
+	for k := range in.Requests {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	seq := len(rows) + 1
+	var why []string
+	for _, k := range keys {
+		p, err := elicit.Prompt(in.Requests[k])
+		if err != nil {
+			why = append(why, err.Error())
+			continue
+		}
+		return askuser.ToolResult{}, &needInput{call: c, prompt: p, meta: &elicitMeta{Kind: elicitInputRequired, Seq: seq, Round: seq,
+			Key: k, Requests: in.Requests, RequestState: in.RequestState}}
+	}
+	return askuser.ToolResult{IsError: true, Content: "the MCP server asked for input luban cannot show: " + strings.Join(why, "; ")}, nil
+}
+
+// pauseElicitation puts an input_required request with the ordinary pause
+// (run → waiting_input), so that it survives a restart.
+func (r *Runner) pauseElicitation(ctx context.Context, run *store.Run, ni *needInput) error {
+	req, stored, err := r.elicitRequest(run, ni.call, ni.prompt, ni.meta)
+	if err != nil {
+		return err
+	}
+	ev := *req
+	ev.Resumable = true
+	err = r.pause(ctx, run, interaction{ID: req.ID, ToolCallID: ni.call.ID + elicitSuffix + strconv.Itoa(ni.meta.Seq), Tool: api.ToolElicitation,
+		Request: stored, Event: ev, ExpiresAt: req.ExpiresAt, Audit: elicitSummary(ni.prompt, ni.meta, nil)})
+	if errors.Is(err, errLeaseLost) {
+		return nil
+	}
+	if err == nil {
+		r.fault("interaction_committed")
+	}
+	return err
+}

@@ -1,0 +1,605 @@
+// Package mcpclient makes luban an MCP client (DESIGN §11): it connects to
+// the servers of the config's mcp.servers (stdio or streamable HTTP, with
+// the official go-sdk), registers their tools in the tool registry as
+// <server>__<tool> with their JSON Schemas, keeps them current on
+// notifications/tools/list_changed, calls them with a timeout, and brings
+// a server's elicitations to the person behind the call (tool.Elicitor; a
+// 2026-07-28 input_required result becomes tool.Result.Input, so the run
+// can keep the question across a restart).
+//
+// A server that is down at start, or goes down later, is retried with
+// backoff (Options.MinBackoff doubling to Options.MaxBackoff) and reported
+// in the log and in Status; it is never fatal. Close stops every stdio
+// server's process.
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lubanhq/luban/config"
+	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/tool"
+)
+
+// DefaultTimeout bounds a tool call of a server without timeout in the
+// config. Time a person spends on the server's elicitation does not count.
+const DefaultTimeout = 2 * time.Minute
+
+// Separator joins a server's name and its tool's name: <server>__<tool>.
+const Separator = "__"
+
+// Options configures a Manager.
+type Options struct {
+	// Registry receives every server's tools (required).
+	Registry *tool.Registry
+	// Logger logs connections, failures and retries (nil: slog.Default).
+	Logger *slog.Logger
+	// Version is luban's version, sent as clientInfo.version.
+	Version string
+	// MinBackoff and MaxBackoff bound the wait between two connection
+	// attempts to a server that is down (defaults 1 s and 30 s).
+	MinBackoff, MaxBackoff time.Duration
+	// Getenv reads the environment a stdio server inherits (nil: os.Environ).
+	Environ func() []string
+}
+
+// Manager holds the connections to the configured MCP servers.
+type Manager struct {
+	opts    Options
+	log     *slog.Logger
+	servers []*server
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// State is how a server stands: connecting (first attempt running), ready,
+// or down (waiting for the next attempt).
+type State string
+
+// The states of a server.
+const (
+	StateConnecting State = "connecting"
+	StateReady      State = "ready"
+	StateDown       State = "down"
+)
+
+// Status is one server as /readyz reports it (DESIGN §11): its transport
+// ("stdio" or "http"), state, number of tools listed, failed attempts since
+// it was last ready, when the state began and, while down, when the next
+// attempt is due. Error texts stay in the log (/readyz needs no token).
+type Status struct {
+	Name        string     `json:"name"`
+	Transport   string     `json:"transport"`
+	State       State      `json:"state"`
+	Tools       int        `json:"tools"`
+	Failures    int        `json:"failures"`
+	Since       time.Time  `json:"since"`
+	NextAttempt *time.Time `json:"nextAttempt,omitempty"`
+}
+
+// New returns a Manager for servers; Start connects.
+func New(servers []config.MCPServer, opts Options) *Manager {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.MinBackoff <= 0 {
+		opts.MinBackoff = time.Second
+	}
+	if opts.MaxBackoff < opts.MinBackoff {
+		opts.MaxBackoff = 30 * time.Second
+		if opts.MaxBackoff < opts.MinBackoff {
+			opts.MaxBackoff = opts.MinBackoff
+		}
+	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ
+	}
+	m := &Manager{opts: opts, log: opts.Logger}
+	for _, c := range servers {
+		s := &server{cfg: c, m: m, state: StateConnecting, since: time.Now().UTC(), inflight: map[*call]struct{}{}}
+		if c.Timeout <= 0 {
+			s.cfg.Timeout = DefaultTimeout
+		}
+		m.servers = append(m.servers, s)
+	}
+	return m
+}
+
+// Start connects to every server in the background and returns at once.
+// ready, when not nil, is closed once every server has had its first
+// attempt (connected or failed), so that a caller may wait for the tools
+// of the servers that are up before it serves.
+func (m *Manager) Start(ctx context.Context, ready chan<- struct{}) {
+	ctx, m.cancel = context.WithCancel(ctx)
+	var first sync.WaitGroup
+	for _, s := range m.servers {
+		first.Add(1)
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			s.run(ctx, first.Done)
+		}()
+	}
+	if ready != nil {
+		go func() {
+			first.Wait()
+			close(ready)
+		}()
+	}
+}
+
+// Close disconnects from every server and waits until each stdio server's
+// process has exited (closing its stdin, then SIGTERM, then SIGKILL).
+func (m *Manager) Close() {
+	if m.cancel != nil {
+		m.cancel()
+	}
+	m.wg.Wait()
+}
+
+// Status reports every server, in config order.
+func (m *Manager) Status() []Status {
+	out := make([]Status, 0, len(m.servers))
+	for _, s := range m.servers {
+		out = append(out, s.status())
+	}
+	return out
+}
+
+// Names lists the configured servers' names, in config order.
+func (m *Manager) Names() []string {
+	out := make([]string, len(m.servers))
+	for i, s := range m.servers {
+		out[i] = s.cfg.Name
+	}
+	return out
+}
+
+// Check returns nil when server name is ready, an error saying how it
+// stands otherwise (unknown name included).
+func (m *Manager) Check(name string) error {
+	for _, s := range m.servers {
+		if s.cfg.Name == name {
+			st := s.status()
+			if st.State == StateReady {
+				return nil
+			}
+			return fmt.Errorf("mcp server %s is %s", name, st.State)
+		}
+	}
+	return fmt.Errorf("no mcp server %s", name)
+}
+
+type server struct {
+	cfg config.MCPServer
+	m   *Manager
+
+	mu       sync.Mutex
+	cs       *sdk.ClientSession
+	state    State
+	since    time.Time
+	next     time.Time
+	failures int
+	tools    int
+	inflight map[*call]struct{}
+}
+
+// call is one tool call in flight; the elicitations the server sends while
+// it runs go to its Elicitor.
+type call struct {
+	ctx   context.Context
+	pause func() func() // stops the call's timeout while a person answers; the func resumes it
+}
+
+func (s *server) status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Status{Name: s.cfg.Name, Transport: "stdio", State: s.state, Tools: s.tools, Failures: s.failures, Since: s.since}
+	if s.cfg.URL != "" {
+		st.Transport = "http"
+	}
+	if s.state == StateDown && !s.next.IsZero() {
+		n := s.next
+		st.NextAttempt = &n
+	}
+	return st
+}
+
+func (s *server) set(state State, next time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != state {
+		s.since = time.Now().UTC()
+	}
+	s.state, s.next = state, next
+	switch state {
+	case StateReady:
+		s.failures = 0
+	case StateDown:
+		s.failures++
+		s.cs = nil
+	}
+}
+
+// run connects, serves until the session ends, and reconnects with
+// backoff, until ctx ends.
+func (s *server) run(ctx context.Context, firstDone func()) {
+	log := s.m.log.With("mcpServer", s.cfg.Name)
+	backoff := s.m.opts.MinBackoff
+	first := true
+	for ctx.Err() == nil {
+		cs, err := s.connect(ctx)
+		if err == nil {
+			err = s.refresh(ctx, cs)
+			if err != nil {
+				_ = cs.Close()
+			}
+		}
+		if first {
+			first = false
+			firstDone()
+		}
+		if err == nil {
+			s.mu.Lock()
+			s.cs = cs
+			s.mu.Unlock()
+			s.set(StateReady, time.Time{})
+			log.Info("mcp server ready", "tools", s.status().Tools)
+			backoff = s.m.opts.MinBackoff
+			done := make(chan error, 1)
+			go func() { done <- cs.Wait() }()
+			select {
+			case <-ctx.Done():
+				// Close closes the stdio server's stdin and waits for it
+				// to exit (SIGTERM, then SIGKILL, when it does not).
+				_ = cs.Close()
+				<-done
+				return
+			case err = <-done:
+				if err == nil {
+					err = errors.New("the connection closed")
+				}
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		next := time.Now().Add(backoff)
+		s.set(StateDown, next.UTC())
+		log.Warn("mcp server unavailable; retrying", "err", err, "retryIn", backoff.String(), "failures", s.status().Failures)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff *= 2
+		if backoff > s.m.opts.MaxBackoff {
+			backoff = s.m.opts.MaxBackoff
+		}
+	}
+}
+
+// connect starts (stdio) or reaches (HTTP) the server and initializes a
+// session that declares the elicitation capability, form and URL.
+func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
+	client := sdk.NewClient(&sdk.Implementation{Name: "luban", Version: s.m.opts.Version}, &sdk.ClientOptions{
+		Logger: s.m.log.With("mcpServer", s.cfg.Name),
+		Capabilities: &sdk.ClientCapabilities{
+			Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}},
+		},
+		ElicitationHandler: s.elicit,
+		ToolListChangedHandler: func(ctx context.Context, _ *sdk.ToolListChangedRequest) {
+			s.mu.Lock()
+			cs := s.cs
+			s.mu.Unlock()
+			if cs == nil {
+				return
+			}
+			// A handler must not block the connection's reader: list in
+			// the background.
+			go func() {
+				lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
+				defer cancel()
+				if err := s.refresh(lctx, cs); err != nil {
+					s.m.log.Warn("mcp tools/list after list_changed failed", "mcpServer", s.cfg.Name, "err", err)
+					return
+				}
+				s.m.log.Info("mcp tools changed", "mcpServer", s.cfg.Name, "tools", s.status().Tools)
+			}()
+		},
+		// The run keeps an input_required result with its question, so
+		// the answer may come after a restart: no automatic retry loop.
+		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
+	})
+	var tr sdk.Transport
+	if s.cfg.URL != "" {
+		tr = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: headers{base: http.DefaultTransport, h: s.cfg.Headers}}}
+	} else {
+		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+		cmd.Env = s.m.opts.Environ()
+		for k, v := range s.cfg.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		cmd.Stderr = &logWriter{log: s.m.log, server: s.cfg.Name}
+		detach(cmd)
+		tr = &sdk.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	return client.Connect(cctx, tr, nil)
+}
+
+// refresh lists the server's tools (every page) and replaces its group in
+// the registry.
+func (s *server) refresh(ctx context.Context, cs *sdk.ClientSession) error {
+	var entries []*tool.Entry
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("tools/list: %w", err)
+		}
+		e, err := s.entry(t)
+		if err != nil {
+			s.m.log.Warn("mcp tool skipped", "mcpServer", s.cfg.Name, "tool", t.Name, "err", err)
+			continue
+		}
+		entries = append(entries, e)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Spec.Name < entries[j].Spec.Name })
+	if err := s.m.opts.Registry.ReplaceGroup(s.cfg.Name+Separator, entries); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.tools = len(entries)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *server) entry(t *sdk.Tool) (*tool.Entry, error) {
+	if t.Name == "" {
+		return nil, errors.New("a tool without a name")
+	}
+	schema, err := json.Marshal(t.InputSchema)
+	if err != nil || string(schema) == "null" {
+		schema = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	desc := t.Description
+	if desc == "" && t.Title != "" {
+		desc = t.Title
+	}
+	rt := &remoteTool{s: s, name: t.Name, spec: model.ToolSpec{Name: s.cfg.Name + Separator + t.Name, Description: desc, Parameters: schema}}
+	idem := t.Annotations != nil && (t.Annotations.ReadOnlyHint || t.Annotations.IdempotentHint)
+	return &tool.Entry{Spec: rt.spec, Tool: rt, Idempotent: idem}, nil
+}
+
+// remoteTool is one tool of an MCP server.
+type remoteTool struct {
+	s    *server
+	name string
+	spec model.ToolSpec
+}
+
+func (t *remoteTool) Spec() model.ToolSpec { return t.spec }
+func (t *remoteTool) Server() string       { return t.s.cfg.Name }
+
+// Call calls the tool with the model's arguments (a JSON object), bounded by
+// the server's timeout, which stops while a person answers an elicitation.
+// An unreachable server, a protocol error or a timeout is an error result
+// naming the server; the model can try again later.
+func (t *remoteTool) Call(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+	s := t.s
+	s.mu.Lock()
+	cs := s.cs
+	state := s.state
+	s.mu.Unlock()
+	if cs == nil {
+		return tool.Result{Content: fmt.Sprintf("MCP server %s is unavailable (%s); try again later", s.cfg.Name, state), IsError: true}, nil
+	}
+	var a map[string]any
+	if len(args) > 0 {
+		if err := json.Unmarshal(args, &a); err != nil {
+			return tool.Result{Content: "invalid arguments: not a JSON object: " + err.Error(), IsError: true}, nil
+		}
+	}
+	if a == nil {
+		a = map[string]any{}
+	}
+	params := &sdk.CallToolParams{Name: t.name, Arguments: a}
+	if r := tool.InputResponsesFrom(ctx); r != nil {
+		params.RequestState = r.RequestState
+		params.InputResponses = sdk.InputResponseMap{}
+		for k, v := range r.Responses {
+			params.InputResponses[k] = &sdk.ElicitResult{Action: v.Action, Content: v.Content}
+		}
+	}
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timeout := s.cfg.Timeout
+	var tmu sync.Mutex
+	timer := time.AfterFunc(timeout, func() { cancel(errTimeout) })
+	c := &call{ctx: ctx, pause: func() func() {
+		tmu.Lock()
+		timer.Stop()
+		tmu.Unlock()
+		return func() {
+			tmu.Lock()
+			timer.Reset(timeout)
+			tmu.Unlock()
+		}
+	}}
+	s.mu.Lock()
+	s.inflight[c] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.inflight, c)
+		s.mu.Unlock()
+		tmu.Lock()
+		timer.Stop()
+		tmu.Unlock()
+	}()
+	res, err := cs.CallTool(cctx, params)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{}, ctx.Err()
+		}
+		if errors.Is(context.Cause(cctx), errTimeout) {
+			return tool.Result{Content: fmt.Sprintf("MCP server %s: %s timed out after %s", s.cfg.Name, t.name, timeout), IsError: true}, nil
+		}
+		return tool.Result{Content: fmt.Sprintf("MCP server %s: %v", s.cfg.Name, err), IsError: true}, nil
+	}
+	if len(res.InputRequests) > 0 {
+		in := &tool.InputRequired{Requests: map[string]tool.Elicitation{}, RequestState: res.RequestState}
+		for k, v := range res.InputRequests {
+			p, ok := v.(*sdk.ElicitParams)
+			if !ok {
+				return tool.Result{Content: fmt.Sprintf("MCP server %s asked for input luban cannot give (%T); only elicitation is supported", s.cfg.Name, v), IsError: true}, nil
+			}
+			in.Requests[k] = s.elicitation(p)
+		}
+		return tool.Result{Input: in}, nil
+	}
+	return mapResult(res), nil
+}
+
+var errTimeout = errors.New("mcp: tool call timed out")
+
+// mapResult turns a CallToolResult into the model's ToolResult: the text of
+// every content block (other blocks described in a line), or the
+// structured content as JSON when there is no text; structuredContent, when
+// present, also rides in Metadata as {"structuredContent": ...}; isError is
+// kept.
+func mapResult(res *sdk.CallToolResult) tool.Result {
+	var parts []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			parts = append(parts, c.Text)
+		case *sdk.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *sdk.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *sdk.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource %s %s]", c.Name, c.URI))
+		case *sdk.EmbeddedResource:
+			if c.Resource != nil && c.Resource.Text != "" {
+				parts = append(parts, c.Resource.Text)
+			} else if c.Resource != nil {
+				parts = append(parts, fmt.Sprintf("[resource %s, %d bytes]", c.Resource.URI, len(c.Resource.Blob)))
+			}
+		default:
+			if b, err := json.Marshal(c); err == nil {
+				parts = append(parts, string(b))
+			}
+		}
+	}
+	out := tool.Result{Content: strings.Join(parts, "\n"), IsError: res.IsError}
+	if res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			if out.Content == "" {
+				out.Content = string(b)
+			}
+			out.Metadata, _ = json.Marshal(map[string]json.RawMessage{"structuredContent": b})
+		}
+	}
+	return out
+}
+
+func (s *server) elicitation(p *sdk.ElicitParams) tool.Elicitation {
+	e := tool.Elicitation{Server: s.cfg.Name, Mode: p.Mode, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID}
+	if e.Mode == "" {
+		e.Mode = "form"
+		if p.URL != "" {
+			e.Mode = "url"
+		}
+	}
+	if p.RequestedSchema != nil {
+		e.RequestedSchema, _ = json.Marshal(p.RequestedSchema)
+	}
+	return e
+}
+
+// elicit is the session's elicitation/create handler: the request goes to
+// the person behind the one call in flight on this server. With none, or
+// with several (the protocol does not say which call a request belongs
+// to, and a wrong guess would show one person another's question), it is
+// refused.
+func (s *server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+	s.mu.Lock()
+	var c *call
+	n := len(s.inflight)
+	for x := range s.inflight {
+		c = x
+	}
+	s.mu.Unlock()
+	if n != 1 {
+		s.m.log.Warn("mcp elicitation refused: it cannot be tied to one tool call", "mcpServer", s.cfg.Name, "callsInFlight", n)
+		return nil, fmt.Errorf("luban takes elicitations only during a tool call, and only when one call to this server is in flight (%d are)", n)
+	}
+	el := tool.ElicitorFrom(c.ctx)
+	if el == nil {
+		return nil, errors.New("this tool call has no person to ask")
+	}
+	resume := c.pause()
+	defer resume()
+	ans, err := el.Elicit(ctx, s.elicitation(req.Params))
+	if err != nil {
+		return nil, err
+	}
+	return &sdk.ElicitResult{Action: ans.Action, Content: ans.Content}, nil
+}
+
+// headers adds a server's configured headers to every request.
+type headers struct {
+	base http.RoundTripper
+	h    map[string]string
+}
+
+func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.h) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.h {
+			r.Header.Set(k, v)
+		}
+	}
+	return t.base.RoundTrip(r)
+}
+
+// logWriter logs a stdio server's stderr, one entry a line.
+type logWriter struct {
+	log    *slog.Logger
+	server string
+	mu     sync.Mutex
+	buf    []byte
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := strings.IndexByte(string(w.buf), '\n')
+		if i < 0 {
+			break
+		}
+		w.log.Info("mcp server stderr", "mcpServer", w.server, "line", string(w.buf[:i]))
+		w.buf = w.buf[i+1:]
+	}
+	if len(w.buf) > 4096 {
+		w.log.Info("mcp server stderr", "mcpServer", w.server, "line", string(w.buf))
+		w.buf = w.buf[:0]
+	}
+	return len(p), nil
+}

@@ -1,0 +1,287 @@
+package mcpclient_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/config"
+	"github.com/lubanhq/luban/elicit"
+	"github.com/lubanhq/luban/mcpclient"
+	"github.com/lubanhq/luban/tool"
+)
+
+// everything is the path of the official reference server's entry point
+// (@modelcontextprotocol/server-everything, installed by scripts/test.sh).
+func everything(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("testdata/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	require.NoError(t, err)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("server-everything is not installed (%s); scripts/test.sh runs npm ci in mcpclient/testdata/everything", p)
+		}
+		t.Skipf("server-everything not installed: run (cd mcpclient/testdata/everything && npm ci)")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	return p
+}
+
+// startHTTP starts server-everything's streamable HTTP transport on a free
+// loopback port and returns its /mcp URL; the process is stopped at cleanup.
+func startHTTP(t *testing.T, port int) string {
+	t.Helper()
+	entry := everything(t)
+	cmd := exec.Command("node", entry, "streamableHttp")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	listening := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		once := false
+		for sc.Scan() {
+			if !once && strings.Contains(sc.Text(), "listening on port") {
+				once = true
+				close(listening)
+			}
+		}
+	}()
+	select {
+	case <-listening:
+	case <-time.After(20 * time.Second):
+		t.Fatal("server-everything (streamableHttp) did not start listening")
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// waitTool polls the registry until name is registered.
+func waitTool(t *testing.T, reg *tool.Registry, name string) *tool.Entry {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if e, ok := reg.Get(name); ok {
+			return e
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("tool %s never registered (registered: %v)", name, reg.Names())
+	return nil
+}
+
+// person answers elicitations the way luban's page does: the prompt is
+// derived with elicit.Prompt, and the answer checked by elicit.ValidateAnswer
+// before it goes back.
+type person struct {
+	t      *testing.T
+	answer func(p *api.Prompt) elicit.Answer
+	asked  []*api.Prompt
+}
+
+func (p *person) Elicit(ctx context.Context, e tool.Elicitation) (tool.ElicitAnswer, error) {
+	pr, err := elicit.Prompt(e)
+	if err != nil {
+		return tool.ElicitAnswer{}, err
+	}
+	p.asked = append(p.asked, pr)
+	a, err := elicit.ValidateAnswer(pr, p.answer(pr))
+	if err != nil {
+		return tool.ElicitAnswer{}, err
+	}
+	return elicit.Result(a), nil
+}
+
+func call(t *testing.T, e *tool.Entry, ctx context.Context, args string) tool.Result {
+	t.Helper()
+	res, err := e.Tool.Call(ctx, json.RawMessage(args))
+	require.NoError(t, err)
+	return res
+}
+
+func fieldByName(fs []api.FormField, name string) api.FormField {
+	for _, f := range fs {
+		if f.Name == name {
+			return f
+		}
+	}
+	return api.FormField{}
+}
+
+// exercise lists and calls server-everything's tools through m's registry:
+// echo, structured content, isError, and its elicitation answered
+// accept (after an answer the schema rejects), decline and cancel.
+func exercise(t *testing.T, reg *tool.Registry) {
+	echo := waitTool(t, reg, "everything__echo")
+	assert.Contains(t, string(echo.Spec.Parameters), `"message"`, "the tool's JSON Schema is offered as is")
+	res := call(t, echo, context.Background(), `{"message":"hi luban"}`)
+	assert.False(t, res.IsError)
+	assert.Equal(t, "Echo: hi luban", res.Content)
+
+	sc := waitTool(t, reg, "everything__get-structured-content")
+	res = call(t, sc, context.Background(), `{"location":"New York"}`)
+	assert.False(t, res.IsError)
+	assert.Contains(t, string(res.Metadata), `"structuredContent"`)
+	assert.Contains(t, string(res.Metadata), `"temperature"`)
+
+	res = call(t, echo, context.Background(), `{"nomessage":1}`)
+	assert.True(t, res.IsError, "arguments the server rejects are an error result: %s", res.Content)
+
+	el := waitTool(t, reg, "everything__trigger-elicitation-request")
+	var rejected error
+	p := &person{t: t, answer: func(pr *api.Prompt) elicit.Answer {
+		_, rejected = elicit.ValidateAnswer(pr, elicit.Answer{Decision: api.DecisionAccept, Content: json.RawMessage(`{"name":"Ada","integer":500}`)})
+		return elicit.Answer{Decision: api.DecisionAccept, Content: json.RawMessage(`{"name":"Ada Lovelace","check":true,"integer":7,"email":"ada@example.com","untitledMultipleSelectEnum":["Piano"],"titledSingleSelectEnum":"hero-3"}`)}
+	}}
+	res = call(t, el, tool.WithElicitor(context.Background(), p), `{}`)
+	require.False(t, res.IsError, res.Content)
+	assert.Contains(t, res.Content, "Name: Ada Lovelace")
+	assert.Contains(t, res.Content, "Favorite Integer: 7")
+	var ae *askuser.AnswerError
+	require.True(t, errors.As(rejected, &ae), "500 is above the schema's maximum: %v", rejected)
+	assert.Equal(t, "content.integer", ae.Details[0].Field)
+
+	require.Len(t, p.asked, 1)
+	pr := p.asked[0]
+	assert.Equal(t, api.ModeForm, pr.Mode)
+	assert.Equal(t, "everything", pr.Server)
+	assert.Equal(t, "Please provide inputs for the following fields:", pr.Title)
+	fs := pr.Fields
+	assert.Equal(t, "name", fs[0].Name, "the required field comes first")
+	assert.Equal(t, "birthdate", fs[1].Name, "then the others by name (the SDK hands the schema over as a map)")
+	assert.True(t, fieldByName(fs, "name").Required)
+	assert.Equal(t, api.FieldBoolean, fieldByName(fs, "check").Type)
+	assert.Equal(t, "email", fieldByName(fs, "email").Format)
+	assert.Equal(t, "uri", fieldByName(fs, "homepage").Format)
+	assert.Equal(t, api.FieldDate, fieldByName(fs, "birthdate").Type)
+	in := fieldByName(fs, "integer")
+	assert.Equal(t, api.FieldInteger, in.Type)
+	require.NotNil(t, in.Minimum)
+	assert.Equal(t, 1.0, *in.Minimum)
+	assert.Equal(t, 100.0, *in.Maximum)
+	assert.JSONEq(t, `42`, string(in.Default))
+	assert.Equal(t, api.FieldNumber, fieldByName(fs, "number").Type)
+	assert.JSONEq(t, `"It was a dark and stormy night."`, string(fieldByName(fs, "firstLine").Default))
+	en := fieldByName(fs, "untitledSingleSelectEnum")
+	assert.Equal(t, api.FieldEnum, en.Type)
+	assert.Equal(t, api.FieldOption{Value: "Monica", Label: "Monica"}, en.Options[0])
+	ms := fieldByName(fs, "untitledMultipleSelectEnum")
+	assert.Equal(t, api.FieldMulti, ms.Type)
+	assert.Equal(t, 1, *ms.MinItems)
+	assert.Equal(t, 3, *ms.MaxItems)
+	assert.Len(t, ms.Options, 5)
+	assert.Equal(t, api.FieldOption{Value: "hero-1", Label: "Superman"}, fieldByName(fs, "titledSingleSelectEnum").Options[0])
+	tm := fieldByName(fs, "titledMultipleSelectEnum")
+	assert.Equal(t, api.FieldMulti, tm.Type)
+	assert.Equal(t, api.FieldOption{Value: "fish-1", Label: "Tuna"}, tm.Options[0])
+	assert.Equal(t, api.FieldOption{Value: "pet-1", Label: "Cats"}, fieldByName(fs, "legacyTitledEnum").Options[0])
+
+	decline := &person{t: t, answer: func(*api.Prompt) elicit.Answer { return elicit.Answer{Decision: api.DecisionDecline} }}
+	res = call(t, el, tool.WithElicitor(context.Background(), decline), `{}`)
+	assert.Contains(t, res.Content, "User declined")
+	cancel := &person{t: t, answer: func(*api.Prompt) elicit.Answer { return elicit.Answer{Cancelled: true} }}
+	res = call(t, el, tool.WithElicitor(context.Background(), cancel), `{}`)
+	assert.Contains(t, res.Content, "User cancelled")
+}
+
+func TestEverythingStdio(t *testing.T) {
+	t.Parallel()
+	entry := everything(t)
+	marker := fmt.Sprintf("--luban-test-%d", time.Now().UnixNano())
+	reg := tool.NewRegistry()
+	m := mcpclient.New([]config.MCPServer{{Name: "everything", Command: "node", Args: []string{entry, "stdio", marker}}}, mcpclient.Options{Registry: reg})
+	ready := make(chan struct{})
+	m.Start(context.Background(), ready)
+	<-ready
+	exercise(t, reg)
+	st := m.Status()[0]
+	assert.Equal(t, mcpclient.StateReady, st.State)
+	assert.Equal(t, "stdio", st.Transport)
+	assert.Greater(t, st.Tools, 10)
+	require.NotEmpty(t, processesWith(marker), "the stdio server runs")
+	m.Close()
+	assert.Empty(t, processesWith(marker), "Close stops the stdio server's process")
+}
+
+func TestEverythingStreamableHTTP(t *testing.T) {
+	t.Parallel()
+	url := startHTTP(t, freePort(t))
+	reg := tool.NewRegistry()
+	m := mcpclient.New([]config.MCPServer{{Name: "everything", URL: url, Headers: map[string]string{"X-Luban-Test": "1"}}}, mcpclient.Options{Registry: reg})
+	ready := make(chan struct{})
+	m.Start(context.Background(), ready)
+	defer m.Close()
+	<-ready
+	exercise(t, reg)
+	assert.Equal(t, "http", m.Status()[0].Transport)
+}
+
+// A server that is down at start is reported and retried with backoff; it
+// is ready once it is up, with its tools.
+func TestDownServerRetried(t *testing.T) {
+	t.Parallel()
+	everything(t)
+	port := freePort(t)
+	reg := tool.NewRegistry()
+	m := mcpclient.New([]config.MCPServer{{Name: "late", URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port)}},
+		mcpclient.Options{Registry: reg, MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
+	ready := make(chan struct{})
+	m.Start(context.Background(), ready)
+	defer m.Close()
+	<-ready
+	st := m.Status()[0]
+	assert.Equal(t, mcpclient.StateDown, st.State)
+	assert.GreaterOrEqual(t, st.Failures, 1)
+	assert.NotNil(t, st.NextAttempt)
+	require.Error(t, m.Check("late"))
+	_, ok := reg.Get("late__echo")
+	assert.False(t, ok)
+
+	startHTTP(t, port)
+	e := waitTool(t, reg, "late__echo")
+	assert.Equal(t, mcpclient.StateReady, m.Status()[0].State)
+	assert.NoError(t, m.Check("late"))
+	res := call(t, e, context.Background(), `{"message":"back"}`)
+	assert.Equal(t, "Echo: back", res.Content)
+}
+
+// processesWith lists the pids whose command line holds marker.
+func processesWith(marker string) []string {
+	var out []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), marker) {
+			out = append(out, d.Name())
+		}
+	}
+	return out
+}
