@@ -1,0 +1,150 @@
+// Package mcptest checks luban as an MCP client end to end (DESIGN §11):
+// a real `luban serve` (built once by TestMain) with mcp.servers naming the
+// official reference server (@modelcontextprotocol/server-everything, over
+// stdio and streamable HTTP) or a go-sdk server that answers input_required,
+// driven by the fake OpenAI model and answered through luban's HTTP API.
+package mcptest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/internal/fakeopenai"
+	"github.com/lubanhq/luban/internal/lubantest"
+)
+
+var lubanBin string
+
+// waitEvents bounds every wait on SSE events and on a restarted run.
+const waitEvents = 40 * time.Second
+
+func TestMain(m *testing.M) { os.Exit(lubantest.RunWithLuban(m, "mcptest", &lubanBin)) }
+
+// everything is the entry point of server-everything (installed by
+// scripts/test.sh in mcpclient/testdata/everything).
+func everything(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../../mcpclient/testdata/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	require.NoError(t, err)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("server-everything is not installed (%s); scripts/test.sh runs npm ci in mcpclient/testdata/everything", p)
+		}
+		t.Skipf("server-everything not installed: run (cd mcpclient/testdata/everything && npm ci)")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node is not installed")
+	}
+	return p
+}
+
+// startProc starts luban serve with config (a YAML file written for the
+// test), a 1 s lease and the fake model.
+func startProc(t *testing.T, name, db string, fake *fakeopenai.Server, config string) *lubantest.Proc {
+	t.Helper()
+	return lubantest.StartProc(t, lubantest.ProcOptions{Bin: lubanBin, Name: name, DB: db, ModelURL: fake.URL(), Lease: "1s", Env: []string{"LUBAN_CONFIG=" + config}})
+}
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "luban.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+	return p
+}
+
+func call(id, name, args string) fakeopenai.Turn {
+	return fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{ID: id, Name: name, Arguments: args}}}
+}
+
+func text(s string) fakeopenai.Turn { return fakeopenai.Turn{Text: s} }
+
+// decode returns an event's data as a JSON object.
+func decode(t *testing.T, ev lubantest.Event) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, ev.Decode(&m))
+	return m
+}
+
+// until reads st until the event called name and returns what it read.
+func until(t *testing.T, st *lubantest.Stream, name string) []lubantest.Event {
+	t.Helper()
+	evs, err := st.Until(name, waitEvents)
+	require.NoError(t, err, "waiting for %s", name)
+	return evs
+}
+
+func last(evs []lubantest.Event) lubantest.Event { return evs[len(evs)-1] }
+
+// toolResult returns the tool_result of call id among evs.
+func toolResult(t *testing.T, evs []lubantest.Event, id string) map[string]any {
+	t.Helper()
+	for _, e := range evs {
+		if e.Name == "tool_result" {
+			m := decode(t, e)
+			if m["toolCallId"] == id {
+				return m
+			}
+		}
+	}
+	t.Fatalf("no tool_result for %s in %v", id, lubantest.Names(evs))
+	return nil
+}
+
+// continueJSON posts an answer and decodes the JSON answer (status, body).
+func continueJSON(t *testing.T, p *lubantest.Proc, body map[string]any) (int, map[string]any) {
+	t.Helper()
+	resp := p.API.Request("POST", "/api/chat/continue", body, "", "Accept", "application/json")
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m), "body %s", b)
+	return resp.StatusCode, m
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// processesWith lists the pids whose command line holds marker.
+func processesWith(marker string) []string {
+	var out []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), marker) {
+			out = append(out, d.Name())
+		}
+	}
+	return out
+}
+
+// waitGone polls until no process holds marker.
+func waitGone(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if len(processesWith(marker)) == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("the stdio MCP server (%s) outlived luban: pids %v", marker, processesWith(marker))
+}
+
+func marker() string { return fmt.Sprintf("--luban-mcptest-%d", time.Now().UnixNano()) }
