@@ -18,8 +18,8 @@ import (
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
-	"github.com/lubanhq/luban/internal/ssepump"
 	"github.com/lubanhq/luban/elicit"
+	"github.com/lubanhq/luban/internal/ssepump"
 )
 
 // DefaultMaxBodyBytes bounds a RunAgentInput when Options.MaxBodyBytes is

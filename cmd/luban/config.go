@@ -229,7 +229,7 @@ func configAgents(file string, f *config.File, reg *tool.Registry, workspace, de
 					allow = append(allow, n)
 				}
 			}
-			if tool.IsGlob(p) {
+			if tool.IsGlob(p) && len(f.MCP.Servers) > 0 {
 				// The glob itself stays: tools an MCP server lists later
 				// (at start, on tools/list_changed) match it then.
 				allow = append(allow, p)

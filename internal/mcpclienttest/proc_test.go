@@ -1,9 +1,9 @@
-// Package mcptest checks luban as an MCP client end to end (DESIGN §11):
+// luban as an MCP client end to end (DESIGN §11):
 // a real `luban serve` (built once by TestMain) with mcp.servers naming the
 // official reference server (@modelcontextprotocol/server-everything, over
 // stdio and streamable HTTP) or a go-sdk server that answers input_required,
 // driven by the fake OpenAI model and answered through luban's HTTP API.
-package mcptest
+package mcpclienttest
 
 import (
 	"encoding/json"
@@ -28,7 +28,7 @@ var lubanBin string
 // waitEvents bounds every wait on SSE events and on a restarted run.
 const waitEvents = 40 * time.Second
 
-func TestMain(m *testing.M) { os.Exit(lubantest.RunWithLuban(m, "mcptest", &lubanBin)) }
+func TestMain(m *testing.M) { os.Exit(lubantest.RunWithLuban(m, "mcpclienttest", &lubanBin)) }
 
 // everything is the entry point of server-everything (installed by
 // scripts/test.sh in mcpclient/testdata/everything).
@@ -147,4 +147,4 @@ func waitGone(t *testing.T, marker string) {
 	t.Fatalf("the stdio MCP server (%s) outlived luban: pids %v", marker, processesWith(marker))
 }
 
-func marker() string { return fmt.Sprintf("--luban-mcptest-%d", time.Now().UnixNano()) }
+func marker() string { return fmt.Sprintf("--luban-mcpclienttest-%d", time.Now().UnixNano()) }
