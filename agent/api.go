@@ -46,7 +46,6 @@ func (r *Runner) Start(ctx context.Context, p StartParams) (*StartResult, error)
 	if utf8.RuneCountInString(p.Message) > MaxMessageRunes {
 		return nil, fmt.Errorf("%w: message is longer than %d characters", ErrPayloadTooLarge, MaxMessageRunes)
 	}
-	now := r.now()
 	sessionID := p.SessionID
 	var sess *store.Session
 	create := false
@@ -68,48 +67,12 @@ func (r *Runner) Start(ctx context.Context, p StartParams) (*StartResult, error)
 			return nil, err
 		}
 	}
-	runID := NewID("run")
-	var res *StartResult
-	err = r.st.InTx(ctx, func(tx store.Tx) error {
-		if sessionID == "" {
-			sessionID = NewID("sess")
-			if _, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: sessionID, Owner: p.Owner, Title: titleOf(p.Message), Agent: agent.Name, Now: now}); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.RunInsert(ctx, &store.RunInsertParams{ID: runID, SessionID: sessionID, Agent: agent.Name,
-			LeaseOwner: r.opts.InstanceID, LeaseUntil: now.Add(r.opts.LeaseDuration), Now: now}); err != nil {
-			return err
-		}
-		ev, err := r.emit(ctx, tx, sessionID, EventSession, SessionEvent{SessionID: sessionID, RunID: runID})
-		if err != nil {
-			return err
-		}
-		msgID := NewID("msg")
-		if _, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: msgID, SessionID: sessionID, RunID: runID, Role: "user", Content: p.Message, Now: now}); err != nil {
-			return err
-		}
-		if _, err := r.emit(ctx, tx, sessionID, EventMessage, MessageEvent{MessageID: msgID, Role: "user", Content: p.Message}); err != nil {
-			return err
-		}
-		if err := tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: sessionID, Status: string(store.RunRunning), Now: now}); err != nil {
-			return err
-		}
-		res = &StartResult{SessionID: sessionID, RunID: runID, AfterSeq: ev.Seq - 1}
-		return nil
-	})
-	if errors.Is(err, store.ErrRunActive) {
-		if it, perr := r.st.InteractionGetPending(ctx, sessionID); perr == nil {
-			req, _ := r.inputRequest(ctx, it)
-			return nil, &InteractionPendingError{Pending: req}
-		}
-		return nil, ErrRunInProgress
-	}
+	run, first, err := r.start(ctx, newRun{sessionID: sessionID, owner: p.Owner, title: titleOf(p.Message), agent: agent.Name, user: p.Message})
 	if err != nil {
 		return nil, err
 	}
-	r.Drive(runID)
-	return res, nil
+	r.Drive(run.ID)
+	return &StartResult{SessionID: run.SessionID, RunID: run.ID, AfterSeq: first - 1}, nil
 }
 
 // createSession creates session id for owner. Losing a race to another
@@ -241,7 +204,7 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
 	}
 	if !r.resumable(ctx, it) {
-		return nil, ErrNotResumable
+		return nil, r.notResumable(ctx, it)
 	}
 	if isElicitation(it) {
 		return r.continueElicitation(ctx, it, req, p)
@@ -275,14 +238,7 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 	}
 	rc, ev, err := r.resolve(ctx, it, status, ans, appr)
 	if errors.Is(err, errNotWaiting) {
-		cur, gerr := r.st.InteractionGet(ctx, it.ID)
-		if gerr != nil {
-			return nil, gerr
-		}
-		if cur.Status == string(askuser.StatusPending) {
-			return nil, ErrNotResumable
-		}
-		rc, err = nil, nil
+		return nil, r.notResumable(ctx, it)
 	}
 	if err != nil {
 		return nil, err
@@ -300,6 +256,28 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		return nil, &AlreadyResolvedError{Receipt: receiptOf(cur)}
 	}
 	return &ContinueResult{Receipt: rc, RunID: it.RunID, AfterSeq: ev - 1}, nil
+}
+
+// notResumable is the error of an answer to question it whose run cannot
+// take it (ended, or not waiting), decided by the question as it is now,
+// not as it was read: resolved since then, the run went on because another
+// answer came first, so this one is its duplicate (409 with that receipt);
+// expired since then, 410 interaction_expired; still pending, the run
+// really cannot continue: ErrNotResumable.
+func (r *Runner) notResumable(ctx context.Context, it *store.Interaction) error {
+	cur, err := r.st.InteractionGet(ctx, it.ID)
+	if err != nil {
+		return err
+	}
+	switch cur.Status {
+	case string(askuser.StatusPending):
+		return ErrNotResumable
+	case string(askuser.StatusExpired):
+		r.audit(ctx, r.st, cur, "rejected", "expired", nil)
+		return &InteractionExpiredError{Receipt: receiptOf(cur)}
+	}
+	r.audit(ctx, r.st, cur, "rejected", "duplicate", nil)
+	return &AlreadyResolvedError{Receipt: receiptOf(cur)}
 }
 
 // resumable reports whether the interaction's run can be continued here: its

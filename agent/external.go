@@ -54,57 +54,15 @@ func (r *Runner) Ask(ctx context.Context, p AskParams) (*askuser.InputRequest, e
 			return nil, err
 		}
 	}
-	now := r.now()
-	sessionID := p.SessionID
-	run := &store.Run{ID: NewID("run"), Agent: externalAgent, Status: store.RunRunning, LeaseOwner: r.opts.InstanceID}
 	call := model.ToolCall{ID: NewID("call"), Name: p.Tool, Arguments: string(p.Arguments)}
-	callsJSON, err := json.Marshal([]model.ToolCall{call})
+	run, _, err := r.start(ctx, newRun{sessionID: p.SessionID, owner: p.Owner, title: titleOf(prompt.Title), agent: externalAgent, call: &call})
 	if err != nil {
 		return nil, err
 	}
-	err = r.st.InTx(ctx, func(tx store.Tx) error {
-		if sessionID == "" {
-			sessionID = NewID("sess")
-			if _, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: sessionID, Owner: p.Owner, Title: titleOf(prompt.Title), Now: now}); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.RunInsert(ctx, &store.RunInsertParams{ID: run.ID, SessionID: sessionID, Agent: externalAgent,
-			LeaseOwner: r.opts.InstanceID, LeaseUntil: now.Add(r.opts.LeaseDuration), Now: now}); err != nil {
-			return err
-		}
-		if _, err := r.emit(ctx, tx, sessionID, EventSession, SessionEvent{SessionID: sessionID, RunID: run.ID}); err != nil {
-			return err
-		}
-		msgID := NewID("msg")
-		if _, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: msgID, SessionID: sessionID, RunID: run.ID, Role: "assistant",
-			ToolCalls: callsJSON, Now: now}); err != nil {
-			return err
-		}
-		if _, err := r.emit(ctx, tx, sessionID, EventMessage, MessageEvent{MessageID: msgID, Role: "assistant"}); err != nil {
-			return err
-		}
-		r.trace(ctx, tx, &store.Run{ID: run.ID, SessionID: sessionID}, "tool_call", toolCallTrace(call))
-		if _, err := r.emit(ctx, tx, sessionID, EventToolCall, ToolCallEvent{ToolCallID: call.ID, Name: call.Name, Arguments: call.Arguments}); err != nil {
-			return err
-		}
-		return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: sessionID, Status: string(store.RunRunning), Now: now})
-	})
-	if errors.Is(err, store.ErrRunActive) {
-		if it, perr := r.st.InteractionGetPending(ctx, sessionID); perr == nil {
-			req, _ := r.inputRequest(ctx, it)
-			return nil, &InteractionPendingError{Pending: req}
-		}
-		return nil, ErrRunInProgress
-	}
-	if err != nil {
-		return nil, err
-	}
-	run.SessionID = sessionID
 	if err := r.ask(context.WithoutCancel(ctx), run, call, prompt, p.Source); err != nil {
 		return nil, err
 	}
-	it, err := r.st.InteractionGetByToolCall(ctx, sessionID, call.ID)
+	it, err := r.st.InteractionGetByToolCall(ctx, run.SessionID, call.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -422,3 +422,39 @@ func mustMarshal(t *testing.T, v any) json.RawMessage {
 	require.NoError(t, err)
 	return b
 }
+
+// A duplicate answer that read the question as pending, while the first
+// answer committed and its run went on to the end before the duplicate
+// looked at the run: 409 already_resolved with the first answer's receipt,
+// not 410 not_resumable (the run is over because it was answered).
+func TestDuplicateRacesRunEnd(t *testing.T) {
+	t.Parallel()
+	for name, newStore := range raceDrivers(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setupRace(t, newStore, scriptModel([]model.ToolCall{{Name: askuser.ToolAskUser, Arguments: raceAsk}}))
+			res, err := b.runner.Start(b.ctx, agent.StartParams{Owner: "alice", Message: "hi"})
+			require.NoError(t, err)
+			b.waitRun(t, res.SessionID, res.RunID, store.RunWaitingInput)
+			it, err := b.st.InteractionGetPending(b.ctx, res.SessionID)
+			require.NoError(t, err)
+			answer := func(sel string) error {
+				_, err := b.runner.Continue(b.ctx, agent.ContinueParams{Owner: "alice", SessionID: res.SessionID, RequestID: it.ID,
+					Answer: askuser.Answer{Selections: []string{sel}}})
+				return err
+			}
+			b.st.mu.Lock()
+			b.st.onGet = func() {
+				// The duplicate has read the question as pending: the
+				// first answer wins and its run completes now.
+				require.NoError(t, answer("a"))
+				b.waitRun(t, res.SessionID, res.RunID, store.RunCompleted)
+			}
+			b.st.mu.Unlock()
+			err = answer("b")
+			var already *agent.AlreadyResolvedError
+			require.ErrorAs(t, err, &already)
+			require.Equal(t, []string{"a"}, already.Receipt.Selections, "the first answer's receipt")
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
@@ -18,7 +19,7 @@ import (
 // on loses), then its rows, events, trace and audit entries together, and
 // returns what it committed. docs/design.md draws them:
 //
-//	start            Start → running                     (Runner.Start)
+//	start            → running                            (a message, an outside ask)
 //	recordModelTurn  running → running | completed        (a model turn)
 //	recordToolResult running → running                    (a ToolResult)
 //	pause            running → waiting_input              (a question put)
@@ -28,6 +29,94 @@ import (
 // pause takes an interaction of any kind (a question, later an approval or an
 // elicitation); finish and resolve take an extra func that writes the rows of
 // whatever ended the run in the same transaction.
+
+// newRun is what start stores: a run of agent in session sessionID (a new
+// session of owner titled title when empty) and its first message, the
+// user's text or, for a run that holds an outside program's question
+// (Runner.Ask), an assistant message with that one call.
+type newRun struct {
+	sessionID, owner, title, agent string
+	user                           string
+	call                           *model.ToolCall
+}
+
+// start is the start transition: it inserts the run running under this
+// process's lease (a store that holds an active run of the session refuses
+// it), creating the session first when nr names none, writes the session
+// event, the first message and its events (a call's tool_call trace and
+// event too), and sets the session running. It returns the run as
+// committed and the Seq of its session event. Errors:
+// *InteractionPendingError when the session waits on a question,
+// ErrRunInProgress when another run of it is active.
+func (r *Runner) start(ctx context.Context, nr newRun) (*store.Run, int64, error) {
+	now := r.now()
+	run := &store.Run{ID: NewID("run"), SessionID: nr.sessionID, Agent: nr.agent, Status: store.RunRunning,
+		LeaseOwner: r.opts.InstanceID, LeaseUntil: now.Add(r.opts.LeaseDuration), CreatedAt: now, UpdatedAt: now}
+	var callsJSON json.RawMessage
+	if nr.call != nil {
+		var err error
+		if callsJSON, err = json.Marshal([]model.ToolCall{*nr.call}); err != nil {
+			return nil, 0, err
+		}
+	}
+	var first int64
+	err := r.st.InTx(ctx, func(tx store.Tx) error {
+		if run.SessionID == "" {
+			run.SessionID = NewID("sess")
+			if _, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: run.SessionID, Owner: nr.owner, Title: nr.title, Agent: sessionAgent(nr.agent), Now: now}); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.RunInsert(ctx, &store.RunInsertParams{ID: run.ID, SessionID: run.SessionID, Agent: run.Agent,
+			LeaseOwner: run.LeaseOwner, LeaseUntil: run.LeaseUntil, Now: now}); err != nil {
+			return err
+		}
+		ev, err := r.emit(ctx, tx, run.SessionID, EventSession, SessionEvent{SessionID: run.SessionID, RunID: run.ID})
+		if err != nil {
+			return err
+		}
+		first = ev.Seq
+		msgID := NewID("msg")
+		role := "user"
+		if nr.call != nil {
+			role = "assistant"
+		}
+		if _, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: msgID, SessionID: run.SessionID, RunID: run.ID, Role: role,
+			Content: nr.user, ToolCalls: callsJSON, Now: now}); err != nil {
+			return err
+		}
+		if _, err := r.emit(ctx, tx, run.SessionID, EventMessage, MessageEvent{MessageID: msgID, Role: api.Role(role), Content: nr.user}); err != nil {
+			return err
+		}
+		if c := nr.call; c != nil {
+			r.trace(ctx, tx, run, "tool_call", toolCallTrace(*c))
+			if _, err := r.emit(ctx, tx, run.SessionID, EventToolCall, ToolCallEvent{ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments}); err != nil {
+				return err
+			}
+		}
+		return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunRunning), Now: now})
+	})
+	if errors.Is(err, store.ErrRunActive) {
+		if it, perr := r.st.InteractionGetPending(ctx, run.SessionID); perr == nil {
+			req, _ := r.inputRequest(ctx, it)
+			return nil, 0, &InteractionPendingError{Pending: req}
+		}
+		return nil, 0, ErrRunInProgress
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return run, first, nil
+}
+
+// sessionAgent is the agent a new session keeps: none for a session an
+// outside program's question created.
+func sessionAgent(agent string) string {
+	if agent == externalAgent {
+		return ""
+	}
+	return agent
+}
 
 // modelTurn is what a model call produced, as recordModelTurn stores it.
 type modelTurn struct {
