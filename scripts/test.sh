@@ -55,6 +55,7 @@ echo "== the official MCP TypeScript SDK client (internal/mcptest drives luban's
 
 echo "== the official Standard Webhooks verifier for people/webhook_test.go"
 (cd people/testdata/verify && npm ci --no-audit --no-fund)
+(cd examples/slack-relay && npm ci --no-audit --no-fund)   # the Slack recipe of docs/notifications.md, run by people/relay_test.go
 
 echo "== the official MCP reference server (server-everything) for mcpclient and cmd/luban tests"
 (cd mcpclient/testdata/everything && npm ci --no-audit --no-fund)
