@@ -502,3 +502,59 @@ func TestWebhooksTwoReplicasOnPostgres(t *testing.T) {
 	}
 	require.Equal(t, n, total)
 }
+
+// TestWebhooksSlowReceiverNeverSlowsARun: a receiver that holds every
+// request open does not hold up the run: the question is asked, answered
+// and the run ends while the first webhook request is still unanswered
+// (were the run waiting on it, this test would hang instead).
+func TestWebhooksSlowReceiverNeverSlowsARun(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	release := make(chan struct{})
+	arrived := make(chan string, 10)
+	answered := make(chan string, 10)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- r.Header.Get("webhook-id")
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+		answered <- r.Header.Get("webhook-id")
+	}))
+	defer slow.Close()
+	d, err := people.NewDispatcher(people.DispatcherOptions{Store: s.Store, ID: "inst_test", Backoff: fast, Timeout: time.Minute, Workers: 1,
+		Hooks: []people.Hook{{URL: slow.URL, Secret: newSecret(t)}}})
+	require.NoError(t, err)
+	stop := runDispatcher(t, d)
+
+	sess, req := chatAs(t, s, "test-token", "ship it")
+	select {
+	case <-arrived: // interaction.requested is being sent, and held
+	case <-time.After(waitFor):
+		t.Fatal("no webhook request")
+	}
+	resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": sess, "requestId": req.ID, "customInput": "main"}, "", "Accept", "application/json")
+	require.Equal(t, 202, resp.StatusCode)
+	resp.Body.Close()
+	evs := s.EventsUntil(sess, 0, api.EventDone, waitFor)
+	var done api.DoneEvent
+	require.NoError(t, evs[len(evs)-1].Decode(&done))
+	require.Equal(t, api.RunCompleted, done.Status)
+	select {
+	case id := <-answered:
+		t.Fatalf("the receiver answered %s before it was released", id)
+	default:
+	}
+
+	close(release)
+	for range 3 { // requested, resolved, finished: all delivered once released
+		select {
+		case <-answered:
+		case <-time.After(waitFor):
+			t.Fatal("the held deliveries did not complete after the release")
+		}
+	}
+	stop()
+}
