@@ -221,6 +221,10 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		status = askuser.StatusCancelled
 		ans = askuser.Answer{Selections: []string{}, Cancelled: true}
 	} else {
+		if err := approvalFieldsOnAsk(p.Approval); err != nil {
+			r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
+			return nil, err
+		}
 		if utf8.RuneCountInString(ans.CustomInput) > askuser.MaxCustomInput {
 			return nil, fmt.Errorf("%w: customInput is longer than %d characters", ErrPayloadTooLarge, askuser.MaxCustomInput)
 		}

@@ -46,6 +46,10 @@ func (r *Runner) approvalDecision(ctx context.Context, it *store.Interaction, re
 	if a.Cancelled || p.Answer.Cancelled {
 		return askuser.StatusCancelled, &approvalAnswer{answer: approval.Answer{Cancelled: true}, principal: p.Owner}, nil
 	}
+	if err := askFieldsOnApproval(p.Answer); err != nil {
+		r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
+		return "", nil, err
+	}
 	if n := utf8.RuneCountInString(a.Message); n > approval.MaxMessageLen {
 		return "", nil, fmt.Errorf("%w: message is longer than %d characters", ErrPayloadTooLarge, approval.MaxMessageLen)
 	}
@@ -77,6 +81,54 @@ func joinFieldErrors(ds []askuser.FieldError) string {
 		parts[i] = d.Field + ": " + d.Message
 	}
 	return strings.Join(parts, "; ")
+}
+
+// askFieldsOnApproval refuses a question's answer fields sent to an
+// approval (DESIGN §10: an approval is answered with decision): non-empty
+// selections, customInput or answers are a 422 invalid_answer naming them,
+// and nothing is consumed. Empty ones (selections: [], customInput: "") are
+// what generic clients send and are allowed.
+func askFieldsOnApproval(a askuser.Answer) error {
+	const msg = "an approval is answered with decision (approve, edit or reject), not with a question's fields"
+	var ds []askuser.FieldError
+	if len(a.Selections) > 0 {
+		ds = append(ds, askuser.FieldError{Field: "selections", Message: msg})
+	}
+	if a.CustomInput != "" {
+		ds = append(ds, askuser.FieldError{Field: "customInput", Message: msg})
+	}
+	if len(a.Answers) > 0 {
+		ds = append(ds, askuser.FieldError{Field: "answers", Message: msg})
+	}
+	if len(ds) > 0 {
+		return &askuser.AnswerError{Details: ds}
+	}
+	return nil
+}
+
+// approvalFieldsOnAsk refuses an approval's fields (decision, arguments,
+// message, remember) sent to a question: a 422 invalid_answer naming them,
+// so a client that mixed up two requests learns it instead of answering a
+// question with nothing.
+func approvalFieldsOnAsk(a approval.Answer) error {
+	const msg = "goes with an approval (tool: approval); this request is a question: answer it with selections, customInput or answers"
+	var ds []askuser.FieldError
+	if a.Decision != "" {
+		ds = append(ds, askuser.FieldError{Field: "decision", Message: msg})
+	}
+	if t := strings.TrimSpace(string(a.Arguments)); t != "" && t != "null" {
+		ds = append(ds, askuser.FieldError{Field: "arguments", Message: msg})
+	}
+	if a.Message != "" {
+		ds = append(ds, askuser.FieldError{Field: "message", Message: msg})
+	}
+	if a.Remember != "" {
+		ds = append(ds, askuser.FieldError{Field: "remember", Message: msg})
+	}
+	if len(ds) > 0 {
+		return &askuser.AnswerError{Details: ds}
+	}
+	return nil
 }
 
 // approvalOutcome is what resolving an approval writes: the answer as

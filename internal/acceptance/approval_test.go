@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -376,4 +377,41 @@ func TestApprovalOutsideWorkspaceNeverReachesAPerson(t *testing.T) {
 	require.Equal(t, "completed", doneStatus(t, evs))
 	reqs := e.waitRequests(2)
 	require.Equal(t, `invalid arguments for write_file: path: "../../etc/x" leads outside the workspace`, reqs[1].toolMessages()[0].content)
+}
+
+// The two kinds of answer do not mix: a question answered with an
+// approval's fields, or an approval with a question's, is 422
+// invalid_answer naming the field, and the request stays pending. Empty
+// question fields beside a decision (what a generic client sends) are fine.
+func TestApprovalAndQuestionFieldsDoNotMix(t *testing.T) {
+	t.Parallel()
+	e, ws, _ := approvalEnv(t)
+	e.model.push(turn{calls: []call{{id: "call_a", name: "ask_user", args: singleArgs}, {id: "call_w", name: "write_file", args: writeArgs}}}, turn{text: "好"})
+	p1 := e.ask("", "两件事")
+	require.Equal(t, "call_a", p1.req.ToolCallID)
+	ae := e.reject(decisionBody(p1.sessionID, p1.req.ID, api.DecisionApprove, map[string]any{"remember": "session"}), http.StatusUnprocessableEntity, "invalid_answer")
+	require.Equal(t, []string{"decision", "remember"}, fieldsOf(ae))
+	require.Equal(t, p1.req.ID, e.pending(p1.sessionID).Pending.ID)
+
+	evs := e.answer(body(p1.sessionID, p1.req.ID, []string{"safe"}, ""))
+	p2 := e.pausedAt(p1.sessionID, p1.runID, evs)
+	require.Equal(t, api.ModeApproval, p2.req.Mode)
+	ae = e.reject(decisionBody(p1.sessionID, p2.req.ID, api.DecisionApprove, map[string]any{"selections": []string{"safe"}, "customInput": "yes"}), http.StatusUnprocessableEntity, "invalid_answer")
+	require.Equal(t, []string{"customInput", "selections"}, fieldsOf(ae))
+	require.Equal(t, p2.req.ID, e.pending(p1.sessionID).Pending.ID)
+	_, written := fileContent(t, filepath.Join(ws, "notes", "plan.md"))
+	require.False(t, written)
+
+	evs = e.answer(decisionBody(p1.sessionID, p2.req.ID, api.DecisionApprove, map[string]any{"selections": []string{}, "customInput": "", "cancelled": false}))
+	require.Equal(t, "completed", doneStatus(t, evs))
+	require.Equal(t, []string{"requested", "rejected:invalid_answer", "answered"}, e.trace(p1.sessionID).actions(p2.req.ID))
+}
+
+func fieldsOf(ae apiError) []string {
+	out := make([]string, len(ae.Error.Details))
+	for i, d := range ae.Error.Details {
+		out[i] = d.Field
+	}
+	sort.Strings(out)
+	return out
 }
