@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/store"
@@ -245,8 +249,41 @@ func (r *Runner) Ready(ctx context.Context) error {
 	return nil
 }
 
-// ErrDeleteUnsupported: the store cannot delete sessions (it is not a
-// store.Maintainer).
+// MaxTitleRunes bounds a session title set by RenameSession, in runes after
+// whitespace is collapsed.
+const MaxTitleRunes = 200
+
+// RenameSession sets the title of owner's session id (PATCH
+// /api/sessions/{id}) and returns the session. The title's runs of
+// whitespace (line breaks included) become one space and its ends are
+// trimmed; it must then hold 1 to MaxTitleRunes runes and no control
+// character, else ErrInvalidRequest. Another principal's session is
+// ErrSessionNotFound; a store that is not a store.Maintainer is
+// ErrDeleteUnsupported. The session's updatedAt does not change.
+func (r *Runner) RenameSession(ctx context.Context, owner, id, title string) (*api.SessionView, error) {
+	title = strings.Join(strings.Fields(title), " ")
+	n := utf8.RuneCountInString(title)
+	if n == 0 || n > MaxTitleRunes || !utf8.ValidString(title) || strings.IndexFunc(title, unicode.IsControl) >= 0 {
+		return nil, fmt.Errorf("%w: title must be 1 to %d characters without control characters", ErrInvalidRequest, MaxTitleRunes)
+	}
+	if _, err := r.session(ctx, owner, id); err != nil {
+		return nil, err
+	}
+	m, ok := r.st.(store.Maintainer)
+	if !ok {
+		return nil, ErrDeleteUnsupported
+	}
+	if err := m.SessionSetTitle(ctx, id, title); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, ErrSessionNotFound
+		}
+		return nil, err
+	}
+	return r.Session(ctx, owner, id)
+}
+
+// ErrDeleteUnsupported: the store cannot delete or rename sessions (it is
+// not a store.Maintainer).
 var ErrDeleteUnsupported = errors.New("agent: the store cannot delete sessions")
 
 // DeleteSession deletes owner's session id and everything of it but its

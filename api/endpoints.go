@@ -133,6 +133,13 @@ var Endpoints = []Endpoint{
 		Errors:      []ErrorCode{CodeSessionNotFound, CodeForbiddenOrigin},
 	},
 	{
+		Method: "PATCH", Path: "/api/sessions/{id}", Summary: "Rename a session",
+		Description: "The owner sets the session's title; its updatedAt (the list's order) does not change.",
+		Request:     RenameRequest{},
+		Responses:   []Response{{Status: 200, Body: SessionView{}}},
+		Errors:      []ErrorCode{CodeInvalidRequest, CodeSessionNotFound, CodePayloadTooLarge, CodeRequestTimeout, CodeForbiddenOrigin},
+	},
+	{
 		Method: "DELETE", Path: "/api/sessions/{id}", Summary: "Delete a session",
 		Description: "The owner deletes the session with its runs, messages, interactions, events and trace; audit entries are kept. " +
 			"While a run is active the answer is 409 run_in_progress, unless ?force=true, which cancels the run first.",

@@ -77,6 +77,23 @@ func handleLivez(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
+// handleRenameSession is PATCH /api/sessions/{id} {title}: the owner renames
+// a session. 200 the api.SessionView; 400 invalid_request for a malformed
+// body or a title the Runner refuses; 404 session_not_found for a session
+// of another principal or none.
+func (s *Server) handleRenameSession(w http.ResponseWriter, r *http.Request) {
+	var req api.RenameRequest
+	if !s.decode(w, r, &req) {
+		return
+	}
+	v, err := s.opts.Runner.RenameSession(r.Context(), Principal(r.Context()), r.PathValue("id"), req.Title)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
 // handleDeleteSession is DELETE /api/sessions/{id} (DESIGN §14): the owner
 // deletes a session and everything of it but its audit entries. 200
 // api.DeleteResponse when deleted; 404 session_not_found for a session of another principal or none;

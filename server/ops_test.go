@@ -200,6 +200,58 @@ func TestDeleteSession(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 }
 
+func TestRenameSession(t *testing.T) {
+	t.Parallel()
+	s := lubantest.Start(t, lubantest.Options{Provider: asker()})
+	evs, err := s.Chat("", "ask me").Until("user_input_required", 10*time.Second)
+	require.NoError(t, err)
+	first, _ := lubantest.Find(evs, "session")
+	var sess agent.SessionEvent
+	require.NoError(t, first.Decode(&sess))
+	id := sess.SessionID
+	var before struct {
+		Sessions []api.SessionView `json:"sessions"`
+	}
+	require.Equal(t, http.StatusOK, s.JSON("GET", "/api/sessions", nil, &before))
+	require.Len(t, before.Sessions, 1)
+
+	// Whitespace collapses; the session keeps its place (updatedAt) and status.
+	var v api.SessionView
+	require.Equal(t, http.StatusOK, s.JSON("PATCH", "/api/sessions/"+id, map[string]any{"title": "  季度\n报告  <b>x</b> "}, &v))
+	require.Equal(t, "季度 报告 <b>x</b>", v.Title)
+	require.Equal(t, id, v.ID)
+	require.True(t, before.Sessions[0].UpdatedAt.Equal(v.UpdatedAt))
+	require.Equal(t, before.Sessions[0].Status, v.Status)
+	var after struct {
+		Sessions []api.SessionView `json:"sessions"`
+	}
+	require.Equal(t, http.StatusOK, s.JSON("GET", "/api/sessions", nil, &after))
+	require.Equal(t, "季度 报告 <b>x</b>", after.Sessions[0].Title)
+
+	// Refused titles change nothing.
+	var out map[string]map[string]any
+	for _, bad := range []any{
+		map[string]any{"title": " \t "},
+		map[string]any{"title": strings.Repeat("长", agent.MaxTitleRunes+1)},
+		map[string]any{"title": "a\u0000b"},
+		map[string]any{"title": 7},
+		"{not json",
+	} {
+		require.Equal(t, http.StatusBadRequest, s.JSON("PATCH", "/api/sessions/"+id, bad, &out), "%v", bad)
+		require.Equal(t, "invalid_request", out["error"]["code"])
+	}
+	require.Equal(t, http.StatusOK, s.JSON("PATCH", "/api/sessions/"+id, map[string]any{"title": strings.Repeat("长", agent.MaxTitleRunes)}, &v))
+
+	// Another principal's session does not exist for them.
+	resp := s.Request("PATCH", "/api/sessions/"+id, map[string]any{"title": "mine now"}, "other-token")
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	require.Equal(t, http.StatusNotFound, s.JSON("PATCH", "/api/sessions/sess_nope", map[string]any{"title": "x"}, &out))
+	require.Equal(t, "session_not_found", out["error"]["code"])
+	require.Equal(t, http.StatusOK, s.JSON("GET", "/api/sessions", nil, &after))
+	require.Equal(t, strings.Repeat("长", agent.MaxTitleRunes), after.Sessions[0].Title)
+}
+
 func TestDeleteEndedSessionWithoutForce(t *testing.T) {
 	t.Parallel()
 	s := lubantest.Start(t, lubantest.Options{Provider: asker()})

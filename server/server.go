@@ -96,6 +96,7 @@ func New(opts Options) (*Server, error) {
 	api.HandleFunc("GET /api/agents", s.handleAgents)
 	api.HandleFunc("GET /api/openapi.json", handleOpenAPI)
 	api.HandleFunc("DELETE /api/sessions/{id}", s.handleDeleteSession)
+	api.HandleFunc("PATCH /api/sessions/{id}", s.handleRenameSession)
 	api.HandleFunc("/api/", handleNoEndpoint)
 	s.routes = api.patterns
 	s.mux.Handle("/api/", s.requireAuth(api))

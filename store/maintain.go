@@ -6,7 +6,8 @@ import (
 )
 
 // Maintainer is what operating a database needs beyond Executor (DESIGN
-// §14): deleting a session, pruning old rows and counting for /metrics.
+// §14): deleting or renaming a session, pruning old rows and counting for
+// /metrics.
 // Both drivers implement it; callers find it with a type assertion on a
 // Store.
 type Maintainer interface {
@@ -16,6 +17,10 @@ type Maintainer interface {
 	// AuditBefore). Errors: ErrNotFound when the session does not exist,
 	// ErrRunActive while it has a run in running or waiting_input.
 	SessionDelete(ctx context.Context, id string) error
+	// SessionSetTitle replaces session id's title (the caller validated it);
+	// updated_at is left alone, so a rename does not reorder the session
+	// list. Errors: ErrNotFound when the session does not exist.
+	SessionSetTitle(ctx context.Context, id, title string) error
 	// Prune deletes, in one call, at most Limit sessions' worth of old rows
 	// (call it again while the result is not zero): the events and trace
 	// entries of sessions without an active run whose last activity

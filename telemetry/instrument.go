@@ -318,6 +318,14 @@ func (s *instrumentedStore) SessionDelete(ctx context.Context, id string) error 
 	return errNoMaintainer
 }
 
+// SessionSetTitle passes through to the wrapped store.Maintainer.
+func (s *instrumentedStore) SessionSetTitle(ctx context.Context, id, title string) error {
+	if m, ok := s.Store.(store.Maintainer); ok {
+		return m.SessionSetTitle(ctx, id, title)
+	}
+	return errNoMaintainer
+}
+
 // Prune passes through to the wrapped store.Maintainer.
 func (s *instrumentedStore) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneResult, error) {
 	if m, ok := s.Store.(store.Maintainer); ok {

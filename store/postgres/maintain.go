@@ -60,6 +60,18 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 	return nil
 }
 
+// SessionSetTitle implements store.Maintainer in one statement.
+func (s *Store) SessionSetTitle(ctx context.Context, id, title string) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE sessions SET title = $1 WHERE id = $2`, title, id)
+	if err != nil {
+		return fmt.Errorf("postgres: session set title: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("postgres: session %s: %w", id, store.ErrNotFound)
+	}
+	return nil
+}
+
 // Prune implements store.Maintainer in one transaction.
 func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneResult, error) {
 	limit := p.Limit

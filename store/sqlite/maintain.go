@@ -57,6 +57,20 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 	return nil
 }
 
+// SessionSetTitle implements store.Maintainer in one statement.
+func (s *Store) SessionSetTitle(ctx context.Context, id, title string) error {
+	res, err := s.wdb.ExecContext(ctx, `UPDATE sessions SET title = ? WHERE id = ?`, title, id)
+	if err != nil {
+		return fmt.Errorf("sqlite: session set title: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("sqlite: session set title: %w", err)
+	} else if n == 0 {
+		return fmt.Errorf("sqlite: session %s: %w", id, store.ErrNotFound)
+	}
+	return nil
+}
+
 // Prune implements store.Maintainer in one write transaction.
 func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneResult, error) {
 	limit := p.Limit

@@ -16,6 +16,7 @@ import (
 // newStore returns a fresh, empty store that implements store.Maintainer.
 func ExerciseMaintainer(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("SessionDelete", func(t *testing.T) { t.Parallel(); exerciseSessionDelete(t, newStore) })
+	t.Run("SessionSetTitle", func(t *testing.T) { t.Parallel(); exerciseSessionSetTitle(t, newStore) })
 	t.Run("Prune", func(t *testing.T) { t.Parallel(); exercisePrune(t, newStore) })
 	t.Run("PruneFeed", func(t *testing.T) { t.Parallel(); exercisePruneFeed(t, newStore) })
 	t.Run("Stats", func(t *testing.T) { t.Parallel(); exerciseStats(t, newStore) })
@@ -58,6 +59,25 @@ func maintainer(t *testing.T, st store.Store) store.Maintainer {
 	m, ok := st.(store.Maintainer)
 	require.True(t, ok, "%T does not implement store.Maintainer", st)
 	return m
+}
+
+func exerciseSessionSetTitle(t *testing.T, newStore func(t *testing.T) store.Store) {
+	b := setup(t, newStore)
+	m := maintainer(t, b.st)
+	require.ErrorIs(t, m.SessionSetTitle(b.ctx, "sess_none", "x"), store.ErrNotFound)
+
+	renamed, _ := b.filled(t, store.RunCompleted, T0)
+	kept, _ := b.filled(t, store.RunCompleted, T0)
+	before, err := b.st.SessionGet(b.ctx, renamed)
+	require.NoError(t, err)
+	require.NoError(t, m.SessionSetTitle(b.ctx, renamed, "新的标题 ✓"))
+	after, err := b.st.SessionGet(b.ctx, renamed)
+	require.NoError(t, err)
+	require.Equal(t, "新的标题 ✓", after.Title)
+	require.True(t, before.UpdatedAt.Equal(after.UpdatedAt), "a rename does not reorder the list")
+	other, err := b.st.SessionGet(b.ctx, kept)
+	require.NoError(t, err)
+	require.Equal(t, "t", other.Title)
 }
 
 func exerciseSessionDelete(t *testing.T, newStore func(t *testing.T) store.Store) {
