@@ -116,7 +116,8 @@ describe('App', () => {
     await waitFor(() => expect(screen.getByTestId('run-status')).toHaveTextContent('任务已完成'))
     const assistant = screen.getAllByTestId('message-assistant')
     expect(assistant).toHaveLength(2)
-    expect(assistant[1].querySelector('strong')).toHaveTextContent('完成')
+    // The Markdown renderer is a lazy chunk: plain text first, then the markup.
+    await waitFor(() => expect(assistant[1].querySelector('strong')).toHaveTextContent('完成'))
     expect(assistant[1].querySelector('img')).toBeNull()
     expect(assistant[1]).toHaveTextContent('完成 <img src=x onerror=alert(1)>')
     const tool = screen.getByTestId('tool-call')

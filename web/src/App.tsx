@@ -3,11 +3,13 @@ import { Api, ApiError, Deduper, runText, StreamLostError, UserInputCard, type A
 import { initialState, reduce, type CardItem, type Item } from './chatState'
 import { AgentName, AgentPicker, SessionHeader, showAgents } from './components/Agents'
 import { Inbox } from './components/Inbox'
-import { Markdown } from './components/Markdown'
+import { Markdown } from './components/LazyMarkdown'
 import { QuestionPage, questionFromPath } from './components/QuestionPage'
 import { Reasoning } from './components/Reasoning'
+import { SessionList } from './components/SessionList'
+import { ThemeToggle } from './components/ThemeToggle'
 import { ToolCallView } from './components/ToolCallView'
-import { dicts, formatTime, LangContext, statusText, type Dict, type Lang } from './i18n'
+import { dicts, LangContext, type Dict, type Lang } from './i18n'
 
 const ASK_TOOLS = new Set(['ask_user', 'AskUser'])
 
@@ -259,7 +261,8 @@ export function App({ api: given, initialLang }: AppProps) {
           <button type="button" onClick={() => open(undefined)} data-testid="new-session">
             {t.newSession}
           </button>
-          <button type="button" onClick={switchLang} aria-label={t.languageLabel} data-testid="lang-switch">
+          <ThemeToggle />
+          <button type="button" onClick={switchLang} title={t.languageLabel} lang={lang === 'zh' ? 'en' : 'zh-CN'} data-testid="lang-switch">
             {t.language}
           </button>
         </header>
@@ -271,27 +274,18 @@ export function App({ api: given, initialLang }: AppProps) {
         <div className="main">
           <nav className="sessions" aria-label={t.sessions} data-testid="session-list">
             <h2>{t.sessions}</h2>
-            {sessions.length === 0 && <p className="muted">{t.noSessions}</p>}
-            <ul>
-              {sessions.map((s) => (
-                <li key={s.id}>
-                  <button
-                    type="button"
-                    className="session"
-                    aria-current={s.id === state.sessionId ? 'page' : undefined}
-                    data-testid={`session-${s.id}`}
-                    onClick={() => open(s.id)}
-                  >
-                    <span className="session-title">{s.title || s.id}</span>
-                    <span className="session-meta">
-                      <StatusBadge t={t} status={s.status} testId={`session-status-${s.id}`} />
-                      {showAgents(agents, s.agent) && <AgentName t={t} name={s.agent} testId={`session-agent-${s.id}`} />}
-                      <span>{formatTime(s.updatedAt, lang)}</span>
-                    </span>
-                  </button>
-                </li>
-              ))}
-            </ul>
+            <SessionList
+              api={api}
+              sessions={sessions}
+              currentId={state.sessionId}
+              onOpen={open}
+              onError={fail}
+              meta={(s) => showAgents(agents, s.agent) && <AgentName t={t} name={s.agent} testId={`session-agent-${s.id}`} />}
+              onChanged={(id, deleted) => {
+                if (deleted && id === state.sessionId) open(undefined)
+                refreshSessions()
+              }}
+            />
           </nav>
           <main className="chat" data-testid="chat" data-session-id={state.sessionId ?? ''}>
             {state.sessionId && (() => {
@@ -322,19 +316,6 @@ export function App({ api: given, initialLang }: AppProps) {
         </div>
       </div>
     </LangContext.Provider>
-  )
-}
-
-/**
- * StatusBadge is a session status as a localized label with a coloured dot
- * (`data-status` keeps the wire value, e.g. waiting_input).
- */
-function StatusBadge({ t, status, testId }: { t: Dict; status: string; testId: string }) {
-  return (
-    <span className={`status status-${status}`} data-testid={testId} data-status={status}>
-      <span className="status-dot" aria-hidden="true" />
-      {statusText(t, status)}
-    </span>
   )
 }
 

@@ -1,6 +1,7 @@
-import { render } from '@testing-library/react'
+import { render, screen, waitFor } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
 import { describe, expect, it } from 'vitest'
-import { Markdown } from './Markdown'
+import { Markdown, safeHref } from './Markdown'
 
 function setup(text: string) {
   const { container } = render(<Markdown text={text} />)
@@ -33,8 +34,13 @@ describe('Markdown', () => {
   it('keeps ordinary Markdown: headings, links, autolinks, code blocks; unsafe links lose their URL', () => {
     const { root } = setup('# T\n\n[a](https://example.com) <https://x.test/p> [j](javascript:alert(1))\n\n```\n<b>raw</b>\n```')
     expect(root.querySelector('h1')).toHaveTextContent('T')
-    const links = [...root.querySelectorAll('a')].map((a) => a.getAttribute('href'))
-    expect(links).toEqual(['https://example.com', 'https://x.test/p', ''])
+    const links = [...root.querySelectorAll('a')].map((a) => [a.getAttribute('href'), a.getAttribute('target'), a.getAttribute('rel')])
+    expect(links).toEqual([
+      ['https://example.com', '_blank', 'noopener noreferrer'],
+      ['https://x.test/p', '_blank', 'noopener noreferrer'],
+    ])
+    // The unsafe link keeps its text, as text.
+    expect(root.querySelector('.md-link-text')).toHaveTextContent('j')
     expect(root.querySelector('pre code')).toHaveTextContent('<b>raw</b>')
   })
 
@@ -56,5 +62,51 @@ describe('Markdown', () => {
     // An unsafe URL loses it: the label stays, as text.
     expect(root).toHaveTextContent('🖼 j')
     expect(root.querySelectorAll('img, picture, source, video, audio, iframe, object, embed')).toHaveLength(0)
+  })
+
+  it('renders GFM: tables, task lists, strikethrough, autolink literals', () => {
+    const { root } = setup('| 名称 | 数量 |\n|:--|--:|\n| 苹果 | 3 |\n| <b>梨</b> | 5 |\n\n- [x] 完成\n- [ ] 待办\n\n~~旧的~~ 见 www.example.com')
+    const table = root.querySelector('.table-wrap table')!
+    expect([...table.querySelectorAll('th')].map((c) => c.textContent)).toEqual(['名称', '数量'])
+    expect([...table.querySelectorAll('tbody tr')].map((r) => [...r.querySelectorAll('td')].map((c) => c.textContent))).toEqual([
+      ['苹果', '3'],
+      ['<b>梨</b>', '5'],
+    ])
+    expect(table.querySelector('b')).toBeNull()
+    expect(root).not.toHaveTextContent('|')
+    const boxes = [...root.querySelectorAll<HTMLInputElement>('li input[type="checkbox"]')]
+    expect(boxes.map((b) => [b.checked, b.disabled, b.getAttribute('aria-label')])).toEqual([
+      [true, true, '已完成'],
+      [false, true, '未完成'],
+    ])
+    expect(root.querySelector('del')).toHaveTextContent('旧的')
+    expect(root.querySelector('a')).toHaveAttribute('href', 'http://www.example.com')
+  })
+
+  it('allows only absolute http, https and mailto link targets', () => {
+    expect(safeHref('https://a.test/x')).toBe('https://a.test/x')
+    expect(safeHref('mailto:a@b.test')).toBe('mailto:a@b.test')
+    for (const bad of ['javascript:alert(1)', 'data:text/html,x', '/api/sessions', '#x', 'vbscript:x', 'file:///etc/passwd', '', undefined]) {
+      expect(safeHref(bad)).toBeNull()
+    }
+  })
+
+  it('highlights a fenced block lazily and copies the code as written', async () => {
+    const code = 'func main() {\n\tfmt.Println("<b>hi</b>")\n}'
+    const { root } = setup('```go\n' + code + '\n```\n\n```\nplain text\n```')
+    const [goBlock, plain] = screen.getAllByTestId('code-block')
+    expect(goBlock).toHaveAttribute('data-lang', 'go')
+    // The text is there at once; the highlighted spans follow the lazy import.
+    expect(goBlock.querySelector('code')!.textContent).toBe(code)
+    await waitFor(() => expect(goBlock.querySelector('code')).toHaveAttribute('data-highlighted', 'true'))
+    expect(goBlock.querySelector('.hljs-keyword')).toHaveTextContent('func')
+    expect(goBlock.querySelector('code')!.textContent).toBe(code)
+    expect(root.querySelector('b')).toBeNull()
+    expect(plain.querySelector('code')).not.toHaveAttribute('data-highlighted')
+
+    const user = userEvent.setup()
+    await user.click(goBlock.querySelector('button')!)
+    expect(await navigator.clipboard.readText()).toBe(code)
+    expect(goBlock.querySelector('button')).toHaveTextContent('已复制')
   })
 })

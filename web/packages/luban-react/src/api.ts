@@ -3,7 +3,7 @@
 // token. Streams reconnect through GET /api/sessions/{id}/events with
 // Last-Event-ID after a drop, and a Deduper keeps every event shown once.
 import { Deduper, isTerminal, readSSE, type SSEEvent } from './sse'
-import type { AgentList, AgentView, Answer, ContinueAccepted, FieldError, InboxStatus, Info, InputRequest, InteractionList, InteractionView, Pending, Receipt, SessionSummary, Transcript } from './types'
+import type { AgentList, AgentView, Answer, ContinueAccepted, DeleteResponse, FieldError, InboxStatus, Info, InputRequest, InteractionList, InteractionView, Pending, Receipt, SessionSummary, Transcript } from './types'
 
 /**
  * ApiError is a JSON error answered before any stream started:
@@ -110,6 +110,29 @@ export class Api {
   /** session is GET /api/sessions/{id}: the transcript. */
   session(id: string): Promise<Transcript> {
     return this.json(`/api/sessions/${encodeURIComponent(id)}`)
+  }
+
+  /**
+   * renameSession is PATCH /api/sessions/{id} {title}: the session with its
+   * new title (whitespace collapsed by the server). 400 invalid_request for
+   * an empty or over-long title, 404 session_not_found.
+   */
+  renameSession(id: string, title: string): Promise<SessionSummary> {
+    return this.json(`/api/sessions/${encodeURIComponent(id)}`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ title }),
+    })
+  }
+
+  /**
+   * deleteSession is DELETE /api/sessions/{id}: the session and everything of
+   * it but its audit entries. While a run is active it rejects with 409
+   * run_in_progress unless force, which cancels the run first (a waiting
+   * question is cancelled as by the user).
+   */
+  deleteSession(id: string, force = false): Promise<DeleteResponse> {
+    return this.json(`/api/sessions/${encodeURIComponent(id)}${force ? '?force=true' : ''}`, { method: 'DELETE' })
   }
 
   /** pending is GET /api/interactions/pending?sessionId= (seed 000 §2 refresh). */

@@ -1,0 +1,39 @@
+// The colour theme: the system's (prefers-color-scheme) until the user picks
+// one with the header toggle; the pick is kept in localStorage["luban.theme"]
+// and set as data-theme on <html>, which styles.css maps to color-scheme.
+
+/** Theme is a colour theme the page can show. */
+export type Theme = 'light' | 'dark'
+
+const KEY = 'luban.theme'
+
+/** storedTheme is the user's remembered pick, or null to follow the system. */
+export function storedTheme(): Theme | null {
+  try {
+    const v = localStorage.getItem(KEY)
+    return v === 'light' || v === 'dark' ? v : null
+  } catch {
+    return null // storage blocked: follow the system
+  }
+}
+
+/** systemTheme is what prefers-color-scheme asks for now. */
+export function systemTheme(): Theme {
+  return typeof matchMedia === 'function' && matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'
+}
+
+/** applyTheme sets data-theme on <html> (null removes it: the system decides). */
+export function applyTheme(theme: Theme | null): void {
+  if (theme) document.documentElement.dataset.theme = theme
+  else delete document.documentElement.dataset.theme
+}
+
+/** rememberTheme stores the pick and applies it. */
+export function rememberTheme(theme: Theme): void {
+  try {
+    localStorage.setItem(KEY, theme)
+  } catch {
+    // Storage blocked: the pick lasts for this page only.
+  }
+  applyTheme(theme)
+}
