@@ -8,7 +8,7 @@ export { formatTime, LangContext, useLang, type Lang } from 'luban-react'
 
 const zh = {
   ...cardDicts.zh,
-  darkMode: '深色模式',
+  darkMode: '深色',
   searchSessions: '搜索会话标题',
   noMatch: '没有匹配的会话',
   rename: '重命名',
@@ -79,7 +79,7 @@ export type Dict = typeof zh
 
 const en: Dict = {
   ...cardDicts.en,
-  darkMode: 'Dark mode',
+  darkMode: 'Dark',
   searchSessions: 'Search session titles',
   noMatch: 'No session matches',
   rename: 'Rename',
