@@ -1,0 +1,110 @@
+package elicit_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/elicit"
+	"github.com/lubanhq/luban/tool"
+)
+
+const schema = `{"type":"object","properties":{
+ "note":{"type":"string","maxLength":5},
+ "email":{"type":"string","format":"email","title":"E-mail"},
+ "day":{"type":"string","format":"date"},
+ "n":{"type":"integer","minimum":1,"maximum":3},
+ "ok":{"type":"boolean","default":true},
+ "pick":{"type":"string","enum":["a","b"],"enumNames":["Apple","Banana"]},
+ "many":{"type":"array","items":{"type":"string","enum":["x","y"]},"maxItems":1}
+},"required":["n"]}`
+
+func form(t *testing.T) *api.Prompt {
+	t.Helper()
+	p, err := elicit.Prompt(tool.Elicitation{Server: "s", Mode: "form", Message: "Tell me", RequestedSchema: json.RawMessage(schema)})
+	require.NoError(t, err)
+	return p
+}
+
+func TestPromptForm(t *testing.T) {
+	p := form(t)
+	assert.Equal(t, api.ToolElicitation, p.Tool)
+	assert.Equal(t, api.ModeForm, p.Mode)
+	assert.Equal(t, "Tell me", p.Title)
+	names := []string{}
+	for _, f := range p.Fields {
+		names = append(names, f.Name)
+	}
+	assert.Equal(t, []string{"n", "note", "email", "day", "ok", "pick", "many"}, names, "required first, then as written")
+	assert.Equal(t, api.FieldDate, p.Fields[3].Type)
+	assert.Equal(t, "E-mail", p.Fields[2].Title)
+	assert.Equal(t, "note", p.Fields[1].Title, "the name when there is no title")
+	assert.Equal(t, 5, *p.Fields[1].MaxLength)
+	assert.Equal(t, []api.FieldOption{{Value: "a", Label: "Apple"}, {Value: "b", Label: "Banana"}}, p.Fields[5].Options)
+	assert.Equal(t, api.FieldMulti, p.Fields[6].Type)
+	assert.JSONEq(t, `true`, string(p.Fields[4].Default))
+}
+
+func TestPromptRefusesWhatMCPDoesNotAllow(t *testing.T) {
+	for _, s := range []string{
+		`{"type":"array"}`,
+		`{"type":"object","properties":{"o":{"type":"object"}}}`,
+		`{"type":"object","properties":{"a":{"type":"array","items":{"type":"string"}}}}`,
+		`not json`,
+	} {
+		_, err := elicit.Prompt(tool.Elicitation{Mode: "form", RequestedSchema: json.RawMessage(s)})
+		assert.Error(t, err, s)
+	}
+	_, err := elicit.Prompt(tool.Elicitation{Mode: "url", URL: "javascript:alert(1)"})
+	assert.Error(t, err, "only http and https URLs are shown")
+	_, err = elicit.Prompt(tool.Elicitation{Mode: "sampling"})
+	assert.Error(t, err)
+	p, err := elicit.Prompt(tool.Elicitation{Server: "s", Mode: "url", URL: "https://example.com/x"})
+	require.NoError(t, err)
+	assert.Equal(t, api.ModeURL, p.Mode)
+	assert.Equal(t, "The MCP server s asks for input", p.Title)
+}
+
+func fieldsOf(t *testing.T, err error) []string {
+	t.Helper()
+	var ae *askuser.AnswerError
+	require.True(t, errors.As(err, &ae), "%v", err)
+	var out []string
+	for _, d := range ae.Details {
+		out = append(out, d.Field)
+	}
+	return out
+}
+
+func TestValidateAnswer(t *testing.T) {
+	p := form(t)
+	_, err := elicit.ValidateAnswer(p, elicit.Answer{Decision: api.DecisionAccept, Content: json.RawMessage(`{"note":"toolong","email":"nope","n":9,"pick":"c","many":["x","y"],"extra":1}`)})
+	assert.Equal(t, []string{"content.email", "content.many", "content.n", "content.note", "content.pick"}, fieldsOf(t, err))
+	_, err = elicit.ValidateAnswer(p, elicit.Answer{Decision: api.DecisionAccept, Content: json.RawMessage(`{}`)})
+	assert.Equal(t, []string{"content.n"}, fieldsOf(t, err))
+	_, err = elicit.ValidateAnswer(p, elicit.Answer{Decision: api.DecisionAccept, Content: json.RawMessage(`[1]`)})
+	assert.Equal(t, []string{"content"}, fieldsOf(t, err))
+	_, err = elicit.ValidateAnswer(p, elicit.Answer{Decision: "approve"})
+	assert.Equal(t, []string{"decision"}, fieldsOf(t, err))
+	_, err = elicit.ValidateAnswer(p, elicit.Answer{})
+	assert.Equal(t, []string{"decision"}, fieldsOf(t, err))
+	_, err = elicit.ValidateAnswer(p, elicit.Answer{Decision: api.DecisionDecline, Content: json.RawMessage(`{"n":1}`)})
+	assert.Equal(t, []string{"content"}, fieldsOf(t, err))
+
+	a, err := elicit.ValidateAnswer(p, elicit.Answer{Decision: api.DecisionAccept, Content: json.RawMessage(`{ "n": 2, "day": "2026-12-01" }`)})
+	require.NoError(t, err)
+	assert.Equal(t, `{"n":2,"day":"2026-12-01"}`, string(a.Content))
+	assert.Equal(t, tool.ElicitAnswer{Action: "accept", Content: map[string]any{"n": 2.0, "day": "2026-12-01"}}, elicit.Result(a))
+
+	a, err = elicit.ValidateAnswer(p, elicit.Answer{Cancelled: true, Decision: "whatever"})
+	require.NoError(t, err, "a cancel is never validated")
+	assert.Equal(t, "cancel", elicit.Result(a).Action)
+	a, err = elicit.ValidateAnswer(p, elicit.Answer{Decision: api.DecisionDecline})
+	require.NoError(t, err)
+	assert.Equal(t, tool.ElicitAnswer{Action: "decline"}, elicit.Result(a))
+}
