@@ -24,6 +24,8 @@ type querier interface {
 type executor struct {
 	r, w    querier
 	onEvent func(sessionID string)
+	// group is Store.InTx, for a multi-statement write made outside one.
+	group func(ctx context.Context, fn func(tx store.Tx) error) error
 }
 
 func ts(t time.Time) int64 {
@@ -108,31 +110,19 @@ func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (
 		ev, _, err := e.eventAppend(ctx, e.w, p)
 		return ev, err
 	}
-	// Outside InTx (message_delta events): the sequence bump and the insert
-	// are one transaction, so they commit together and cost one commit
-	// instead of two.
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: event append: begin: %w", err)
+	// Outside InTx (message_delta events): the event and its feed entry
+	// are one transaction, committed with whatever else is waiting for the
+	// writer (group commit).
+	if e.group == nil || db.c == nil {
+		return nil, fmt.Errorf("sqlite: event append: no writer")
 	}
-	var misses []string
-	defer func() { db.c.warm(context.WithoutCancel(ctx), misses) }()
-	ev, feedKeys, err := e.eventAppend(ctx, cachedTx{tx, db.c, &misses}, p)
-	if err != nil {
-		_ = tx.Rollback()
-		return nil, err
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("sqlite: event append: commit: %w", err)
-	}
-	db.c.commits.Add(1)
-	if e.onEvent != nil {
-		e.onEvent(p.SessionID)
-		for _, k := range feedKeys {
-			e.onEvent(k)
-		}
-	}
-	return ev, nil
+	var ev *store.Event
+	err := e.group(ctx, func(tx store.Tx) error {
+		var err error
+		ev, err = tx.EventAppend(ctx, p)
+		return err
+	})
+	return ev, err
 }
 
 // eventAppend runs EventAppend's statements on w (the feed entry of a

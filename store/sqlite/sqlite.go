@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -42,6 +43,13 @@ type Store struct {
 	closeMu  sync.Mutex
 	closed   bool
 	rc, wc   *stmtCache
+	// The group commit's writer goroutine (groupcommit.go): InTx hands it
+	// jobs; stopW stops it, writerDone says it stopped.
+	jobs             chan *txJob
+	stopW            chan struct{}
+	writerDone       chan struct{}
+	batches, members atomic.Int64
+	queued           atomic.Int64 // InTx calls waiting to be handed over
 	hub      store.Hub
 	path     string
 	temp     bool
@@ -156,10 +164,12 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	cdb.SetMaxOpenConns(1)
 	s := &Store{rdb: rdb, wdb: wdb, cdb: cdb, path: path, temp: temp, stopCk: make(chan struct{}), ckDone: make(chan struct{}),
 		walLimit: walLimit, busy: time.Duration(busy) * time.Millisecond, readers: n}
+	s.jobs, s.stopW, s.writerDone = make(chan *txJob), make(chan struct{}), make(chan struct{})
+	go s.writer()
 	go s.checkpointLoop(checkpointInterval)
 	s.rc, s.wc = newStmtCache(rdb), newStmtCache(wdb)
 	s.wc.writer = true
-	s.executor = executor{r: cachedDB{rdb, s.rc}, w: cachedDB{wdb, s.wc}, onEvent: s.hub.Notify}
+	s.executor = executor{r: cachedDB{rdb, s.rc}, w: cachedDB{wdb, s.wc}, onEvent: s.hub.Notify, group: s.InTx}
 	return s, nil
 }
 
@@ -189,40 +199,6 @@ func (s *Store) Subscribe(sessionID string) (<-chan struct{}, func()) {
 	return s.hub.Subscribe(sessionID)
 }
 
-// InTx implements store.Store. Transactions start with BEGIN IMMEDIATE.
-func (s *Store) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
-	sqlTx, err := s.wdb.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite: begin: %w", err)
-	}
-	sessions := map[string]struct{}{}
-	var misses []string
-	defer func() { s.wc.warm(context.WithoutCancel(ctx), misses) }()
-	ctx2 := cachedTx{sqlTx, s.wc, &misses}
-	tx := &txExecutor{executor{r: ctx2, w: ctx2, onEvent: func(id string) { sessions[id] = struct{}{} }}}
-	if err := fn(tx); err != nil {
-		if rbErr := sqlTx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
-			return errors.Join(err, rbErr)
-		}
-		return err
-	}
-	if err := sqlTx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: commit: %w", err)
-	}
-	s.wc.commits.Add(1)
-	for id := range sessions {
-		s.hub.Notify(id)
-	}
-	if s.walSize() > s.walLimit {
-		s.ckMu.Lock()
-		if s.walSize() > s.walLimit {
-			s.truncateWAL()
-		}
-		s.ckMu.Unlock()
-	}
-	return nil
-}
-
 // Close closes both pools; a "memory" database's file is removed.
 func (s *Store) Close() error {
 	s.closeMu.Lock()
@@ -232,6 +208,8 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.closeMu.Unlock()
+	close(s.stopW)
+	<-s.writerDone
 	close(s.stopCk)
 	<-s.ckDone
 	s.rc.close()

@@ -125,6 +125,18 @@ type cachedTx struct {
 	*sql.Tx
 	c    *stmtCache
 	miss *[]string
+	// detach runs statements without their context's cancellation: in a
+	// shared transaction (group commit) a cancelled statement would
+	// interrupt SQLite, which rolls back the whole transaction, every
+	// member's writes with it.
+	detach bool
+}
+
+func (t cachedTx) ctx(ctx context.Context) context.Context {
+	if t.detach {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
 
 func (t cachedTx) stmt(ctx context.Context, q string) *sql.Stmt {
@@ -140,6 +152,7 @@ func (t cachedTx) stmt(ctx context.Context, q string) *sql.Stmt {
 }
 
 func (t cachedTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	ctx = t.ctx(ctx)
 	if st := t.stmt(ctx, q); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -147,6 +160,7 @@ func (t cachedTx) ExecContext(ctx context.Context, q string, args ...any) (sql.R
 }
 
 func (t cachedTx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	ctx = t.ctx(ctx)
 	if st := t.stmt(ctx, q); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
@@ -154,6 +168,7 @@ func (t cachedTx) QueryContext(ctx context.Context, q string, args ...any) (*sql
 }
 
 func (t cachedTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	ctx = t.ctx(ctx)
 	if st := t.stmt(ctx, q); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
