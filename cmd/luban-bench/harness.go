@@ -26,6 +26,8 @@ import (
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/model/openai"
 	"github.com/lubanhq/luban/server"
+	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/store/postgres"
 	"github.com/lubanhq/luban/store/sqlite"
 	"github.com/lubanhq/luban/tool"
 )
@@ -35,7 +37,9 @@ const benchToken = "bench-token"
 // harness is a luban server and a fake model, both on loopback.
 type harness struct {
 	st      *countingStore
-	raw     *sqlite.Store
+	raw     store.Store
+	path    string // the SQLite file; "" on PostgreSQL
+	dropDB  func()
 	runner  *agent.Runner
 	srv     *server.Server
 	hs      *http.Server
@@ -58,7 +62,7 @@ func listen() (net.Listener, string, error) {
 // startHarness builds the server the way `luban serve` does (cmd/luban
 // serve.go): SQLite store, the ask tools plus current_time and list_files,
 // the openai provider pointed at the fake model.
-func startHarness(ctx context.Context, dbPath string, sessions int) (*harness, error) {
+func startHarness(ctx context.Context, dbPath, pgURL string, sessions int) (*harness, error) {
 	h := &harness{fake: newFakeModel()}
 	mln, murl, err := listen()
 	if err != nil {
@@ -67,8 +71,21 @@ func startHarness(ctx context.Context, dbPath string, sessions int) (*harness, e
 	h.model = &http.Server{Handler: h.fake}
 	go func() { _ = h.model.Serve(mln) }()
 
-	if h.raw, err = sqlite.Open(ctx, dbPath, nil); err != nil {
-		return nil, err
+	if pgURL != "" {
+		u, drop, err := pgSchema(ctx, pgURL)
+		if err != nil {
+			return nil, err
+		}
+		h.dropDB = drop
+		if h.raw, err = postgres.Open(ctx, u, &postgres.Options{MaxConns: int32(max(4, 2*sessions))}); err != nil {
+			drop()
+			return nil, err
+		}
+	} else {
+		if h.raw, err = sqlite.Open(ctx, dbPath, nil); err != nil {
+			return nil, err
+		}
+		h.path = dbPath
 	}
 	h.st = &countingStore{Store: h.raw}
 	provider, err := openai.New(openai.Options{BaseURL: murl + "/v1", Model: "bench", MaxRetries: -1})
@@ -116,6 +133,9 @@ func (h *harness) close() {
 	<-h.runDone
 	_ = h.model.Shutdown(ctx)
 	_ = h.raw.Close()
+	if h.dropDB != nil {
+		h.dropDB()
+	}
 }
 
 // post sends an authenticated JSON POST and checks the status.
@@ -418,11 +438,14 @@ func (h *harness) pausedRSS(ctx context.Context, cfg *config, out io.Writer) err
 		fmt.Fprintf(out, "per paused run (%d → %d): RSS %+.0f B · Go heap %+.0f B · goroutines %+d\n",
 			a.n, b.n, float64(b.rss-a.rss)/n, (float64(b.heap)-float64(a.heap))/n, b.goroutine-a.goroutine)
 	}
+	if h.path == "" {
+		return nil
+	}
 	var db, wal int64
-	if st, err := os.Stat(h.raw.Path()); err == nil {
+	if st, err := os.Stat(h.path); err == nil {
 		db = st.Size()
 	}
-	if st, err := os.Stat(h.raw.Path() + "-wal"); err == nil {
+	if st, err := os.Stat(h.path + "-wal"); err == nil {
 		wal = st.Size()
 	}
 	fmt.Fprintf(out, "database file %.1f MiB + WAL %.1f MiB\n", mib(db), mib(wal))

@@ -53,6 +53,7 @@ type config struct {
 	warmup     int
 	paused     []int
 	dir        string
+	db         string
 	cpuprofile string
 	trace      string
 	skipLoad   bool
@@ -66,6 +67,7 @@ func parseFlags(args []string, out io.Writer) (*config, error) {
 	fs.DurationVar(&c.duration, "duration", 5*time.Second, "how long the cycle load (and the ceiling) runs")
 	fs.IntVar(&c.warmup, "warmup", 200, "cycles run before measuring")
 	paused := fs.String("paused", "10000,100000", "comma list of paused-run counts at which RSS is measured (empty: skip)")
+	fs.StringVar(&c.db, "db", "", "the store: empty for SQLite in -dir, or a postgres:// URL (a fresh schema is created and dropped)")
 	fs.StringVar(&c.dir, "dir", "", "directory for the SQLite files (default: a temporary one, removed at the end)")
 	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile of the cycle load to this file")
 	fs.StringVar(&c.trace, "trace", "", "write an execution trace of the cycle load to this file (go tool trace)")
@@ -105,7 +107,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel())
 	fmt.Fprintf(out, "sessions %d · duration %s · database directory %s\n\n", cfg.sessions, cfg.duration, dir)
 
-	h, err := startHarness(ctx, dir+"/luban.db", cfg.sessions)
+	var pgURL string
+	if cfg.db != "" {
+		if !isPostgres(cfg.db) {
+			return fmt.Errorf("-db: %q is not a postgres:// URL (leave it empty for SQLite)", cfg.db)
+		}
+		pgURL = cfg.db
+		fmt.Fprintf(out, "store: PostgreSQL (a fresh schema)\n\n")
+	}
+	h, err := startHarness(ctx, dir+"/luban.db", pgURL, cfg.sessions)
 	if err != nil {
 		return err
 	}
@@ -117,15 +127,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		res.print(out)
-		ceil, err := ceiling(ctx, dir+"/ceiling.db", cfg.sessions, cfg.duration, res.commitsPerCycle)
-		if err != nil {
+		if pgURL != "" {
+			fmt.Fprintf(out, "ceiling: measured for SQLite only\n\n")
+		} else if err := printCeiling(ctx, out, dir, cfg, res); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "ceiling (plain Go, same SQLite settings, %.2f commits per cycle): %.0f commits/s = %.0f cycles/s\n",
-			res.commitsPerCycle, ceil.commitsPerSec, ceil.cyclesPerSec)
-		fmt.Fprintf(out, "ceiling CPU per cycle: %s\n", (time.Duration(res.commitsPerCycle * float64(ceil.cpuPerCommit))).Round(time.Microsecond))
-		fmt.Fprintf(out, "ratio luban ÷ ceiling: %.0f %% (cycles/s) · %.0f %% (CPU per cycle, ceiling ÷ luban)\n\n", 100*res.cyclesPerSec/ceil.cyclesPerSec,
-			100*res.commitsPerCycle*float64(ceil.cpuPerCommit)/(float64(res.cpu)/float64(max(res.cycles, 1))))
 	}
 	if len(cfg.paused) > 0 {
 		if err := h.pausedRSS(ctx, cfg, out); err != nil {
@@ -161,4 +167,19 @@ func rssBytes() (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmRSS in /proc/self/status")
+}
+
+// printCeiling measures and prints the commit ceiling for res's commits per
+// cycle, and luban's ratio to it.
+func printCeiling(ctx context.Context, out io.Writer, dir string, cfg *config, res *loadResult) error {
+	ceil, err := ceiling(ctx, dir+"/ceiling.db", cfg.sessions, cfg.duration, res.commitsPerCycle)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "ceiling (plain Go, same SQLite settings, %.2f commits per cycle): %.0f commits/s = %.0f cycles/s\n",
+		res.commitsPerCycle, ceil.commitsPerSec, ceil.cyclesPerSec)
+	fmt.Fprintf(out, "ceiling CPU per cycle: %s\n", (time.Duration(res.commitsPerCycle * float64(ceil.cpuPerCommit))).Round(time.Microsecond))
+	fmt.Fprintf(out, "ratio luban ÷ ceiling: %.0f %% (cycles/s) · %.0f %% (CPU per cycle, ceiling ÷ luban)\n\n", 100*res.cyclesPerSec/ceil.cyclesPerSec,
+		100*res.commitsPerCycle*float64(ceil.cpuPerCommit)/(float64(res.cpu)/float64(max(res.cycles, 1))))
+	return nil
 }
