@@ -31,6 +31,8 @@ import (
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/store/postgres"
+	"github.com/lubanhq/luban/store/postgres/pgtest"
 	"github.com/lubanhq/luban/store/sqlite"
 	"github.com/lubanhq/luban/tool"
 )
@@ -40,7 +42,8 @@ const benchAsk = `{"title":"请选择执行方式","mode":"single","options":[{"
 
 type benchBundle struct {
 	runner *agent.Runner
-	st     *sqlite.Store
+	st     store.Store
+	sq     *sqlite.Store // nil on PostgreSQL
 }
 
 // zeroModel asks once when the conversation ends with the user's message and
@@ -58,8 +61,24 @@ func zeroModel() model.Provider {
 
 func setupBench(tb testing.TB) *benchBundle {
 	tb.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "bench.db"), nil)
+	sq, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "bench.db"), nil)
 	require.NoError(tb, err)
+	bb := setupBenchOn(tb, sq)
+	bb.sq = sq
+	return bb
+}
+
+// setupBenchPostgres is setupBench on a fresh PostgreSQL schema of
+// LUBAN_TEST_POSTGRES (skipped when unset).
+func setupBenchPostgres(tb testing.TB) *benchBundle {
+	tb.Helper()
+	url := pgtest.Schema(tb)
+	st, err := postgres.Open(context.Background(), url, &postgres.Options{MaxConns: 16})
+	require.NoError(tb, err)
+	return setupBenchOn(tb, st)
+}
+
+func setupBenchOn(tb testing.TB, st store.Store) *benchBundle {
 	r, err := agent.New(agent.Options{Store: st, Tools: tool.NewRegistry(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Agents: []*agent.Agent{{Provider: zeroModel(), Tools: tool.Allowlist{askuser.ToolAskUser}}}})
 	require.NoError(tb, err)
@@ -137,14 +156,19 @@ func reportLatencies(b *testing.B, lat []time.Duration, elapsed time.Duration) {
 }
 
 // BenchmarkCycleSequential runs cycles one after another.
-func BenchmarkCycleSequential(b *testing.B) {
-	bb := setupBench(b)
+func BenchmarkCycleSequential(b *testing.B) { benchSequential(b, setupBench(b)) }
+
+// BenchmarkCycleSequentialPostgres is BenchmarkCycleSequential on
+// PostgreSQL (LUBAN_TEST_POSTGRES).
+func BenchmarkCycleSequentialPostgres(b *testing.B) { benchSequential(b, setupBenchPostgres(b)) }
+
+func benchSequential(b *testing.B, bb *benchBundle) {
 	ctx := context.Background()
 	require.NoError(b, bb.cycle(ctx)) // warm up: prepared statements, page cache
 	lat := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
-	counts := bb.st.Counts()
+	counts := bb.counts()
 	start := time.Now()
 	for range b.N {
 		t0 := time.Now()
@@ -156,12 +180,17 @@ func BenchmarkCycleSequential(b *testing.B) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	reportLatencies(b, lat, elapsed)
-	reportCounts(b, bb.st, counts, b.N)
+	bb.reportCounts(b, counts, b.N)
 }
 
 // BenchmarkCycleParallel8 runs cycles in 8 concurrent sessions.
-func BenchmarkCycleParallel8(b *testing.B) {
-	bb := setupBench(b)
+func BenchmarkCycleParallel8(b *testing.B) { benchParallel8(b, setupBench(b)) }
+
+// BenchmarkCycleParallel8Postgres is BenchmarkCycleParallel8 on PostgreSQL
+// (LUBAN_TEST_POSTGRES).
+func BenchmarkCycleParallel8Postgres(b *testing.B) { benchParallel8(b, setupBenchPostgres(b)) }
+
+func benchParallel8(b *testing.B, bb *benchBundle) {
 	ctx := context.Background()
 	require.NoError(b, bb.cycle(ctx))
 	var mu sync.Mutex
@@ -174,7 +203,7 @@ func BenchmarkCycleParallel8(b *testing.B) {
 	errs := make(chan error, 8)
 	b.ReportAllocs()
 	b.ResetTimer()
-	counts := bb.st.Counts()
+	counts := bb.counts()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range 8 {
@@ -202,7 +231,7 @@ func BenchmarkCycleParallel8(b *testing.B) {
 		b.Fatal(err)
 	}
 	reportLatencies(b, lat, elapsed)
-	reportCounts(b, bb.st, counts, b.N)
+	bb.reportCounts(b, counts, b.N)
 }
 
 // BenchmarkPausedRunBytes leaves b.N runs paused on a one-question ask_user
@@ -211,7 +240,7 @@ func BenchmarkCycleParallel8(b *testing.B) {
 func BenchmarkPausedRunBytes(b *testing.B) {
 	bb := setupBench(b)
 	ctx := context.Background()
-	db, err := sql.Open("sqlite", "file:"+bb.st.Path()+"?_pragma=query_only(1)")
+	db, err := sql.Open("sqlite", "file:"+bb.sq.Path()+"?_pragma=query_only(1)")
 	require.NoError(b, err)
 	defer db.Close()
 	size := func() int64 {
@@ -275,8 +304,11 @@ func TestCycle(t *testing.T) {
 
 // reportCounts reports what the cycles since before cost the database,
 // per cycle: commits, statements on the writer, reads on the pool.
-func reportCounts(b *testing.B, st *sqlite.Store, before sqlite.Counts, cycles int) {
-	after := st.Counts()
+func (bb *benchBundle) reportCounts(b *testing.B, before sqlite.Counts, cycles int) {
+	if bb.sq == nil {
+		return
+	}
+	after := bb.sq.Counts()
 	n := float64(cycles)
 	b.ReportMetric(float64(after.Commits-before.Commits)/n, "commits/cycle")
 	b.ReportMetric(float64(after.Writes-before.Writes)/n, "writes/cycle")
@@ -291,15 +323,23 @@ func TestCycleCounts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, bb.cycle(ctx))
-	before := bb.st.Counts()
+	before := bb.sq.Counts()
 	const cycles = 5
 	for range cycles {
 		require.NoError(t, bb.cycle(ctx))
 	}
-	after := bb.st.Counts()
+	after := bb.sq.Counts()
 	commits := float64(after.Commits-before.Commits) / cycles
 	writes := float64(after.Writes-before.Writes) / cycles
 	reads := float64(after.Reads-before.Reads) / cycles
 	t.Logf("per cycle: %.1f commits, %.1f writes, %.1f reads", commits, writes, reads)
 	require.LessOrEqual(t, commits, 5.0)
+}
+
+// counts is the SQLite store's counts (zero on PostgreSQL).
+func (bb *benchBundle) counts() sqlite.Counts {
+	if bb.sq == nil {
+		return sqlite.Counts{}
+	}
+	return bb.sq.Counts()
 }
