@@ -362,12 +362,15 @@ func (r *Runner) question(run *store.Run, c model.ToolCall, p *askuser.Prompt, s
 	now := r.now()
 	req := askuser.InputRequest{ID: NewID("ask"), ToolCallID: c.ID, SessionID: run.SessionID, RunID: run.ID, Prompt: *p,
 		CreatedAt: now, ExpiresAt: now.Add(r.opts.InteractionTTL).Truncate(time.Second), Source: src}
+	// The request is stored as the user_input_required event shows it
+	// (resumable: readers recompute that flag), so that the event can
+	// reference the row instead of copying the question.
+	req.Resumable = true
 	stored, err := json.Marshal(req)
 	if err != nil {
 		return interaction{}, err
 	}
-	req.Resumable = true
-	return interaction{ID: req.ID, ToolCallID: c.ID, Tool: p.Tool, Request: stored, Event: req, ExpiresAt: req.ExpiresAt,
+	return interaction{ID: req.ID, ToolCallID: c.ID, Tool: p.Tool, Request: stored, ExpiresAt: req.ExpiresAt,
 		Audit: map[string]any{"mode": p.Mode, "tool": c.Name, "optionCount": len(p.Options), "questionCount": len(p.Questions)}}, nil
 }
 

@@ -234,7 +234,9 @@ type interaction struct {
 	// Request is the stored request (askuser.InputRequest without
 	// resumable for a question).
 	Request json.RawMessage
-	// Event is the payload of the user_input_required event.
+	// Event is the payload of the user_input_required event; nil when the
+	// payload is Request itself, byte for byte: the event then references
+	// the interaction row instead of copying it.
 	Event any
 	// Audit is the summary of the "requested" audit entry.
 	Audit     any
@@ -268,7 +270,12 @@ func (r *Runner) pauseTx(ctx context.Context, tx store.Tx, run *store.Run, in in
 	if err != nil {
 		return err
 	}
-	if _, err := r.emit(ctx, tx, run.SessionID, EventUserInputRequired, in.Event); err != nil {
+	if in.Event == nil {
+		_, err = tx.EventAppend(ctx, &store.EventAppendParams{SessionID: run.SessionID, Name: EventUserInputRequired, Data: in.Request, Ref: in.ID, Now: r.now()})
+	} else {
+		_, err = r.emit(ctx, tx, run.SessionID, EventUserInputRequired, in.Event)
+	}
+	if err != nil {
 		return err
 	}
 	r.audit(ctx, tx, it, "requested", "", in.Audit)

@@ -139,7 +139,13 @@ type InteractionListExpiredParams struct {
 type EventAppendParams struct {
 	SessionID, Name string
 	Data            json.RawMessage
-	Now             time.Time
+	// Ref, when not empty, is the id of an interaction of the session whose
+	// stored Request is byte for byte Data: the event stores the reference
+	// instead of a copy, and EventList returns the request's bytes as its
+	// Data (the caller guarantees the equality; the interaction must be
+	// written first, in the same transaction or before).
+	Ref string
+	Now time.Time
 }
 
 // EventListParams lists events with Seq > AfterSeq, ascending.

@@ -170,9 +170,13 @@ func appendEvent(ctx context.Context, q querier, p *store.EventAppendParams) (*s
 	// One statement, one round trip: the sequence bump (its row lock orders
 	// concurrent appends) feeds the insert; no row for an unknown session.
 	var seq int64
+	data, ref := string(p.Data), any(nil)
+	if p.Ref != "" {
+		data, ref = "", p.Ref
+	}
 	err := q.QueryRow(ctx, `WITH s AS (UPDATE sessions SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq)
-		INSERT INTO events (session_id, seq, name, data, created_at) SELECT $1, s.last_seq, $2, $3, $4 FROM s RETURNING seq`,
-		p.SessionID, p.Name, string(p.Data), p.Now.UTC()).Scan(&seq)
+		INSERT INTO events (session_id, seq, name, data, ref, created_at) SELECT $1, s.last_seq, $2, $3, $4, $5 FROM s RETURNING seq`,
+		p.SessionID, p.Name, data, ref, p.Now.UTC()).Scan(&seq)
 	if err != nil {
 		return nil, nil, notFound(err, "event append: session "+p.SessionID)
 	}
@@ -189,8 +193,9 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := e.q.Query(ctx, `SELECT seq, name, data, created_at FROM events
-		WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, p.SessionID, p.AfterSeq, limit)
+	rows, err := e.q.Query(ctx, `SELECT e.seq, e.name, COALESCE(i.request, e.data), e.created_at
+		FROM events e LEFT JOIN interactions i ON i.id = e.ref
+		WHERE e.session_id = $1 AND e.seq > $2 ORDER BY e.seq LIMIT $3`, p.SessionID, p.AfterSeq, limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: event list: %w", err)
 	}

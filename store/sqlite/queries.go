@@ -135,9 +135,13 @@ func (e executor) eventAppend(ctx context.Context, w querier, p *store.EventAppe
 	// the numbers of events that Prune deleted; no row for an unknown
 	// session. SQLite's single writer makes the read-then-insert atomic.
 	var seq int64
-	err := w.QueryRowContext(ctx, `INSERT INTO events (session_id, seq, name, data, created_at)
-		SELECT s.id, MAX(s.last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.session_id = s.id), 0)) + 1, ?, ?, ?
-		FROM sessions s WHERE s.id = ? RETURNING seq`, p.Name, string(p.Data), ts(p.Now), p.SessionID).Scan(&seq)
+	data, ref := string(p.Data), any(nil)
+	if p.Ref != "" {
+		data, ref = "", p.Ref
+	}
+	err := w.QueryRowContext(ctx, `INSERT INTO events (session_id, seq, name, data, ref, created_at)
+		SELECT s.id, MAX(s.last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.session_id = s.id), 0)) + 1, ?, ?, ?, ?
+		FROM sessions s WHERE s.id = ? RETURNING seq`, p.Name, data, ref, ts(p.Now), p.SessionID).Scan(&seq)
 	if err != nil {
 		return nil, nil, notFound(err, "event append: session "+p.SessionID)
 	}
@@ -160,8 +164,9 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := e.r.QueryContext(ctx, `SELECT seq, name, data, created_at FROM events
-		WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`, p.SessionID, p.AfterSeq, limit)
+	rows, err := e.r.QueryContext(ctx, `SELECT e.seq, e.name, COALESCE(i.request, e.data), e.created_at
+		FROM events e LEFT JOIN interactions i ON i.id = e.ref
+		WHERE e.session_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`, p.SessionID, p.AfterSeq, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: event list: %w", err)
 	}

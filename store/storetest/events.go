@@ -34,6 +34,41 @@ func waitWake(t *testing.T, ch <-chan struct{}, what string) {
 }
 
 func exerciseEvents(t *testing.T, newStore func(t *testing.T) store.Store) {
+	t.Run("RefReadsTheInteraction", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		s := b.session(t)
+		// The request as the agent stores it: not normalized JSON, text a
+		// driver might escape (NUL, U+FDD0, non-ASCII, HTML characters).
+		req := json.RawMessage(`{"id":"ask_ref","title":"选择 \u0000 <b>&</b> ﷐","options":[1, 2],"resumable":true}`)
+		err := b.st.InTx(b.ctx, func(tx store.Tx) error {
+			if _, err := tx.InteractionInsert(b.ctx, &store.InteractionInsertParams{ID: "ask_ref", SessionID: s.ID, RunID: "run_ref", ToolCallID: "call_ref",
+				Tool: "ask_user", Request: req, Now: T0, ExpiresAt: T0.Add(time.Hour)}); err != nil {
+				return err
+			}
+			ev, err := tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "user_input_required", Data: req, Ref: "ask_ref", Now: T0})
+			if err != nil {
+				return err
+			}
+			require.Equal(t, string(req), string(ev.Data))
+			_, err = tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "message", Data: json.RawMessage(`{"after":1}`), Now: T0})
+			return err
+		})
+		require.NoError(t, err)
+		evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: s.ID})
+		require.NoError(t, err)
+		require.Len(t, evs, 2)
+		require.Equal(t, string(req), string(evs[0].Data), "a referencing event reads the request byte for byte")
+		require.Equal(t, "user_input_required", evs[0].Name)
+		require.Equal(t, `{"after":1}`, string(evs[1].Data))
+		// Resolving the interaction does not change the event.
+		won, err := b.st.InteractionResolve(b.ctx, &store.InteractionResolveParams{ID: "ask_ref", SessionID: s.ID, Status: "answered", Answer: json.RawMessage(`{}`), Now: T0})
+		require.NoError(t, err)
+		require.True(t, won)
+		evs, err = b.st.EventList(b.ctx, &store.EventListParams{SessionID: s.ID, Limit: 1})
+		require.NoError(t, err)
+		require.Equal(t, string(req), string(evs[0].Data))
+	})
 	t.Run("SequencePerSession", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, newStore)
