@@ -1,7 +1,8 @@
 // Accessibility: axe-core finds no serious or critical violation on the main
 // views (welcome, session list, chat) and on every card the built-in demo
 // shows (single, multiple, toggle, text, number, date, directory, the AskUser
-// batch, the write_file approval) and each receipt, in the light and the dark
+// batch, the write_file approval) and each receipt, and on the demo's GFM
+// summary (table, task list, highlighted code), in the light and the dark
 // theme, at 360 px.
 import type { Locator, Page } from '@playwright/test'
 import { expectNoSeriousViolations } from './axe'
@@ -67,6 +68,11 @@ async function walkDemo(page: Page, theme: 'light' | 'dark') {
   await expect(page.getByText('全部完成', { exact: false })).toBeVisible()
   expect(seen).toEqual(expect.arrayContaining(['single', 'multiple', 'toggle', 'text', 'number', 'date', 'directory', 'approval']))
   expect(seen.length).toBeGreaterThanOrEqual(9)
+  // The demo's summary shows GFM: a table, a task list, a highlighted code block.
+  const summary = page.getByTestId('message-assistant').last()
+  await expect(summary.locator('table th').first()).toHaveText('卡片 (card)')
+  await expect(summary.locator('li input[type="checkbox"]')).toHaveCount(2)
+  await expect(summary.getByTestId('code-block').locator('code')).toHaveAttribute('data-highlighted', 'true')
   await expectNoSeriousViolations(page, `${theme}: finished chat with the session list`)
 }
 
