@@ -89,5 +89,11 @@ for (const theme of ['light', 'dark'] as const) {
     // The check can fail: a button without a name is a critical violation.
     await page.evaluate(() => document.body.insertAdjacentHTML('beforeend', '<button type="button" data-testid="unnamed"></button>'))
     await expect(expectNoSeriousViolations(page, 'control')).rejects.toThrow(/button-name/)
+    // ... and so is a name that does not hold the visible text (the old language button).
+    await page.evaluate(() => {
+      document.querySelector('[data-testid="unnamed"]')!.remove()
+      document.body.insertAdjacentHTML('beforeend', '<button type="button" aria-label="切换语言">English</button>')
+    })
+    await expect(expectNoSeriousViolations(page, 'control')).rejects.toThrow(/label-content-name-mismatch/)
   })
 }

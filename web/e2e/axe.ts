@@ -1,6 +1,7 @@
 // axe-core in the page under test: the library's own script is evaluated in
 // the page (DevTools evaluation, not subject to the page's CSP), then
-// axe.run checks the document; serious and critical violations fail.
+// axe.run checks the document (with the experimental rule that a name holds
+// the visible text); serious and critical violations fail.
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { expect, type Page } from '@playwright/test'
@@ -18,7 +19,9 @@ export async function expectNoSeriousViolations(page: Page, where: string): Prom
   await page.evaluate(axeSource)
   const violations = (await page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run: (c: Document, o: object) => Promise<{ violations: unknown[] }> } }).axe
-    return (await axe.run(document, { resultTypes: ['violations'] })).violations
+    // label-content-name-mismatch is experimental in axe (off by default): on,
+    // so a control's accessible name must hold its visible text.
+    return (await axe.run(document, { resultTypes: ['violations'], rules: { 'label-content-name-mismatch': { enabled: true } } })).violations
   })) as Violation[]
   const bad = violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')

@@ -1,6 +1,8 @@
 // Sessions in the sidebar at 360 px: search by title, rename inline (PATCH,
 // Esc cancels), delete after a confirmation; a session whose run waits for an
-// answer asks again and is deleted with ?force=true (its run stops).
+// answer asks again and is deleted with ?force=true (its run stops); axe in
+// the search, rename and confirmation states.
+import { expectNoSeriousViolations } from './axe'
 import { askUser, expect, openAndSend, test } from './harness'
 
 test.use({ viewport: { width: 360, height: 740 } })
@@ -35,6 +37,7 @@ test('search, rename and delete sessions, force-deleting one whose question wait
   await expect(list.getByTestId(`session-${alpha.sessionId}`)).toHaveCount(0)
   await search.fill('nothing-like-this')
   await expect(page.getByTestId('no-match')).toBeVisible()
+  await expectNoSeriousViolations(page, 'a search without a match')
   await search.fill('')
   await expect(list.getByTestId(`session-${alpha.sessionId}`)).toBeVisible()
 
@@ -46,6 +49,7 @@ test('search, rename and delete sessions, force-deleting one whose question wait
   await input.press('Escape')
   await expect(list.getByTestId(`session-${beta}`)).toContainText('beta 报告任务')
   await page.getByTestId(`rename-${beta}`).click()
+  await expectNoSeriousViolations(page, 'renaming a session')
   await page.getByTestId('rename-input').fill('  季度 <b>报告</b>  ')
   await page.getByTestId('rename-input').press('Enter')
   await expect(list.getByTestId(`session-${beta}`)).toContainText('季度 <b>报告</b>')
@@ -64,6 +68,7 @@ test('search, rename and delete sessions, force-deleting one whose question wait
   await expect(page.getByTestId('delete-confirm')).toContainText('删除这个会话')
   await page.getByTestId('delete-yes').click()
   await expect(page.getByTestId('delete-confirm')).toContainText('任务仍在运行')
+  await expectNoSeriousViolations(page, 'confirming a forced delete')
   await lab.shot(page, 'delete-running')
   expect((await luban.api('GET', `/api/sessions/${alpha.sessionId}`)).status, 'the refused delete changed nothing').toBe(200)
   await page.getByTestId('delete-force').click()
