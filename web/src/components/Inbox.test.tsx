@@ -133,6 +133,13 @@ describe('Inbox', () => {
     await waitFor(() => expect(screen.getByTestId('inbox-count')).toHaveTextContent('1'))
     expect(srv.requests.filter((r) => r.method === 'POST')).toHaveLength(1)
 
+    // Escape closes the panel and gives the focus back to the button.
+    within(screen.getByTestId('inbox')).getByTestId('inbox-close').focus()
+    await user.keyboard('{Escape}')
+    expect(screen.queryByTestId('inbox')).toBeNull()
+    expect(screen.getByTestId('inbox-button')).toHaveFocus()
+    expect(screen.getByRole('button', { name: /收件箱\s*1/ })).toBe(screen.getByTestId('inbox-button'))
+    await user.click(screen.getByTestId('inbox-button'))
     await user.click(within(screen.getAllByTestId('inbox-item')[0]).getByTestId('inbox-session'))
     expect(opened).toEqual(['sess_1'])
     expect(screen.queryByTestId('inbox')).toBeNull()

@@ -119,6 +119,7 @@ export function Inbox({ api, onOpenSession, onAnswered, feedRetryMs }: InboxProp
   const [notify, setNotify] = useState(() => notifyOptedIn() && canNotify() && Notification.permission === 'granted')
   const [permission, setPermission] = useState(() => (canNotify() ? Notification.permission : 'denied'))
   const reads = useRef(0)
+  const button = useRef<HTMLButtonElement>(null)
   const notifyRef = useRef(notify)
   notifyRef.current = notify
   const streams = useRef(new Set<AbortController>())
@@ -250,6 +251,7 @@ export function Inbox({ api, onOpenSession, onAnswered, feedRetryMs }: InboxProp
   return (
     <>
       <button
+        ref={button}
         type="button"
         className={`inbox-button${count > 0 ? ' inbox-has' : ''}`}
         data-testid="inbox-button"
@@ -257,13 +259,24 @@ export function Inbox({ api, onOpenSession, onAnswered, feedRetryMs }: InboxProp
         aria-controls="inbox-panel"
         onClick={() => (open ? close() : setOpen(true))}
       >
-        {t.inbox}
-        <span className="inbox-count" data-testid="inbox-count" data-count={count} aria-label={`${t.inbox}: ${label}`}>
+        <span className="inbox-label">{t.inbox}</span>
+        <span className="inbox-count" data-testid="inbox-count" data-count={count}>
           {label}
         </span>
       </button>
       {open && (
-        <section id="inbox-panel" className="inbox-panel" data-testid="inbox" aria-labelledby="inbox-title">
+        <section
+          id="inbox-panel"
+          className="inbox-panel"
+          data-testid="inbox"
+          aria-labelledby="inbox-title"
+          onKeyDown={(e) => {
+            if (e.key === 'Escape') {
+              close()
+              button.current?.focus()
+            }
+          }}
+        >
           <div className="inbox-head">
             <h2 id="inbox-title">{t.title}</h2>
             {canNotify() && (
