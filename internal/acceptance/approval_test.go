@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -414,4 +415,29 @@ func fieldsOf(ae apiError) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// DESIGN §3/§10: a reject's message longer than approval.MaxMessageLen is 413
+// payload_too_large and consumes nothing; the expired approval's 410 carries
+// its receipt (status expired, no decision).
+func TestApprovalRejectMessageTooLongAndExpiredReceipt(t *testing.T) {
+	t.Parallel()
+	e, _, _ := approvalEnv(t, func(o *lubantest.Options) { o.TTL = time.Hour })
+	e.model.push(turn{calls: []call{{id: "call_w", name: "write_file", args: writeArgs}}})
+	p := e.ask("", "写")
+	long := strings.Repeat("长", approval.MaxMessageLen+1)
+	e.reject(decisionBody(p.sessionID, p.req.ID, api.DecisionReject, map[string]any{"message": long}), http.StatusRequestEntityTooLarge, "payload_too_large")
+	require.Equal(t, p.req.ID, e.pending(p.sessionID).Pending.ID)
+
+	sub := e.srv.Events(p.sessionID, p.events[len(p.events)-1].ID)
+	defer sub.Close()
+	e.clock.advance(time.Hour + time.Second)
+	_, err := sub.Until("done", waitFor)
+	require.NoError(t, err)
+	ae := e.reject(decisionBody(p.sessionID, p.req.ID, api.DecisionReject, map[string]any{"message": "晚了"}), http.StatusGone, "interaction_expired")
+	require.NotNil(t, ae.Error.Receipt)
+	require.Equal(t, api.StatusExpired, ae.Error.Receipt.Status)
+	require.Equal(t, "call_w", ae.Error.Receipt.ToolCallID)
+	require.Empty(t, ae.Error.Receipt.Decision)
+	require.Empty(t, ae.Error.Receipt.Message)
 }
