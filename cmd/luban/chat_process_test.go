@@ -44,18 +44,30 @@ func startChatProcServer(t *testing.T, turns ...fakeopenai.Turn) *chatProcServer
 	fake := fakeopenai.New(t)
 	fake.Push(turns...)
 	dir := t.TempDir()
-	work := filepath.Join(dir, "work")
-	require.NoError(t, os.Mkdir(work, 0o755))
 	cfg := filepath.Join(dir, "luban.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("agents:\n  - name: writer\n    model: openai:fake-model\n    tools: [write_file]\n    askTools: []\n    approval: {write_file: always}\n"), 0o600))
+	url, work := startServeProc(t, []string{"OPENAI_BASE_URL=" + fake.URL(), "OPENAI_API_KEY=sk-fake"}, "--config", cfg)
+	return &chatProcServer{url: url, work: work, fake: fake}
+}
+
+// startServeProc runs `luban serve` (the luban main, TestMain) on a free
+// loopback port with a fresh SQLite file, the token chatProcToken and a
+// workspace of its own, plus args and env; it is stopped with SIGTERM at the
+// end of the test. It returns the base URL (no trailing slash) and the
+// workspace.
+func startServeProc(t *testing.T, env []string, args ...string) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	require.NoError(t, os.Mkdir(work, 0o755))
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, os.Args[0], "serve", "--config", cfg, "--db", filepath.Join(dir, "luban.db"),
-		"--auth-token", chatProcToken, "--addr", "127.0.0.1:0", "--workspace", work)
-	cmd.Env = append(cleanEnv(t), "LUBAN_CLI_TEST_MAIN=1", "OPENAI_BASE_URL="+fake.URL(), "OPENAI_API_KEY=sk-fake")
+	cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"serve", "--db", filepath.Join(dir, "luban.db"),
+		"--auth-token", chatProcToken, "--addr", "127.0.0.1:0", "--workspace", work}, args...)...)
+	cmd.Env = append(append(cleanEnv(t), "LUBAN_CLI_TEST_MAIN=1"), env...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	var errb bytes.Buffer
+	var errb syncBuffer
 	cmd.Stderr = &errb
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
@@ -73,7 +85,7 @@ func startChatProcServer(t *testing.T, turns ...fakeopenai.Turn) *chatProcServer
 	}
 	require.NotEmpty(t, url, "serve did not start: %s", errb.String())
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	return &chatProcServer{url: url, work: work, fake: fake}
+	return url, work
 }
 
 // chatPiped runs `luban chat` with input on a pipe and returns its output.

@@ -26,6 +26,9 @@ test('the built-in demo (--model scripted) promises every question type', async 
   await expect(page.getByTestId('model-name')).toHaveText(/scripted:demo/)
   await expect(page.getByTestId('welcome-demo')).toContainText('scripted:demo')
   await expect(page.getByTestId('welcome-demo')).toContainText('发送任意消息开始演示')
+  // The demo ends with a write_file call under approval (DESIGN §10), and says so.
+  await expect(page.getByTestId('welcome-demo')).toContainText('批准一次写文件（luban-demo/deploy-plan.md）')
+  await expect(page.getByTestId('welcome')).toContainText('批准、修改参数或拒绝')
   await lab.shot(page, 'welcome-demo')
 })
 
