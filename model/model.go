@@ -105,6 +105,21 @@ type Response struct {
 	FinishReason string
 	// Retries is how many times the call was retried before it succeeded.
 	Retries int
+	// Usage is the token count the provider reported for the successful
+	// attempt; zero when it reported none.
+	Usage Usage
+	// Model is the model that answered as the provider named it (it may be
+	// more precise than the one requested, e.g. a dated snapshot); "" when
+	// it named none.
+	Model string
+}
+
+// Usage counts the tokens of one model call, as the provider reported them
+// (OpenAI usage.prompt_tokens / completion_tokens, Anthropic
+// usage.input_tokens / output_tokens). InputTokens includes any tokens
+// served from a prompt cache.
+type Usage struct {
+	InputTokens, OutputTokens int64
 }
 
 // Provider generates one assistant turn. Implementations stream text through

@@ -28,9 +28,11 @@ func tracer() trace.Tracer { return otel.Tracer(ScopeName) }
 // (luban_model_calls_total, luban_model_call_duration_seconds,
 // luban_model_retries_total, labelled with p.Name()) and is a client span
 // named "chat <model>" with the OpenTelemetry GenAI attributes
-// gen_ai.operation.name, gen_ai.provider.name, gen_ai.request.model and
-// gen_ai.response.finish_reasons, plus luban.model.retries. m may be nil
-// (spans only).
+// gen_ai.operation.name, gen_ai.provider.name, gen_ai.request.model,
+// gen_ai.response.model and gen_ai.response.finish_reasons, and the call's
+// token counts gen_ai.usage.input_tokens and gen_ai.usage.output_tokens
+// when the provider reported them (model.Response.Usage), plus
+// luban.model.retries. m may be nil (spans only).
 func InstrumentProvider(p model.Provider, m *Metrics) model.Provider {
 	name := p.Name()
 	system, mdl, ok := strings.Cut(name, ":")
@@ -73,6 +75,12 @@ func (p *instrumentedProvider) Generate(ctx context.Context, req *model.Request,
 		retries = res.Retries
 		span.SetAttributes(attribute.StringSlice("gen_ai.response.finish_reasons", []string{res.FinishReason}),
 			attribute.Int("luban.model.tool_calls", len(res.Message.ToolCalls)))
+		if u := res.Usage; u != (model.Usage{}) {
+			span.SetAttributes(attribute.Int64("gen_ai.usage.input_tokens", u.InputTokens), attribute.Int64("gen_ai.usage.output_tokens", u.OutputTokens))
+		}
+		if res.Model != "" {
+			span.SetAttributes(attribute.String("gen_ai.response.model", res.Model))
+		}
 	}
 	span.SetAttributes(attribute.Int("luban.model.retries", retries))
 	if p.m != nil {

@@ -197,7 +197,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.thinking.remember(turn)
-	streamTurn(w, id, req.Model, turn)
+	streamTurn(w, id, req.Model, turn, fakemodel.Tokens(string(raw)))
 }
 
 // errorType is the Anthropic error type for an HTTP status.

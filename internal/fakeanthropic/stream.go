@@ -11,8 +11,9 @@ import (
 // streamTurn writes turn as a Messages event stream: message_start, ping,
 // one content block per thinking (then redacted_thinking), text and
 // tool_use (each preceded by its ThinkingBefore), message_delta with the
-// stop_reason and usage, message_stop.
-func streamTurn(w http.ResponseWriter, id, model string, turn Turn) {
+// stop_reason and usage, message_stop. The usage is inputTokens in
+// message_start and OutputTokens(turn) in message_delta.
+func streamTurn(w http.ResponseWriter, id, model string, turn Turn, inputTokens int64) {
 	n := turn.ChunkBytes
 	if n <= 0 {
 		n = 4
@@ -29,8 +30,8 @@ func streamTurn(w http.ResponseWriter, id, model string, turn Turn) {
 	add := func(name, data string) {
 		events = append(events, "event: "+name+"\ndata: "+data+"\n\n")
 	}
-	add("message_start", fmt.Sprintf(`{"type":"message_start","message":{"id":%s,"type":"message","role":"assistant","model":%s,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}`,
-		fakemodel.Quote(id), fakemodel.Quote(model)))
+	add("message_start", fmt.Sprintf(`{"type":"message_start","message":{"id":%s,"type":"message","role":"assistant","model":%s,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}`,
+		fakemodel.Quote(id), fakemodel.Quote(model), inputTokens))
 	add("ping", `{"type": "ping"}`)
 	idx := 0
 	block := func(start string, deltas []string) {
@@ -77,7 +78,7 @@ func streamTurn(w http.ResponseWriter, id, model string, turn Turn) {
 		add("error", fmt.Sprintf(`{"type":"error","error":{"type":%s,"message":"fakeanthropic: %s mid-stream"}}`, fakemodel.Quote(turn.ErrorEvent), turn.ErrorEvent))
 	case turn.NoStop:
 	default:
-		add("message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":%s,"stop_sequence":null},"usage":{"output_tokens":%d}}`, fakemodel.Quote(stop), 1+len(turn.Text)/4))
+		add("message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":%s,"stop_sequence":null},"usage":{"output_tokens":%d}}`, fakemodel.Quote(stop), OutputTokens(turn)))
 		if !turn.NoMessageStop {
 			add("message_stop", `{"type":"message_stop"}`)
 		}
@@ -107,4 +108,14 @@ func streamTurn(w http.ResponseWriter, id, model string, turn Turn) {
 		// Abort the connection: the client reads an unexpected EOF.
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// OutputTokens is fakemodel.Tokens of everything a turn streams: its
+// thinking, its text, and each tool use's thinking, name and input.
+func OutputTokens(t Turn) int64 {
+	s := t.Thinking + t.RedactedThinking + t.Text
+	for _, tu := range t.ToolUses {
+		s += tu.ThinkingBefore + tu.Name + tu.Input
+	}
+	return fakemodel.Tokens(s)
 }

@@ -172,3 +172,7 @@ func Quote(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// Tokens is the token count the fake servers report for s: one token per
+// four bytes, rounded up (the usual rule of thumb), so a test can predict it.
+func Tokens(s string) int64 { return int64((len(s) + 3) / 4) }

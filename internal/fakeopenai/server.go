@@ -177,7 +177,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.reasoning.remember(turn)
-	streamTurn(w, id, req.Model, turn, s.reasoning.enabled())
+	var usage *Usage
+	if so, _ := req.Body["stream_options"].(map[string]any); so != nil {
+		if on, _ := so["include_usage"].(bool); on {
+			usage = &Usage{PromptTokens: fakemodel.Tokens(string(raw)), CompletionTokens: OutputTokens(turn)}
+		}
+	}
+	streamTurn(w, id, req.Model, turn, s.reasoning.enabled(), usage)
 }
 
 func parseRequest(raw []byte, h http.Header) *Request {
@@ -211,4 +217,22 @@ func writeErrorTyped(w http.ResponseWriter, status int, typ, msg string) {
 		"message": msg, "type": typ, "code": nil, "param": nil,
 	}})
 	writeError(w, status, string(b), msg)
+}
+
+// Usage is the usage chunk the fake sends before [DONE] when the request
+// asked for it (stream_options.include_usage): PromptTokens is
+// fakemodel.Tokens of the whole request body, CompletionTokens is
+// OutputTokens of the turn.
+type Usage struct {
+	PromptTokens, CompletionTokens int64
+}
+
+// OutputTokens is fakemodel.Tokens of everything a turn streams: its
+// reasoning, its text, and each tool call's name and arguments.
+func OutputTokens(t Turn) int64 {
+	s := t.Reasoning + t.Text
+	for _, c := range t.ToolCalls {
+		s += c.Name + c.Arguments
+	}
+	return fakemodel.Tokens(s)
 }

@@ -13,8 +13,9 @@ import (
 // is one "data: {...}\n\n" event, flushed on its own.
 //
 // In reasoning mode the reasoning field is sent at least once, empty when
-// the turn has no reasoning text.
-func streamTurn(w http.ResponseWriter, id, model string, turn Turn, reasoningMode bool) {
+// the turn has no reasoning text. With usage, a last chunk with no choices
+// carries it before [DONE], as OpenAI's stream_options.include_usage does.
+func streamTurn(w http.ResponseWriter, id, model string, turn Turn, reasoningMode bool, usage *Usage) {
 	n := turn.ChunkBytes
 	if n <= 0 {
 		n = 4
@@ -79,6 +80,11 @@ func streamTurn(w http.ResponseWriter, id, model string, turn Turn, reasoningMod
 		return
 	}
 	write("{}", finish)
+	if usage != nil {
+		fmt.Fprintf(w, `data: {"id":%s,"object":"chat.completion.chunk","created":%d,"model":%s,"choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`+"\n\n",
+			fakemodel.Quote(id), created, fakemodel.Quote(model), usage.PromptTokens, usage.CompletionTokens, usage.PromptTokens+usage.CompletionTokens)
+		_ = rc.Flush()
+	}
 	if !turn.NoDone {
 		_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
 		_ = rc.Flush()

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/internal/fakemodel"
 	"github.com/lubanhq/luban/internal/fakeopenai"
 	"github.com/lubanhq/luban/internal/lubantest"
 )
@@ -78,6 +79,18 @@ func strAttr(s *tracepb.Span, key string) string {
 	return ""
 }
 
+// intAttr is the integer attribute key of s; -1 when it has none.
+func intAttr(s *tracepb.Span, key string) int64 {
+	for _, a := range s.Attributes {
+		if a.Key == key {
+			if iv, ok := a.Value.GetValue().(*commonpb.AnyValue_IntValue); ok {
+				return iv.IntValue
+			}
+		}
+	}
+	return -1
+}
+
 func anyString(v *commonpb.AnyValue) string {
 	if v == nil {
 		return ""
@@ -91,11 +104,12 @@ func TestOTLPReceiverSeesTheSpansOfOneCycle(t *testing.T) {
 	otlp := httptest.NewServer(rc)
 	t.Cleanup(otlp.Close)
 	fake := fakeopenai.New(t)
-	fake.Push(
-		fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{ID: "call_1", Name: "ask_user",
+	turns := []fakeopenai.Turn{
+		{ToolCalls: []fakeopenai.ToolCall{{ID: "call_1", Name: "ask_user",
 			Arguments: `{"title":"Which way?","mode":"single","options":[{"id":"safe","label":"Safe"},{"id":"fast","label":"Fast"}]}`}}},
-		fakeopenai.Turn{Text: "Done the safe way."},
-	)
+		{Text: "Done the safe way."},
+	}
+	fake.Push(turns...)
 	p := lubantest.StartProc(t, lubantest.ProcOptions{Bin: lubanBin, Name: "otlp", DB: t.TempDir() + "/luban.db", ModelURL: fake.URL(),
 		Env: []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + otlp.URL, "LUBAN_LOG_FORMAT=json"}, TermOnCleanup: true})
 
@@ -157,6 +171,17 @@ func TestOTLPReceiverSeesTheSpansOfOneCycle(t *testing.T) {
 		require.NotEmpty(t, byName[n], "span %q among %v", n, names)
 	}
 	require.Len(t, byName["chat fake"], 2)
+	// The token counts of each call as the fake model reported them
+	// (stream_options.include_usage): the request's and the turn's.
+	var wantUsage, gotUsage [][2]int64
+	for i, r := range fake.Requests() {
+		wantUsage = append(wantUsage, [2]int64{fakemodel.Tokens(string(r.Raw)), fakeopenai.OutputTokens(turns[i])})
+	}
+	for _, m := range byName["chat fake"] {
+		gotUsage = append(gotUsage, [2]int64{intAttr(m, "gen_ai.usage.input_tokens"), intAttr(m, "gen_ai.usage.output_tokens")})
+		require.Equal(t, "fake", strAttr(m, "gen_ai.response.model"))
+	}
+	require.ElementsMatch(t, wantUsage, gotUsage)
 	for _, m := range byName["chat fake"] {
 		require.Equal(t, "openai", strAttr(m, "gen_ai.provider.name"))
 		require.Equal(t, "fake", strAttr(m, "gen_ai.request.model"))

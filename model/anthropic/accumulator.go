@@ -31,6 +31,8 @@ type accumulator struct {
 	sepPending bool
 	stop       string
 	stopped    bool // message_stop seen
+	usage      model.Usage
+	model      string
 }
 
 // block is one content block. tool_use and thinking blocks are kept; text
@@ -87,7 +89,21 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onDelta func(string)) 
 				b.thinking.Signature += ev.Delta.Signature
 			}
 		}
+	case "message_start":
+		// Usage counts input once, here; the cache's tokens are input too.
+		u := ev.Message.Usage
+		a.model = string(ev.Message.Model)
+		a.usage = model.Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens}
 	case "message_delta":
+		// message_delta's usage is cumulative; input counts come again only
+		// from some servers.
+		u := ev.Usage
+		if u.OutputTokens > 0 {
+			a.usage.OutputTokens = u.OutputTokens
+		}
+		if in := u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens; in > 0 {
+			a.usage.InputTokens = in
+		}
 		if ev.Delta.StopReason != "" {
 			a.stop = string(ev.Delta.StopReason)
 		}
@@ -141,7 +157,7 @@ func (a *accumulator) response() *model.Response {
 		}
 		msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: id, Name: b.name, Arguments: args})
 	}
-	return &model.Response{Message: msg, FinishReason: a.stop}
+	return &model.Response{Message: msg, FinishReason: a.stop, Usage: a.usage, Model: a.model}
 }
 
 // randomID names a tool_use block that came without an id, so that its

@@ -22,6 +22,8 @@ type accumulator struct {
 	calls       []*callAcc
 	byIdx       map[int64]*callAcc
 	finish      string
+	usage       model.Usage
+	model       string
 }
 
 type callAcc struct {
@@ -31,6 +33,14 @@ type callAcc struct {
 
 // add folds one chunk in. Only choice 0 counts (luban never asks for n > 1).
 func (a *accumulator) add(c oai.ChatCompletionChunk, onDelta func(string)) {
+	if c.Model != "" {
+		a.model = c.Model
+	}
+	// The usage chunk (stream_options.include_usage) has no choices; the
+	// other chunks carry usage null.
+	if c.JSON.Usage.Valid() {
+		a.usage = model.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
+	}
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {
 			continue
@@ -93,7 +103,7 @@ func (a *accumulator) response() *model.Response {
 		}
 		msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: id, Name: c.name, Arguments: string(c.args)})
 	}
-	return &model.Response{Message: msg, FinishReason: a.finish}
+	return &model.Response{Message: msg, FinishReason: a.finish, Usage: a.usage, Model: a.model}
 }
 
 func randomCallID() string {

@@ -17,7 +17,10 @@ import (
 // beside tool_calls). An assistant tool-call turn carries its reasoning back
 // in the fields it came in (reasoningBack).
 func buildParams(modelName string, req *model.Request) oai.ChatCompletionNewParams {
-	p := oai.ChatCompletionNewParams{Model: shared.ChatModel(modelName)}
+	// include_usage: the last chunk reports the call's token counts
+	// (model.Response.Usage).
+	p := oai.ChatCompletionNewParams{Model: shared.ChatModel(modelName),
+		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)}}
 	for _, m := range req.Messages {
 		p.Messages = append(p.Messages, messageParam(m))
 	}
