@@ -43,7 +43,8 @@ const benchAsk = `{"title":"请选择执行方式","mode":"single","options":[{"
 type benchBundle struct {
 	runner *agent.Runner
 	st     store.Store
-	sq     *sqlite.Store // nil on PostgreSQL
+	sq     *sqlite.Store   // nil on PostgreSQL
+	pg     *postgres.Store // nil on SQLite
 }
 
 // zeroModel asks once when the conversation ends with the user's message and
@@ -75,7 +76,9 @@ func setupBenchPostgres(tb testing.TB) *benchBundle {
 	url := pgtest.Schema(tb)
 	st, err := postgres.Open(context.Background(), url, &postgres.Options{MaxConns: 16})
 	require.NoError(tb, err)
-	return setupBenchOn(tb, st)
+	bb := setupBenchOn(tb, st)
+	bb.pg = st
+	return bb
 }
 
 func setupBenchOn(tb testing.TB, st store.Store) *benchBundle {
@@ -305,7 +308,8 @@ func TestCycle(t *testing.T) {
 // reportCounts reports what the cycles since before cost the database,
 // per cycle: commits, statements on the writer, reads on the pool.
 func (bb *benchBundle) reportCounts(b *testing.B, before sqlite.Counts, cycles int) {
-	if bb.sq == nil {
+	if bb.pg != nil {
+		b.ReportMetric(float64(bb.pg.RoundTrips()-before.Writes)/float64(cycles), "round-trips/cycle")
 		return
 	}
 	after := bb.sq.Counts()
@@ -338,8 +342,8 @@ func TestCycleCounts(t *testing.T) {
 
 // counts is the SQLite store's counts (zero on PostgreSQL).
 func (bb *benchBundle) counts() sqlite.Counts {
-	if bb.sq == nil {
-		return sqlite.Counts{}
+	if bb.pg != nil {
+		return sqlite.Counts{Writes: bb.pg.RoundTrips()} // round trips, see reportCounts
 	}
 	return bb.sq.Counts()
 }

@@ -27,6 +27,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -82,6 +83,7 @@ type Store struct {
 	mu        sync.Mutex
 	listenPID uint32 // backend pid of the LISTEN connection; 0 while down
 	closeOnce sync.Once
+	trips     *roundTrips
 }
 
 var _ store.Store = (*Store)(nil)
@@ -104,6 +106,8 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if opts.MinConns > 0 {
 		cfg.MinConns = opts.MinConns
 	}
+	trips := &roundTrips{}
+	cfg.ConnConfig.Tracer = trips
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: connect: %w", err)
@@ -121,7 +125,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	s := &Store{pool: pool, channel: opts.Channel, log: opts.Logger, done: make(chan struct{})}
+	s := &Store{pool: pool, channel: opts.Channel, log: opts.Logger, done: make(chan struct{}), trips: trips}
 	if s.channel == "" {
 		s.channel = DefaultChannel + "_" + schema
 		if len(s.channel) > 63 {
@@ -265,18 +269,27 @@ func (s *Store) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
 		return fmt.Errorf("postgres: begin: %w", err)
 	}
 	sessions := map[string]struct{}{}
-	tx := &txExecutor{executor{q: textQuerier{pgTx}, channel: s.channel, touched: sessions}}
+	pipe := newPipeTx(pgTx)
+	tx := &txExecutor{executor{q: pipe, channel: s.channel, touched: sessions}}
 	if err := fn(tx); err != nil {
 		if rbErr := pgTx.Rollback(context.WithoutCancel(ctx)); rbErr != nil && !errors.Is(rbErr, pgx.ErrTxClosed) {
 			return errors.Join(err, rbErr)
 		}
 		return err
 	}
-	for id := range sessions {
-		if _, err := pgTx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.channel, id); err != nil {
-			_ = pgTx.Rollback(context.WithoutCancel(ctx))
-			return fmt.Errorf("postgres: notify: %w", err)
+	if len(sessions) > 0 {
+		keys := make([]string, 0, len(sessions))
+		for id := range sessions {
+			keys = append(keys, id)
 		}
+		// The NOTIFY rides with the queued writes: one round trip.
+		if err := notifyAll(ctx, pipe, s.channel, keys); err != nil {
+			_ = pgTx.Rollback(context.WithoutCancel(ctx))
+			return err
+		}
+	} else if err := pipe.sendQueued(ctx); err != nil {
+		_ = pgTx.Rollback(context.WithoutCancel(ctx))
+		return fmt.Errorf("postgres: %w", err)
 	}
 	if err := pgTx.Commit(ctx); err != nil {
 		return fmt.Errorf("postgres: commit: %w", err)
@@ -298,3 +311,28 @@ func (s *Store) Close() error {
 }
 
 type txExecutor struct{ executor }
+
+// roundTrips counts the statements sent on the pool's connections (BEGIN
+// and COMMIT included): each is one round trip to the server.
+type roundTrips struct{ n atomic.Int64 }
+
+func (t *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	t.n.Add(1)
+	return ctx
+}
+
+func (t *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// RoundTrips is the number of statements (each one round trip, BEGIN and
+// COMMIT included) this store sent since Open, for benchmarks and tests
+// that count what a piece of work costs the server.
+func (s *Store) RoundTrips() int64 { return s.trips.n.Load() }
+
+// notifyAll NOTIFYs every key on channel in one statement (one round trip
+// for all the sessions and feeds a transaction touched).
+func notifyAll(ctx context.Context, tx querier, channel string, keys []string) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, k) FROM unnest($2::text[]) AS k`, channel, keys); err != nil {
+		return fmt.Errorf("postgres: notify: %w", err)
+	}
+	return nil
+}

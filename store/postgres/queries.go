@@ -79,7 +79,7 @@ func notFound(err error, what string) error {
 
 // AuditInsert implements store.Executor.
 func (e executor) AuditInsert(ctx context.Context, p *store.AuditInsertParams) error {
-	_, err := e.q.Exec(ctx, `INSERT INTO audit (session_id, request_id, tool_call_id, run_id, action, reason, summary, at)
+	err := e.execLater(ctx, `INSERT INTO audit (session_id, request_id, tool_call_id, run_id, action, reason, summary, at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, p.SessionID, p.RequestID, p.ToolCallID, p.RunID, p.Action, p.Reason, nullJSON(p.Summary), p.Now.UTC())
 	if err != nil {
 		return fmt.Errorf("postgres: audit insert: %w", err)
@@ -147,12 +147,7 @@ func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (
 		if ev, feedKeys, err = appendEvent(ctx, textQuerier{tx}, p); err != nil {
 			return err
 		}
-		for _, k := range append([]string{p.SessionID}, feedKeys...) {
-			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, e.channel, k); err != nil {
-				return fmt.Errorf("postgres: notify: %w", err)
-			}
-		}
-		return nil
+		return notifyAll(ctx, tx, e.channel, append([]string{p.SessionID}, feedKeys...))
 	})
 	if err != nil {
 		return nil, err
@@ -550,7 +545,7 @@ func (e executor) SessionList(ctx context.Context, p *store.SessionListParams) (
 
 // SessionSetStatus implements store.Executor.
 func (e executor) SessionSetStatus(ctx context.Context, p *store.SessionSetStatusParams) error {
-	if _, err := e.q.Exec(ctx, `UPDATE sessions SET status = $1, updated_at = $2 WHERE id = $3`, p.Status, p.Now.UTC(), p.ID); err != nil {
+	if err := e.execLater(ctx, `UPDATE sessions SET status = $1, updated_at = $2 WHERE id = $3`, p.Status, p.Now.UTC(), p.ID); err != nil {
 		return fmt.Errorf("postgres: session set status: %w", err)
 	}
 	return nil
@@ -560,7 +555,7 @@ func (e executor) SessionSetStatus(ctx context.Context, p *store.SessionSetStatu
 
 // TraceInsert implements store.Executor.
 func (e executor) TraceInsert(ctx context.Context, p *store.TraceInsertParams) error {
-	if _, err := e.q.Exec(ctx, `INSERT INTO trace (session_id, run_id, kind, data, at) VALUES ($1, $2, $3, $4, $5)`,
+	if err := e.execLater(ctx, `INSERT INTO trace (session_id, run_id, kind, data, at) VALUES ($1, $2, $3, $4, $5)`,
 		p.SessionID, p.RunID, p.Kind, string(p.Data), p.Now.UTC()); err != nil {
 		return fmt.Errorf("postgres: trace insert: %w", err)
 	}
