@@ -143,7 +143,8 @@ luban_http() {
 		record "$1" luban-http "overhead-p99-ms-$s" "$(sed -n 's/^server overhead.*p99 \(.*\)$/\1/p' "$out" | awk '{print ms($1)} function ms(v){ if (v ~ /µs$/) return substr(v,1,length(v)-2)/1000; if (v ~ /ms$/) return substr(v,1,length(v)-2)+0; if (v ~ /s$/) return substr(v,1,length(v)-1)*1000; return v}')"
 		record "$1" luban-http "card-p50-ms-$s" "$(sed -n 's/^tool-call chunk.*p50 \([^ ]*\) .*$/\1/p' "$out" | awk '{print ms($1)} function ms(v){ if (v ~ /µs$/) return substr(v,1,length(v)-2)/1000; if (v ~ /ms$/) return substr(v,1,length(v)-2)+0; if (v ~ /s$/) return substr(v,1,length(v)-1)*1000; return v}')"
 		record "$1" luban-http "ceiling-pct-$s" "$(sed -n 's/^ratio luban ÷ ceiling: \([0-9.]*\) %.*/\1/p' "$out")"
-		record "$1" luban-http "commits-$s" "$(sed -n 's/^commits per cycle: \([0-9.]*\) .*/\1/p' "$out")"
+		record "$1" luban-http "commits-$s" "$(sed -n 's/.*commits per cycle: \([0-9.]*\) .*/\1/p' "$out")"
+		record "$1" luban-http "tx-$s" "$(sed -n 's/^transactions per cycle: \([0-9.]*\) .*/\1/p' "$out")"
 	done
 }
 
@@ -199,6 +200,7 @@ load average at each round's start: $(values machine load1); at the end: $(cut -
 | HTTP tool call → user_input_required p50, 8 sessions | $(median luban-http card-p50-ms-8) ms | ≤ 2 ms |
 | HTTP luban ÷ commit ceiling, 1 / 8 sessions | $(median luban-http ceiling-pct-1) % / $(median luban-http ceiling-pct-8) % | ≥ 50 % |
 | commits per cycle, in process seq / 8-way; HTTP 1 / 8 | $(median luban-inproc commits) / $(median luban-inproc commits8); $(median luban-http commits-1) / $(median luban-http commits-8) | ≤ 3 sequential |
+| transactions per cycle over HTTP, 1 / 8 sessions (before group commit shares them) | $(median luban-http tx-1) / $(median luban-http tx-8) | — |
 EOF
 [ "$EINO" = 1 ] || echo "Eino: not built here (see the build log), so no Eino ratio."
 [ "$LG" = 1 ] || echo "LangGraph.js: not installed here (no node/npm or npm ci failed), so no LangGraph ratio."

@@ -260,7 +260,8 @@ type loadResult struct {
 	elapsed         time.Duration
 	cyclesPerSec    float64
 	overhead, card  []time.Duration
-	commitsPerCycle float64
+	commitsPerCycle float64 // SQLite commits (shared by concurrent transactions)
+	txPerCycle      float64 // transactions luban asked for (InTx and single writes)
 	cpu             time.Duration // process CPU time (user+system) during the load
 }
 
@@ -277,6 +278,7 @@ func (r *loadResult) print(out io.Writer) {
 		pct(r.overhead, .50).Round(time.Microsecond), pct(r.overhead, .95).Round(time.Microsecond), pct(r.overhead, .99).Round(time.Microsecond))
 	fmt.Fprintf(out, "tool-call chunk → user_input_required at the client: p50 %s · p95 %s · p99 %s\n",
 		pct(r.card, .50).Round(time.Microsecond), pct(r.card, .95).Round(time.Microsecond), pct(r.card, .99).Round(time.Microsecond))
+	fmt.Fprintf(out, "transactions per cycle: %.2f · ", r.txPerCycle)
 	fmt.Fprintf(out, "commits per cycle: %.2f · process CPU per cycle (server, fake model and client together): %s\n",
 		r.commitsPerCycle, (r.cpu / time.Duration(max(r.cycles, 1))).Round(time.Microsecond))
 }
@@ -317,6 +319,10 @@ func (h *harness) load(ctx context.Context, cfg *config) (*loadResult, error) {
 	var mu sync.Mutex
 	res := &loadResult{}
 	commits0 := h.st.commits.Load()
+	var sqlCommits0 int64
+	if sq, ok := h.raw.(*sqlite.Store); ok {
+		sqlCommits0 = sq.Counts().Commits
+	}
 	cpu0 := cpuTime()
 	start := time.Now()
 	deadline := start.Add(cfg.duration)
@@ -341,7 +347,12 @@ func (h *harness) load(ctx context.Context, cfg *config) (*loadResult, error) {
 	}
 	res.cycles = len(res.overhead)
 	res.cyclesPerSec = float64(res.cycles) / res.elapsed.Seconds()
-	res.commitsPerCycle = float64(h.st.commits.Load()-commits0) / float64(res.cycles)
+	res.txPerCycle = float64(h.st.commits.Load()-commits0) / float64(res.cycles)
+	res.commitsPerCycle = res.txPerCycle
+	if sq, ok := h.raw.(*sqlite.Store); ok {
+		// Group commit: concurrent transactions share SQLite commits.
+		res.commitsPerCycle = float64(sq.Counts().Commits-sqlCommits0) / float64(res.cycles)
+	}
 	slices.Sort(res.overhead)
 	slices.Sort(res.card)
 	return res, nil
