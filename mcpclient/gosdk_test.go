@@ -1,0 +1,110 @@
+package mcpclient_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/config"
+	"github.com/lubanhq/luban/elicit"
+	"github.com/lubanhq/luban/mcpclient"
+	"github.com/lubanhq/luban/tool"
+)
+
+var objectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// goServer serves srv over stateful streamable HTTP (the transport that
+// sends notifications such as tools/list_changed).
+func goServer(t *testing.T, srv *sdk.Server) string {
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+func waitGone(t *testing.T, reg *tool.Registry, name string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, ok := reg.Get(name); !ok {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("tool %s still registered", name)
+}
+
+// Tools added and removed on a connected server reach the registry through
+// notifications/tools/list_changed; a call that outlives the server's
+// timeout is an error result, and time spent on the server's elicitation
+// does not count against it.
+func TestListChangedAndTimeout(t *testing.T) {
+	t.Parallel()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "go", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "slow", InputSchema: objectSchema}, func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	srv.AddTool(&sdk.Tool{Name: "ask", InputSchema: objectSchema}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "Your name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)})
+		if err != nil {
+			return nil, err
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: res.Action + " " + res.Content["name"].(string)}}}, nil
+	})
+	reg := tool.NewRegistry()
+	m := mcpclient.New([]config.MCPServer{{Name: "go", URL: goServer(t, srv), Timeout: 300 * time.Millisecond}}, mcpclient.Options{Registry: reg})
+	ready := make(chan struct{})
+	m.Start(context.Background(), ready)
+	defer m.Close()
+	<-ready
+	slow := waitTool(t, reg, "go__slow")
+
+	srv.AddTool(&sdk.Tool{Name: "late", Description: "added after connect", InputSchema: objectSchema}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "late"}}}, nil
+	})
+	late := waitTool(t, reg, "go__late")
+	assert.Equal(t, "added after connect", late.Spec.Description)
+	srv.RemoveTools("late")
+	waitGone(t, reg, "go__late")
+
+	res := call(t, slow, context.Background(), `{}`)
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.Content, "timed out after 300ms")
+
+	ask := waitTool(t, reg, "go__ask")
+	p := &slowPerson{wait: time.Second}
+	res = call(t, ask, tool.WithElicitor(context.Background(), p), `{}`)
+	require.False(t, res.IsError, res.Content)
+	assert.Equal(t, "accept Ada", res.Content, "a person answering for longer than the timeout is not a timeout")
+
+	res = call(t, ask, context.Background(), `{}`)
+	assert.True(t, res.IsError, "a call without a person to ask fails the server's elicitation: %s", res.Content)
+}
+
+// slowPerson answers after wait (longer than the server's timeout).
+type slowPerson struct{ wait time.Duration }
+
+func (p *slowPerson) Elicit(ctx context.Context, e tool.Elicitation) (tool.ElicitAnswer, error) {
+	pr, err := elicit.Prompt(e)
+	if err != nil {
+		return tool.ElicitAnswer{}, err
+	}
+	select {
+	case <-time.After(p.wait):
+	case <-ctx.Done():
+		return tool.ElicitAnswer{}, ctx.Err()
+	}
+	a, err := elicit.ValidateAnswer(pr, elicit.Answer{Decision: api.DecisionAccept, Content: json.RawMessage(`{"name":"Ada"}`)})
+	if err != nil {
+		return tool.ElicitAnswer{}, err
+	}
+	return elicit.Result(a), nil
+}
