@@ -477,6 +477,8 @@ func (s *chatSession) answerLoop(ctx context.Context, req *api.InputRequest) err
 			var err error
 			if req.Tool == api.ToolApproval {
 				body, err = s.collectApproval(ctx, req, lang)
+			} else if req.Tool == api.ToolElicitation {
+				body, err = s.collectElicitation(ctx, req, lang)
 			} else {
 				var ans api.Answer
 				ans, err = s.collect(ctx, req, lang)
@@ -546,6 +548,10 @@ func langOf(req *api.InputRequest) chatLang {
 func (s *chatSession) show(req *api.InputRequest, lang chatLang) {
 	if req.Tool == api.ToolApproval {
 		s.showApproval(req, lang)
+		return
+	}
+	if req.Tool == api.ToolElicitation {
+		s.showElicitation(req, lang)
 		return
 	}
 	hint := lang.pick("（/cancel 取消，/quit 稍后再答）", "(/cancel to decline, /quit to answer later)")
@@ -795,6 +801,10 @@ func (s *chatSession) receipt(rc *api.Receipt) {
 		return
 	case api.StatusExpired:
 		s.printf("⌛ %s\n", lang.pick("已超时", "expired"))
+		return
+	}
+	if (req != nil && req.Tool == api.ToolElicitation) || rc.Decision == api.DecisionAccept || rc.Decision == api.DecisionDecline {
+		s.elicitationReceipt(rc, req, lang)
 		return
 	}
 	if rc.Decision != "" {
