@@ -11,13 +11,16 @@
 //     result at once: a URL-mode elicitation for /q/{requestId} and an
 //     HMAC-signed requestState bound to the principal and the request,
 //     valid until the question's expiresAt. Its retry returns the
-//     ToolResult once answered (cancelled/expired results likewise) and
-//     input_required again while the question is pending.
+//     ToolResult once answered (cancelled/expired results likewise); while
+//     the question is pending, a retry whose inputResponses say accept is
+//     held until it is resolved, decline or cancel cancels it, and one
+//     without a response gets input_required again.
 //   - An older client's call is held open until the answer, with progress
 //     notifications as keep-alive when the call carried a progressToken.
-//     After a restart it calls again with _meta.sessionId (sent in every
-//     progress notification and result) and the same arguments, and waits
-//     on the same question.
+//     After a restart it calls again with _meta.requestId (or
+//     _meta.sessionId and the same arguments; both are sent in every
+//     progress notification and result) and waits on the same question, or
+//     gets its one result once resolved.
 //
 // The question itself is rows in the store, so it survives a luban
 // restart either way; see docs/mcp.md.

@@ -291,6 +291,10 @@ func pickOption(f api.FormField, in string, lang chatLang) (string, string) {
 // elicitationReceipt prints the receipt of an elicitation: accepted with
 // the values sent, done at the URL, or declined.
 func (s *chatSession) elicitationReceipt(rc *api.Receipt, req *api.InputRequest, lang chatLang) {
+	if rc.Status == api.StatusNotResumable {
+		s.printf("✗ %s\n", lang.pick("服务已重启，这个问题无法再回答", "luban restarted; this question can no longer be answered"))
+		return
+	}
 	if rc.Decision == api.DecisionDecline {
 		s.printf("✗ %s\n", lang.pick("已拒绝", "declined"))
 		return

@@ -146,6 +146,9 @@ describe('form elicitation card (DESIGN §11)', () => {
     rerender({ kind: 'input', key: 'k', request: req({ fields }), phase: 'resolved', receipt: { ...rec, decision: 'decline', content: undefined } })
     expect(screen.getByTestId('receipt-status')).toHaveTextContent('Declined')
     expect(screen.queryByTestId('receipt-content')).toBeNull()
+    rerender({ kind: 'input', key: 'k', request: req({ fields }), phase: 'resolved', receipt: { ...rec, status: 'not_resumable', decision: undefined, content: undefined } })
+    expect(screen.getByTestId('receipt-status')).toHaveTextContent('restarted')
+    expect(screen.queryByTestId('receipt-content')).toBeNull()
   })
 })
 

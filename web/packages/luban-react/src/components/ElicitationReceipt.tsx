@@ -7,7 +7,8 @@ import { runText } from './Receipt'
 /**
  * ElicitationReceipt is the read-only card of a resolved elicitation
  * (DESIGN §11): accepted with the values sent (by field title), declined,
- * cancelled or expired, the time, then the run's state.
+ * cancelled, expired or not_resumable (luban restarted while an older
+ * server's in-session question waited), the time, then the run's state.
  */
 export function ElicitationReceipt({ card }: { card: CardItem }) {
   const t = useT()
@@ -17,7 +18,13 @@ export function ElicitationReceipt({ card }: { card: CardItem }) {
   const req = card.request
   const declined = r.status === 'answered' && r.decision === 'decline'
   const status =
-    r.status === 'cancelled' ? t.receiptCancelled : r.status === 'expired' ? t.receiptExpired : declined ? s.receiptDeclined : req.mode === 'url' ? s.receiptUrlDone : s.receiptAccepted
+    r.status === 'cancelled'
+      ? t.receiptCancelled
+      : r.status === 'expired'
+        ? t.receiptExpired
+        : r.status === 'not_resumable'
+          ? t.notResumable
+          : declined ? s.receiptDeclined : req.mode === 'url' ? s.receiptUrlDone : s.receiptAccepted
   const content = r.status === 'answered' && !declined && r.content && typeof r.content === 'object' ? (r.content as Record<string, unknown>) : null
   const run = runText(t, card.runStatus)
   return (
