@@ -1,6 +1,7 @@
 // The inbox (DESIGN §12): the header count follows GET /api/events live when
 // a session the page never opened asks, an answer given in the inbox
 // resumes that session's run, and another principal sees none of it.
+import { expectNoSeriousViolations } from './axe'
 import { askUser, expect, OTHER_TOKEN, test, TOKEN, type Luban } from './harness'
 
 /** ask starts a session through the API (not the page) and reads its stream to the pause. */
@@ -70,6 +71,11 @@ test('the header count updates live when another session asks, and answering fro
   await expect(entry.getByTestId('inbox-agent')).toContainText(row.agent)
   await expect(entry.getByTestId('input-card').getByRole('heading')).toHaveText('发布到哪个环境？')
   await lab.shot(page.getByTestId('inbox'), 'inbox')
+  await expectNoSeriousViolations(page, 'the inbox open with two questions')
+  await page.emulateMedia({ colorScheme: 'dark' })
+  await lab.shot(page.getByTestId('inbox'), 'inbox-dark')
+  await expectNoSeriousViolations(page, 'the inbox open, dark')
+  await page.emulateMedia({ colorScheme: 'light' })
 
   // Answer from the inbox: the session is never opened.
   await entry.getByText('预发布', { exact: true }).click()
@@ -81,6 +87,7 @@ test('the header count updates live when another session asks, and answering fro
   await expect(page).toHaveTitle('(1) luban')
   await expect(page.getByTestId('chat')).toHaveAttribute('data-session-id', '')
   await lab.shot(page.getByTestId('inbox'), 'inbox-answered')
+  await expectNoSeriousViolations(page, 'the inbox with a receipt')
 
   // The run went on: its transcript ends with the model's reply to the answer.
   await expect
