@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -284,4 +286,37 @@ func processesWith(marker string) []string {
 		}
 	}
 	return out
+}
+
+// A stdio server that dies is started again (with backoff) and its tools
+// stay served.
+func TestStdioServerRestarted(t *testing.T) {
+	t.Parallel()
+	entry := everything(t)
+	mk := fmt.Sprintf("--luban-test-%d", time.Now().UnixNano())
+	reg := tool.NewRegistry()
+	m := mcpclient.New([]config.MCPServer{{Name: "ev", Command: "node", Args: []string{entry, "stdio", mk}}},
+		mcpclient.Options{Registry: reg, MinBackoff: 50 * time.Millisecond, MaxBackoff: 100 * time.Millisecond})
+	ready := make(chan struct{})
+	m.Start(context.Background(), ready)
+	defer m.Close()
+	<-ready
+	echo := waitTool(t, reg, "ev__echo")
+	pids := processesWith(mk)
+	require.Len(t, pids, 1)
+	pid, err := strconv.Atoi(pids[0])
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		now := processesWith(mk)
+		if len(now) == 1 && now[0] != pids[0] && m.Status()[0].State == mcpclient.StateReady {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the server was not started again: %v %+v", now, m.Status())
+		time.Sleep(20 * time.Millisecond)
+	}
+	echo = waitTool(t, reg, "ev__echo")
+	assert.Equal(t, "Echo: again", call(t, echo, context.Background(), `{"message":"again"}`).Content)
 }
