@@ -32,12 +32,15 @@ type replicaOptions struct {
 	Fake  *fakeopenai.Server // the model (OPENAI_BASE_URL)
 	Fault string             // LUBAN_FAULT: <point>[:<n>] makes the process SIGKILL itself
 	TTL   string             // --interaction-ttl; default 1h
+	Lease string             // --lease; default 30s
 }
 
 // replica is a running `luban serve` process (lubantest.Proc).
 type replica = lubantest.Proc
 
-// startReplica starts luban serve on 127.0.0.1:0 with a 1s lease and an SSE
+// startReplica starts luban serve on 127.0.0.1:0 with the given lease (30s
+// unless set: a loaded machine must not expire a live replica's lease and
+// make a test see a takeover it did not ask for) and an SSE
 // heartbeat of an hour (so live events can only come from LISTEN/NOTIFY, not
 // from a heartbeat's re-read), and returns once /readyz answers 200. A
 // replica still running when the test ends gets SIGTERM.
@@ -47,8 +50,12 @@ func startReplica(t *testing.T, o replicaOptions) *replica {
 	if o.Fault != "" {
 		env = append(env, "LUBAN_FAULT="+o.Fault)
 	}
+	lease := o.Lease
+	if lease == "" {
+		lease = "30s"
+	}
 	return lubantest.StartProc(t, lubantest.ProcOptions{
 		Bin: lubanBin, Name: "replica-" + o.Name, DB: o.DB, ModelURL: o.Fake.URL(), APIKey: "sk-replicatest",
-		Lease: "1s", Heartbeat: "1h", TTL: o.TTL, Env: env, TermOnCleanup: true,
+		Lease: lease, Heartbeat: "1h", TTL: o.TTL, Env: env, TermOnCleanup: true,
 	})
 }

@@ -26,6 +26,7 @@ type testBundle struct {
 type setupOptions struct {
 	FaultA string // LUBAN_FAULT of replica A
 	TTL    string // --interaction-ttl of both
+	Lease  string // --lease of both; default 30s
 }
 
 // setup starts replicas A and B on a fresh schema with one fake model.
@@ -33,8 +34,8 @@ func setup(t *testing.T, o setupOptions) *testBundle {
 	t.Helper()
 	db := pgtest.Schema(t)
 	fake := fakeopenai.New(t)
-	a := startReplica(t, replicaOptions{Name: "A", DB: db, Fake: fake, Fault: o.FaultA, TTL: o.TTL})
-	b := startReplica(t, replicaOptions{Name: "B", DB: db, Fake: fake, TTL: o.TTL})
+	a := startReplica(t, replicaOptions{Name: "A", DB: db, Fake: fake, Fault: o.FaultA, TTL: o.TTL, Lease: o.Lease})
+	b := startReplica(t, replicaOptions{Name: "B", DB: db, Fake: fake, TTL: o.TTL, Lease: o.Lease})
 	return &testBundle{db: db, fake: fake, a: a, b: b}
 }
 
@@ -211,7 +212,7 @@ func TestRacingContinuesAcrossReplicas(t *testing.T) {
 // nothing.
 func TestKilledReplicaRunFinishedByOther(t *testing.T) {
 	t.Parallel()
-	b := setup(t, setupOptions{FaultA: "model_stream"})
+	b := setup(t, setupOptions{FaultA: "model_stream", Lease: "1s"})
 	b.fake.Push(fakeopenai.Turn{Text: "第一次的回答会被打断。", ChunkBytes: 6}, fakeopenai.Turn{Text: "接手后完成。"})
 
 	st := b.a.API.Chat("", "写一首诗")
