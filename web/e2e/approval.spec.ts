@@ -51,6 +51,18 @@ test('edit: an invalid value is refused before sending, a valid one runs', async
   await expect(card).toHaveAttribute('data-phase', 'editing')
   await lab.shot(card, 'approval-edit-invalid')
 
+  // Valid under the schema but outside the workspace: the server's 422
+  // (the tool's own rule) shows by the editor and the card stays open.
+  const refused = page.waitForResponse((r) => r.url().endsWith('/api/chat/continue'))
+  await editor.fill('{"path": "../escape.md", "content": "x"}')
+  await card.getByTestId('approval-send-edit').click()
+  const res = await refused
+  expect(res.status()).toBe(422)
+  expect((await res.json()).error.details).toEqual([{ field: 'arguments.path', message: '"../escape.md" leads outside the workspace' }])
+  await expect(card.getByTestId('field-error-arguments')).toContainText('leads outside the workspace')
+  await expect(card).toHaveAttribute('data-phase', 'editing')
+  await lab.shot(card, 'approval-edit-outside-workspace')
+
   await editor.fill('{"path": "docs/plan.md", "content": "# Plan v2\\n"}')
   await card.getByTestId('approval-send-edit').click()
   const receipt = card.getByTestId('receipt')
