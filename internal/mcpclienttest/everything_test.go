@@ -2,7 +2,6 @@ package mcpclienttest
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/lubanhq/luban/internal/fakeopenai"
 	"github.com/lubanhq/luban/internal/lubantest"
+	"github.com/lubanhq/luban/store/postgres/pgtest"
 )
 
 // The model calls server-everything's tools over stdio: echo, its
@@ -210,6 +210,16 @@ mcp:
 // saying so, the run goes on, and a late answer is 410 not_resumable.
 func TestKilledDuringInSessionElicitation(t *testing.T) {
 	t.Parallel()
+	killedDuringInSessionElicitation(t, filepath.Join(t.TempDir(), "luban.db"))
+}
+
+// The same on PostgreSQL (LUBAN_TEST_POSTGRES), a fresh schema.
+func TestKilledDuringInSessionElicitationPostgres(t *testing.T) {
+	t.Parallel()
+	killedDuringInSessionElicitation(t, pgtest.Schema(t))
+}
+
+func killedDuringInSessionElicitation(t *testing.T, db string) {
 	entry := everything(t)
 	mk := marker()
 	cfg := writeConfig(t, fmt.Sprintf(`
@@ -221,7 +231,6 @@ mcp:
 `, entry, mk))
 	fake := fakeopenai.New(t)
 	fake.Push(call("c1", "everything__trigger-elicitation-request", `{}`), text("The question was lost; please ask me again."))
-	db := filepath.Join(t.TempDir(), "luban.db")
 	p1 := startProc(t, "p1", db, fake, cfg)
 	evs := until(t, p1.API.Chat("", "go"), "user_input_required")
 	q := decode(t, last(evs))
@@ -282,5 +291,3 @@ func startHTTP(t *testing.T, port int) string {
 	}
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 }
-
-var _ = json.Marshal

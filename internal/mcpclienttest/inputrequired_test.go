@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/internal/fakeopenai"
+	"github.com/lubanhq/luban/store/postgres/pgtest"
 )
 
 // bookingServer is a go-sdk MCP server (stateless streamable HTTP, which
@@ -81,6 +82,16 @@ func (b *bookingServer) Calls() []*sdk.CallToolParamsRaw {
 // inputResponses and the same requestState.
 func TestInputRequiredAcrossRestart(t *testing.T) {
 	t.Parallel()
+	inputRequiredAcrossRestart(t, filepath.Join(t.TempDir(), "luban.db"))
+}
+
+// The same on PostgreSQL (LUBAN_TEST_POSTGRES), a fresh schema.
+func TestInputRequiredAcrossRestartPostgres(t *testing.T) {
+	t.Parallel()
+	inputRequiredAcrossRestart(t, pgtest.Schema(t))
+}
+
+func inputRequiredAcrossRestart(t *testing.T, db string) {
 	b := startBooking(t)
 	cfg := writeConfig(t, fmt.Sprintf(`
 mcp:
@@ -90,7 +101,6 @@ mcp:
 `, b.url))
 	fake := fakeopenai.New(t)
 	fake.Push(call("c_book", "booking__book", `{"city":"Paris"}`), text("Booked."))
-	db := filepath.Join(t.TempDir(), "luban.db")
 	p1 := startProc(t, "p1", db, fake, cfg)
 	evs := until(t, p1.API.Chat("", "book me a flight to Paris"), "user_input_required")
 	q := decode(t, last(evs))
