@@ -48,6 +48,7 @@ func startBooking(t *testing.T) *bookingServer {
 				return &sdk.CallToolResult{RequestState: state, InputRequests: sdk.InputRequestMap{
 					"seat": &sdk.ElicitParams{Mode: "form", Message: "Which seat to " + args.City + "?", RequestedSchema: json.RawMessage(
 						`{"type":"object","properties":{"seat":{"type":"string","title":"Seat","oneOf":[{"const":"window","title":"Window"},{"const":"aisle","title":"Aisle"}]}},"required":["seat"]}`)},
+					"wine": &sdk.ElicitParams{Mode: "url", Message: "Pick a wine", URL: "https://wine.example.com/pick", ElicitationID: "w1"},
 				}}, nil
 			}
 			if req.Params.RequestState != state {
@@ -62,7 +63,11 @@ func startBooking(t *testing.T) *bookingServer {
 			if r.Action != "accept" {
 				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "not booked: " + r.Action}}}, nil
 			}
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("booked %s, seat %v", args.City, r.Content["seat"])}}}, nil
+			w, ok := req.Params.InputResponses["wine"].(*sdk.ElicitResult)
+			if !ok {
+				return nil, fmt.Errorf("no answer for wine: %v", req.Params.InputResponses)
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("booked %s, seat %v, wine %s", args.City, r.Content["seat"], w.Action)}}}, nil
 		})
 	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{Stateless: true}))
 	t.Cleanup(hs.Close)
@@ -78,7 +83,8 @@ func (b *bookingServer) Calls() []*sdk.CallToolParamsRaw {
 
 // A 2026-07-28 server's input_required is persisted with the question: luban
 // is killed (SIGKILL) between the question and the answer, the next process
-// shows the same question, and its answer retries the original call with
+// shows the same question, the round's second request (a URL) is asked
+// once the first is answered, and the answers retry the original call with
 // inputResponses and the same requestState.
 func TestInputRequiredAcrossRestart(t *testing.T) {
 	t.Parallel()
@@ -129,9 +135,17 @@ mcp:
 	require.Equal(t, http.StatusUnprocessableEntity, code, "middle is not one of the options: %v", body)
 	resp := p2.API.Continue(map[string]any{"sessionId": sid, "requestId": rid, "decision": "accept", "content": map[string]any{"seat": "aisle"}})
 	require.Equal(t, 200, resp.StatusCode)
-	rest := until(t, p2.API.Open(resp, "answer"), "done")
+	evs = until(t, p2.API.Open(resp, "answer"), "user_input_required")
+	w := decode(t, last(evs))
+	assert.Equal(t, "url", w["mode"], "the round's second request, asked after the first is answered")
+	assert.Equal(t, "https://wine.example.com/pick", w["url"])
+	assert.Equal(t, "c_book", w["toolCallId"])
+	require.Len(t, b.Calls(), 1, "no retry before every request of the round is answered")
+	resp = p2.API.Continue(map[string]any{"sessionId": sid, "requestId": w["id"], "decision": "decline"})
+	require.Equal(t, 200, resp.StatusCode)
+	rest := until(t, p2.API.Open(resp, "wine"), "done")
 	res := toolResult(t, rest, "c_book")
-	assert.Equal(t, "booked Paris, seat aisle", res["content"])
+	assert.Equal(t, "booked Paris, seat aisle, wine decline", res["content"])
 	assert.Equal(t, false, res["isError"])
 	assert.Equal(t, "completed", decode(t, last(rest))["status"])
 
@@ -139,6 +153,7 @@ mcp:
 	require.Len(t, calls, 2, "asked once, retried once")
 	assert.Equal(t, "signed:Paris", calls[1].RequestState)
 	assert.Contains(t, calls[1].InputResponses, "seat")
+	assert.Contains(t, calls[1].InputResponses, "wine")
 
 	code, body = continueJSON(t, p2, map[string]any{"sessionId": sid, "requestId": rid, "decision": "accept", "content": map[string]any{"seat": "window"}})
 	assert.Equal(t, http.StatusConflict, code, "answered exactly once: %v", body)
