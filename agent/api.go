@@ -135,10 +135,8 @@ type ContinueResult struct {
 }
 
 // Continue answers a pending request once and resumes its run. Errors:
-// ErrInteractionNotFound (the request is unknown or another session's, or
-// the session itself is unknown or another principal's: after a restart of
-// a server without storage both are gone, and the page shows
-// "服务已重启，请重新发起任务" for this code),
+// ErrSessionNotFound (the session is unknown or another principal's),
+// ErrInteractionNotFound (the request is unknown or another session's),
 // *AlreadyResolvedError, ErrInteractionExpired, ErrNotResumable,
 // ErrPayloadTooLarge, *askuser.AnswerError (nothing consumed: the request
 // stays pending).
@@ -147,9 +145,6 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		return nil, fmt.Errorf("%w: sessionId and requestId are required", ErrInvalidRequest)
 	}
 	if _, err := r.session(ctx, p.Owner, p.SessionID); err != nil {
-		if errors.Is(err, ErrSessionNotFound) {
-			return nil, ErrInteractionNotFound
-		}
 		return nil, err
 	}
 	it, err := r.st.InteractionGet(ctx, p.RequestID)

@@ -126,8 +126,8 @@ func (r *Runner) Sessions(ctx context.Context, owner string) ([]api.SessionView,
 
 // Transcript is owner's session id as GET /api/sessions/{id} shows it: its
 // messages in order (an assistant message's reasoning apart from its
-// content), its interactions with their receipts, and the last event id
-// when it was read.
+// content), its interactions with their receipts, the errors of its failed
+// runs, and the last event id when it was read.
 func (r *Runner) Transcript(ctx context.Context, owner, id string) (*api.Transcript, error) {
 	s, err := r.session(ctx, owner, id)
 	if err != nil {
@@ -141,7 +141,11 @@ func (r *Runner) Transcript(ctx context.Context, owner, id string) (*api.Transcr
 	if err != nil {
 		return nil, err
 	}
-	t := &api.Transcript{Session: r.sessionView(s), LastEventID: s.LastSeq, Messages: make([]api.MessageView, 0, len(msgs)), Interactions: its}
+	errs, err := r.runErrors(ctx, msgs)
+	if err != nil {
+		return nil, err
+	}
+	t := &api.Transcript{Session: r.sessionView(s), LastEventID: s.LastSeq, Messages: make([]api.MessageView, 0, len(msgs)), Interactions: its, Errors: errs}
 	for _, m := range msgs {
 		v := api.MessageView{ID: m.ID, RunID: m.RunID, Role: api.Role(m.Role), Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name,
 			IsError: m.IsError, Metadata: m.Metadata, CreatedAt: m.CreatedAt}

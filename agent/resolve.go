@@ -207,7 +207,7 @@ func (r *Runner) finish(ctx context.Context, tx store.Tx, run *store.Run, from [
 	now := r.now()
 	p := &store.RunFinishParams{ID: run.ID, From: from, To: to, Now: now}
 	if errEv != nil {
-		p.Error = errEv.Message
+		p.Error = encodeRunError(errEv)
 	}
 	won, err := tx.RunFinish(ctx, p)
 	if err != nil || !won {

@@ -387,7 +387,7 @@ func testThreadsAndInterruptsAreOwned(t *testing.T) {
 	require.Equal(t, []string{"RUN_ERROR"}, types(evs))
 	require.Equal(t, "session_not_found", evs[0].str("code"))
 	_, evs = b.post("other-token", input("thread-mine", "r3", nil, resolved(id, map[string]any{"selections": []string{"dev"}})))
-	require.Equal(t, "interaction_not_found", evs[0].str("code"))
+	require.Equal(t, "session_not_found", evs[0].str("code"))
 
 	// The interrupt of one thread cannot be answered on another.
 	_, evs = b.post("", input("thread-second", "r4", []map[string]any{userMsg("u1", "部署")}))

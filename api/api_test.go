@@ -50,6 +50,7 @@ func TestErrorCodeHTTPStatus(t *testing.T) {
 		api.CodeInteractionNotFound: http.StatusNotFound,
 		api.CodeSessionNotFound:     http.StatusNotFound,
 		api.CodeNotFound:            http.StatusNotFound,
+		api.CodeMethodNotAllowed:    http.StatusMethodNotAllowed,
 		api.CodeAlreadyResolved:     http.StatusConflict,
 		api.CodeRunInProgress:       http.StatusConflict,
 		api.CodeInteractionPending:  http.StatusConflict,

@@ -181,6 +181,8 @@ func (c ErrorCode) HTTPStatus() int {
 		return 403
 	case CodeInteractionNotFound, CodeSessionNotFound, CodeNotFound:
 		return 404
+	case CodeMethodNotAllowed:
+		return 405
 	case CodeAlreadyResolved, CodeRunInProgress, CodeInteractionPending:
 		return 409
 	case CodeInteractionExpired, CodeNotResumable:

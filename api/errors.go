@@ -12,6 +12,7 @@ const (
 	CodeInteractionNotFound ErrorCode = "interaction_not_found" // 404 request unknown or another session's
 	CodeSessionNotFound     ErrorCode = "session_not_found"     // 404 session unknown or another principal's
 	CodeNotFound            ErrorCode = "not_found"             // 404 no such endpoint
+	CodeMethodNotAllowed    ErrorCode = "method_not_allowed"    // 405 the path exists for other methods (+ Allow header)
 	CodeAlreadyResolved     ErrorCode = "already_resolved"      // 409 answered or cancelled before (+ receipt)
 	CodeRunInProgress       ErrorCode = "run_in_progress"       // 409 the session's run is active
 	CodeInteractionPending  ErrorCode = "interaction_pending"   // 409 a question waits (+ pending)

@@ -126,6 +126,22 @@ type Transcript struct {
 	LastEventID  int64             `json:"lastEventId"`
 	Messages     []MessageView     `json:"messages"`
 	Interactions []InteractionView `json:"interactions"`
+	// Errors are the failed runs of the session, oldest first: what the
+	// `error` event said live, kept so a reload shows it where it happened
+	// (after the run's last message). Empty when no run failed.
+	Errors []RunErrorView `json:"errors"`
+}
+
+// RunErrorView is why one run failed: the stable Code and the Message of its
+// `error` event (ErrorEvent), the RunID it ended and when (At). A client
+// words the error by Code (model_error, internal_error, …) and may show
+// Message as the detail; the run's first user message is the one to send
+// again for a retry (docs/design.md "Errors in the transcript").
+type RunErrorView struct {
+	RunID   string    `json:"runId"`
+	Code    string    `json:"code"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
 }
 
 // CancelResponse is POST /api/sessions/{id}/cancel: the session's resulting

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
@@ -23,7 +25,38 @@ func writeError(w http.ResponseWriter, status int, d api.ErrorDetail) {
 
 // handleNoEndpoint answers 404 not_found for every /api path without a route.
 func handleNoEndpoint(w http.ResponseWriter, r *http.Request) {
+	if allow := allowedMethods(r); allow != "" {
+		w.Header().Set("Allow", allow)
+		writeError(w, http.StatusMethodNotAllowed, api.ErrorDetail{Code: api.CodeMethodNotAllowed,
+			Message: r.Method + " is not allowed on " + r.URL.Path + "; allowed: " + allow})
+		return
+	}
 	writeError(w, http.StatusNotFound, api.ErrorDetail{Code: api.CodeNotFound, Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
+}
+
+// endpointPaths routes every api.Endpoints path, whatever the method, so
+// allowedMethods can tell "no such path" (404) from "not this method" (405);
+// endpointMethods lists each path's methods.
+var endpointPaths, endpointMethods = func() (*http.ServeMux, map[string][]string) {
+	mux := http.NewServeMux()
+	methods := map[string][]string{}
+	for _, e := range api.Endpoints {
+		if _, ok := methods[e.Path]; !ok {
+			mux.Handle(e.Path, http.NotFoundHandler())
+		}
+		methods[e.Path] = append(methods[e.Path], e.Method)
+	}
+	for p := range methods {
+		slices.Sort(methods[p])
+	}
+	return mux, methods
+}()
+
+// allowedMethods is the Allow header for r's path when the path is an /api
+// route of other methods, "" when no route has the path.
+func allowedMethods(r *http.Request) string {
+	_, pattern := endpointPaths.Handler(r)
+	return strings.Join(endpointMethods[pattern], ", ")
 }
 
 // errorFor maps the Runner's errors to DESIGN §3's statuses and codes. It is
@@ -47,7 +80,7 @@ func errorFor(err error) (int, api.ErrorDetail) {
 	case errors.Is(err, agent.ErrSessionNotFound):
 		return http.StatusNotFound, api.ErrorDetail{Code: api.CodeSessionNotFound, Message: err.Error()}
 	case errors.Is(err, agent.ErrInteractionNotFound):
-		return http.StatusNotFound, api.ErrorDetail{Code: api.CodeInteractionNotFound, Message: "interaction not found (after a restart of a server without storage, 服务已重启，请重新发起任务)"}
+		return http.StatusNotFound, api.ErrorDetail{Code: api.CodeInteractionNotFound, Message: err.Error()}
 	case errors.Is(err, agent.ErrRunInProgress):
 		return http.StatusConflict, api.ErrorDetail{Code: api.CodeRunInProgress, Message: err.Error()}
 	case errors.Is(err, agent.ErrInteractionExpired):

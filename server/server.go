@@ -5,9 +5,11 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -142,12 +144,31 @@ func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
 
 // decode reads a JSON body of at most MaxBodyBytes into v.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	return s.decodeBody(w, r, v, false)
+}
+
+// decodeStrict is decode that also refuses a field v does not have: 400
+// invalid_request whose message and details name it (a misspelt
+// "selection" would otherwise be an empty answer).
+func (s *Server) decodeStrict(w http.ResponseWriter, r *http.Request, v any) bool {
+	return s.decodeBody(w, r, v, true)
+}
+
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any, strict bool) bool {
 	// The body is JSON whatever Content-Type says (curl -d sends a form
 	// type); cross-site forms are stopped by the Origin check in requireAuth.
 	body := http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
 	dec := json.NewDecoder(body)
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(v); err != nil {
 		if s.bodyFailed(w, err) {
+			return false
+		}
+		if name, ok := unknownField(err); ok {
+			writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: fmt.Sprintf("unknown field %q in the body", name),
+				Details: []api.FieldError{{Field: name, Message: "unknown field"}}})
 			return false
 		}
 		writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: "malformed JSON body: " + err.Error()})
@@ -161,6 +182,22 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	return true
+}
+
+// unknownField is the field name of encoding/json's error for a field the
+// target does not have (Decoder.DisallowUnknownFields): `json: unknown
+// field "x"`. encoding/json has no typed error for it.
+func unknownField(err error) (string, bool) {
+	const prefix = "json: unknown field "
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return "", false
+	}
+	name, uerr := strconv.Unquote(msg[len(prefix):])
+	if uerr != nil {
+		return "", false
+	}
+	return name, true
 }
 
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
@@ -186,7 +223,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleContinue(w http.ResponseWriter, r *http.Request) {
 	var req api.ContinueRequest
-	if !s.decode(w, r, &req) {
+	if !s.decodeStrict(w, r, &req) {
 		return
 	}
 	res, err := s.opts.Runner.Continue(r.Context(), agent.ContinueParams{Owner: Principal(r.Context()), SessionID: req.SessionID, RequestID: req.RequestID,

@@ -246,7 +246,7 @@ func TestApprovalCrossPrincipalAndConcurrent(t *testing.T) {
 	e.model.push(turn{calls: []call{{id: "call_w", name: "write_file", args: writeArgs}}}, turn{text: "ok"})
 	p := e.ask("", "写")
 	resp := e.srv.Request("POST", "/api/chat/continue", decisionBody(p.sessionID, p.req.ID, api.DecisionApprove, nil), "other-token")
-	e.expectError(resp, http.StatusNotFound, "interaction_not_found")
+	e.expectError(resp, http.StatusNotFound, "session_not_found")
 	require.Equal(t, p.req.ID, e.pending(p.sessionID).Pending.ID)
 
 	var wg sync.WaitGroup

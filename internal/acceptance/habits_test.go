@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/internal/fakeanthropic"
 	"github.com/lubanhq/luban/internal/fakeopenai"
 	"github.com/lubanhq/luban/internal/lubantest"
@@ -244,6 +245,24 @@ func TestHabitRetryAfterThenExhausted(t *testing.T) {
 	var done struct{ Status string }
 	require.NoError(t, one(t, evs, "done").Decode(&done))
 	require.Equal(t, "failed", done.Status)
+
+	// The failure is part of the transcript: a reload shows it with its code
+	// and message, after the failed run's own user message; the earlier run,
+	// which completed, has no error.
+	var tr api.Transcript
+	e.get("/api/sessions/"+sid, &tr)
+	require.Len(t, tr.Errors, 1)
+	require.Equal(t, "model_error", tr.Errors[0].Code)
+	require.Equal(t, ee.Message, tr.Errors[0].Message)
+	require.False(t, tr.Errors[0].At.IsZero())
+	failedRun := tr.Errors[0].RunID
+	var userOfFailed []string
+	for _, m := range tr.Messages {
+		if m.RunID == failedRun && m.Role == api.RoleUser {
+			userOfFailed = append(userOfFailed, m.Content)
+		}
+	}
+	require.Equal(t, []string{"再来"}, userOfFailed)
 
 	tv := e.trace(sid)
 	calls := tv.kinds("model_call")

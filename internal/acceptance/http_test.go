@@ -58,8 +58,8 @@ func TestOtherPrincipal(t *testing.T) {
 	}
 	e.expectError(e.srv.Request("POST", "/api/sessions/"+p.sessionID+"/cancel", nil, other), http.StatusNotFound, "session_not_found")
 	e.expectError(e.srv.Request("POST", "/api/chat", map[string]any{"sessionId": p.sessionID, "message": "插话"}, other), http.StatusNotFound, "session_not_found")
-	e.expectError(e.srv.Request("POST", "/api/chat/continue", body(p.sessionID, p.req.ID, []string{"implement"}, ""), other), http.StatusNotFound, "interaction_not_found")
-	e.expectError(e.srv.Request("POST", "/api/chat/continue", cancelBody(p.sessionID, p.req.ID), other), http.StatusNotFound, "interaction_not_found")
+	e.expectError(e.srv.Request("POST", "/api/chat/continue", body(p.sessionID, p.req.ID, []string{"implement"}, ""), other), http.StatusNotFound, "session_not_found")
+	e.expectError(e.srv.Request("POST", "/api/chat/continue", cancelBody(p.sessionID, p.req.ID), other), http.StatusNotFound, "session_not_found")
 
 	resp := e.srv.Request("GET", "/api/sessions", nil, other)
 	var list struct{ Sessions []struct{ ID string } }

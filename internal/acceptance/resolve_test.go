@@ -195,8 +195,9 @@ func TestCrossSession(t *testing.T) {
 	e.reject(body(a.sessionID, b.req.ID, []string{"safe"}, ""), http.StatusNotFound, "interaction_not_found")
 	e.reject(cancelBody(a.sessionID, b.req.ID), http.StatusNotFound, "interaction_not_found")
 	e.reject(body(b.sessionID, "ask_doesnotexist", []string{"safe"}, ""), http.StatusNotFound, "interaction_not_found")
-	// An unknown session is interaction_not_found too (after a memory restart both are gone; issue 5).
-	e.reject(body("sess_doesnotexist", b.req.ID, []string{"safe"}, ""), http.StatusNotFound, "interaction_not_found")
+	// An unknown session is session_not_found: a client words "no such
+	// session" apart from "no such question" by the code.
+	e.reject(body("sess_doesnotexist", b.req.ID, []string{"safe"}, ""), http.StatusNotFound, "session_not_found")
 
 	require.Equal(t, b.req.ID, e.pending(b.sessionID).Pending.ID, "B is untouched")
 	require.Equal(t, a.req.ID, e.pending(a.sessionID).Pending.ID, "A is untouched")

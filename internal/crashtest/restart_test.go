@@ -21,8 +21,9 @@ type apiError struct {
 }
 
 // With --db memory nothing survives: after a restart the pending request is
-// gone, and a continue for it gets 404 interaction_not_found, which the page
-// turns into "服务已重启，请重新发起任务" (seed 000 §6.4 "仅展示不可续跑").
+// gone with its session, and a continue for it gets 404 session_not_found,
+// which the page words as "the session is not found (a server restarted
+// without storage forgets it)" (seed 000 §6.4 "仅展示不可续跑").
 func TestMemoryRestartIsNotResumable(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -36,8 +37,7 @@ func TestMemoryRestartIsNotResumable(t *testing.T) {
 	var e apiError
 	require.Equal(t, http.StatusNotFound, p2.API.JSON("POST", "/api/chat/continue", map[string]any{
 		"sessionId": a.SessionID, "requestId": a.RequestID, "selections": []string{"safe"}, "customInput": "", "cancelled": false}, &e))
-	require.Equal(t, "interaction_not_found", e.Error.Code)
-	require.Contains(t, e.Error.Message, "服务已重启，请重新发起任务")
+	require.Equal(t, "session_not_found", e.Error.Code)
 	require.Equal(t, http.StatusNotFound, p2.API.JSON("GET", "/api/interactions/pending?sessionId="+a.SessionID, nil, &e))
 	require.Equal(t, "session_not_found", e.Error.Code)
 	require.Len(t, b.fake.Requests(), 1, "nothing was resumed")

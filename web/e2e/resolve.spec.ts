@@ -129,7 +129,7 @@ test("a foreign session's request is refused and the original stays answerable",
     }, body)
   const answerA = { requestId, selections: ['b'], customInput: '', cancelled: false }
   // B names A's session: unknown to B.
-  expect(await forge(pageB, { sessionId, ...answerA })).toMatchObject({ status: 404, body: { error: { code: 'interaction_not_found' } } })
+  expect(await forge(pageB, { sessionId, ...answerA })).toMatchObject({ status: 404, body: { error: { code: 'session_not_found' } } })
   // B names its own session with A's request: the request is not in it.
   expect(await forge(pageB, { sessionId: own.sessionId, ...answerA })).toMatchObject({ status: 404, body: { error: { code: 'interaction_not_found' } } })
   await other.close()

@@ -74,6 +74,7 @@ export type ErrorCode =
   | 'interaction_not_found' // 404 request unknown or another session's
   | 'session_not_found' // 404 session unknown or another principal's
   | 'not_found' // 404 no such endpoint
+  | 'method_not_allowed' // 405 the path exists for other methods (+ Allow header)
   | 'already_resolved' // 409 answered or cancelled before (+ receipt)
   | 'run_in_progress' // 409 the session's run is active
   | 'interaction_pending' // 409 a question waits (+ pending)
@@ -378,6 +379,26 @@ export interface Transcript {
   lastEventId: number
   messages: MessageView[]
   interactions: InteractionView[]
+  /**
+   * Errors are the failed runs of the session, oldest first: what the
+   * `error` event said live, kept so a reload shows it where it happened
+   * (after the run's last message). Empty when no run failed.
+   */
+  errors: RunErrorView[]
+}
+
+/**
+ * RunErrorView is why one run failed: the stable Code and the Message of its
+ * `error` event (ErrorEvent), the RunID it ended and when (At). A client
+ * words the error by Code (model_error, internal_error, …) and may show
+ * Message as the detail; the run's first user message is the one to send
+ * again for a retry (docs/design.md "Errors in the transcript").
+ */
+export interface RunErrorView {
+  runId: string
+  code: string
+  message: string
+  at: string
 }
 
 /**

@@ -1,0 +1,69 @@
+package server_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/api"
+)
+
+func errorBody(t *testing.T, resp *http.Response) api.ErrorDetail {
+	t.Helper()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var e api.ErrorBody
+	require.NoError(t, json.Unmarshal(b, &e), "%s", b)
+	return e.Error
+}
+
+// A continue body with a field the contract does not have is refused with a
+// 400 that names it, before anything is looked up: a misspelt "selection"
+// must not become an empty answer.
+func TestContinueRefusesAnUnknownFieldByName(t *testing.T) {
+	t.Parallel()
+	srv := setup(t)
+	resp := srv.Continue(map[string]any{"sessionId": "s", "requestId": "r", "selection": []string{"a"}})
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	e := errorBody(t, resp)
+	require.Equal(t, api.CodeInvalidRequest, e.Code)
+	require.Contains(t, e.Message, `"selection"`)
+	require.Equal(t, []api.FieldError{{Field: "selection", Message: "unknown field"}}, e.Details)
+
+	// The known fields still reach the Runner: an unknown session is a 404.
+	resp = srv.Continue(map[string]any{"sessionId": "s", "requestId": "r", "selections": []string{"a"}, "customInput": "", "cancelled": false})
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	require.Equal(t, api.CodeSessionNotFound, errorBody(t, resp).Code)
+}
+
+// A route asked with another method is 405 with Allow listing its methods;
+// a path no route has stays 404.
+func TestWrongMethodIs405WithAllow(t *testing.T) {
+	t.Parallel()
+	srv := setup(t)
+	for path, allow := range map[string]string{
+		"/api/chat":             "POST",
+		"/api/chat/continue":    "POST",
+		"/api/sessions/abc":     "DELETE, GET",
+		"/api/sessions":         "GET",
+		"/api/sessions/x/trace": "GET",
+	} {
+		resp := srv.Request("PUT", path, nil, "")
+		require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, path)
+		require.Equal(t, allow, resp.Header.Get("Allow"), path)
+		require.Equal(t, api.CodeMethodNotAllowed, errorBody(t, resp).Code, path)
+	}
+	resp := srv.Request("GET", "/api/chat", nil, "")
+	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	require.Equal(t, "POST", resp.Header.Get("Allow"))
+	resp.Body.Close()
+
+	resp = srv.Request("GET", "/api/no-such-thing", nil, "")
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	require.Empty(t, resp.Header.Get("Allow"))
+	require.Equal(t, api.CodeNotFound, errorBody(t, resp).Code)
+}
