@@ -43,7 +43,7 @@ test('single choice through the OpenAI-compatible path: the next model request c
   await expect(receipt.getByTestId('receipt-status')).toHaveText('已提交')
   await expect(receipt.getByTestId('receipt-selections')).toContainText('先分析')
   await expect(receipt.getByTestId('receipt-time')).toBeVisible()
-  await expect(receipt.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+  await expect(receipt.page().getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
   await expect(page.getByTestId('message-assistant').last()).toContainText('好的，先分析。')
   await expect(page.getByTestId('message-assistant').last().locator('strong')).toHaveText('先分析')
   await expect(card.getByTestId('submit')).toHaveCount(0)
@@ -110,7 +110,7 @@ test('multiple choice with custom input: ids and text reach the ToolResult uncha
   await expect(receipt.getByTestId('receipt-selections')).toContainText('指标 📈、链路追踪')
   await expect(receipt.getByTestId('receipt-selections')).not.toContainText('日志')
   expect(await receipt.getByTestId('receipt-custom').innerText()).toBe(custom)
-  await expect(receipt.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+  await expect(receipt.page().getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
   await expect(page.getByTestId('message-assistant').last()).toContainText('指标 📈 (metrics)')
   await lab.shot(card, 'receipt-multiple')
 
@@ -192,7 +192,7 @@ test('an AskUser batch: header chips, context, preview, Other, one answer per qu
   await expect(receipt.getByTestId('receipt-answer-0')).toContainText('列表')
   await expect(receipt.getByTestId('receipt-answer-1')).toContainText('Linux、Windows')
   await expect(receipt.getByTestId('receipt-answer-1')).toContainText('FreeBSD ✨')
-  await expect(receipt.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+  await expect(receipt.page().getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
   await lab.shot(card, 'receipt-askuser')
 
   const toolCallId = (await luban.api('GET', `/api/interactions/pending?sessionId=${sessionId}`)).body.last.toolCallId
@@ -251,7 +251,7 @@ test('model text with HTML renders as text: no element, no script; bidi controls
   await card.getByTestId('submit').click()
   const receipt = card.getByTestId('receipt')
   await expect(receipt.getByTestId('receipt-selections')).toContainText(evil)
-  await expect(receipt.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+  await expect(receipt.page().getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
   const last = page.getByTestId('message-assistant').last()
   await expect(last.locator('.markdown')).toHaveText(`<script>x</script> 结束 ${evil}`)
   await expect(last.locator('strong')).toHaveText('结束')
@@ -288,5 +288,5 @@ test('a 422 keeps the card editable with the server message by its field; the fi
   await card.getByTestId('submit').click()
   await expect(card.getByTestId('receipt')).toHaveAttribute('data-status', 'answered')
   await expect(card.getByTestId('receipt-custom')).toHaveText('out/reports')
-  await expect(card.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+  await expect(card.page().getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
 })

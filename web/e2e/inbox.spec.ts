@@ -82,7 +82,7 @@ test('the header count updates live when another session asks, and answering fro
   await entry.getByTestId('submit').click()
   const card = entry.getByTestId('input-card')
   await expect(card).toHaveAttribute('data-phase', 'resolved')
-  await expect(card.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+  await expect(card.getByTestId('receipt')).toHaveAttribute('data-status', 'answered')
   await expect(page.getByTestId('inbox-count')).toHaveText('1')
   await expect(page).toHaveTitle('(1) luban')
   await expect(page.getByTestId('chat')).toHaveAttribute('data-session-id', '')

@@ -110,7 +110,7 @@ test('at 360 px a whole cycle works with the keyboard and nothing overflows', as
   await lab.shot(batch, 'card-360-askuser')
   await batch.getByTestId('submit').click()
   await expect(batch.getByTestId('receipt')).toHaveAttribute('data-status', 'answered')
-  await expect(batch.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+  await expect(batch.page().getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
   await noSidewaysScroll(page)
   await lab.shot(page, 'page-360-done')
 })

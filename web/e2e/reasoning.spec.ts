@@ -34,7 +34,7 @@ test('thinking is folded, shown as text, kept out of the answer, and sent back',
 
   await card.getByText('生产', { exact: true }).click()
   await card.getByTestId('submit').click()
-  await expect(card.getByTestId('receipt').getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+  await expect(card.page().getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
   const last = page.getByTestId('message-assistant').last()
   await expect(last).toContainText('好的，部署到生产。')
   await expect(last.getByTestId('reasoning')).not.toHaveAttribute('open', '')

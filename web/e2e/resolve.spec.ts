@@ -78,7 +78,7 @@ test('duplicate submit from two tabs: the second gets the 409 receipt, one ToolR
   await card.getByTestId('option-a').check()
   await card.getByTestId('submit').click()
   await expect(card.getByTestId('receipt')).toHaveAttribute('data-status', 'answered')
-  await expect(card.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+  await expect(card.page().getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
 
   // Tab 2 still shows the open card; its answer is refused with the receipt
   // of the first one (409 already_resolved), not its own choice.
@@ -149,7 +149,7 @@ test("a foreign session's request is refused and the original stays answerable",
   await original.getByTestId('option-a').check()
   await original.getByTestId('submit').click()
   await expect(original.getByTestId('receipt')).toHaveAttribute('data-status', 'answered')
-  await expect(original.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+  await expect(original.page().getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
   await lab.shot(original, 'receipt-after-foreign')
 
   const results = await toolMessages(luban, sessionId, pending.pending.toolCallId)

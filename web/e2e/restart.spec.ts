@@ -7,6 +7,7 @@
 import { askUser, expect, openAndSend, test, toolMessages, type FakeTurn, type Scenario } from './harness'
 
 const NOT_RESUMABLE = '服务已重启，请重新发起任务'
+const SESSION_GONE = '找不到这个会话（服务重启且未保存数据时会这样），请重新发起任务'
 
 const releaseScenario: Scenario = {
   name: 'release',
@@ -59,7 +60,7 @@ test('a page refresh restores the open card, and the answer after it continues t
   const receipt = restored.getByTestId('receipt')
   await expect(receipt).toHaveAttribute('data-status', 'answered')
   expect(await receipt.getByTestId('receipt-custom').innerText()).toBe(text)
-  await expect(receipt.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+  await expect(receipt.page().getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
   await expect(page.getByTestId('message-assistant').last()).toContainText('每天 9 点备份 📦')
   await lab.shot(restored, 'receipt-after-refresh')
 
@@ -106,7 +107,7 @@ test('server restart (kill -9, same database), reload, submit: the fake model se
   await restored.getByTestId('option-implement').check()
   await restored.getByTestId('submit').click()
   await expect(restored.getByTestId('receipt')).toHaveAttribute('data-status', 'answered')
-  await expect(restored.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+  await expect(restored.page().getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
   await expect(page.getByTestId('message-assistant').last()).toContainText('重启后继续完成。')
   await lab.shot(restored, 'receipt-after-restart')
 
@@ -130,14 +131,14 @@ test('server restart without a reload: the open card submits to the new process'
   await card.getByTestId('option-prod').check()
   await card.getByTestId('submit').click()
   await expect(card.getByTestId('receipt')).toHaveAttribute('data-status', 'answered')
-  await expect(card.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+  await expect(card.page().getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
   await expect(page.getByTestId('message-assistant').last()).toContainText('计划：- ask_user: 生产 (prod)')
   const tr = (await second.api('GET', `/api/sessions/${sessionId}/trace`)).body
   expect(tr.trace.filter((t: any) => t.kind === 'model_call')).toHaveLength(2)
   expect(tr.trace.filter((t: any) => t.kind === 'tool_result')).toHaveLength(1)
 })
 
-test('--db memory: after a restart the card says 服务已重启，请重新发起任务 and sends nothing more', async ({ page, lab }) => {
+test('--db memory: after a restart the card says the session is gone (a restart without storage) and sends nothing more', async ({ page, lab }) => {
   const first = await lab.serve({ name: 'before', scenario: releaseScenario, db: 'memory' })
   const { card } = await openAndSend(page, first, '发布')
   await first.kill9()
@@ -148,9 +149,9 @@ test('--db memory: after a restart the card says 服务已重启，请重新发�
   await card.getByTestId('submit').click()
   const res = await refused
   expect(res.status()).toBe(404)
-  expect((await res.json()).error.code).toBe('interaction_not_found')
+  expect((await res.json()).error.code).toBe('session_not_found')
   await expect(card).toHaveAttribute('data-phase', 'not_resumable')
-  await expect(card.getByTestId('not-resumable')).toHaveText(NOT_RESUMABLE)
+  await expect(card.getByTestId('not-resumable')).toHaveText(SESSION_GONE)
   await expect(card.getByTestId('submit')).toHaveCount(0)
   await expect(card.getByTestId('cancel')).toHaveCount(0)
   await expect(card.locator('input, button, textarea')).toHaveCount(0)
@@ -186,7 +187,7 @@ test('a run whose agent is gone shows a not-resumable card on reload; with the a
   await expect(shown).toHaveAttribute('data-phase', 'editing')
   await shown.getByTestId('option-staging').check()
   await shown.getByTestId('submit').click()
-  await expect(shown.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+  await expect(shown.page().getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
   const last = (await third.api('GET', `/api/interactions/pending?sessionId=${sessionId}`)).body.last
   expect(await toolMessages(third, sessionId, last.toolCallId)).toHaveLength(1)
 })

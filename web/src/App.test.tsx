@@ -101,7 +101,10 @@ describe('App', () => {
 
     await user.click(within(card).getByLabelText(/直接实现/))
     await user.click(within(card).getByTestId('submit'))
-    expect(await screen.findByTestId('run-status')).toHaveTextContent('继续执行中')
+    // The receipt shows its own resolution; the run's state is not on it.
+    expect(await screen.findByTestId('receipt-status')).toHaveTextContent('已提交')
+    expect(within(screen.getByTestId('receipt')).queryByTestId('run-status')).toBeNull()
+    expect(screen.getByTestId('running')).toBeInTheDocument()
     expect(screen.getByTestId('receipt-selections')).toHaveTextContent('直接实现')
     expect(posts('/api/chat/continue')).toHaveLength(1)
     expect(posts('/api/chat/continue')[0].body).toEqual({
@@ -114,6 +117,7 @@ describe('App', () => {
 
     release()
     await waitFor(() => expect(screen.getByTestId('run-status')).toHaveTextContent('任务已完成'))
+    expect(within(screen.getByTestId('receipt')).queryByTestId('run-status')).toBeNull()
     const assistant = screen.getAllByTestId('message-assistant')
     expect(assistant).toHaveLength(2)
     // The Markdown renderer is a lazy chunk: plain text first, then the markup.
@@ -123,7 +127,11 @@ describe('App', () => {
     const tool = screen.getByTestId('tool-call')
     expect(tool).toHaveAttribute('data-tool', 'read_file')
     expect(within(tool).getByTestId('tool-result')).toHaveTextContent('package a')
-    expect(srv.requests.filter((r) => r.url.startsWith('/api/sessions/') && r.url.includes('/events'))).toHaveLength(0)
+    // The new session is watched from the first event the page saw, never
+    // replayed from 0.
+    const watches = srv.requests.filter((r) => r.url.startsWith('/api/sessions/') && r.url.includes('/events'))
+    expect(watches.length).toBeGreaterThan(0)
+    for (const w of watches) expect(Number(w.headers['last-event-id'])).toBeGreaterThanOrEqual(1)
   })
 
   it('restores a pending card on refresh, and a 409 turns it into the existing receipt', async () => {
@@ -219,7 +227,7 @@ describe('App', () => {
     await waitFor(() => expect(posts('/api/chat/continue')).toHaveLength(2))
   })
 
-  it('follows a running session through the events replay and stops at the active run end', async () => {
+  it('follows a running session through the events replay and keeps watching after the run end', async () => {
     let closed = false
     const tr = transcript('s1', 'running')
     tr.messages.push({ id: 'm4', runId: 'r2', role: 'user', content: '再来', createdAt: NOW })
@@ -241,9 +249,10 @@ describe('App', () => {
       },
     })
     expect(await screen.findByText('继续中的回答')).toBeInTheDocument()
-    await waitFor(() => expect(closed).toBe(true))
+    await waitFor(() => expect(screen.queryByTestId('running')).toBeNull())
+    // The watch stays open: a next run started elsewhere shows here too.
+    expect(closed).toBe(false)
     expect(screen.getAllByTestId('message-user')).toHaveLength(2)
-    expect(screen.queryByTestId('running')).toBeNull()
   })
 
   it('resumes a running session after the transcript\'s lastEventId instead of replaying from 0', async () => {
@@ -269,7 +278,8 @@ describe('App', () => {
       },
     })
     expect(await screen.findByText('接着上次继续')).toBeInTheDocument()
-    await waitFor(() => expect(closed).toBe(true))
+    await waitFor(() => expect(screen.queryByTestId('running')).toBeNull())
+    expect(closed).toBe(false)
     const events = srv.requests.filter((r) => r.url.startsWith('/api/sessions/s1/events'))
     expect(events).toHaveLength(1)
     expect(events[0].headers['last-event-id']).toBe('3')

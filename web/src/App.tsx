@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react'
-import { Api, ApiError, Deduper, runText, StreamLostError, UserInputCard, type AgentView, type Answer, type SessionSummary, type SSEEvent, type StreamHandlers } from 'luban-react'
-import { initialState, reduce, type CardItem, type Item } from './chatState'
+import { Api, ApiError, Deduper, errorText, RetryContext, runText, StreamLostError, UserInputCard, type AgentView, type Answer, type CardFailure, type SessionSummary, type StreamHandlers } from 'luban-react'
+import { initialState, reduce, type CardItem, type Item, type RunErrorItem } from './chatState'
 import { AgentName, AgentPicker, SessionHeader, showAgents } from './components/Agents'
 import { Inbox } from './components/Inbox'
 import { Markdown } from './components/LazyMarkdown'
@@ -10,6 +10,7 @@ import { SessionList } from './components/SessionList'
 import { ThemeToggle } from './components/ThemeToggle'
 import { ToolCallView } from './components/ToolCallView'
 import { dicts, LangContext, type Dict, type Lang } from './i18n'
+import { useChatScroll } from './useChatScroll'
 
 const ASK_TOOLS = new Set(['ask_user', 'AskUser'])
 
@@ -51,8 +52,12 @@ export function App({ api: given, initialLang }: AppProps) {
   const [state, dispatch] = useReducer(reduce, initialState)
   const dedupe = useRef(new Deduper())
   const stream = useRef<AbortController | null>(null)
+  const watchRef = useRef<{ id: string; ac: AbortController } | null>(null)
   const sessionRef = useRef<string | undefined>(undefined)
   sessionRef.current = state.sessionId
+  const [draft, setDraft] = useState('')
+  const itemsRef = useRef<HTMLDivElement | null>(null)
+  const onItemsScroll = useChatScroll(itemsRef, state.items)
 
   const fail = useCallback((e: unknown) => {
     if (e instanceof ApiError && e.status === 401) {
@@ -67,6 +72,41 @@ export function App({ api: given, initialLang }: AppProps) {
     api.sessions().then(setSessions, fail)
   }, [api, fail])
 
+  /**
+   * watch follows the open session's event stream for as long as it is
+   * open (Api.watch): what another tab or `luban chat` does shows here.
+   * It shares the page's Deduper with the POST streams, so an event that
+   * comes on both is shown once.
+   */
+  const watch = useCallback(
+    (id: string) => {
+      if (watchRef.current?.id === id) return
+      watchRef.current?.ac.abort()
+      const ac = new AbortController()
+      watchRef.current = { id, ac }
+      api
+        .watch(
+          id,
+          dedupe.current,
+          {
+            onOpen: () => !ac.signal.aborted && setReconnecting(false),
+            onEvent: (ev) => {
+              if (ac.signal.aborted || sessionRef.current !== id) return
+              dispatch({ type: 'event', event: ev })
+            },
+            onReconnecting: () => !ac.signal.aborted && setReconnecting(true),
+          },
+          ac.signal,
+        )
+        .catch((e) => {
+          if (ac.signal.aborted) return
+          setReconnecting(false)
+          fail(e)
+        })
+    },
+    [api, fail],
+  )
+
   const handlers = useCallback(
     (signal: AbortSignal): StreamHandlers => ({
       onEvent: (ev) => {
@@ -75,6 +115,10 @@ export function App({ api: given, initialLang }: AppProps) {
         if (ev.event === 'session') {
           const sid = (ev.data as { sessionId?: string })?.sessionId
           if (sid && sid !== sessionFromPath()) window.history.pushState(null, '', `/s/${encodeURIComponent(sid)}`)
+          if (sid) {
+            sessionRef.current = sid
+            watch(sid)
+          }
         }
         dispatch({ type: 'event', event: ev })
       },
@@ -82,12 +126,16 @@ export function App({ api: given, initialLang }: AppProps) {
         if (!signal.aborted) setReconnecting(true)
       },
     }),
-    [],
+    [watch],
   )
 
-  /** follow runs one stream and reports what ended it. */
+  /**
+   * follow runs one POST stream and reports what ended it: onError gets
+   * every failure (an ApiError before the stream, a network error, a lost
+   * stream) and returns true when it showed it itself.
+   */
   const follow = useCallback(
-    async (start: (signal: AbortSignal, h: StreamHandlers) => Promise<void>, onApiError?: (e: ApiError) => void) => {
+    async (start: (signal: AbortSignal, h: StreamHandlers) => Promise<void>, onError?: (e: unknown) => boolean) => {
       stream.current?.abort()
       const ac = new AbortController()
       stream.current = ac
@@ -95,10 +143,11 @@ export function App({ api: given, initialLang }: AppProps) {
         await start(ac.signal, handlers(ac.signal))
       } catch (e) {
         if (ac.signal.aborted || fail(e)) return
-        if (e instanceof ApiError && onApiError) onApiError(e)
-        else if (e instanceof StreamLostError) dispatch({ type: 'notice', level: 'error', code: 'stream_lost', message: t.streamLost })
-        else if (e instanceof ApiError) dispatch({ type: 'notice', level: 'error', code: e.code, message: e.message })
-        else dispatch({ type: 'notice', level: 'error', code: 'network', message: String(e) })
+        if (!onError?.(e)) {
+          if (e instanceof StreamLostError) dispatch({ type: 'notice', level: 'error', code: 'stream_lost', message: t.streamLost })
+          else if (e instanceof ApiError) dispatch({ type: 'notice', level: 'error', code: e.code, message: errorText(t, e) })
+          else dispatch({ type: 'notice', level: 'error', code: 'network', message: t.errNetwork })
+        }
         dispatch({ type: 'running', running: false })
       } finally {
         if (stream.current === ac) {
@@ -107,13 +156,16 @@ export function App({ api: given, initialLang }: AppProps) {
         }
       }
     },
-    [fail, handlers, refreshSessions, t.streamLost],
+    [fail, handlers, refreshSessions, t],
   )
 
   const enter = useCallback(
     async (id: string | undefined) => {
       stream.current?.abort()
       stream.current = null
+      watchRef.current?.ac.abort()
+      watchRef.current = null
+      setReconnecting(false)
       dedupe.current = new Deduper()
       sessionRef.current = id
       dispatch({ type: 'reset', sessionId: id })
@@ -126,36 +178,23 @@ export function App({ api: given, initialLang }: AppProps) {
         const p = await api.pending(id)
         if (sessionRef.current !== id) return
         dispatch({ type: 'pending', pending: p })
-        if (tr.session?.status === 'running') {
-          // Resume after the transcript's last event (Last-Event-ID), so
-          // nothing the transcript already shows is replayed; the Deduper
-          // and the reducer's entity ids drop any overlap. Without
-          // lastEventId (an older server) the replay starts at the first
-          // event: only the active run's end, or a question not yet
-          // resolved, ends the follow then.
-          const from = tr.lastEventId
-          if (typeof from === 'number' && Number.isInteger(from) && from > 0) dedupe.current.last = from
-          const active = tr.messages?.at(-1)?.runId
-          const resolved = new Set((tr.interactions ?? []).filter((i) => i.status !== 'pending').map((i) => i.request.id))
-          const isEnd = (ev: SSEEvent) => {
-            const d = (ev.data ?? {}) as { runId?: string; id?: string }
-            if (ev.event === 'done') return !active || d.runId === active
-            if (ev.event === 'user_input_required') return !resolved.has(d.id ?? '') && (!active || d.runId === active)
-            return ev.event === 'error'
-          }
-          void follow((signal, h) => api.subscribe(id, dedupe.current, h, signal, isEnd))
-        }
+        // Watch after the transcript's last event (Last-Event-ID), so
+        // nothing the transcript already shows is replayed; the Deduper and
+        // the reducer's entity ids drop any overlap.
+        const from = tr.lastEventId
+        if (typeof from === 'number' && Number.isInteger(from) && from > 0) dedupe.current.last = from
+        watch(id)
       } catch (e) {
         if (!fail(e)) {
           const code = e instanceof ApiError ? e.code : 'network'
           // An unknown session (or another principal's) is also what a
           // restart with --db memory leaves: say what to do (DESIGN §4).
-          const message = code === 'session_not_found' ? t.sessionGone : `${t.loadFailed}: ${e instanceof Error ? e.message : String(e)}`
+          const message = code === 'session_not_found' ? t.sessionGone : `${t.loadFailed}: ${e instanceof ApiError ? errorText(t, e) : t.errNetwork}`
           dispatch({ type: 'notice', level: 'error', code, message })
         }
       }
     },
-    [api, fail, follow, t.loadFailed, t.sessionGone],
+    [api, fail, watch, t],
   )
 
   useEffect(() => {
@@ -168,6 +207,7 @@ export function App({ api: given, initialLang }: AppProps) {
     return () => {
       window.removeEventListener('popstate', onPop)
       stream.current?.abort()
+      watchRef.current?.ac.abort()
     }
     // Runs once: enter/refresh are stable for one api.
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -193,19 +233,29 @@ export function App({ api: given, initialLang }: AppProps) {
     void enter(id)
   }
 
+  /**
+   * send starts a run with text. A message the server refused before its
+   * run started (a question waits, a run is active, the server is down) is
+   * not part of the session: its bubble goes, the refusal is shown and the
+   * composer gets the text back.
+   */
   const send = (text: string) => {
     const sessionId = state.sessionId
     dispatch({ type: 'localUser', text })
     // A new session gets the picked agent (none: the server's default).
     const agent = !sessionId && agents.length > 1 ? (pick || agents[0].name) : undefined
     if (agent) setViewed({ agent, title: '' })
+    let started = false
+    const body = sessionId ? { sessionId, message: text } : agent ? { message: text, agent } : { message: text }
     void follow(
-      (signal, h) => api.chat(sessionId ? { sessionId, message: text } : agent ? { message: text, agent } : { message: text }, dedupe.current, h, signal),
+      (signal, h) => api.chat(body, dedupe.current, { ...h, onEvent: (ev) => ((started = true), h.onEvent(ev)) }, signal),
       (e) => {
-        dispatch({ type: 'running', running: false })
-        const msg = e.code === 'run_in_progress' ? t.runInProgress : e.code === 'interaction_pending' ? t.interactionPending : e.message
-        dispatch({ type: 'notice', level: 'error', code: e.code, message: msg })
-        if (e.pending) dispatch({ type: 'pending', pending: { pending: e.pending, last: null } })
+        if (started) return false
+        dispatch({ type: 'localFailed', text })
+        setDraft((cur) => cur || text)
+        dispatch({ type: 'notice', level: 'error', code: e instanceof ApiError ? e.code : 'network', message: e instanceof ApiError ? errorText(t, e) : t.errNetwork })
+        if (e instanceof ApiError && e.pending) dispatch({ type: 'pending', pending: { pending: e.pending, last: null } })
+        return true
       },
     )
   }
@@ -214,14 +264,27 @@ export function App({ api: given, initialLang }: AppProps) {
     const sessionId = state.sessionId ?? card.request.sessionId
     if (!sessionId || card.phase !== 'editing') return
     const requestId = card.request.id
-    dispatch({ type: 'cardSubmitting', requestId })
+    dispatch({ type: 'cardSubmitting', requestId, answer: a })
     void follow(
       (signal, h) => api.continueChat({ sessionId, requestId, ...a }, dedupe.current, h, signal),
-      (e) => dispatch({ type: 'cardFailed', requestId, error: e }),
+      (e) => {
+        dispatch({ type: 'cardFailed', requestId, error: failureOf(e) })
+        return true
+      },
     )
   }
 
+  const retryCard = (card: CardItem) => {
+    if (card.lastAnswer) answer(card, card.lastAnswer)
+  }
+
+  const waiting = state.items.some((i) => i.kind === 'input' && (i.phase === 'editing' || i.phase === 'submitting'))
+  const lastError = lastOf(state.items, (i): i is RunErrorItem => i.kind === 'run_error')
+  const canRetryRun = !state.running && !waiting && !!lastError?.retryText && state.items[state.items.length - 1] === lastError
+
   const expire = useCallback((requestId: string) => dispatch({ type: 'cardExpired', requestId }), [])
+
+  const onFeed = useCallback(() => refreshSessions(), [refreshSessions])
 
   const stop = () => {
     if (state.sessionId) api.cancel(state.sessionId).catch(fail)
@@ -257,7 +320,7 @@ export function App({ api: given, initialLang }: AppProps) {
             </span>
           )}
           <span className="spacer" />
-          <Inbox api={api} onOpenSession={open} onAnswered={(sid) => sid === sessionRef.current && void enter(sid)} />
+          <Inbox api={api} onOpenSession={open} onAnswered={(sid) => sid === sessionRef.current && void enter(sid)} onFeed={onFeed} />
           <button type="button" onClick={() => open(undefined)} data-testid="new-session">
             {t.newSession}
           </button>
@@ -294,11 +357,20 @@ export function App({ api: given, initialLang }: AppProps) {
               const agent = listed?.agent || own?.agent
               return <SessionHeader t={t} title={listed?.title || own?.title || state.sessionId} agent={agent} named={showAgents(agents, agent)} />
             })()}
-            <div className="items" aria-live="polite">
+            <div className="items" aria-live="polite" ref={itemsRef} onScroll={onItemsScroll} data-testid="transcript">
               {state.items.length === 0 && !state.sessionId && <Welcome t={t} model={model} />}
-              {state.items.map((it) => (
-                <ItemView key={it.key} item={it} t={t} onAnswer={answer} onExpire={expire} />
-              ))}
+              <RetryContext.Provider value={retryCard}>
+                {state.items.map((it) => (
+                  <ItemView
+                    key={it.key}
+                    item={it}
+                    t={t}
+                    onAnswer={answer}
+                    onExpire={expire}
+                    onRetryRun={canRetryRun && it === lastError ? () => send(lastError.retryText!) : undefined}
+                  />
+                ))}
+              </RetryContext.Provider>
               {state.running && (
                 <div className="muted" data-testid="running">
                   {t.running}
@@ -311,7 +383,7 @@ export function App({ api: given, initialLang }: AppProps) {
               )}
             </div>
             {!state.sessionId && <AgentPicker t={t} agents={agents} value={pick} onChange={setPick} disabled={state.running} />}
-            <Composer t={t} running={state.running} onSend={send} onStop={stop} />
+            <Composer t={t} running={state.running} waiting={waiting} text={draft} setText={setDraft} onSend={send} onStop={stop} />
           </main>
         </div>
       </div>
@@ -351,11 +423,13 @@ function ItemView({
   t,
   onAnswer,
   onExpire,
+  onRetryRun,
 }: {
   item: Item
   t: Dict
   onAnswer: (c: CardItem, a: Answer) => void
   onExpire: (requestId: string) => void
+  onRetryRun?: () => void
 }) {
   switch (item.kind) {
     case 'message':
@@ -364,6 +438,11 @@ function ItemView({
           <div className="msg-who">{item.role === 'user' ? t.you : t.assistant}</div>
           {item.role === 'assistant' && item.reasoning ? <Reasoning text={item.reasoning} /> : null}
           {item.role === 'user' ? <p className="msg-user-text">{item.content}</p> : item.content ? <Markdown text={item.content} /> : null}
+          {item.stopped && (
+            <div className="muted msg-stopped" data-testid="message-stopped">
+              {t.stoppedReply}
+            </div>
+          )}
         </article>
       )
     case 'tool':
@@ -372,8 +451,28 @@ function ItemView({
       return <ToolCallView item={item} />
     case 'input':
       return <CardSlot card={item} onAnswer={onAnswer} onExpire={onExpire} />
+    case 'run_error':
+      return (
+        <div className="notice notice-error run-error" role="alert" data-testid="run-error" data-code={item.code} data-run-id={item.runId}>
+          <div>
+            {t.errorPrefix}: {runErrorText(t, item.code)}
+          </div>
+          {item.message && <div className="run-error-detail muted">{item.message}</div>}
+          {onRetryRun && (
+            <button type="button" data-testid="retry-run" onClick={onRetryRun}>
+              {t.retry}
+            </button>
+          )}
+        </div>
+      )
     case 'notice': {
-      const run = item.code.startsWith('run_') ? runText(t, item.code.slice(4) as CardItem['runStatus']) : ''
+      const run = item.code.startsWith('run_') ? runText(t, item.code.slice(4)) : ''
+      if (run)
+        return (
+          <div className="notice notice-info run-status" role="status" data-testid="run-status" data-run-status={item.code.slice(4)}>
+            {run}
+          </div>
+        )
       return (
         <div className={`notice notice-${item.level}`} role={item.level === 'error' ? 'alert' : 'status'} data-testid="notice" data-code={item.code}>
           {run || (item.level === 'error' ? `${t.errorPrefix}: ${item.message}` : item.message)}
@@ -396,11 +495,33 @@ function CardSlot({ card, onAnswer, onExpire }: { card: CardItem; onAnswer: (c: 
   )
 }
 
-function Composer({ t, running, onSend, onStop }: { t: Dict; running: boolean; onSend: (s: string) => void; onStop: () => void }) {
-  const [text, setText] = useState('')
+/**
+ * Composer is the message box. Its text lives in the page (a refused
+ * message comes back into it). While a question waits it does not send:
+ * the hint says to answer the card first (the server would refuse with 409
+ * interaction_pending); the text can still be written.
+ */
+function Composer({
+  t,
+  running,
+  waiting,
+  text,
+  setText,
+  onSend,
+  onStop,
+}: {
+  t: Dict
+  running: boolean
+  waiting: boolean
+  text: string
+  setText: (s: string) => void
+  onSend: (s: string) => void
+  onStop: () => void
+}) {
+  const blocked = running || waiting
   const send = () => {
     const v = text.trim()
-    if (!v || running) return
+    if (!v || blocked) return
     onSend(v)
     setText('')
   }
@@ -419,7 +540,8 @@ function Composer({ t, running, onSend, onStop }: { t: Dict; running: boolean; o
         id="composer-input"
         data-testid="composer"
         rows={2}
-        placeholder={t.messagePlaceholder}
+        placeholder={waiting ? t.composerWaiting : t.messagePlaceholder}
+        aria-describedby={waiting ? 'composer-hint' : undefined}
         value={text}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={(e) => {
@@ -429,15 +551,54 @@ function Composer({ t, running, onSend, onStop }: { t: Dict; running: boolean; o
           }
         }}
       />
+      {waiting && (
+        <span className="hint composer-hint" id="composer-hint" data-testid="composer-hint">
+          {t.composerWaiting}
+        </span>
+      )}
       {running ? (
         <button type="button" onClick={onStop} data-testid="stop">
           {t.stop}
         </button>
       ) : (
-        <button type="submit" className="primary" data-testid="send" disabled={!text.trim()}>
+        <button type="submit" className="primary" data-testid="send" disabled={!text.trim() || waiting}>
           {t.send}
         </button>
       )}
     </form>
   )
+}
+
+/** failureOf turns what a continue threw into a CardFailure. */
+function failureOf(e: unknown): CardFailure {
+  if (e instanceof ApiError) return { status: e.status, code: e.code, message: e.message, details: e.details, receipt: e.receipt }
+  if (e instanceof StreamLostError) return { status: 0, code: 'stream_lost', message: '' }
+  return { status: 0, code: 'network', message: e instanceof Error ? e.message : String(e) }
+}
+
+/** runErrorText words a failed run's code (RunErrorView.code) in the page language. */
+function runErrorText(t: Dict, code: string): string {
+  switch (code) {
+    case 'model_error':
+      return t.runErrorModel
+    case 'internal_error':
+      return t.runErrorInternal
+    case 'invalid_tool_arguments':
+      return t.runErrorInvalidCalls
+    case 'agent_not_found':
+      return t.runErrorAgentGone
+    case 'max_steps':
+      return t.runErrorMaxSteps
+    default:
+      return t.runFailed
+  }
+}
+
+/** lastOf is the last item that matches, or undefined. */
+function lastOf<T extends Item>(items: Item[], match: (i: Item) => i is T): T | undefined {
+  for (let n = items.length - 1; n >= 0; n--) {
+    const i = items[n]
+    if (match(i)) return i
+  }
+  return undefined
 }

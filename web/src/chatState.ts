@@ -2,16 +2,21 @@
 // SSE events all fold into one list of items. Entities are keyed by their own
 // ids (messageId, toolCallId, requestId) so a replayed event or a transcript
 // overlap never shows anything twice.
-import { expiredReceipt, failCard, isInputRequest, newCard, resolvedCard, type ApiError, type CardItem, type SSEEvent } from 'luban-react'
-import type { EventName, EventPayloads, InputRequest, Pending, Receipt, RunStatus, Transcript } from 'luban-react'
+import { expiredReceipt, failCard, isInputRequest, newCard, resolvedCard, type CardItem, type SSEEvent } from 'luban-react'
+import type { Answer, CardFailure, EventName, EventPayloads, InputRequest, Pending, Receipt, RunStatus, Transcript } from 'luban-react'
 
-export type { CardItem, CardPhase } from 'luban-react'
+export type { CardFailure, CardItem, CardPhase } from 'luban-react'
 
 /** MessageItem is a user or assistant message; streaming while deltas arrive. */
 export type MessageItem = {
   kind: 'message'
   key: string
   id: string
+  /**
+   * stopped marks an assistant reply cut by the user's stop: its text so
+   * far stays shown (the server keeps it too, docs/design.md).
+   */
+  stopped?: boolean
   role: 'user' | 'assistant'
   content: string
   /** reasoning is the model's thinking, shown folded, never part of content. */
@@ -31,11 +36,21 @@ export type ToolItem = {
   result?: { content: string; isError: boolean }
 }
 
-/** NoticeItem is a line from the page itself (an error, a run's end). */
+/**
+ * NoticeItem is a line from the page itself (an error, a run's end). A
+ * run's end has code `run_<status>` and is shown once, after the last run.
+ */
 export type NoticeItem = { kind: 'notice'; key: string; level: 'error' | 'info'; code: string; message: string }
 
+/**
+ * RunErrorItem is why a run failed, a transcript entry of its own (live
+ * from the `error` event, after a reload from the transcript's errors).
+ * retryText is the run's user message, sent again by the retry action.
+ */
+export type RunErrorItem = { kind: 'run_error'; key: string; runId: string; code: string; message: string; retryText?: string }
+
 /** Item is one row of the chat view. */
-export type Item = MessageItem | ToolItem | CardItem | NoticeItem
+export type Item = MessageItem | ToolItem | CardItem | NoticeItem | RunErrorItem
 
 /** ChatState is the open session as the page shows it. */
 export type ChatState = { sessionId?: string; runId?: string; running: boolean; items: Item[] }
@@ -47,9 +62,10 @@ export type Action =
   | { type: 'pending'; pending: Pending }
   | { type: 'event'; event: SSEEvent }
   | { type: 'localUser'; text: string }
+  | { type: 'localFailed'; text: string }
   | { type: 'running'; running: boolean }
-  | { type: 'cardSubmitting'; requestId: string }
-  | { type: 'cardFailed'; requestId: string; error: ApiError }
+  | { type: 'cardSubmitting'; requestId: string; answer?: Answer }
+  | { type: 'cardFailed'; requestId: string; error: CardFailure }
   | { type: 'cardExpired'; requestId: string }
   | { type: 'notice'; level: 'error' | 'info'; code: string; message: string }
 
@@ -74,17 +90,48 @@ function resolveCard(items: Item[], rec: Receipt): Item[] {
   return updateCard(items, rec.requestId, (c) => resolvedCard(c, rec))
 }
 
+const RUN_END = 'run_'
+
+/**
+ * withRunEnd puts the line naming how the last run ended at the end, once:
+ * an earlier run's line goes (a reload shows only the session's status).
+ */
+function withRunEnd(items: Item[], status: string): Item[] {
+  const rest = items.filter((i) => !(i.kind === 'notice' && i.code.startsWith(RUN_END)))
+  if (!isRunStatus(status) || status === 'failed') return rest
+  return [...rest, { kind: 'notice', key: key('done'), level: 'info', code: RUN_END + status, message: status }]
+}
+
+/** withoutRunEnd drops the last run's end line (a new run started). */
+function withoutRunEnd(items: Item[]): Item[] {
+  return items.some((i) => i.kind === 'notice' && i.code.startsWith(RUN_END)) ? items.filter((i) => !(i.kind === 'notice' && i.code.startsWith(RUN_END))) : items
+}
+
+/** lastUserText is the text of the last user message shown. */
+function lastUserText(items: Item[]): string | undefined {
+  for (let n = items.length - 1; n >= 0; n--) {
+    const i = items[n]
+    if (i.kind === 'message' && i.role === 'user') return i.content
+  }
+  return undefined
+}
+
 function fromTranscript(t: Transcript): Item[] {
   let items: Item[] = []
+  // Where each run's entries end, and its first user message: a run's
+  // error goes after its last entry and retries its user message.
+  const runEnd = new Map<string, number>()
+  const runUser = new Map<string, string>()
   for (const m of t.messages ?? []) {
     if (m.role === 'tool') {
       const result = { content: m.content, isError: !!m.isError }
-      const has = items.some((i) => i.kind === 'tool' && i.toolCallId === m.toolCallId)
-      items = has
-        ? items.map((i) => (i.kind === 'tool' && i.toolCallId === m.toolCallId ? { ...i, result } : i))
-        : [...items, { kind: 'tool', key: `tool-${m.toolCallId}`, toolCallId: m.toolCallId ?? '', name: m.name ?? '', result }]
+      const at = items.findIndex((i) => i.kind === 'tool' && i.toolCallId === m.toolCallId)
+      if (at >= 0) items = items.map((i, n) => (n === at ? { ...(i as ToolItem), result } : i))
+      else items = [...items, { kind: 'tool', key: `tool-${m.toolCallId}`, toolCallId: m.toolCallId ?? '', name: m.name ?? '', result }]
+      if (m.runId) runEnd.set(m.runId, Math.max(runEnd.get(m.runId) ?? -1, at >= 0 ? at : items.length - 1))
       continue
     }
+    if (m.role === 'user' && m.runId && !runUser.has(m.runId)) runUser.set(m.runId, m.content)
     if (m.content || m.reasoning) {
       const item: MessageItem = { kind: 'message', key: `msg-${m.id}`, id: m.id, role: m.role, content: m.content }
       if (m.reasoning) item.reasoning = m.reasoning
@@ -93,20 +140,26 @@ function fromTranscript(t: Transcript): Item[] {
     for (const tc of m.toolCalls ?? []) {
       items.push({ kind: 'tool', key: `tool-${tc.id}`, toolCallId: tc.id, name: tc.name, arguments: tc.arguments })
     }
+    if (m.runId) runEnd.set(m.runId, items.length - 1)
   }
-  const st = t.session?.status
+  const errors = (t.errors ?? [])
+    .map((e) => ({ e, at: runEnd.get(e.runId) ?? items.length - 1 }))
+    .sort((a, b) => b.at - a.at)
+  for (const { e, at } of errors) {
+    const item: RunErrorItem = { kind: 'run_error', key: `run-error-${e.runId}`, runId: e.runId, code: e.code, message: e.message }
+    const retry = runUser.get(e.runId)
+    if (retry) item.retryText = retry
+    items = [...items.slice(0, at + 1), item, ...items.slice(at + 1)]
+  }
   for (const it of t.interactions ?? []) {
     const card = newCard(it.request)
     if (it.status !== 'pending') {
       card.phase = 'resolved'
       card.receipt = it.receipt ?? expiredReceipt(it.request)
-      if (card.receipt.status === 'answered') {
-        card.runStatus = st === 'running' ? 'continuing' : isRunStatus(st) ? st : undefined
-      }
     }
     items = insertCard(items, card)
   }
-  return items
+  return withRunEnd(items, t.session?.status ?? '')
 }
 
 /**
@@ -151,7 +204,7 @@ function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
       const cur = s.items.find((i): i is MessageItem => i.kind === 'message' && i.id === id)
       if (!cur) {
         const m: MessageItem = { kind: 'message', key: `msg-${id}`, id, role: 'assistant', content: text(d.delta), streaming: true }
-        return { ...s, items: [...s.items, m] }
+        return { ...s, running: true, items: [...withoutRunEnd(s.items), m] }
       }
       if (!cur.streaming) return s
       return { ...s, items: s.items.map((i) => (i === cur ? { ...cur, content: cur.content + text(d.delta) } : i)) }
@@ -181,7 +234,8 @@ function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
       // A final assistant message ends every earlier streaming bubble that
       // never got its own: those are attempts that died (kill -9) before
       // another process took the run over, and a reload would not show them.
-      const base = role === 'assistant' ? { ...s, items: dropDeadStreams(s.items, id) } : s
+      // A user message starts a run (in this tab or another one).
+      const base = role === 'assistant' ? { ...s, items: dropDeadStreams(s.items, id) } : { ...s, running: true, items: withoutRunEnd(s.items) }
       if (base.items.some((i) => i.kind === 'message' && i.id === id)) {
         return {
           ...base,
@@ -190,6 +244,7 @@ function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
       }
       const local = base.items.findIndex((i) => i.kind === 'message' && i.local && i.role === role && i.content === content)
       const m: MessageItem = withReasoning({ kind: 'message', key: `msg-${id}`, id, role, content })
+      if ((d as { stopped?: unknown }).stopped === true) m.stopped = true
       if (local >= 0) return { ...base, items: base.items.map((i, n) => (n === local ? m : i)) }
       if (!content && !reasoning) return base
       return { ...base, items: [...base.items, m] }
@@ -199,7 +254,7 @@ function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
       const id = text(d.toolCallId)
       if (s.items.some((i) => i.kind === 'tool' && i.toolCallId === id)) return s
       const t: ToolItem = { kind: 'tool', key: `tool-${id}`, toolCallId: id, name: text(d.name), arguments: text(d.arguments) }
-      return { ...s, items: [...s.items, t] }
+      return { ...s, running: true, items: [...s.items, t] }
     }
     case 'tool_result': {
       const d = payload(ev, 'tool_result')
@@ -221,33 +276,25 @@ function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
     case 'user_input_resolved': {
       const rec = payload(ev, 'user_input_resolved')
       if (typeof rec.requestId !== 'string') return s
-      return { ...s, items: resolveCard(s.items, rec as Receipt) }
+      // An answer (any decision of an approval) resumes the run; a cancel
+      // or an expiry ends it (its done follows).
+      return { ...s, running: rec.status === 'answered' ? true : s.running, items: resolveCard(s.items, rec as Receipt) }
     }
     case 'done': {
       const status = text(payload(ev, 'done').status)
-      let touched = false
-      let items = s.items.map((i) => {
-        if (i.kind === 'input' && i.runStatus === 'continuing' && isRunStatus(status)) {
-          touched = true
-          return { ...i, runStatus: status }
-        }
-        return i
-      })
       // A run's end without a final message for a bubble: that text was
-      // never committed as a message (a dead attempt, a cancel mid-reply).
-      items = dropDeadStreams(items)
-      if (!touched && status && status !== 'completed') {
-        items = [...items, { kind: 'notice', key: key('done'), level: 'info', code: `run_${status}`, message: status }]
-      }
-      return { ...s, running: false, items }
+      // never committed as a message (a dead attempt that another process
+      // took over); a stopped reply arrives as a message marked stopped.
+      return { ...s, running: false, items: withRunEnd(dropDeadStreams(s.items), status) }
     }
     case 'error': {
       const d = payload(ev, 'error')
-      return {
-        ...s,
-        running: false,
-        items: [...s.items, { kind: 'notice', key: key('err'), level: 'error', code: text(d.code), message: text(d.message) }],
-      }
+      const runId = text(d.runId) || s.runId || ''
+      const item: RunErrorItem = { kind: 'run_error', key: runId ? `run-error-${runId}` : key('err'), runId, code: text(d.code), message: text(d.message) }
+      if (runId && s.items.some((i) => i.kind === 'run_error' && i.runId === runId)) return { ...s, running: false }
+      const retry = lastUserText(s.items)
+      if (retry) item.retryText = retry
+      return { ...s, running: false, items: [...s.items, item] }
     }
     default:
       return s
@@ -297,7 +344,6 @@ export function reduce(s: ChatState, a: Action): ChatState {
           items = insertCard(items, newCard(r))
         }
         items = resolveCard(items, last)
-        items = updateCard(items, last.requestId, (c) => (c.runStatus === 'continuing' && !s.running ? { ...c, runStatus: undefined } : c))
       }
       return { ...s, items }
     }
@@ -307,12 +353,21 @@ export function reduce(s: ChatState, a: Action): ChatState {
       return {
         ...s,
         running: true,
-        items: [...s.items, { kind: 'message', key: key('local'), id: '', role: 'user', content: a.text, local: true }],
+        items: [...withoutRunEnd(s.items), { kind: 'message', key: key('local'), id: '', role: 'user', content: a.text, local: true }],
       }
+    case 'localFailed': {
+      // The server refused the message: it is not part of the session, so
+      // its bubble goes (the composer gets the text back).
+      let at = -1
+      s.items.forEach((i, n) => {
+        if (i.kind === 'message' && i.local === true && i.content === a.text) at = n
+      })
+      return at < 0 ? { ...s, running: false } : { ...s, running: false, items: s.items.filter((_, n) => n !== at) }
+    }
     case 'running':
       return { ...s, running: a.running }
     case 'cardSubmitting':
-      return { ...s, items: updateCard(s.items, a.requestId, (c) => ({ ...c, phase: 'submitting', error: undefined })) }
+      return { ...s, items: updateCard(s.items, a.requestId, (c) => ({ ...c, phase: 'submitting', error: undefined, lastAnswer: a.answer ?? c.lastAnswer })) }
     case 'cardFailed':
       return { ...s, items: updateCard(s.items, a.requestId, (c) => failCard(c, a.error)) }
     case 'cardExpired':

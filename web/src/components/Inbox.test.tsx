@@ -128,7 +128,7 @@ describe('Inbox', () => {
     await waitFor(() => expect(card()).toHaveAttribute('data-phase', 'resolved'))
     expect(body).toEqual({ sessionId: 'sess_2', requestId: 'ask_2', selections: ['b'], customInput: '', cancelled: false })
     expect(answered).toEqual(['sess_2'])
-    await waitFor(() => expect(within(card()).getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed'))
+    expect(within(card()).getByTestId('receipt')).toHaveAttribute('data-status', 'answered')
     // The answered one leaves the count once the list is read again.
     await waitFor(() => expect(screen.getByTestId('inbox-count')).toHaveTextContent('1'))
     expect(srv.requests.filter((r) => r.method === 'POST')).toHaveLength(1)

@@ -66,6 +66,12 @@ export type InboxProps = {
   onAnswered?: (sessionId: string) => void
   /** feedRetryMs is the first reconnect delay of GET /api/events; tests shorten it. */
   feedRetryMs?: number
+  /**
+   * onFeed is told of every feed event (and with null each time the feed
+   * is (re)opened), so the page can reread what the feed changes, such as
+   * the session list, without a second subscription.
+   */
+  onFeed?: (ev: SSEEvent | null) => void
 }
 
 function cardOf(it: InboxItem): ChatState {
@@ -106,7 +112,7 @@ const baseTitle = (s: string) => s.replace(/^\(\d+\+?\) /, '')
  * every event. When the user opted in by a click, a question that arrives
  * while the tab is hidden shows a browser notification (plain text).
  */
-export function Inbox({ api, onOpenSession, onAnswered, feedRetryMs }: InboxProps) {
+export function Inbox({ api, onOpenSession, onAnswered, feedRetryMs, onFeed }: InboxProps) {
   const lang = useLang()
   const t = TEXT[lang]
   const [items, setItems] = useState<InboxItem[]>([])
@@ -125,6 +131,8 @@ export function Inbox({ api, onOpenSession, onAnswered, feedRetryMs }: InboxProp
   const streams = useRef(new Set<AbortController>())
   const onAnsweredRef = useRef(onAnswered)
   onAnsweredRef.current = onAnswered
+  const onFeedRef = useRef(onFeed)
+  onFeedRef.current = onFeed
 
   const refresh = useCallback(() => {
     const n = ++reads.current
@@ -166,7 +174,15 @@ export function Inbox({ api, onOpenSession, onAnswered, feedRetryMs }: InboxProp
 
   useEffect(() => {
     const ac = new AbortController()
-    followFeed(api, { onOpen: refresh, onEvent: (ev) => onEventRef.current(ev) }, ac.signal, { retryDelayMs: feedRetryMs }).catch(() => {
+    const opened = () => {
+      refresh()
+      onFeedRef.current?.(null)
+    }
+    const event = (ev: SSEEvent) => {
+      onEventRef.current(ev)
+      onFeedRef.current?.(ev)
+    }
+    followFeed(api, { onOpen: opened, onEvent: event }, ac.signal, { retryDelayMs: feedRetryMs }).catch(() => {
       // 401 or an older server without /api/events: read the list once.
       if (!ac.signal.aborted) refresh()
     })

@@ -62,6 +62,7 @@ describe('reasoning in the chat state', () => {
         { id: 'b', runId: 'r', role: 'assistant', content: '完', createdAt: '' },
       ],
       interactions: [],
+      errors: [],
     }
     const s = reduce(initialState, { type: 'transcript', transcript: t })
     expect(messages(s).map((m) => [m.id, m.content, m.reasoning])).toEqual([

@@ -252,6 +252,44 @@ export class Api {
     return this.run(() => this.openEvents(sessionId, dedupe.last, signal), () => sessionId, dedupe, h, signal, true, isEnd)
   }
 
+  /**
+   * watch follows GET /api/sessions/{id}/events for as long as signal is
+   * not aborted, whatever the events: a page watches its open session so
+   * an answer, a question or a run started elsewhere (another tab, `luban
+   * chat`) shows here too. Every (re)open sends Last-Event-ID = dedupe.last,
+   * so nothing is lost or shown twice; a drop or a 5xx is retried after a
+   * growing delay (capped at maxDelayMs, default 10 s). It resolves when
+   * signal aborts and rejects with the ApiError of a 4xx answer (401,
+   * 404 session_not_found).
+   */
+  async watch(sessionId: string, dedupe: Deduper, h: StreamHandlers & { onOpen?: () => void }, signal: AbortSignal, maxDelayMs = 10_000): Promise<void> {
+    let failures = 0
+    while (!signal.aborted) {
+      try {
+        const res = await this.openEvents(sessionId, dedupe.last, signal)
+        failures = 0
+        h.onOpen?.()
+        if (res.body) {
+          await readSSE(res.body, (ev) => {
+            if (signal.aborted) return true
+            if (dedupe.accept(ev)) h.onEvent(ev)
+          })
+        }
+      } catch (e) {
+        if (signal.aborted) return
+        if (e instanceof ApiError && e.status < 500 && e.status !== 408) throw e
+      }
+      if (signal.aborted) return
+      failures++
+      h.onReconnecting?.(failures)
+      try {
+        await delay(Math.min(this.retryDelayMs * 2 ** Math.min(failures - 1, 16), maxDelayMs), signal)
+      } catch {
+        return
+      }
+    }
+  }
+
   private async run(
     open: () => Promise<Response>,
     sessionId: () => string | undefined,
@@ -269,7 +307,12 @@ export class Api {
       if (res?.body) {
         try {
           await readSSE(res.body, (ev) => {
-            if (!dedupe.accept(ev)) return terminal
+            if (!dedupe.accept(ev)) {
+              // Shown already by another stream of the page (its session
+              // watch): still the end of this one.
+              if (isEnd(ev)) terminal = true
+              return terminal && (following || res !== first)
+            }
             attempt = 0
             h.onEvent(ev)
             if (isEnd(ev)) terminal = true

@@ -1,7 +1,6 @@
 // The state of one question card, shared by the cards and whoever holds
 // them (the luban page's chat reducer, or useLubanSession).
-import type { ApiError } from './api'
-import type { FieldError, InputRequest, Receipt, RunStatus } from './types'
+import type { Answer, FieldError, InputRequest, Receipt, RunStatus } from './types'
 
 /** CardPhase is the life of a question card (seed 000 §6.3). */
 export type CardPhase = 'editing' | 'submitting' | 'resolved' | 'not_resumable'
@@ -15,10 +14,38 @@ export type CardItem = {
   receipt?: Receipt
   /** fieldErrors are a 422 `invalid_answer`'s details, shown by their fields. */
   fieldErrors?: FieldError[]
-  /** error is a code or message to show on an editable card (413, 5xx). */
-  error?: { code: string; message: string }
-  /** runStatus is "continuing" after an answer until `done` names the end. */
+  /**
+   * error is why the last submit did not land (413, 5xx, a network error),
+   * shown on the editable card; in phase not_resumable its code says why
+   * the card cannot be answered (not_resumable, interaction_not_found,
+   * session_not_found).
+   */
+  error?: { code: string; message: string; status?: number }
+  /**
+   * lastAnswer is the answer last submitted, kept for a retry: sending it
+   * again is safe, since a request is consumed once and a second try of an
+   * answer that did land gets the 409 receipt (shown as success).
+   */
+  lastAnswer?: Answer
+  /**
+   * runStatus is "continuing" after an answer until `done` names the end,
+   * for a holder that wants to show the run's state; the cards never show
+   * it (a receipt shows its own resolution, not the run's).
+   */
   runStatus?: RunStatus | 'continuing'
+}
+
+/**
+ * CardFailure is why a submit failed: an ApiError (status, code, details,
+ * receipt), or a network error (status 0, code "network"; "stream_lost"
+ * when a stream dropped for good).
+ */
+export type CardFailure = {
+  status: number
+  code: string
+  message: string
+  details?: FieldError[]
+  receipt?: Receipt
 }
 
 /**
@@ -58,16 +85,23 @@ export function resolvedCard(c: CardItem, rec: Receipt): CardItem {
 }
 
 /**
- * failCard is c after a refused answer (DESIGN §3 error codes): 422 keeps it
+ * failCard is c after a failed submit (DESIGN §3 error codes). Only a card
+ * still submitting changes: an answer that landed meanwhile (its
+ * user_input_resolved came on another stream) stays resolved. 422 keeps it
  * editable with the details by field; 409 already_resolved shows the
- * server's receipt; 410 interaction_expired shows an expired receipt; 404
- * interaction_not_found and 410 not_resumable make it not_resumable; any
- * other error keeps it editable with a card-level message.
+ * server's receipt (a retry of an answer that did land is a success); 410
+ * interaction_expired shows an expired receipt; 404 session_not_found /
+ * interaction_not_found and 410 not_resumable make it not_resumable with
+ * that code; anything else (413, 5xx, a network error) puts it back to
+ * editing, the input kept, with a card-level error and lastAnswer ready to
+ * retry.
  */
-export function failCard(c: CardItem, e: ApiError): CardItem {
-  if (e.status === 422) return { ...c, phase: 'editing', fieldErrors: e.details ?? [], error: e.details?.length ? undefined : { code: e.code, message: e.message } }
+export function failCard(c: CardItem, e: CardFailure): CardItem {
+  if (c.phase !== 'submitting') return c
+  if (e.status === 422) return { ...c, phase: 'editing', fieldErrors: e.details ?? [], error: e.details?.length ? undefined : { code: e.code, message: e.message, status: e.status } }
   if (e.code === 'already_resolved' && e.receipt) return { ...c, phase: 'resolved', receipt: e.receipt, fieldErrors: undefined, error: undefined }
   if (e.code === 'interaction_expired') return { ...c, phase: 'resolved', receipt: e.receipt ?? expiredReceipt(c.request), fieldErrors: undefined, error: undefined }
-  if (e.code === 'interaction_not_found' || e.code === 'not_resumable') return { ...c, phase: 'not_resumable' }
-  return { ...c, phase: 'editing', fieldErrors: undefined, error: { code: e.code, message: e.message } }
+  if (e.code === 'interaction_not_found' || e.code === 'not_resumable' || e.code === 'session_not_found')
+    return { ...c, phase: 'not_resumable', error: { code: e.code, message: e.message, status: e.status } }
+  return { ...c, phase: 'editing', fieldErrors: undefined, error: { code: e.code, message: e.message, status: e.status } }
 }

@@ -40,6 +40,17 @@ const zh = {
   runFailed: '任务失败',
   notResumable: '服务已重启，请重新发起任务',
   payloadTooLarge: '内容太长，请缩短后再提交',
+  retry: '重试',
+  errNetwork: '连不上服务器，你的输入还在，可以重试',
+  errServer: '服务器出错了，你的输入还在，可以重试',
+  errTimeout: '请求超时，你的输入还在，可以重试',
+  errInvalidRequest: '请求格式不对（客户端与服务器版本不一致？）',
+  errUnauthorized: '未登录或登录已失效，请重新打开带 token 的链接',
+  interactionGone: '这个问题已不存在（可能已被删除），无法再回答',
+  sessionGone: '找不到这个会话（服务重启且未保存数据时会这样），请重新发起任务',
+  runInProgress: '当前任务仍在运行，请稍候',
+  interactionPending: '有一个问题等待回答，请先回答',
+  streamLost: '连接中断，无法恢复；请刷新页面',
 }
 
 /** Dict is the set of card message keys; every language defines all of them. */
@@ -81,6 +92,17 @@ const en: Dict = {
   runFailed: 'Task failed',
   notResumable: 'The server restarted; please start the task again',
   payloadTooLarge: 'Too long; shorten it and submit again',
+  retry: 'Retry',
+  errNetwork: 'Cannot reach the server; your input is kept, you can retry',
+  errServer: 'The server failed; your input is kept, you can retry',
+  errTimeout: 'The request timed out; your input is kept, you can retry',
+  errInvalidRequest: 'The request was malformed (page and server versions differ?)',
+  errUnauthorized: 'Not signed in or the sign-in expired; open the link with the token again',
+  interactionGone: 'This question no longer exists (it may have been deleted); it cannot be answered',
+  sessionGone: 'This session is not found (a server restarted without storage forgets it); please start the task again',
+  runInProgress: 'A task is still running; please wait',
+  interactionPending: 'A question is waiting for your answer; answer it first',
+  streamLost: 'Connection lost and could not be restored; reload the page',
 }
 
 /** Lang is a supported language: Chinese or English. */

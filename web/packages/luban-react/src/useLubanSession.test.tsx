@@ -40,6 +40,7 @@ function transcript(over: Partial<Transcript> = {}): Transcript {
     lastEventId: 7,
     messages: [],
     interactions: [{ request: request('q1', '第一个问题'), status: 'answered', receipt: receipt('q1') }],
+    errors: [],
     ...over,
   }
 }
@@ -109,7 +110,9 @@ describe('useLubanSession', () => {
     // The stream repeats the resolution (no change), then the run ends.
     ev.write(frame(9, 'user_input_resolved', receipt('q2', { selections: ['b'] })))
     ev.write(frame(10, 'done', { runId: 'r1', status: 'completed' }))
-    await waitFor(() => expect(card('q2').querySelector('[data-testid="run-status"]')).toHaveAttribute('data-run-status', 'completed'))
+    // A receipt shows its own resolution, never the run's end.
+    await waitFor(() => expect(card('q2').querySelector('[data-testid="receipt"]')).toHaveAttribute('data-status', 'answered'))
+    expect(card('q2').querySelector('[data-testid="run-status"]')).toBeNull()
   })
 
   it('shows an answer given elsewhere and resumes with Last-Event-ID after a drop', async () => {

@@ -134,7 +134,7 @@ describe('approval card (DESIGN §10)', () => {
   it('the receipt shows the decision, the edited arguments and the reason', () => {
     const base = { requestId: 'ask_1', toolCallId: 'call_1', status: 'answered', resolvedAt: new Date().toISOString() } as const
     const edited: ApprovalReceipt = { ...base, decision: 'edit', arguments: { path: 'b.md', content: 'y' }, remember: 'session' }
-    const { rerender, card } = setup({ phase: 'resolved', receipt: edited as unknown as Receipt, runStatus: 'continuing' })
+    const { rerender, card } = setup({ phase: 'resolved', receipt: edited as unknown as Receipt })
     expect(screen.getByTestId('receipt-status')).toHaveTextContent('Approved with edits')
     expect(screen.getByTestId('receipt-arguments')).toHaveTextContent('"b.md"')
     expect(screen.getByTestId('receipt-remember')).toHaveTextContent('always allowed in this session')

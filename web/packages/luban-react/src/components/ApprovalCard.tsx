@@ -6,8 +6,6 @@ import { visible } from '../visible'
 import { approvalText, parseArguments, type ApprovalAnswer, type ApprovalReceipt, type ApprovalRequest } from './approval'
 import { CardError, FieldMessages, otherErrors } from './fieldErrors'
 import { JsonView } from './JsonView'
-import { runText } from './Receipt'
-import { useT } from '../i18n'
 
 type Props = {
   card: CardItem
@@ -148,11 +146,11 @@ export function ApprovalForm({ card, onSubmit, onCancel }: Props) {
  * ApprovalReceiptView is the read-only card after an approval was resolved:
  * the decision (approved, approved with edits, rejected; or cancelled,
  * expired), the arguments the tool ran with when edited, the reason of a
- * reject, "always allowed in this session", the time and the run's state.
+ * reject, "always allowed in this session" and the time: its own
+ * resolution, never the run's.
  */
 export function ApprovalReceiptView({ card }: { card: CardItem }) {
   const lang = useLang()
-  const t = useT()
   const a = approvalText[lang]
   const r = card.receipt as unknown as ApprovalReceipt
   const req = card.request as unknown as ApprovalRequest
@@ -166,7 +164,6 @@ export function ApprovalReceiptView({ card }: { card: CardItem }) {
           : r.decision === 'reject'
             ? a.rejected
             : a.approved
-  const run = runText(t, card.runStatus)
   return (
     <div className={`receipt receipt-${r.status} receipt-${r.decision ?? 'none'}`} data-testid="receipt" data-status={r.status} data-decision={r.decision ?? ''}>
       <div className="receipt-head">
@@ -194,11 +191,6 @@ export function ApprovalReceiptView({ card }: { card: CardItem }) {
       <div className="receipt-time" data-testid="receipt-time">
         {a.decidedAt}: <time dateTime={r.resolvedAt}>{formatTime(r.resolvedAt, lang)}</time>
       </div>
-      {run && (
-        <div className="run-status" data-testid="run-status" data-run-status={card.runStatus} role="status">
-          {run}
-        </div>
-      )}
     </div>
   )
 }

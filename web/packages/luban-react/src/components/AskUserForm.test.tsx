@@ -159,11 +159,11 @@ describe('AskUser card (AgentScope AskUser)', () => {
       ],
       resolvedAt: '2026-03-01T08:00:00Z',
     }
-    setup({ phase: 'resolved', receipt, runStatus: 'continuing' })
+    setup({ phase: 'resolved', receipt })
     expect(screen.getByTestId('receipt-answer-0')).toHaveTextContent('用哪种布局？两栏 (Recommended)')
     expect(screen.getByTestId('receipt-answer-1')).toHaveTextContent('lint；其他: 还要 e2e')
     expect(screen.queryByTestId('receipt-selections')).toBeNull()
-    expect(screen.getByTestId('run-status')).toHaveTextContent('继续执行中')
+    expect(screen.queryByTestId('run-status')).toBeNull()
   })
 
   it('bidi controls in questions, headers, context, labels, previews and the receipt show as markers; answers keep raw labels', async () => {

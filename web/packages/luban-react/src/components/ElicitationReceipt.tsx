@@ -2,7 +2,6 @@ import type { CardItem } from '../card'
 import { formatTime, useLang, useT } from '../i18n'
 import { visible } from '../visible'
 import { elicitationText } from './elicitation'
-import { runText } from './Receipt'
 
 /**
  * ElicitationReceipt is the read-only card of a resolved elicitation
@@ -26,7 +25,6 @@ export function ElicitationReceipt({ card }: { card: CardItem }) {
           ? t.notResumable
           : declined ? s.receiptDeclined : req.mode === 'url' ? s.receiptUrlDone : s.receiptAccepted
   const content = r.status === 'answered' && !declined && r.content && typeof r.content === 'object' ? (r.content as Record<string, unknown>) : null
-  const run = runText(t, card.runStatus)
   return (
     <div className={`receipt receipt-${r.status}`} data-testid="receipt" data-status={r.status} data-decision={r.decision ?? ''}>
       <div className="receipt-head">
@@ -55,11 +53,6 @@ export function ElicitationReceipt({ card }: { card: CardItem }) {
       <div className="receipt-time" data-testid="receipt-time">
         <time dateTime={r.resolvedAt}>{formatTime(r.resolvedAt, lang)}</time>
       </div>
-      {run && (
-        <div className="run-status" data-testid="run-status" data-run-status={card.runStatus} role="status">
-          {run}
-        </div>
-      )}
     </div>
   )
 }

@@ -15,11 +15,12 @@ function timeLabel(t: Dict, r: Receipt): string {
   return t.submittedAt
 }
 
-/** runText names a run's state under a receipt (seed 000 §6.3 "继续执行中"). */
-export function runText(t: Dict, s: CardItem['runStatus']): string {
+/**
+ * runText names how a run ended, for the one line after the session's last
+ * run ("任务已完成"); '' for a status that is not an end.
+ */
+export function runText(t: Dict, s: string): string {
   switch (s) {
-    case 'continuing':
-      return t.continuing
     case 'completed':
       return t.runCompleted
     case 'cancelled':
@@ -35,7 +36,9 @@ export function runText(t: Dict, s: CardItem['runStatus']): string {
 
 /**
  * ReceiptView is the read-only card after a request was resolved (seed 000
- * §6.3): the chosen labels, the custom text, the time, then the run's state.
+ * §6.3): its own resolution (answered, cancelled, expired), the chosen
+ * labels, the custom text and the time. The run's state is not the
+ * receipt's: it shows once, after the session's last run.
  * Option ids are shown by their labels when the request still has them.
  */
 export function ReceiptView({ card }: { card: CardItem }) {
@@ -44,7 +47,6 @@ export function ReceiptView({ card }: { card: CardItem }) {
   const r = card.receipt!
   const req = card.request
   const labels = (r.selections ?? []).map((id) => req.options?.find((o) => o.id === id)?.label ?? id).map((l) => visible(l))
-  const run = runText(t, card.runStatus)
   return (
     <div className={`receipt receipt-${r.status}`} data-testid="receipt" data-status={r.status}>
       <div className="receipt-head">
@@ -79,11 +81,6 @@ export function ReceiptView({ card }: { card: CardItem }) {
       {r.status === 'expired' && req.expiresAt && (
         <div className="receipt-time" data-testid="receipt-expires">
           {t.expiresAt}: <time dateTime={req.expiresAt}>{formatTime(req.expiresAt, lang)}</time>
-        </div>
-      )}
-      {run && (
-        <div className="run-status" data-testid="run-status" data-run-status={card.runStatus} role="status">
-          {run}
         </div>
       )}
     </div>

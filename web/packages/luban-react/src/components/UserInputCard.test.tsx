@@ -208,7 +208,7 @@ describe('UserInputCard errors and receipts', () => {
     expect(screen.getByTestId('submit')).toBeInTheDocument()
   })
 
-  it('an answered receipt shows labels, custom text, time and 继续执行中, then the final state', () => {
+  it('an answered receipt shows labels, custom text and time: its own resolution, not the run\'s', () => {
     const receipt: Receipt = {
       requestId: 'ask_1',
       toolCallId: 'call_1',
@@ -217,7 +217,7 @@ describe('UserInputCard errors and receipts', () => {
       customInput: '只改 README',
       resolvedAt: '2026-03-01T08:00:00Z',
     }
-    const { rerender, card } = setup({ phase: 'resolved', receipt, runStatus: 'continuing' })
+    setup({ phase: 'resolved', receipt })
     const r = screen.getByTestId('receipt')
     expect(r).toHaveAttribute('data-status', 'answered')
     expect(screen.getByTestId('receipt-status')).toHaveTextContent('已提交')
@@ -225,20 +225,18 @@ describe('UserInputCard errors and receipts', () => {
     expect(screen.getByTestId('receipt-custom')).toHaveTextContent('只改 README')
     expect(screen.getByTestId('receipt-time')).toHaveTextContent('提交时间')
     expect(screen.getByTestId('receipt-time').querySelector('time')).toHaveAttribute('dateTime', receipt.resolvedAt)
-    expect(screen.getByTestId('run-status')).toHaveTextContent('继续执行中')
+    expect(screen.queryByTestId('run-status')).toBeNull()
     expect(screen.queryByTestId('submit')).toBeNull()
     expect(screen.queryByRole('radio')).toBeNull()
-    rerender({ ...card, runStatus: 'completed' })
-    expect(screen.getByTestId('run-status')).toHaveTextContent('任务已完成')
   })
 
   it('a cancelled receipt and an expired receipt with its expiry time', () => {
     const base = { requestId: 'ask_1', toolCallId: 'call_1', selections: [], customInput: '', resolvedAt: '2026-03-01T08:00:00Z' }
-    const { rerender, card } = setup({ phase: 'resolved', receipt: { ...base, status: 'cancelled' }, runStatus: 'cancelled' })
+    const { rerender, card } = setup({ phase: 'resolved', receipt: { ...base, status: 'cancelled' } })
     expect(screen.getByTestId('receipt-status')).toHaveTextContent('已取消')
-    expect(screen.getByTestId('run-status')).toHaveTextContent('任务已取消')
+    expect(screen.queryByTestId('run-status')).toBeNull()
     expect(screen.queryByTestId('receipt-selections')).toBeNull()
-    rerender({ ...card, receipt: { ...base, status: 'expired' }, runStatus: 'expired' })
+    rerender({ ...card, receipt: { ...base, status: 'expired' } })
     expect(screen.getByTestId('receipt')).toHaveAttribute('data-status', 'expired')
     expect(screen.getByTestId('receipt-status')).toHaveTextContent('已超时')
     expect(screen.getByTestId('receipt-expires')).toHaveTextContent('有效期至')

@@ -11,6 +11,7 @@ import { ElicitationReceipt } from './ElicitationReceipt'
 import { UrlElicitation } from './UrlElicitation'
 import { ReceiptView } from './Receipt'
 import { visible } from '../visible'
+import { errorText } from '../errorText'
 
 /** CardProps are the props of UserInputCard. */
 export type CardProps = {
@@ -71,8 +72,8 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
           <h3 className="card-title">{visible(req.title)}</h3>
           {req.description && <p className="card-desc">{visible(req.description)}</p>}
           {card.phase === 'not_resumable' ? (
-            <p className="not-resumable" data-testid="not-resumable" role="alert">
-              {t.notResumable}
+            <p className="not-resumable" data-testid="not-resumable" data-code={card.error?.code ?? 'not_resumable'} role="alert">
+              {card.error ? errorText(t, card.error) : t.notResumable}
             </p>
           ) : (
             <>

@@ -1,4 +1,7 @@
+import { useContext } from 'react'
 import type { CardItem } from '../card'
+import { RetryContext } from '../cardRetry'
+import { errorText, retryable } from '../errorText'
 import { useT } from '../i18n'
 import type { FieldError } from '../types'
 
@@ -29,17 +32,24 @@ export function otherErrors(errors: FieldError[] | undefined, fields: string[]):
   return (errors ?? []).filter((e) => !fields.some((f) => matchField(e.field, f)))
 }
 
-/** CardError shows a card-level error (413, unmatched 422 details, 5xx). */
+/**
+ * CardError shows a card-level error (413, unmatched 422 details, 5xx, a
+ * network error), worded by its code; when sending the same answer again
+ * may work (network, 5xx) it offers the page's retry.
+ */
 export function CardError({ card, unmatched }: { card: CardItem; unmatched: FieldError[] }) {
   const t = useT()
+  const retry = useContext(RetryContext)
   if (!card.error && !unmatched.length) return null
-  const text = (code: string, message: string) => {
-    if (code === 'payload_too_large') return t.payloadTooLarge
-    return message || code
-  }
+  const canRetry = !!retry && !!card.error && !!card.lastAnswer && card.phase === 'editing' && retryable(card.error)
   return (
-    <div className="card-error" data-testid="card-error" role="alert">
-      {card.error && <div>{text(card.error.code, card.error.message)}</div>}
+    <div className="card-error" data-testid="card-error" data-code={card.error?.code} role="alert">
+      {card.error && <div>{errorText(t, card.error)}</div>}
+      {canRetry && (
+        <button type="button" data-testid="retry" onClick={() => retry(card)}>
+          {t.retry}
+        </button>
+      )}
       {unmatched.map((e, i) => (
         <div key={i}>
           {e.field ? `${e.field}: ` : ''}

@@ -1,0 +1,53 @@
+// The chat's scrolling (issue "a chat a person would choose"): the
+// transcript sticks to the bottom while it grows unless the user scrolled
+// up to read; a question card that arrives is scrolled into view and its
+// first control focused, so it is never below the fold unnoticed.
+import { useCallback, useEffect, useLayoutEffect, useRef, type RefObject } from 'react'
+import type { Item } from './chatState'
+
+/** NEAR_BOTTOM_PX is how close to the bottom still counts as "at the bottom". */
+const NEAR_BOTTOM_PX = 48
+
+/** FOCUSABLE is a card's first control, in document order. */
+const FOCUSABLE = 'input:not([disabled]), textarea:not([disabled]), select:not([disabled]), button:not([disabled])'
+
+/**
+ * useChatScroll keeps the scroller ref at the bottom while items change,
+ * unless the user scrolled away from it (the returned onScroll tracks
+ * that); and scrolls each new editable card into view and focuses its
+ * first control, once per request id.
+ */
+export function useChatScroll(ref: RefObject<HTMLElement | null>, items: Item[]): () => void {
+  const stick = useRef(true)
+  const seen = useRef(new Set<string>())
+
+  const onScroll = useCallback(() => {
+    const el = ref.current
+    if (!el) return
+    stick.current = el.scrollHeight - el.scrollTop - el.clientHeight <= NEAR_BOTTOM_PX
+  }, [ref])
+
+  useLayoutEffect(() => {
+    const el = ref.current
+    if (el && stick.current) el.scrollTop = el.scrollHeight
+  }, [ref, items])
+
+  useEffect(() => {
+    const el = ref.current
+    if (!el) return
+    let fresh: string | undefined
+    for (const i of items) {
+      if (i.kind !== 'input' || seen.current.has(i.request.id)) continue
+      seen.current.add(i.request.id)
+      if (i.phase === 'editing') fresh = i.request.id
+    }
+    if (!fresh) return
+    const card = Array.from(el.querySelectorAll<HTMLElement>('[data-testid="input-card"]')).find((c) => c.dataset.requestId === fresh)
+    if (!card) return
+    card.scrollIntoView?.({ block: 'nearest' })
+    card.querySelector<HTMLElement>(FOCUSABLE)?.focus({ preventScroll: true })
+    onScroll()
+  }, [ref, items, onScroll])
+
+  return onScroll
+}
