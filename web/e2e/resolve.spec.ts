@@ -43,7 +43,7 @@ test('cancel: a cancel receipt, the ToolResult says cancelled, the run stops wit
   await expect(receipt.getByTestId('receipt-status')).toHaveText('已取消')
   await expect(receipt.getByTestId('receipt-time')).toContainText('取消')
   await expect(receipt.getByTestId('receipt-selections')).toHaveCount(0)
-  await expect(page.locator('[data-testid="notice"][data-code="run_cancelled"]')).toBeVisible()
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-run-status', 'cancelled')
   await expect(page.getByTestId('running')).toHaveCount(0)
   await lab.shot(card, 'receipt-cancelled')
 
@@ -69,7 +69,10 @@ test('duplicate submit from two tabs: the second gets the 409 receipt, one ToolR
   const { sessionId, card } = await openAndSend(page, luban, '开始')
   const requestId = await card.getAttribute('data-request-id')
 
+  // Tab 2 has lost its session's event stream (every tab watches it
+  // otherwise, and would show the answer live): its card stays open.
   const tab2 = await page.context().newPage()
+  await tab2.route('**/api/sessions/*/events', (r) => r.abort())
   await tab2.goto(`${luban.url}/s/${sessionId}`)
   const card2 = tab2.getByTestId('input-card')
   await expect(card2).toHaveAttribute('data-phase', 'editing')
@@ -169,13 +172,14 @@ test('an expiring request shows when it expires, then an 已超时 receipt; the 
   await page.context().clock.install()
   await page.context().clock.pauseAt(Date.now() + 1000)
   const { sessionId, card } = await openAndSend(page, luban, '开始')
-  // A second session in another tab, for a submit after the server expired it.
-  const tab2 = await page.context().newPage()
-  const { sessionId: sessionId2, card: card2 } = await openAndSend(tab2, luban, '另一个')
-
   const expiresAt = await card.getByTestId('expires-at').locator('time').getAttribute('datetime')
   expect(Math.abs(Date.parse(expiresAt!) - Date.now())).toBeLessThan(60_000)
   await lab.shot(card, 'card-expiring')
+  // A second session in another tab that lost its event stream, for a
+  // submit after the server expired it (a watching tab shows it live).
+  const tab2 = await page.context().newPage()
+  await tab2.route('**/api/sessions/*/events', (r) => r.abort())
+  const { sessionId: sessionId2, card: card2 } = await openAndSend(tab2, luban, '另一个')
 
   // The server expired it (its sweeper), with an expired ToolResult, and the run stopped.
   await expect
@@ -206,10 +210,11 @@ test('an expiring request shows when it expires, then an 已超时 receipt; the 
   await expect(card2.getByTestId('receipt-status')).toHaveText('已超时')
   await lab.shot(card2, 'receipt-expired-410')
 
-  // The open card turns into 已超时 by itself once expiresAt passes.
-  await expect(card).toHaveAttribute('data-phase', 'editing')
-  await page.context().clock.runFor(10_000)
+  // The open card of the watching tab turned into 已超时 live, from the
+  // server's user_input_resolved (the browser's clock never moved), and
+  // the session list says so too.
   const receipt = card.getByTestId('receipt')
+  await expect(page.getByTestId(`session-status-${sessionId}`)).toHaveAttribute('data-status', 'expired')
   await expect(receipt).toHaveAttribute('data-status', 'expired')
   await expect(receipt.getByTestId('receipt-status')).toHaveText('已超时')
   await expect(receipt.getByTestId('receipt-expires').locator('time')).toHaveAttribute('datetime', expiresAt!)
