@@ -101,7 +101,7 @@ test('config with two agents: the writer\'s write_file waits on the page, surviv
 
   const receipt = restored.getByTestId('receipt')
   await expect(receipt).toHaveAttribute('data-decision', 'approve')
-  await expect(receipt.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+  await expect(receipt.page().getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
   await expect(page.getByTestId('message-assistant').last()).toContainText('计划已写好。')
   await lab.shot(page, 'approved-after-restart')
 
