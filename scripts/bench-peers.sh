@@ -16,6 +16,9 @@
 # A peer that cannot be built here (no Go module proxy, no npm registry, no
 # node) is reported as such and left out of the table; nothing is faked.
 #
+# With LUBAN_TEST_POSTGRES set, each round also runs luban's in-process
+# benchmarks on that PostgreSQL server (reported beside SQLite, no target).
+#
 # Needs: go, and for LangGraph node ≥ 20 with npm (npm ci builds
 # better-sqlite3 from source: python3, make, a C++ compiler). LangGraph's
 # Python server is not used: the peers' LangGraph is LangGraph.js.
@@ -58,9 +61,9 @@ RES=$WORK/results.tsv
 : >"$RES"
 
 if [ "$QUICK" = 1 ]; then
-	LUBAN_N=200 EINO_N=300 LG_N=100 LG_HTTP_N=40 LG_HTTP_NSEQ=15 DUR=2s
+	LUBAN_N=200 EINO_N=300 LG_N=100 LG_HTTP_N=40 LG_HTTP_NSEQ=15 DUR=2s PG_N=30
 else
-	LUBAN_N=2000 EINO_N=2000 LG_N=500 LG_HTTP_N=240 LG_HTTP_NSEQ=60 DUR=5s
+	LUBAN_N=2000 EINO_N=2000 LG_N=500 LG_HTTP_N=240 LG_HTTP_NSEQ=60 DUR=5s PG_N=300
 fi
 
 say() { printf '%s\n' "$*" >&2; }
@@ -148,6 +151,16 @@ luban_http() {
 	done
 }
 
+# PostgreSQL beside SQLite (no target yet; the shape), when
+# LUBAN_TEST_POSTGRES names a server.
+luban_pg() {
+	local out=$LOG/luban-pg-$1.txt
+	"$WORK/agent.test" -test.run '^$' -test.bench 'BenchmarkCycle(Sequential|Parallel8)Postgres$' -test.benchtime "${PG_N}x" >"$out" 2>&1
+	record "$1" luban-pg seq "$(awk '/^BenchmarkCycleSequentialPostgres/ {for (i=1;i<=NF;i++) if ($i=="cycles/s") print $(i-1)}' "$out")"
+	record "$1" luban-pg par8 "$(awk '/^BenchmarkCycleParallel8Postgres/ {for (i=1;i<=NF;i++) if ($i=="cycles/s") print $(i-1)}' "$out")"
+	record "$1" luban-pg trips "$(awk '/^BenchmarkCycleSequentialPostgres/ {for (i=1;i<=NF;i++) if ($i=="round-trips/cycle") print $(i-1)}' "$out")"
+}
+
 langgraph_http() {
 	local out=$LOG/langgraph-http-$1.txt
 	(cd "$WORK/langgraph" && node bench_http.mjs --modes stream --n "$LG_HTTP_N" --n-seq "$LG_HTTP_NSEQ" --warmup 10 --c 8 --json) >"$out" 2>&1
@@ -165,6 +178,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	say "   luban over HTTP"
 	luban_http "$r"
 	if [ "$LG" = 1 ]; then say "   langgraph agent server over HTTP"; langgraph_http "$r" || say "   langgraph http failed (see $LOG/langgraph-http-$r.txt)"; fi
+	if [ -n "${LUBAN_TEST_POSTGRES:-}" ]; then say "   luban in process on PostgreSQL"; luban_pg "$r" || say "   luban on PostgreSQL failed (see $LOG/luban-pg-$r.txt)"; fi
 done
 
 # ---- report: medians over the rounds and the ratios
@@ -188,6 +202,7 @@ load average at each round's start: $(values machine load1); at the end: $(cut -
 | LangGraph.js, SqliteSaver | $(median langgraph-inproc seq) | $(median langgraph-inproc par8) | $(values langgraph-inproc seq) / $(values langgraph-inproc par8) |
 | luban over HTTP (luban-bench, 1 / 8 sessions) | $(median luban-http seq) | $(median luban-http par8) | $(values luban-http seq) / $(values luban-http par8) |
 | LangGraph Agent Server over HTTP (stream) | $(median langgraph-http seq) | $(median langgraph-http par8) | $(values langgraph-http seq) / $(values langgraph-http par8) |
+| luban in process on PostgreSQL (no target; $(median luban-pg trips) round trips per cycle) | $(median luban-pg seq) | $(median luban-pg par8) | $(values luban-pg seq) / $(values luban-pg par8) |
 
 | target | measured (median) | target | 
 |---|---|---|
