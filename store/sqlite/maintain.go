@@ -19,10 +19,11 @@ var _ store.Maintainer = (*Store)(nil)
 
 // SessionDelete implements store.Maintainer in one write transaction.
 func (s *Store) SessionDelete(ctx context.Context, id string) error {
-	tx, err := s.wdb.BeginTx(ctx, nil)
+	tx, warm, err := s.beginCached(ctx)
 	if err != nil {
 		return fmt.Errorf("sqlite: begin: %w", err)
 	}
+	defer warm()
 	defer tx.Rollback()
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions WHERE id = ?`, id).Scan(&n); err != nil {
@@ -77,10 +78,11 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 	if limit <= 0 {
 		limit = 100
 	}
-	tx, err := s.wdb.BeginTx(ctx, nil)
+	tx, warm, err := s.beginCached(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: begin: %w", err)
 	}
+	defer warm()
 	defer tx.Rollback()
 	res := &store.PruneResult{}
 	if !p.EventsBefore.IsZero() {

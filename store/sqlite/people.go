@@ -175,10 +175,11 @@ func (e executor) FeedListUnfanned(ctx context.Context, limit int) ([]*store.Fee
 
 // WebhookEnqueue implements store.People.
 func (s *Store) WebhookEnqueue(ctx context.Context, p *store.WebhookEnqueueParams) error {
-	tx, err := s.wdb.BeginTx(ctx, nil)
+	tx, warm, err := s.beginCached(ctx)
 	if err != nil {
 		return fmt.Errorf("sqlite: webhook enqueue: begin: %w", err)
 	}
+	defer warm()
 	defer tx.Rollback()
 	for _, d := range p.Deliveries {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, hook, owner, seq, session_id, type, body, status, next_at, created_at, updated_at)

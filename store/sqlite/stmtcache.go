@@ -174,3 +174,15 @@ func (t cachedTx) QueryRowContext(ctx context.Context, q string, args ...any) *s
 	}
 	return t.Tx.QueryRowContext(ctx, q, args...)
 }
+
+// beginCached begins a write transaction on the store's writer whose
+// statements go through the writer's statement cache (cachedTx); warm, to
+// be called after the transaction ends, prepares the statements it missed.
+func (s *Store) beginCached(ctx context.Context) (cachedTx, func(), error) {
+	tx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return cachedTx{}, func() {}, err
+	}
+	misses := new([]string)
+	return cachedTx{tx, s.wc, misses, false}, func() { s.wc.warm(context.WithoutCancel(ctx), *misses) }, nil
+}

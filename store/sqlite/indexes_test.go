@@ -1,0 +1,146 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/store/storetest"
+)
+
+// collecting is a Store that hands the query texts its statement caches
+// saw to seen when it closes.
+type collecting struct {
+	*Store
+	seen func(qs []string)
+}
+
+func (c collecting) Close() error {
+	var qs []string
+	for _, sc := range []*stmtCache{c.rc, c.wc} {
+		sc.mu.RLock()
+		for q := range sc.m {
+			qs = append(qs, q)
+		}
+		sc.mu.RUnlock()
+	}
+	c.seen(qs)
+	return c.Store.Close()
+}
+
+// constraintIndexes enforce a rule (DESIGN §3–4) rather than serve a query:
+// a unique index is needed even when no plan reads it.
+var constraintIndexes = map[string]bool{
+	"runs_one_active":        true, // one active run per session
+	"messages_one_result":    true, // one ToolResult per tool call
+	"interactions_tool_call": true, // one interaction per tool call
+	"webhook_deliveries_row": true, // one delivery per feed row and hook
+}
+
+var usingIndex = regexp.MustCompile(`USING (?:COVERING )?INDEX (\w+)`)
+
+// Every index of the schema is used by the plan of some query the store
+// makes (the conformance suites' queries, EXPLAIN QUERY PLAN), or enforces
+// a uniqueness rule. An index no query reads costs pages and a B-tree
+// write per row for nothing.
+func TestIndexesServeQueries(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	queries := map[string]bool{}
+	newStore := func(t *testing.T) store.Store {
+		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "luban.db"), nil)
+		require.NoError(t, err)
+		return collecting{s, func(qs []string) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, q := range qs {
+				queries[q] = true
+			}
+		}}
+	}
+	t.Run("suites", func(t *testing.T) {
+		t.Run("Exercise", func(t *testing.T) { storetest.Exercise(t, newStore) })
+		t.Run("People", func(t *testing.T) { storetest.ExercisePeople(t, newStore) })
+		t.Run("Maintainer", func(t *testing.T) { storetest.ExerciseMaintainer(t, newStore) })
+	})
+	require.NotEmpty(t, queries)
+
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "plans.db"), nil)
+	require.NoError(t, err)
+	defer s.Close()
+	db, err := sql.Open("sqlite", "file:"+s.Path()+"?_pragma=query_only(1)")
+	require.NoError(t, err)
+	defer db.Close()
+
+	var indexes []string
+	rows, err := db.Query(`SELECT name FROM sqlite_schema WHERE type = 'index' AND name NOT LIKE 'sqlite_autoindex_%'`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var n string
+		require.NoError(t, rows.Scan(&n))
+		indexes = append(indexes, n)
+	}
+	require.NoError(t, rows.Err())
+	rows.Close()
+
+	used := map[string][]string{}
+	for q := range queries {
+		args := make([]any, strings.Count(q, "?")+10) // unbound parameters plan as NULL
+		plan, err := db.Query(`EXPLAIN QUERY PLAN `+q, args[:numParams(q)]...)
+		if err != nil {
+			continue // a statement EXPLAIN cannot plan here (PRAGMA, multi-statement)
+		}
+		for plan.Next() {
+			var id, parent, notused int
+			var detail string
+			require.NoError(t, plan.Scan(&id, &parent, &notused, &detail))
+			for _, m := range usingIndex.FindAllStringSubmatch(detail, -1) {
+				used[m[1]] = append(used[m[1]], q)
+			}
+		}
+		plan.Close()
+	}
+	var unused []string
+	for _, ix := range indexes {
+		if len(used[ix]) == 0 && !constraintIndexes[ix] {
+			unused = append(unused, ix)
+		}
+	}
+	sort.Strings(unused)
+	require.Empty(t, unused, "indexes that no query's plan uses (drop them, or name the rule they enforce)")
+}
+
+// numParams is the number of parameters of q (?, ?N).
+func numParams(q string) int {
+	n, max := 0, 0
+	for i := 0; i < len(q); i++ {
+		if q[i] != '?' {
+			continue
+		}
+		j := i + 1
+		v := 0
+		for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+			v = v*10 + int(q[j]-'0')
+			j++
+		}
+		if j > i+1 {
+			if v > max {
+				max = v
+			}
+		} else {
+			n++
+		}
+	}
+	if max > n {
+		return max
+	}
+	return n
+}
