@@ -163,3 +163,34 @@ func TestCallIdentity(t *testing.T) {
 	require.Equal(t, c, got)
 	require.Equal(t, "sess_1/call_1", got.IdempotencyKey())
 }
+
+// The workspace tools' own argument rules (tool.ArgsChecker), asked before
+// an approval: the same confinement as when they run, as field errors.
+func TestWorkspaceToolsCheckArgs(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "dir"), 0o755))
+	require.NoError(t, os.Symlink(t.TempDir(), filepath.Join(ws, "out")))
+	reg := tool.NewRegistry()
+	for _, tl := range []tool.Tool{tool.ListFiles(ws), tool.ReadFile(ws), tool.WriteFile(ws), tool.CurrentTime(nil)} {
+		require.NoError(t, reg.Register(tl, true))
+	}
+	check := func(name, args string) []string {
+		var out []string
+		for _, d := range reg.CheckArgs(name, json.RawMessage(args)) {
+			out = append(out, d.Field+": "+d.Message)
+		}
+		return out
+	}
+	require.Empty(t, check("list_files", `{}`))
+	require.Empty(t, check("read_file", `{"path":"dir/new.txt"}`), "a missing file is the tool's result, not an argument problem")
+	require.Empty(t, check("write_file", `{"path":"dir/new/x.md","content":"x"}`))
+	require.Empty(t, check("current_time", `{}`), "a tool without rules has no problems")
+	require.Empty(t, check("nope", `{}`), "an unregistered tool has no rules")
+	require.Equal(t, []string{`path: ".." leads outside the workspace`}, check("list_files", `{"path":".."}`))
+	require.Equal(t, []string{`path: "/etc/passwd" is absolute, outside the workspace; give a path relative to it`}, check("read_file", `{"path":"/etc/passwd"}`))
+	require.Equal(t, []string{`path: "out/x" resolves outside the workspace through a symbolic link`}, check("write_file", `{"path":"out/x","content":""}`))
+	require.Equal(t, []string{`path: "dir" is a directory; write_file writes files`}, check("write_file", `{"path":"dir","content":""}`))
+	big, _ := json.Marshal(map[string]string{"path": "a", "content": strings.Repeat("x", tool.MaxWriteBytes+1)})
+	require.Equal(t, []string{"content: 1048577 bytes, more than the limit of 1048576"}, check("write_file", string(big)))
+}
