@@ -671,3 +671,43 @@ func TestInteractionByRequestID(t *testing.T) {
 	require.Equal(t, "answered", v.Status)
 	require.Equal(t, []any{"dev"}, v.Receipt["selections"])
 }
+
+// Exactly once under a race: retries declining, retries held on accept and
+// the page's answer, all at once. One of the two resolutions wins; every
+// retry returns that one, and luban stored one ToolResult.
+func TestConcurrentRetriesGetOneResult(t *testing.T) {
+	t.Parallel()
+	s := startLuban(t)
+	cs, _ := connect(t, s.URL, s.Token, "", &sdk.ClientOptions{MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true}})
+	state, sessionID, requestID := modernCall(t, cs)
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	results := make(chan string, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := retryWith(ctx, cs, state, map[bool]string{true: "decline", false: "accept"}[i%2 == 0])
+			if err != nil {
+				t.Errorf("retry: %v", err)
+				return
+			}
+			results <- text(t, res)
+		}()
+	}
+	resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": sessionID, "requestId": requestID,
+		"selections": []string{"prod"}, "customInput": "", "cancelled": false}, "", "Accept", "application/json")
+	resp.Body.Close()
+	require.Contains(t, []int{202, 409}, resp.StatusCode, "answered, or a decline came first")
+	wg.Wait()
+	close(results)
+	stored, n := toolMessage(t, s, sessionID)
+	require.Equal(t, 1, n)
+	got := 0
+	for r := range results {
+		require.Equal(t, stored, r)
+		got++
+	}
+	require.Equal(t, 8, got)
+}
