@@ -383,7 +383,7 @@ describe('App', () => {
         res.write(frame(6, 'tool_call', { toolCallId: 'call_2', name: 'read_file', arguments: '{}' }))
         res.write(frame(7, 'tool_result', { toolCallId: 'call_2', name: 'read_file', content: 'x', isError: false }))
         // A second turn starts streaming, and the run is cancelled mid-reply:
-        // no final message, the transcript will not hold that text.
+        // no final message; the page keeps the text it showed.
         res.write(frame(8, 'message_delta', { messageId: 'm2', delta: '半句' }))
         await steps[2]
         res.write(frame(9, 'done', { runId: 'r1', status: 'cancelled' }))
@@ -400,8 +400,11 @@ describe('App', () => {
     expect(shown.map((m) => m.getAttribute('data-message-id'))).toEqual(['m1', 'm2'])
     expect(shown[0]).toHaveTextContent('从前有座山，山里有座庙。')
     step()
-    await waitFor(() => expect(screen.queryByText('半句')).toBeNull())
-    expect(screen.getAllByTestId('message-assistant').map((m) => m.getAttribute('data-message-id'))).toEqual(['m1'])
+    // Stopped mid-reply (the run was cancelled): the text so far stays,
+    // marked stopped; only a dead attempt's bubble goes.
+    await waitFor(() => expect(screen.getByTestId('message-stopped')).toBeInTheDocument())
+    expect(screen.getByText('半句')).toBeInTheDocument()
+    expect(screen.getAllByTestId('message-assistant').map((m) => m.getAttribute('data-message-id'))).toEqual(['m1', 'm2'])
     expect(screen.getAllByTestId('message-user')).toHaveLength(1)
   })
 

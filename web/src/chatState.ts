@@ -14,7 +14,8 @@ export type MessageItem = {
   id: string
   /**
    * stopped marks an assistant reply cut by the user's stop: its text so
-   * far stays shown (the server keeps it too, docs/design.md).
+   * far stays shown in this page; the server does not store an unfinished
+   * reply, so a reload shows the transcript without it (docs/design.md).
    */
   stopped?: boolean
   role: 'user' | 'assistant'
@@ -176,6 +177,11 @@ function dropDeadStreams(items: Item[], finalId?: string): Item[] {
   return items.some(dead) ? items.filter((i, n) => !dead(i, n)) : items
 }
 
+/** stopStreams marks every still-streaming assistant bubble as stopped by the user. */
+function stopStreams(items: Item[]): Item[] {
+  return items.map((i) => (i.kind === 'message' && i.streaming ? { ...i, streaming: false, stopped: true } : i))
+}
+
 function isRunStatus(s: unknown): s is RunStatus {
   return s === 'completed' || s === 'cancelled' || s === 'expired' || s === 'failed'
 }
@@ -244,7 +250,6 @@ function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
       }
       const local = base.items.findIndex((i) => i.kind === 'message' && i.local && i.role === role && i.content === content)
       const m: MessageItem = withReasoning({ kind: 'message', key: `msg-${id}`, id, role, content })
-      if ((d as { stopped?: unknown }).stopped === true) m.stopped = true
       if (local >= 0) return { ...base, items: base.items.map((i, n) => (n === local ? m : i)) }
       if (!content && !reasoning) return base
       return { ...base, items: [...base.items, m] }
@@ -283,9 +288,12 @@ function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
     case 'done': {
       const status = text(payload(ev, 'done').status)
       // A run's end without a final message for a bubble: that text was
-      // never committed as a message (a dead attempt that another process
-      // took over); a stopped reply arrives as a message marked stopped.
-      return { ...s, running: false, items: withRunEnd(dropDeadStreams(s.items), status) }
+      // never committed as a message. When the user stopped the run, the
+      // reply cut short stays shown, marked stopped (it is not stored: a
+      // reload shows the transcript without it, docs/design.md); otherwise
+      // it is a dead attempt that another process took over, and goes.
+      const items = status === 'cancelled' ? stopStreams(s.items) : dropDeadStreams(s.items)
+      return { ...s, running: false, items: withRunEnd(items, status) }
     }
     case 'error': {
       const d = payload(ev, 'error')
