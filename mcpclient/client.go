@@ -243,8 +243,15 @@ func (s *server) run(ctx context.Context, firstDone func()) {
 	for ctx.Err() == nil {
 		cs, err := s.connect(ctx)
 		if err == nil {
-			err = s.refresh(ctx, cs)
-			if err != nil {
+			// The session is the tools' before they are registered: a
+			// call the moment a tool appears finds it.
+			s.mu.Lock()
+			s.cs = cs
+			s.mu.Unlock()
+			if err = s.refresh(ctx, cs); err != nil {
+				s.mu.Lock()
+				s.cs = nil
+				s.mu.Unlock()
 				_ = cs.Close()
 			}
 		}
@@ -253,9 +260,6 @@ func (s *server) run(ctx context.Context, firstDone func()) {
 			firstDone()
 		}
 		if err == nil {
-			s.mu.Lock()
-			s.cs = cs
-			s.mu.Unlock()
 			s.set(StateReady, time.Time{})
 			log.Info("mcp server ready", "tools", s.status().Tools)
 			backoff = s.m.opts.MinBackoff
