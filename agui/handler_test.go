@@ -532,11 +532,19 @@ func testReasoning(t *testing.T) {
 		require.Equal(t, 1, count[ty], "%s in %v", ty, types(evs))
 	}
 	require.Equal(t, "用户没说环境，先问。", thought.String())
+	// The batches may come in either order, so the reasoning's start is
+	// found by its type, not by its position.
+	var reasoningID, textID string
 	for _, e := range evs {
-		if e.str("type") == "TEXT_MESSAGE_START" {
-			require.NotEqual(t, evs[1].str("messageId"), e.str("messageId"), "the reasoning is a message of its own")
+		switch e.str("type") {
+		case "REASONING_MESSAGE_START":
+			reasoningID = e.str("messageId")
+		case "TEXT_MESSAGE_START":
+			textID = e.str("messageId")
 		}
 	}
+	require.NotEmpty(t, reasoningID)
+	require.NotEqual(t, reasoningID, textID, "the reasoning is a message of its own")
 }
 
 // An approval (DESIGN §10) is an interrupt with reason confirmation; its
