@@ -44,7 +44,8 @@ func (h *handler) openState(owner, state string) (string, error) {
 	if !ok || len(state) > 1024 {
 		return "", ErrStateInvalid
 	}
-	got, err := base64.RawURLEncoding.DecodeString(sig)
+	// Strict: a signature is accepted in its one canonical spelling only.
+	got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
 	if err != nil || !hmac.Equal(got, h.stateMAC(owner, body)) {
 		return "", ErrStateInvalid
 	}
