@@ -1,4 +1,4 @@
-import { useState, type ReactNode } from 'react'
+import { useEffect, useRef, useState, type ReactNode } from 'react'
 import { ApiError, type Api, type SessionSummary } from 'luban-react'
 import { formatTime, statusText, useLang, useT, type Dict } from '../i18n'
 
@@ -55,6 +55,21 @@ export function SessionList({ api, sessions, currentId, onOpen, onChanged, onErr
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<{ id: string; message: string } | null>(null)
   const shown = query.trim() ? sessions.filter((s) => matches(s, query)) : sessions
+  // Where the keyboard focus goes once a rename or delete closes: back to
+  // the session's own button, or to the search box when the session is gone.
+  const root = useRef<HTMLDivElement>(null)
+  const refocus = useRef<string | null>(null)
+  const close = (id: string | null) => {
+    refocus.current = id
+    setEditing(null)
+  }
+  useEffect(() => {
+    if (editing || refocus.current === null) return
+    const id = refocus.current
+    refocus.current = null
+    const sel = id ? `[data-testid="session-${CSS.escape(id)}"]` : '[data-testid="session-search"]'
+    root.current?.querySelector<HTMLElement>(sel)?.focus()
+  }, [editing])
 
   const failed = (id: string, e: unknown) => {
     if (onError?.(e)) return
@@ -66,7 +81,7 @@ export function SessionList({ api, sessions, currentId, onOpen, onChanged, onErr
     setError(null)
     try {
       await api.renameSession(id, title)
-      setEditing(null)
+      close(id)
       onChanged(id, false)
     } catch (e) {
       failed(id, e)
@@ -80,7 +95,7 @@ export function SessionList({ api, sessions, currentId, onOpen, onChanged, onErr
     setError(null)
     try {
       await api.deleteSession(id, force)
-      setEditing(null)
+      close('')
       onChanged(id, true)
     } catch (e) {
       if (e instanceof ApiError && e.code === 'run_in_progress') setEditing({ id, kind: 'delete', running: true })
@@ -91,7 +106,7 @@ export function SessionList({ api, sessions, currentId, onOpen, onChanged, onErr
   }
 
   return (
-    <>
+    <div ref={root} className="session-list-body">
       {sessions.length > 0 && (
         <input
           type="search"
@@ -131,13 +146,13 @@ export function SessionList({ api, sessions, currentId, onOpen, onChanged, onErr
                     data-testid="rename-input"
                     onChange={(e) => setEditing({ ...ed, title: e.target.value })}
                     onKeyDown={(e) => {
-                      if (e.key === 'Escape') setEditing(null)
+                      if (e.key === 'Escape') close(s.id)
                     }}
                   />
                   <button type="submit" className="primary" disabled={busy || !ed.title.trim()} data-testid="rename-save">
                     {t.save}
                   </button>
-                  <button type="button" onClick={() => setEditing(null)} data-testid="rename-cancel">
+                  <button type="button" onClick={() => close(s.id)} data-testid="rename-cancel">
                     {t.cancel}
                   </button>
                 </form>
@@ -194,7 +209,7 @@ export function SessionList({ api, sessions, currentId, onOpen, onChanged, onErr
                   >
                     {ed.running ? t.stopAndDelete : t.delete}
                   </button>
-                  <button type="button" onClick={() => setEditing(null)} data-testid="delete-no">
+                  <button type="button" onClick={() => close(s.id)} data-testid="delete-no">
                     {t.cancel}
                   </button>
                 </div>
@@ -208,6 +223,6 @@ export function SessionList({ api, sessions, currentId, onOpen, onChanged, onErr
           )
         })}
       </ul>
-    </>
+    </div>
   )
 }

@@ -1,0 +1,56 @@
+import { render, screen, waitFor, within } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import { Api, type SessionSummary } from 'luban-react'
+import { describe, expect, it } from 'vitest'
+import { json, startServer } from '../../packages/luban-react/src/test/server'
+import { matches, SessionList } from './SessionList'
+
+const NOW = '2026-03-01T08:00:00Z'
+const session = (id: string, title: string, status = 'completed'): SessionSummary => ({ id, title, status, createdAt: NOW, updatedAt: NOW, agent: 'default' })
+
+describe('SessionList', () => {
+  it('matches every word of the query in the title or id, any case', () => {
+    const s = session('sess_ab', 'Quarterly 报告 Draft')
+    expect(matches(s, 'quarterly')).toBe(true)
+    expect(matches(s, 'DRAFT 报告')).toBe(true)
+    expect(matches(s, 'sess_ab')).toBe(true)
+    expect(matches(s, 'quarterly final')).toBe(false)
+  })
+
+  it('renames with PATCH and deletes, asking again before ?force=true when the run is active', async () => {
+    const srv = await startServer({
+      'PATCH /api/sessions/s1': json(200, session('s1', '新标题')),
+      'DELETE /api/sessions/s2': (req, res) => {
+        const forced = (req.url ?? '').endsWith('?force=true')
+        json(forced ? 200 : 409, forced ? { sessionId: 's2', deleted: true } : { error: { code: 'run_in_progress', message: 'active' } })(req, res, null)
+      },
+    })
+    const changed: [string, boolean][] = []
+    const user = userEvent.setup()
+    render(
+      <SessionList
+        api={new Api({ base: srv.base })}
+        sessions={[session('s1', '旧标题'), session('s2', '运行中的', 'waiting_input')]}
+        onOpen={() => undefined}
+        onChanged={(id, deleted) => changed.push([id, deleted])}
+      />,
+    )
+    await user.type(screen.getByTestId('session-search'), '运行')
+    expect(screen.queryByTestId('session-s1')).toBeNull()
+    await user.clear(screen.getByTestId('session-search'))
+
+    await user.click(screen.getByRole('button', { name: '重命名: 旧标题' }))
+    await user.clear(screen.getByTestId('rename-input'))
+    await user.type(screen.getByTestId('rename-input'), '新标题{Enter}')
+    await waitFor(() => expect(changed).toEqual([['s1', false]]))
+    expect(srv.requests.find((r) => r.method === 'PATCH')?.body).toEqual({ title: '新标题' })
+
+    await user.click(screen.getByRole('button', { name: '删除: 运行中的' }))
+    await user.click(within(screen.getByTestId('delete-confirm')).getByTestId('delete-yes'))
+    await waitFor(() => expect(screen.getByTestId('delete-confirm')).toHaveTextContent('任务仍在运行'))
+    expect(changed).toHaveLength(1)
+    await user.click(screen.getByTestId('delete-force'))
+    await waitFor(() => expect(changed).toEqual([['s1', false], ['s2', true]]))
+    expect(srv.requests.filter((r) => r.method === 'DELETE').map((r) => r.url)).toEqual(['/api/sessions/s2', '/api/sessions/s2?force=true'])
+  })
+})
