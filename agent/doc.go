@@ -21,6 +21,12 @@
 //     reader that reconnects misses and repeats nothing.
 //   - Start, Continue and Cancel return the errors of errors.go, which the
 //     HTTP server maps to the codes of DESIGN §3.
+//   - The Runner is the whole way to the store for a program that serves
+//     people (there is no accessor for the store): writes (Start, Continue,
+//     Cancel, Ask, DeleteSession), the streams (Events per session, Feed per
+//     principal) and the reads (Session, Sessions, SessionPage, SessionState,
+//     RunState, RequestRun, Transcript, Trace, Pending, Inbox), each
+//     checking that the caller owns what it names.
 //   - A Runner is safe for concurrent use, and several processes (replicas)
 //     may drive runs of one PostgreSQL store: a run is driven by the process
 //     that holds its lease, and another takes it over when the lease expires.

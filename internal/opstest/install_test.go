@@ -104,6 +104,7 @@ func TestGoInstallServesThePage(t *testing.T) {
 	} else {
 		cmd.Env = append(cmd.Env, "GOMODCACHE="+strings.TrimSpace(string(modcache)), "GOFLAGS=")
 	}
+	dieWithTest(cmd)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "go install:\n%s", out)
 	bin := filepath.Join(gopath, "bin", "luban")
