@@ -48,7 +48,7 @@ func TestWrongMethodIs405WithAllow(t *testing.T) {
 	for path, allow := range map[string]string{
 		"/api/chat":             "POST",
 		"/api/chat/continue":    "POST",
-		"/api/sessions/abc":     "DELETE, GET",
+		"/api/sessions/abc":     "DELETE, GET, PATCH",
 		"/api/sessions":         "GET",
 		"/api/sessions/x/trace": "GET",
 	} {
