@@ -141,17 +141,23 @@ async function mcp(luban: Luban, params: Record<string, unknown>, token = TOKEN)
   return msg.result
 }
 
-test('/q/{requestId}: just the MCP host question, answered with the keyboard; the retry gets the answer; others see nothing', async ({ page, lab, browser }) => {
-  const luban = await lab.serve({ model: 'scripted' })
+test('/q/{requestId}: just the MCP host question, answered with the keyboard after luban restarted; the retry gets the answer; others see nothing', async ({ page, lab, browser }) => {
+  const db = path.join(lab.dir, 'q.db')
+  const before = await lab.serve({ name: 'before', model: 'scripted', db })
   const args = { title: 'Deploy where?', mode: 'single', options: [{ id: 'dev', label: 'Dev' }, { id: 'prod', label: 'Prod', recommended: true }] }
-  const first = await mcp(luban, { name: 'ask_user', arguments: args })
+  const first = await mcp(before, { name: 'ask_user', arguments: args })
   expect(first.resultType).toBe('input_required')
   const ir = first.inputRequests.luban
   expect(ir.method, JSON.stringify(ir)).toBe('elicitation/create')
   const el = ir.params
   expect(el.mode).toBe('url')
   const requestId = first._meta.requestId
-  expect(el.url).toBe(`${luban.url}/q/${requestId}`)
+  expect(el.url).toBe(`${before.url}/q/${requestId}`)
+
+  // luban dies (SIGKILL) with the question open and comes back on the same
+  // database and port: the URL the host holds still shows the question.
+  await before.kill9()
+  const luban = await lab.serve({ name: 'after', model: 'scripted', db, port: before.port })
 
   // Signed in as usual, then the URL the host shows.
   await page.goto(luban.pageURL())
