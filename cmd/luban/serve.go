@@ -219,7 +219,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	if tokenFile != "" {
 		fmt.Fprintf(c.Stdout, "luban serving on %s\nopen %s?token=%s\n(token kept in %s; set --auth-token to choose your own)\n", url, url, tokens[0], tokenFile)
 	} else {
-		fmt.Fprintf(c.Stdout, "luban serving on %s\nopen %s?token=<your LUBAN_AUTH_TOKEN>\n", url, url)
+		fmt.Fprintf(c.Stdout, "luban serving on %s\nopen %s?token=<your token> (one of --auth-token, LUBAN_AUTH_TOKEN or the config's server.authTokens)\n", url, url)
 	}
 	fmt.Fprintf(c.Stdout, "model %s · database %s\n", agents[0].Provider.Name(), describeDB(cfg.db))
 	if len(agents) > 1 {

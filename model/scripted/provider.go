@@ -173,15 +173,26 @@ func summarize(m model.Message) string {
 	return prefix + oneLine(m.Content, 300)
 }
 
-// oneLine joins s's non-blank lines with "; " and cuts it to max characters.
+// oneLine joins s's non-blank lines with "; " (with a space after a line
+// that ends in a colon, which already introduces the next) and cuts it to
+// max characters.
 func oneLine(s string, limit int) string {
-	var parts []string
+	var b strings.Builder
 	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			parts = append(parts, l)
+		if l = strings.TrimSpace(l); l == "" {
+			continue
 		}
+		if b.Len() > 0 {
+			prev := b.String()
+			if strings.HasSuffix(prev, ":") || strings.HasSuffix(prev, "：") {
+				b.WriteString(" ")
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(l)
 	}
-	out := strings.Join(parts, "; ")
+	out := b.String()
 	if utf8.RuneCountInString(out) > limit {
 		out = string([]rune(out)[:limit]) + "…"
 	}

@@ -250,5 +250,5 @@ func TestDemo(t *testing.T) {
 	require.Len(t, resps, len(s.Turns)+1)
 	final := msgs[len(msgs)-1].Content
 	require.Contains(t, final, "预发布 (Staging) (staging)")
-	require.Contains(t, final, "- AskUser: The user answered your questions:; 1. 使用哪个数据库？; Selected: \"PostgreSQL\"")
+	require.Contains(t, final, "- AskUser: The user answered your questions: 1. 使用哪个数据库？; Selected: \"PostgreSQL\"")
 }
