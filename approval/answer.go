@@ -4,17 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/internal/schemaerr"
 )
 
 // AnswerDecision is what a person decided about a call (DESIGN §10).
@@ -124,8 +120,6 @@ func ValidateAnswer(p *Prompt, a Answer) (Answer, error) {
 	return out, nil
 }
 
-var printer = message.NewPrinter(language.English)
-
 // checkArguments parses raw (empty means {} when emptyIsObject) as a JSON
 // object of at most MaxArgumentsBytes and validates it against schema
 // (empty: any object). It returns the compact object, or details naming
@@ -155,7 +149,7 @@ func checkArguments(schema, raw json.RawMessage, emptyIsObject bool) (json.RawMe
 		if !ok {
 			return nil, []askuser.FieldError{{Field: "arguments", Message: err.Error()}}, nil
 		}
-		return nil, schemaDetails(ve), nil
+		return nil, schemaerr.Fields(ve, "arguments", "unknown field: the tool's schema does not allow it"), nil
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, raw); err != nil { // unreachable: raw parsed above
@@ -178,57 +172,6 @@ func compile(schema json.RawMessage) (*jsonschema.Schema, error) {
 		return nil, err
 	}
 	return c.Compile("tool.json")
-}
-
-// schemaDetails lists the leaf errors of a validation, one FieldError each,
-// sorted by field then message so the order is deterministic.
-func schemaDetails(ve *jsonschema.ValidationError) []askuser.FieldError {
-	var out []askuser.FieldError
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			field := fieldOf(e.InstanceLocation)
-			switch k := e.ErrorKind.(type) {
-			case *kind.Required:
-				for _, m := range k.Missing {
-					out = append(out, askuser.FieldError{Field: field + "." + m, Message: "required but missing"})
-				}
-			case *kind.AdditionalProperties:
-				for _, m := range k.Properties {
-					out = append(out, askuser.FieldError{Field: field + "." + m, Message: "unknown field: the tool's schema does not allow it"})
-				}
-			default:
-				out = append(out, askuser.FieldError{Field: field, Message: e.ErrorKind.LocalizedString(printer)})
-			}
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Field != out[j].Field {
-			return out[i].Field < out[j].Field
-		}
-		return out[i].Message < out[j].Message
-	})
-	return out
-}
-
-// fieldOf renders a JSON Pointer's tokens below the arguments as
-// "arguments.a.b[2]".
-func fieldOf(loc []string) string {
-	var b strings.Builder
-	b.WriteString("arguments")
-	for _, t := range loc {
-		if t != "" && strings.Trim(t, "0123456789") == "" {
-			b.WriteString("[" + t + "]")
-			continue
-		}
-		b.WriteString("." + t)
-	}
-	return b.String()
 }
 
 func clip(s string) string {

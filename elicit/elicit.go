@@ -23,12 +23,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/internal/schemaerr"
 	"github.com/lubanhq/luban/tool"
 )
 
@@ -341,7 +339,7 @@ func ValidateAnswer(p *api.Prompt, a Answer) (Answer, error) {
 		if !errors.As(err, &ve) {
 			return Answer{}, bad("content", err.Error())
 		}
-		return Answer{}, &askuser.AnswerError{Details: details(ve)}
+		return Answer{}, &askuser.AnswerError{Details: schemaerr.Fields(ve, "content", "unknown field: the form has no such field")}
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, a.Content); err != nil {
@@ -376,51 +374,6 @@ func compile(schema json.RawMessage) (*jsonschema.Schema, error) {
 		return nil, err
 	}
 	return c.Compile("requested.json")
-}
-
-var printer = message.NewPrinter(language.English)
-
-// details lists the leaf errors of a validation, one FieldError each, as
-// "content.<name>", sorted by field then message.
-func details(ve *jsonschema.ValidationError) []askuser.FieldError {
-	var out []askuser.FieldError
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			field := "content"
-			for _, t := range e.InstanceLocation {
-				if t != "" && strings.Trim(t, "0123456789") == "" {
-					field += "[" + t + "]"
-				} else {
-					field += "." + t
-				}
-			}
-			switch k := e.ErrorKind.(type) {
-			case *kind.Required:
-				for _, m := range k.Missing {
-					out = append(out, askuser.FieldError{Field: field + "." + m, Message: "required but missing"})
-				}
-			case *kind.AdditionalProperties:
-				for _, m := range k.Properties {
-					out = append(out, askuser.FieldError{Field: field + "." + m, Message: "unknown field: the form has no such field"})
-				}
-			default:
-				out = append(out, askuser.FieldError{Field: field, Message: e.ErrorKind.LocalizedString(printer)})
-			}
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Field != out[j].Field {
-			return out[i].Field < out[j].Field
-		}
-		return out[i].Message < out[j].Message
-	})
-	return out
 }
 
 func or(a, b string) string {
