@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel"
@@ -54,6 +55,18 @@ func TestSpansOfACycle(t *testing.T) {
 	c := startLogging(t, logs)
 	c.run(t)
 	require.NoError(t, tp.ForceFlush(t.Context()))
+	// A step's span ends after the events it wrote reached the client, so
+	// the last one may still be open when the cycle's stream ends: wait for it.
+	steps := func() int {
+		n := 0
+		for _, s := range exp.GetSpans() {
+			if s.Name == "run.step" {
+				n++
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return steps() >= 4 }, 10*time.Second, 5*time.Millisecond, "model turns and tool steps: %d run.step spans", steps())
 	spans := exp.GetSpans().Snapshots()
 
 	byName := map[string][]sdktrace.ReadOnlySpan{}
