@@ -289,7 +289,7 @@ func TestOpenAPIMatchesRealAnswers(t *testing.T) {
 	d.check("PATCH", "/api/sessions/{id}", ls.Request("PATCH", "/api/sessions/"+sid, map[string]any{"title": "改名后的会话"}, ""))
 	d.check("PATCH", "/api/sessions/{id}", ls.Request("PATCH", "/api/sessions/"+sid, map[string]any{"title": " "}, ""))      // 400
 	d.check("PATCH", "/api/sessions/{id}", ls.Request("PATCH", "/api/sessions/sess_nope", map[string]any{"title": "x"}, "")) // 404
-	d.check("DELETE", "/api/sessions/{id}", ls.Request("DELETE", "/api/sessions/"+sid+"?force=maybe", nil, "")) // 400
+	d.check("DELETE", "/api/sessions/{id}", ls.Request("DELETE", "/api/sessions/"+sid+"?force=maybe", nil, ""))              // 400
 	d.check("DELETE", "/api/sessions/{id}", ls.Request("DELETE", "/api/sessions/"+sid, nil, ""))
 	d.check("DELETE", "/api/sessions/{id}", ls.Request("DELETE", "/api/sessions/"+sid, nil, "")) // 404
 }

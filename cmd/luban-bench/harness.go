@@ -260,8 +260,8 @@ type loadResult struct {
 	elapsed         time.Duration
 	cyclesPerSec    float64
 	overhead, card  []time.Duration
-	commitsPerCycle float64 // SQLite commits (shared by concurrent transactions)
-	txPerCycle      float64 // transactions luban asked for (InTx and single writes)
+	commitsPerCycle float64       // SQLite commits (shared by concurrent transactions)
+	txPerCycle      float64       // transactions luban asked for (InTx and single writes)
 	cpu             time.Duration // process CPU time (user+system) during the load
 }
 

@@ -264,7 +264,7 @@ func TestOlderClientAcrossKill9(t *testing.T) {
 
 // tsLine is one line client.mjs writes.
 type tsLine struct {
-	Protocol *string         `json:"protocol"`
+	Protocol *string `json:"protocol"`
 	Progress *struct {
 		Meta struct {
 			SessionID string `json:"sessionId"`

@@ -37,12 +37,12 @@ type Store struct {
 	// ckMu is held by whoever checkpoints: SQLite lets one checkpoint run at
 	// a time and fails the others at once, so a commit past the WAL limit
 	// waits here for the background round instead.
-	ckMu     sync.Mutex
-	stopCk   chan struct{}
-	ckDone   chan struct{}
-	closeMu  sync.Mutex
-	closed   bool
-	rc, wc   *stmtCache
+	ckMu    sync.Mutex
+	stopCk  chan struct{}
+	ckDone  chan struct{}
+	closeMu sync.Mutex
+	closed  bool
+	rc, wc  *stmtCache
 	// The group commit's writer goroutine (groupcommit.go): InTx hands it
 	// jobs; stopW stops it, writerDone says it stopped.
 	jobs             chan *txJob
@@ -50,12 +50,12 @@ type Store struct {
 	writerDone       chan struct{}
 	batches, members atomic.Int64
 	queued           atomic.Int64 // InTx calls waiting to be handed over
-	hub      store.Hub
-	path     string
-	temp     bool
-	walLimit int64
-	busy     time.Duration
-	readers  int
+	hub              store.Hub
+	path             string
+	temp             bool
+	walLimit         int64
+	busy             time.Duration
+	readers          int
 }
 
 var _ store.Store = (*Store)(nil)
