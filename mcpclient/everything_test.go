@@ -1,14 +1,12 @@
 package mcpclient_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,60 +21,10 @@ import (
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/config"
 	"github.com/lubanhq/luban/elicit"
+	"github.com/lubanhq/luban/internal/everythingtest"
 	"github.com/lubanhq/luban/mcpclient"
 	"github.com/lubanhq/luban/tool"
 )
-
-// everything is the path of the official reference server's entry point
-// (@modelcontextprotocol/server-everything, installed by scripts/test.sh).
-func everything(t *testing.T) string {
-	t.Helper()
-	p, err := filepath.Abs("testdata/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	require.NoError(t, err)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("server-everything is not installed (%s); scripts/test.sh runs npm ci in mcpclient/testdata/everything", p)
-		}
-		t.Skipf("server-everything not installed: run (cd mcpclient/testdata/everything && npm ci)")
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
-	}
-	return p
-}
-
-// startHTTP starts server-everything's streamable HTTP transport on a free
-// loopback port and returns its /mcp URL; the process is stopped at cleanup.
-func startHTTP(t *testing.T, port int) string {
-	t.Helper()
-	entry := everything(t)
-	cmd := exec.Command("node", entry, "streamableHttp")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	listening := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		once := false
-		for sc.Scan() {
-			if !once && strings.Contains(sc.Text(), "listening on port") {
-				once = true
-				close(listening)
-			}
-		}
-	}()
-	select {
-	case <-listening:
-	case <-time.After(20 * time.Second):
-		t.Fatal("server-everything (streamableHttp) did not start listening")
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
-}
 
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -216,7 +164,7 @@ func exercise(t *testing.T, reg *tool.Registry) {
 
 func TestEverythingStdio(t *testing.T) {
 	t.Parallel()
-	entry := everything(t)
+	entry := everythingtest.Entry(t)
 	marker := fmt.Sprintf("--luban-test-%d", time.Now().UnixNano())
 	reg := tool.NewRegistry()
 	m := mcpclient.New([]config.MCPServer{{Name: "everything", Command: "node", Args: []string{entry, "stdio", marker}}}, mcpclient.Options{Registry: reg})
@@ -235,7 +183,7 @@ func TestEverythingStdio(t *testing.T) {
 
 func TestEverythingStreamableHTTP(t *testing.T) {
 	t.Parallel()
-	url := startHTTP(t, freePort(t))
+	url := everythingtest.StartHTTP(t, freePort(t))
 	reg := tool.NewRegistry()
 	m := mcpclient.New([]config.MCPServer{{Name: "everything", URL: url, Headers: map[string]string{"X-Luban-Test": "1"}}}, mcpclient.Options{Registry: reg})
 	ready := make(chan struct{})
@@ -250,7 +198,7 @@ func TestEverythingStreamableHTTP(t *testing.T) {
 // is ready once it is up, with its tools.
 func TestDownServerRetried(t *testing.T) {
 	t.Parallel()
-	everything(t)
+	everythingtest.Entry(t)
 	port := freePort(t)
 	reg := tool.NewRegistry()
 	m := mcpclient.New([]config.MCPServer{{Name: "late", URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port)}},
@@ -267,7 +215,7 @@ func TestDownServerRetried(t *testing.T) {
 	_, ok := reg.Get("late__echo")
 	assert.False(t, ok)
 
-	startHTTP(t, port)
+	everythingtest.StartHTTP(t, port)
 	e := waitTool(t, reg, "late__echo")
 	assert.Equal(t, mcpclient.StateReady, m.Status()[0].State)
 	assert.NoError(t, m.Check("late"))
@@ -292,7 +240,7 @@ func processesWith(marker string) []string {
 // stay served.
 func TestStdioServerRestarted(t *testing.T) {
 	t.Parallel()
-	entry := everything(t)
+	entry := everythingtest.Entry(t)
 	mk := fmt.Sprintf("--luban-test-%d", time.Now().UnixNano())
 	reg := tool.NewRegistry()
 	m := mcpclient.New([]config.MCPServer{{Name: "ev", Command: "node", Args: []string{entry, "stdio", mk}}},

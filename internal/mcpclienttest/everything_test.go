@@ -1,19 +1,15 @@
 package mcpclienttest
 
 import (
-	"bufio"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/internal/everythingtest"
 	"github.com/lubanhq/luban/internal/fakeopenai"
 	"github.com/lubanhq/luban/internal/lubantest"
 	"github.com/lubanhq/luban/store/postgres/pgtest"
@@ -26,7 +22,7 @@ import (
 // stops the stdio server with luban.
 func TestEverythingStdio(t *testing.T) {
 	t.Parallel()
-	entry := everything(t)
+	entry := everythingtest.Entry(t)
 	mk := marker()
 	down := freePort(t)
 	cfg := writeConfig(t, fmt.Sprintf(`
@@ -157,7 +153,7 @@ agents:
 // declined, a form cancelled, and a URL elicitation accepted.
 func TestEverythingStreamableHTTP(t *testing.T) {
 	t.Parallel()
-	url := startHTTP(t, freePort(t))
+	url := everythingtest.StartHTTP(t, freePort(t))
 	cfg := writeConfig(t, fmt.Sprintf(`
 mcp:
   servers:
@@ -220,7 +216,7 @@ func TestKilledDuringInSessionElicitationPostgres(t *testing.T) {
 }
 
 func killedDuringInSessionElicitation(t *testing.T, db string) {
-	entry := everything(t)
+	entry := everythingtest.Entry(t)
 	mk := marker()
 	cfg := writeConfig(t, fmt.Sprintf(`
 mcp:
@@ -258,36 +254,4 @@ mcp:
 	e := body["error"].(map[string]any)
 	assert.Equal(t, "not_resumable", e["code"])
 	assert.Equal(t, "not_resumable", e["receipt"].(map[string]any)["status"])
-}
-
-// startHTTP starts server-everything's streamable HTTP transport on port
-// and returns its /mcp URL; the process is killed at cleanup.
-func startHTTP(t *testing.T, port int) string {
-	t.Helper()
-	cmd := exec.Command("node", everything(t), "streamableHttp")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	listening := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		once := false
-		for sc.Scan() {
-			if !once && strings.Contains(sc.Text(), "listening on port") {
-				once = true
-				close(listening)
-			}
-		}
-	}()
-	select {
-	case <-listening:
-	case <-time.After(20 * time.Second):
-		t.Fatal("server-everything (streamableHttp) did not start listening")
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 }

@@ -11,7 +11,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,24 +28,6 @@ var lubanBin string
 const waitEvents = 40 * time.Second
 
 func TestMain(m *testing.M) { os.Exit(lubantest.RunWithLuban(m, "mcpclienttest", &lubanBin)) }
-
-// everything is the entry point of server-everything (installed by
-// scripts/test.sh in mcpclient/testdata/everything).
-func everything(t *testing.T) string {
-	t.Helper()
-	p, err := filepath.Abs("../../mcpclient/testdata/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	require.NoError(t, err)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("server-everything is not installed (%s); scripts/test.sh runs npm ci in mcpclient/testdata/everything", p)
-		}
-		t.Skipf("server-everything not installed: run (cd mcpclient/testdata/everything && npm ci)")
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatal("node is not installed")
-	}
-	return p
-}
 
 // startProc starts luban serve with config (a YAML file written for the
 // test), a 1 s lease and the fake model.
