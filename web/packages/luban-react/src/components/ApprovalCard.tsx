@@ -1,4 +1,5 @@
 import { useId, useState } from 'react'
+import { record, useDraft } from '../drafts'
 import type { CardItem } from '../card'
 import { formatTime, useLang } from '../i18n'
 import type { FieldError } from '../types'
@@ -6,6 +7,20 @@ import { visible } from '../visible'
 import { approvalText, parseArguments, type ApprovalAnswer, type ApprovalReceipt, type ApprovalRequest } from './approval'
 import { CardError, FieldMessages, otherErrors } from './fieldErrors'
 import { JsonView } from './JsonView'
+
+/** ApprovalDraft is what the approval form keeps across reloads: the open panel, the edited arguments, the reason, the remember box. */
+type ApprovalDraft = { mode: 'idle' | 'edit' | 'reject'; text: string; reason: string; remember: boolean }
+
+function restoreApproval(raw: unknown): ApprovalDraft | undefined {
+  const r = record(raw)
+  if (!r || typeof r.text !== 'string') return undefined
+  return {
+    mode: r.mode === 'edit' || r.mode === 'reject' ? r.mode : 'idle',
+    text: r.text,
+    reason: typeof r.reason === 'string' ? r.reason : '',
+    remember: r.remember === true,
+  }
+}
 
 type Props = {
   card: CardItem
@@ -29,13 +44,22 @@ export function ApprovalForm({ card, onSubmit, onCancel }: Props) {
   const uid = useId()
   const req = card.request as unknown as ApprovalRequest
   const busy = card.phase === 'submitting'
-  const [mode, setMode] = useState<'idle' | 'edit' | 'reject'>(
-    card.fieldErrors?.some((e) => e.field.startsWith('arguments')) ? 'edit' : 'idle',
+  const [draft, setDraft] = useDraft<ApprovalDraft>(
+    card.request,
+    () => ({
+      mode: card.fieldErrors?.some((e) => e.field.startsWith('arguments')) ? 'edit' : 'idle',
+      text: JSON.stringify(req.arguments ?? {}, null, 2),
+      reason: '',
+      remember: false,
+    }),
+    restoreApproval,
   )
-  const [text, setText] = useState(() => JSON.stringify(req.arguments ?? {}, null, 2))
+  const { mode, text, reason, remember } = draft
+  const setMode = (m: ApprovalDraft['mode']) => setDraft((d) => ({ ...d, mode: m }))
+  const setText = (v: string) => setDraft((d) => ({ ...d, text: v }))
+  const setReason = (v: string) => setDraft((d) => ({ ...d, reason: v }))
+  const setRemember = (v: boolean) => setDraft((d) => ({ ...d, remember: v }))
   const [localErrors, setLocalErrors] = useState<FieldError[]>([])
-  const [reason, setReason] = useState('')
-  const [remember, setRemember] = useState(false)
   const errs = [...localErrors, ...(card.fieldErrors ?? [])]
   const extra = remember ? { remember: 'session' as const } : {}
 

@@ -1,4 +1,5 @@
-import { useId, useState } from 'react'
+import { useId } from 'react'
+import { record, strings, useDraft } from '../drafts'
 import type { CardItem } from '../card'
 import { useT } from '../i18n'
 import type { Answer, Question } from '../types'
@@ -24,7 +25,11 @@ export function AskUserForm({ card, onSubmit, onCancel }: { card: CardItem; onSu
   const t = useT()
   const uid = useId()
   const questions = card.request.questions ?? []
-  const [state, setState] = useState<QState[]>(() => questions.map(() => ({ selected: [], otherOn: false, other: '', focused: 0 })))
+  const [state, setState] = useDraft<QState[]>(
+    card.request,
+    () => questions.map(() => ({ selected: [], otherOn: false, other: '', focused: 0 })),
+    (raw) => restoreBatch(questions, raw),
+  )
   const busy = card.phase === 'submitting'
   const ready = questions.length > 0 && state.every(answered)
 
@@ -71,6 +76,28 @@ export function AskUserForm({ card, onSubmit, onCancel }: { card: CardItem; onSu
       </fieldset>
     </form>
   )
+}
+
+/**
+ * restoreBatch is a stored draft checked against the batch as asked now:
+ * one state per question, choices among its labels (one for a
+ * single-select question), else undefined.
+ */
+function restoreBatch(questions: Question[], raw: unknown): QState[] | undefined {
+  if (!Array.isArray(raw) || raw.length !== questions.length) return undefined
+  return questions.map((q, i) => {
+    const r = record(raw[i]) ?? {}
+    const labels = new Set(q.options.map((o) => o.label))
+    const sel = strings(r.selected).filter((l) => labels.has(l))
+    const focused = typeof r.focused === 'number' && Number.isInteger(r.focused) && r.focused >= 0 && r.focused < q.options.length ? r.focused : 0
+    const otherOn = r.otherOn === true
+    return {
+      selected: q.multi_select ? sel : otherOn ? [] : sel.slice(0, 1),
+      otherOn,
+      other: typeof r.other === 'string' ? r.other : '',
+      focused,
+    }
+  })
 }
 
 type QProps = {

@@ -1,4 +1,5 @@
 import { useId, useRef, useState } from 'react'
+import { record, strings, useDraft } from '../drafts'
 import type { CardItem } from '../card'
 import { useLang } from '../i18n'
 import type { FieldError, FormField } from '../types'
@@ -31,7 +32,11 @@ export function ElicitationForm({ card, onSubmit, onCancel }: Props) {
   const uid = useId()
   const fields = card.request.fields ?? []
   const busy = card.phase === 'submitting'
-  const [values, setValues] = useState<Record<string, FormValue>>(() => Object.fromEntries(fields.map((f) => [f.name, initialValue(f)])))
+  const [values, setValues] = useDraft<Record<string, FormValue>>(
+    card.request,
+    () => Object.fromEntries(fields.map((f) => [f.name, initialValue(f)])),
+    (raw) => restoreValues(fields, raw),
+  )
   const [local, setLocal] = useState<FieldError[] | null>(null)
   const formRef = useRef<HTMLFormElement>(null)
   // Local problems are shown once the person tried to submit, then kept up
@@ -87,6 +92,29 @@ export function ElicitationForm({ card, onSubmit, onCancel }: Props) {
         </div>
       </fieldset>
     </form>
+  )
+}
+
+/**
+ * restoreValues is a stored draft checked against the fields as asked now:
+ * each field's value of its type (a choice among its options), the
+ * field's starting value where the draft has none or a wrong one.
+ */
+function restoreValues(fields: FormField[], raw: unknown): Record<string, FormValue> | undefined {
+  const r = record(raw)
+  if (!r) return undefined
+  return Object.fromEntries(
+    fields.map((f) => {
+      const v = r[f.name]
+      const allowed = new Set((f.options ?? []).map((o) => o.value))
+      let out: FormValue = initialValue(f)
+      if (f.type === 'boolean') {
+        if (typeof v === 'boolean') out = v
+      } else if (f.type === 'multi') {
+        if (Array.isArray(v)) out = strings(v).filter((x) => allowed.has(x))
+      } else if (typeof v === 'string' && (f.type !== 'enum' || v === '' || allowed.has(v))) out = v
+      return [f.name, out]
+    }),
   )
 }
 

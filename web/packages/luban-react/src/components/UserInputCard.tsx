@@ -1,4 +1,4 @@
-import { useEffect, useId, useState } from 'react'
+import { useEffect, useId } from 'react'
 import type { CardItem } from '../card'
 import { formatTime, useLang, useT } from '../i18n'
 import type { Answer } from '../types'
@@ -12,6 +12,7 @@ import { UrlElicitation } from './UrlElicitation'
 import { ReceiptView } from './Receipt'
 import { visible } from '../visible'
 import { errorText } from '../errorText'
+import { record, strings, useDraft, useDraftStore } from '../drafts'
 
 /** CardProps are the props of UserInputCard. */
 export type CardProps = {
@@ -37,6 +38,13 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
   const lang = useLang()
   const req = card.request
   const editing = card.phase === 'editing' || card.phase === 'submitting'
+  const drafts = useDraftStore()
+
+  // A resolved request (answered here or elsewhere, cancelled, expired) or
+  // one that can no longer be answered has no draft to come back to.
+  useEffect(() => {
+    if (!editing) drafts?.clear(req.sessionId, req.id)
+  }, [drafts, editing, req.sessionId, req.id])
 
   useEffect(() => {
     if (!editing || !onExpire || !req.expiresAt) return
@@ -112,8 +120,20 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
   const req = card.request
   const mode = req.mode
   const free = FREE.has(mode)
-  const [selections, setSelections] = useState<string[]>([])
-  const [custom, setCustom] = useState('')
+  const [draft, setDraft] = useDraft<{ selections: string[]; custom: string }>(
+    req,
+    () => ({ selections: [], custom: '' }),
+    (raw) => {
+      const r = record(raw)
+      if (!r) return undefined
+      const ids = new Set((req.options ?? []).map((o) => o.id))
+      const sel = free ? [] : strings(r.selections).filter((id) => ids.has(id))
+      return { selections: mode === 'single' ? sel.slice(0, 1) : sel, custom: typeof r.custom === 'string' ? r.custom : '' }
+    },
+  )
+  const { selections, custom } = draft
+  const setSelections = (f: (cur: string[]) => string[]) => setDraft((d) => ({ ...d, selections: f(d.selections) }))
+  const setCustom = (v: string) => setDraft((d) => ({ ...d, custom: v }))
   const busy = card.phase === 'submitting'
   const errs = card.fieldErrors
 

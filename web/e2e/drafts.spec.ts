@@ -1,0 +1,155 @@
+// Drafts of open cards (issue 18): what a person chose and typed on a card
+// that still waits comes back after a reload, per request; it is gone once
+// the request resolves (answered here or elsewhere, expired), so a reload
+// after that shows the receipt and no draft is left in the browser.
+import type { Page } from '@playwright/test'
+import { askUser, expect, openAndSend, test, toolMessages, type Scenario } from './harness'
+
+const PREFIX = 'luban.draft.v1:'
+
+/** drafts are the draft entries in the page's localStorage (key → parsed value). */
+async function drafts(page: Page): Promise<Record<string, unknown>> {
+  return page.evaluate((prefix) => {
+    const out: Record<string, unknown> = {}
+    for (let i = 0; i < localStorage.length; i++) {
+      const k = localStorage.key(i)!
+      if (k.startsWith(prefix)) out[k] = JSON.parse(localStorage.getItem(k)!).v
+    }
+    return out
+  }, PREFIX)
+}
+
+const three: Scenario = {
+  name: 'drafts',
+  turns: [
+    {
+      text: '先问部署。',
+      toolCalls: [
+        askUser({
+          title: '部署到哪些环境？',
+          mode: 'multiple',
+          allowCustom: true,
+          options: [
+            { id: 'dev', label: '开发' },
+            { id: 'staging', label: '预发' },
+            { id: 'prod', label: '生产' },
+          ],
+        }),
+      ],
+    },
+    {
+      toolCalls: [
+        {
+          name: 'AskUser',
+          arguments: {
+            questions: [
+              { question: '用哪种布局？', header: '布局', multi_select: false, options: [{ label: '网格', description: '两列' }, { label: '列表', description: '一列' }] },
+              { question: '支持哪些平台？', header: '平台', multi_select: true, options: [{ label: 'Linux', description: '服务器' }, { label: 'macOS', description: '桌面' }] },
+            ],
+          },
+        },
+      ],
+    },
+    { text: '写计划。', toolCalls: [{ name: 'write_file', arguments: { path: 'plan.md', content: '# Plan\n' } }] },
+  ],
+  final: '完成：{{results}}',
+}
+
+test('a card keeps its choices and text over reloads, per request; submitted, nothing is left', async ({ page, lab }) => {
+  const luban = await lab.serve({ scenario: three })
+  const { sessionId, card } = await openAndSend(page, luban, '开始')
+  const requestId = (await card.getAttribute('data-request-id'))!
+  await card.getByTestId('option-staging').check()
+  await card.getByTestId('option-prod').check()
+  await card.getByTestId('custom-input').fill('先预发，\n再生产 🚀')
+  await expect.poll(() => drafts(page)).toEqual({ [`${PREFIX}${sessionId}/${requestId}`]: { selections: ['staging', 'prod'], custom: '先预发，\n再生产 🚀' } })
+
+  await page.reload()
+  await expect(card).toHaveAttribute('data-phase', 'editing')
+  await expect(card.getByTestId('option-staging')).toBeChecked()
+  await expect(card.getByTestId('option-prod')).toBeChecked()
+  await expect(card.getByTestId('option-dev')).not.toBeChecked()
+  await expect(card.getByTestId('custom-input')).toHaveValue('先预发，\n再生产 🚀')
+  await lab.shot(card, 'restored')
+  await card.getByTestId('submit').click()
+  await expect(card.getByTestId('receipt')).toHaveAttribute('data-status', 'answered')
+  const results = await toolMessages(luban, sessionId, (await luban.api('GET', `/api/interactions/${requestId}`)).body.request.toolCallId)
+  expect(JSON.parse(results[0].content)).toMatchObject({ selections: ['staging', 'prod'], customInput: '先预发，\n再生产 🚀' })
+
+  // The batch: one draft for the whole card, a new key (its own request).
+  const batch = page.locator('[data-testid="input-card"][data-mode="questions"]')
+  await expect(batch).toHaveAttribute('data-phase', 'editing')
+  const batchId = (await batch.getAttribute('data-request-id'))!
+  await batch.getByTestId('q0-option-1').check()
+  await batch.getByTestId('q1-option-0').check()
+  await batch.getByTestId('q1-other-input').fill('Windows')
+  await expect.poll(async () => Object.keys(await drafts(page))).toEqual([`${PREFIX}${sessionId}/${batchId}`])
+  await page.reload()
+  await expect(batch.getByTestId('q0-option-1')).toBeChecked()
+  await expect(batch.getByTestId('q1-option-0')).toBeChecked()
+  await expect(batch.getByTestId('q1-other')).toBeChecked()
+  await expect(batch.getByTestId('q1-other-input')).toHaveValue('Windows')
+  await batch.getByTestId('submit').click()
+  await expect(batch.getByTestId('receipt')).toHaveAttribute('data-status', 'answered')
+
+  // The approval: the reject panel and its reason, the remember box.
+  const approval = page.locator('[data-testid="input-card"][data-mode="approval"]')
+  await expect(approval).toHaveAttribute('data-phase', 'editing')
+  await approval.getByTestId('approval-reject').click()
+  await approval.getByTestId('approval-reason').fill('先别写文件')
+  await expect.poll(async () => Object.values(await drafts(page))).toEqual([expect.objectContaining({ mode: 'reject', reason: '先别写文件' })])
+  await page.reload()
+  await expect(approval.getByTestId('approval-reason')).toHaveValue('先别写文件')
+  await approval.getByTestId('approval-confirm-reject').click()
+  await expect(approval.getByTestId('receipt')).toHaveAttribute('data-decision', 'reject')
+  await expect(approval.getByTestId('receipt-message')).toContainText('先别写文件')
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+
+  expect(await drafts(page)).toEqual({})
+  await page.reload()
+  await expect(page.getByTestId('receipt')).toHaveCount(3)
+  await expect(page.locator('[data-testid="input-card"][data-phase="editing"]')).toHaveCount(0)
+  expect(await drafts(page)).toEqual({})
+})
+
+function oneQuestion(name: string): Scenario {
+  return {
+    name,
+    turns: [{ toolCalls: [askUser({ title: '用哪个？', mode: 'single', options: [{ id: 'a', label: '甲' }, { id: 'b', label: '乙' }] })] }],
+    final: '完成：{{results}}',
+  }
+}
+
+test('a draft of a request that expired while the page was closed is gone on the next visit', async ({ page, lab }) => {
+  const luban = await lab.serve({ scenario: oneQuestion('expire'), ttl: '3s' })
+  // The browser's clock is paused: the card cannot expire by itself in the
+  // page; the server's sweeper expires the request while the page is away.
+  await page.context().clock.install()
+  await page.context().clock.pauseAt(Date.now() + 1000)
+  const { sessionId, card } = await openAndSend(page, luban, '开始')
+  await card.getByTestId('option-b').check()
+  await expect.poll(async () => Object.keys(await drafts(page))).toHaveLength(1)
+  await page.goto('about:blank')
+  await expect
+    .poll(async () => (await luban.api('GET', `/api/interactions/pending?sessionId=${sessionId}`)).body.last?.status, { timeout: 20_000 })
+    .toBe('expired')
+
+  await page.goto(`${luban.url}/s/${sessionId}`)
+  await expect(page.getByTestId('receipt')).toHaveAttribute('data-status', 'expired')
+  await expect.poll(() => drafts(page)).toEqual({})
+  await page.reload()
+  await expect(page.getByTestId('receipt')).toHaveAttribute('data-status', 'expired')
+  expect(await drafts(page)).toEqual({})
+})
+
+test('a draft goes when another client answers, while the page watches', async ({ page, lab }) => {
+  const luban = await lab.serve({ scenario: oneQuestion('elsewhere') })
+  const { sessionId, card } = await openAndSend(page, luban, '开始')
+  const requestId = (await card.getAttribute('data-request-id'))!
+  await card.getByTestId('option-a').check()
+  await expect.poll(async () => Object.keys(await drafts(page))).toHaveLength(1)
+  const res = await luban.api('POST', '/api/chat/continue', { sessionId, requestId, selections: ['b'], customInput: '', cancelled: false })
+  expect(res.status).toBe(202)
+  await expect(card.getByTestId('receipt')).toHaveAttribute('data-status', 'answered')
+  await expect.poll(() => drafts(page)).toEqual({})
+})
