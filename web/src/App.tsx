@@ -10,6 +10,7 @@ import { SessionList } from './components/SessionList'
 import { ThemeToggle } from './components/ThemeToggle'
 import { ToolCallView } from './components/ToolCallView'
 import { dicts, LangContext, type Dict, type Lang } from './i18n'
+import { initialLang as pageLang, rememberLang } from './lang'
 import { useChatScroll } from './useChatScroll'
 
 const ASK_TOOLS = new Set(['ask_user', 'AskUser'])
@@ -22,14 +23,6 @@ function sessionFromPath(): string | undefined {
   return m ? decodeURIComponent(m[1]) : undefined
 }
 
-function storedLang(): Lang {
-  try {
-    return localStorage.getItem('luban.lang') === 'en' ? 'en' : 'zh'
-  } catch {
-    return 'zh'
-  }
-}
-
 /**
  * App is the whole page: header (model name, language, new session), the
  * session list, and the chat view with its question cards. A session is
@@ -37,7 +30,7 @@ function storedLang(): Lang {
  */
 export function App({ api: given, initialLang }: AppProps) {
   const api = useMemo(() => given ?? new Api(), [given])
-  const [lang, setLang] = useState<Lang>(initialLang ?? storedLang())
+  const [lang, setLang] = useState<Lang>(initialLang ?? pageLang)
   const t = dicts[lang]
   const [model, setModel] = useState('')
   const [sessions, setSessions] = useState<SessionSummary[]>([])
@@ -220,11 +213,7 @@ export function App({ api: given, initialLang }: AppProps) {
   const switchLang = () => {
     const next: Lang = lang === 'zh' ? 'en' : 'zh'
     setLang(next)
-    try {
-      localStorage.setItem('luban.lang', next)
-    } catch {
-      // Private mode: the switch still works for this page.
-    }
+    rememberLang(next)
   }
 
   const open = (id: string | undefined) => {
@@ -300,9 +289,7 @@ export function App({ api: given, initialLang }: AppProps) {
               <a href="/">{t.appTitle}</a>
             </h1>
             <span className="spacer" />
-            <button type="button" onClick={switchLang} aria-label={t.languageLabel} data-testid="lang-switch">
-              {t.language}
-            </button>
+            <LanguageButton t={t} lang={lang} onSwitch={switchLang} />
           </header>
           <QuestionPage api={api} requestId={questionId} />
         </div>
@@ -325,9 +312,7 @@ export function App({ api: given, initialLang }: AppProps) {
             {t.newSession}
           </button>
           <ThemeToggle />
-          <button type="button" onClick={switchLang} title={t.languageLabel} lang={lang === 'zh' ? 'en' : 'zh-CN'} data-testid="lang-switch">
-            {t.language}
-          </button>
+          <LanguageButton t={t} lang={lang} onSwitch={switchLang} />
         </header>
         {unauthorized && (
           <div className="banner banner-error" role="alert" data-testid="unauthorized">
@@ -388,6 +373,19 @@ export function App({ api: given, initialLang }: AppProps) {
         </div>
       </div>
     </LangContext.Provider>
+  )
+}
+
+/**
+ * LanguageButton switches zh ⇄ en. Its text names the other language in
+ * that language ("English" / "中文", marked with its lang), and that text is
+ * its accessible name (WCAG 2.5.3 label in name); the title says what it does.
+ */
+function LanguageButton({ t, lang, onSwitch }: { t: Dict; lang: Lang; onSwitch: () => void }) {
+  return (
+    <button type="button" onClick={onSwitch} title={t.languageLabel} lang={lang === 'zh' ? 'en' : 'zh-CN'} data-testid="lang-switch">
+      {t.language}
+    </button>
   )
 }
 
