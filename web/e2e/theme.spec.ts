@@ -49,8 +49,12 @@ test('dark mode from prefers-color-scheme, a remembered toggle, both themes on a
   await expect(page.getByTestId('welcome')).toBeVisible()
   expect(isDark(await bg(page)), 'dark from the system').toBe(true)
   const toggle = page.getByTestId('theme-toggle')
-  await expect(toggle).toHaveAttribute('aria-pressed', 'true')
-  await expect(page.getByRole('button', { name: '深色', exact: true, pressed: true })).toBeVisible()
+  // The theme button says the setting (following the system), its text is
+  // its accessible name, and its title says what a press picks.
+  await expect(toggle).toHaveAttribute('data-mode', 'system')
+  await expect(toggle).toHaveAttribute('data-theme', 'dark')
+  await expect(page.getByRole('button', { name: '主题：跟随系统', exact: true })).toBeVisible()
+  await expect(toggle).toHaveAttribute('title', '点击切换为浅色')
   await expect(page.getByRole('button', { name: 'English', exact: true })).toBeVisible()
   await expect(page.locator('link[rel="icon"]')).toHaveAttribute('href', /^data:image\/svg\+xml,/)
 
@@ -64,7 +68,8 @@ test('dark mode from prefers-color-scheme, a remembered toggle, both themes on a
 
   // The toggle picks light; a reload keeps it although the system is dark.
   await toggle.click()
-  await expect(toggle).toHaveAttribute('aria-pressed', 'false')
+  await expect(toggle).toHaveText('主题：浅色')
+  await expect(page.getByRole('button', { name: '主题：浅色', exact: true })).toBeVisible()
   await expect(page.locator('html')).toHaveAttribute('data-theme', 'light')
   expect(isDark(await bg(page))).toBe(false)
   await page.reload()
@@ -74,12 +79,29 @@ test('dark mode from prefers-color-scheme, a remembered toggle, both themes on a
   expect(await page.evaluate(() => localStorage.getItem('luban.theme'))).toBe('light')
   await lab.shot(page, 'light-card')
 
-  // Picked dark is kept under a light system too.
+  // Under a light system the light pick is the system's own: a press goes
+  // back to following the system (the pick is forgotten), the next picks
+  // dark, which a reload keeps although the system is light.
   await page.emulateMedia({ colorScheme: 'light' })
+  await expect(toggle).toHaveAttribute('title', '点击切换为跟随系统')
   await toggle.click()
+  await expect(toggle).toHaveText('主题：跟随系统')
+  await expect(toggle).toHaveAttribute('data-mode', 'system')
+  expect(await page.locator('html').getAttribute('data-theme')).toBeNull()
+  expect(await page.evaluate(() => localStorage.getItem('luban.theme'))).toBeNull()
+  expect(isDark(await bg(page))).toBe(false)
+  await toggle.click()
+  await expect(toggle).toHaveText('主题：深色')
   await page.reload()
   await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark')
   expect(isDark(await bg(page))).toBe(true)
+  await expect(toggle).toHaveText('主题：深色')
+  await expect(toggle).toHaveAttribute('title', '点击切换为浅色')
+
+  // In English the button says the same, worded in English.
+  await page.getByTestId('lang-switch').click()
+  await expect(page.getByRole('button', { name: 'Theme: dark', exact: true })).toBeVisible()
+  await expect(toggle).toHaveAttribute('title', 'Click for light')
   expect(problems, 'no 404 (favicon), no console error').toEqual([])
 })
 
@@ -91,5 +113,6 @@ test('without a pick the page follows the system live', async ({ page, lab }) =>
   expect(isDark(await bg(page))).toBe(false)
   await page.emulateMedia({ colorScheme: 'dark' })
   await expect.poll(async () => isDark(await bg(page))).toBe(true)
-  await expect(page.getByTestId('theme-toggle')).toHaveAttribute('aria-pressed', 'true')
+  await expect(page.getByTestId('theme-toggle')).toHaveAttribute('data-theme', 'dark')
+  await expect(page.getByTestId('theme-toggle')).toHaveText('主题：跟随系统')
 })

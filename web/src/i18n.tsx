@@ -8,7 +8,13 @@ export { formatTime, LangContext, useLang, type Lang } from 'luban-react'
 
 const zh = {
   ...cardDicts.zh,
-  darkMode: '深色',
+  themeSystem: '主题：跟随系统',
+  themeLight: '主题：浅色',
+  themeDark: '主题：深色',
+  themeNext: (next: string) => `点击切换为${next}`,
+  themeNameSystem: '跟随系统',
+  themeNameLight: '浅色',
+  themeNameDark: '深色',
   searchSessions: '搜索会话标题',
   noMatch: '没有匹配的会话',
   rename: '重命名',
@@ -82,7 +88,13 @@ export type Dict = typeof zh
 
 const en: Dict = {
   ...cardDicts.en,
-  darkMode: 'Dark',
+  themeSystem: 'Theme: system',
+  themeLight: 'Theme: light',
+  themeDark: 'Theme: dark',
+  themeNext: (next: string) => `Click for ${next}`,
+  themeNameSystem: 'system',
+  themeNameLight: 'light',
+  themeNameDark: 'dark',
   searchSessions: 'Search session titles',
   noMatch: 'No session matches',
   rename: 'Rename',

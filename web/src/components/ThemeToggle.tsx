@@ -1,11 +1,15 @@
 import { useEffect, useState } from 'react'
 import { useT } from '../i18n'
-import { rememberTheme, storedTheme, systemTheme, type Theme } from '../theme'
+import { nextTheme, rememberTheme, storedTheme, systemTheme, type Theme } from '../theme'
 
 /**
- * ThemeToggle is the header's dark-mode switch: a toggle button (aria-pressed
- * when dark) whose text is its accessible name. Until it is pressed the page
- * follows prefers-color-scheme, live; a press is remembered.
+ * ThemeToggle is the header's colour-theme button. Its text says the
+ * current setting, localised ("主题：跟随系统" / "Theme: light" / …), and is
+ * its accessible name; its title says what a press picks next (nextTheme:
+ * system → the other theme → the system's theme picked → system). Until a
+ * pick the page follows prefers-color-scheme, live; a pick is remembered,
+ * and going back to system forgets it. data-theme is the theme shown,
+ * data-mode the setting (light, dark or system).
  */
 export function ThemeToggle() {
   const t = useT()
@@ -20,21 +24,23 @@ export function ThemeToggle() {
     return () => mq.removeEventListener('change', on)
   }, [])
 
-  const dark = (picked ?? system) === 'dark'
+  const label = picked === 'dark' ? t.themeDark : picked === 'light' ? t.themeLight : t.themeSystem
+  const next = nextTheme(picked, system)
+  const nextName = next === 'dark' ? t.themeNameDark : next === 'light' ? t.themeNameLight : t.themeNameSystem
   return (
     <button
       type="button"
       className="theme-toggle"
-      aria-pressed={dark}
       data-testid="theme-toggle"
       data-theme={picked ?? system}
+      data-mode={picked ?? 'system'}
+      title={t.themeNext(nextName)}
       onClick={() => {
-        const next: Theme = dark ? 'light' : 'dark'
         rememberTheme(next)
         setPicked(next)
       }}
     >
-      {t.darkMode}
+      {label}
     </button>
   )
 }
