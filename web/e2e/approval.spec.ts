@@ -20,9 +20,14 @@ test('approve: the card shows the call, the tool runs once after approve', async
   const luban = await lab.serve({ scenario: scenario('approve') })
   const { sessionId, card } = await openAndSend(page, luban, '写个计划')
   await expect(card).toHaveAttribute('data-mode', 'approval')
-  await expect(card.getByRole('heading')).toHaveText('Run write_file?')
+  // The heading is worded in the page's language (the request's title is
+  // the server's English "Run write_file?"), and the tool's description
+  // shows once.
+  await expect(card.getByRole('heading')).toHaveText('运行 write_file？')
+  await expect(card).toHaveAttribute('aria-label', '运行 write_file？')
   await expect(card.getByTestId('approval-tool')).toHaveText('write_file')
   await expect(card.getByTestId('approval-description')).toContainText('Writes a text file')
+  await expect(card.getByText(/Writes a text file/)).toHaveCount(1)
   const argsView = card.getByTestId('approval-arguments')
   await expect(argsView.locator('.json-key').first()).toHaveText('"path"')
   await expect(argsView.locator('.json-string').first()).toHaveText('"notes/plan.md"')

@@ -57,6 +57,7 @@ describe('approval card (DESIGN §10)', () => {
     expect(screen.getByRole('heading', { name: 'Run write_file?' })).toBeInTheDocument()
     expect(screen.getByTestId('approval-tool')).toHaveTextContent('write_file')
     expect(screen.getByTestId('approval-description')).toHaveTextContent('Writes a text file in the workspace.')
+    expect(screen.getAllByText(/Writes a text file/)).toHaveLength(1)
     const args = screen.getByTestId('approval-arguments')
     expect(args.querySelector('.json-key')).toHaveTextContent('"path"')
     expect(args.querySelector('.json-string')).toHaveTextContent('"notes/plan.md"')
@@ -151,6 +152,9 @@ describe('approval card (DESIGN §10)', () => {
     setup({}, {}, 'zh')
     expect(screen.getByTestId('approval-approve')).toHaveTextContent('批准')
     expect(screen.getByTestId('approval-reject')).toHaveTextContent('拒绝')
+    // The heading is the page's wording, not the request's English title.
+    expect(screen.getByRole('heading', { name: '运行 write_file？' })).toBeInTheDocument()
+    expect(screen.queryByText('Run write_file?')).toBeNull()
   })
 })
 

@@ -3,7 +3,7 @@ import type { CardItem } from '../card'
 import { formatTime, useLang, useT } from '../i18n'
 import type { Answer } from '../types'
 import { AskUserForm } from './AskUserForm'
-import { isApproval } from './approval'
+import { approvalText, isApproval, type ApprovalRequest } from './approval'
 import { ApprovalForm, ApprovalReceiptView } from './ApprovalCard'
 import { CardError, FieldMessages, otherErrors } from './fieldErrors'
 import { ElicitationForm } from './ElicitationForm'
@@ -46,6 +46,11 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
     if (!editing) drafts?.clear(req.sessionId, req.id)
   }, [drafts, editing, req.sessionId, req.id])
 
+  // An approval's heading is worded in the page language from its tool's
+  // name; its description is the tool's, shown once by ApprovalForm.
+  const approval = isApproval(req)
+  const title = approval ? approvalText[lang].runTitle(visible((req as unknown as ApprovalRequest).toolName ?? '')) : visible(req.title)
+
   useEffect(() => {
     if (!editing || !onExpire || !req.expiresAt) return
     const ms = new Date(req.expiresAt).getTime() - Date.now()
@@ -65,7 +70,7 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
       data-request-id={req.id}
       data-phase={card.phase}
       data-mode={req.mode}
-      aria-label={visible(req.title)}
+      aria-label={title}
     >
       {card.phase === 'resolved' && card.receipt ? (
         isApproval(req) ? (
@@ -77,8 +82,8 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
         )
       ) : (
         <>
-          <h3 className="card-title">{visible(req.title)}</h3>
-          {req.description && <p className="card-desc">{visible(req.description)}</p>}
+          <h3 className="card-title">{title}</h3>
+          {req.description && !approval && <p className="card-desc">{visible(req.description)}</p>}
           {card.phase === 'not_resumable' ? (
             <p className="not-resumable" data-testid="not-resumable" data-code={card.error?.code ?? 'not_resumable'} role="alert">
               {card.error ? errorText(t, card.error) : t.notResumable}

@@ -113,6 +113,8 @@ function check(v: unknown, s: JsonSchema, field: string, out: FieldError[]) {
 
 const zh = {
   approvalTitle: '需要你的批准',
+  /** runTitle is the card's heading, worded here (the request's title is the server's English "Run <tool>?"). */
+  runTitle: (tool: string) => `运行 ${tool}？`,
   tool: '工具',
   argumentsLabel: '参数',
   approve: '批准',
@@ -138,6 +140,7 @@ const zh = {
 }
 const en: typeof zh = {
   approvalTitle: 'Your approval is needed',
+  runTitle: (tool: string) => `Run ${tool}?`,
   tool: 'Tool',
   argumentsLabel: 'Arguments',
   approve: 'Approve',
