@@ -189,6 +189,9 @@ test('an AskUser batch: header chips, context, preview, Other, one answer per qu
   const receipt = card.getByTestId('receipt')
   await expect(receipt).toHaveAttribute('data-status', 'answered')
   await expect(receipt.getByTestId('receipt-answer-0')).toContainText('用哪种布局？')
+  // The batch's title is its first question: the receipt names it once.
+  await expect(receipt.getByTestId('receipt-title')).toHaveCount(0)
+  await expect(receipt.getByText('用哪种布局？', { exact: true })).toHaveCount(1)
   await expect(receipt.getByTestId('receipt-answer-0')).toContainText('列表')
   await expect(receipt.getByTestId('receipt-answer-1')).toContainText('Linux、Windows')
   await expect(receipt.getByTestId('receipt-answer-1')).toContainText('FreeBSD ✨')

@@ -40,12 +40,14 @@ export function runText(t: Dict, s: string): string {
  * labels, the custom text and the time. The run's state is not the
  * receipt's: it shows once, after the session's last run.
  * Option ids are shown by their labels when the request still has them.
+ * A batch (AskUser) shows each question with its answer and no title.
  */
 export function ReceiptView({ card }: { card: CardItem }) {
   const t = useT()
   const lang = useLang()
   const r = card.receipt!
   const req = card.request
+  const batch = req.mode === 'questions' || !!r.answers?.length
   const labels = (r.selections ?? []).map((id) => req.options?.find((o) => o.id === id)?.label ?? id).map((l) => visible(l))
   return (
     <div className={`receipt receipt-${r.status}`} data-testid="receipt" data-status={r.status}>
@@ -53,7 +55,12 @@ export function ReceiptView({ card }: { card: CardItem }) {
         <span className="chip" data-testid="receipt-status">
           {statusText(t, r)}
         </span>
-        {req.title && <span className="receipt-title">{visible(req.title)}</span>}
+        {/* A batch's title is its first question, which its answers name already. */}
+        {req.title && !batch && (
+          <span className="receipt-title" data-testid="receipt-title">
+            {visible(req.title)}
+          </span>
+        )}
       </div>
       {r.status === 'answered' && !r.answers?.length && (labels.length > 0 || !r.customInput) && (
         <div data-testid="receipt-selections">
