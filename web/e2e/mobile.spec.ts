@@ -72,9 +72,21 @@ async function serve(lab: { serve: (o: any) => Promise<Luban> }): Promise<Luban>
 
 test('at 360 px a whole cycle works with the keyboard and nothing overflows', async ({ page, lab }) => {
   const luban = await serve(lab)
-  const { card } = await openAndSend(page, luban, '窄屏测试')
+  const { sessionId, card } = await openAndSend(page, luban, '窄屏测试')
   await expect(card).toHaveAttribute('data-mode', 'toggle')
   await noSidewaysScroll(page)
+  // The session's row shows its rename and delete buttons whole: the
+  // sidebar strip does not cut them (IntersectionObserver counts the
+  // sidebar's clipping), and they sit inside the sidebar's box.
+  const nav = await page.getByTestId('session-list').boundingBox()
+  for (const id of [`rename-${sessionId}`, `delete-${sessionId}`]) {
+    const button = page.getByTestId(id)
+    await expect(button).toBeInViewport({ ratio: 1 })
+    const b = (await button.boundingBox())!
+    expect(b.y, id).toBeGreaterThanOrEqual(nav!.y)
+    expect(b.y + b.height, id).toBeLessThanOrEqual(nav!.y + nav!.height)
+    expect(b.x + b.width, id).toBeLessThanOrEqual(360)
+  }
   await fits(page, '[data-testid="input-card"], [data-testid="composer"], [data-testid="send"]')
   await expect(card.getByTestId('hint')).toHaveText('至少打开一项才能提交')
   await lab.shot(page, 'page-360-toggle')
