@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
@@ -61,7 +62,7 @@ func (r *Runner) approvalDecision(ctx context.Context, it *store.Interaction, re
 		if ds := r.tools.CheckArgs(req.ToolName, norm.Arguments); len(ds) > 0 {
 			details := make([]askuser.FieldError, len(ds))
 			for i, d := range ds {
-				details[i] = askuser.FieldError{Field: "arguments." + d.Field, Message: d.Message}
+				details[i] = askuser.FieldError{Field: "arguments." + d.Field, Code: d.Code, Params: d.Params, Message: d.Message}
 			}
 			err = &askuser.AnswerError{Details: details}
 		}
@@ -92,13 +93,13 @@ func askFieldsOnApproval(a askuser.Answer) error {
 	const msg = "an approval is answered with decision (approve, edit or reject), not with a question's fields"
 	var ds []askuser.FieldError
 	if len(a.Selections) > 0 {
-		ds = append(ds, askuser.FieldError{Field: "selections", Message: msg})
+		ds = append(ds, askuser.FieldError{Field: "selections", Code: api.DetailConflictWithKind, Message: msg})
 	}
 	if a.CustomInput != "" {
-		ds = append(ds, askuser.FieldError{Field: "customInput", Message: msg})
+		ds = append(ds, askuser.FieldError{Field: "customInput", Code: api.DetailConflictWithKind, Message: msg})
 	}
 	if len(a.Answers) > 0 {
-		ds = append(ds, askuser.FieldError{Field: "answers", Message: msg})
+		ds = append(ds, askuser.FieldError{Field: "answers", Code: api.DetailConflictWithKind, Message: msg})
 	}
 	if len(ds) > 0 {
 		return &askuser.AnswerError{Details: ds}
@@ -114,16 +115,16 @@ func approvalFieldsOnAsk(a approval.Answer) error {
 	const msg = "goes with an approval (tool: approval); this request is a question: answer it with selections, customInput or answers"
 	var ds []askuser.FieldError
 	if a.Decision != "" {
-		ds = append(ds, askuser.FieldError{Field: "decision", Message: msg})
+		ds = append(ds, askuser.FieldError{Field: "decision", Code: api.DetailConflictWithKind, Message: msg})
 	}
 	if t := strings.TrimSpace(string(a.Arguments)); t != "" && t != "null" {
-		ds = append(ds, askuser.FieldError{Field: "arguments", Message: msg})
+		ds = append(ds, askuser.FieldError{Field: "arguments", Code: api.DetailConflictWithKind, Message: msg})
 	}
 	if a.Message != "" {
-		ds = append(ds, askuser.FieldError{Field: "message", Message: msg})
+		ds = append(ds, askuser.FieldError{Field: "message", Code: api.DetailConflictWithKind, Message: msg})
 	}
 	if a.Remember != "" {
-		ds = append(ds, askuser.FieldError{Field: "remember", Message: msg})
+		ds = append(ds, askuser.FieldError{Field: "remember", Code: api.DetailConflictWithKind, Message: msg})
 	}
 	if len(ds) > 0 {
 		return &askuser.AnswerError{Details: ds}

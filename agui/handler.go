@@ -19,6 +19,7 @@ import (
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/elicit"
+	"github.com/lubanhq/luban/internal/schemaerr"
 	"github.com/lubanhq/luban/internal/ssepump"
 )
 
@@ -109,8 +110,12 @@ func (h *Handler) resume(ctx context.Context, sw *stream, t *translator, owner s
 		body = api.ContinueRequest{Cancelled: true}
 	} else if p := bytes.TrimSpace(e.Payload); len(p) > 0 && string(p) != "null" {
 		if err := json.Unmarshal(p, &body); err != nil {
-			sw.send(errorEvent(api.ErrorDetail{Code: api.CodeInvalidAnswer, Message: "payload is not an answer object: " + err.Error(),
-				Details: []api.FieldError{{Field: "payload", Message: "must be an object such as {\"selections\": [...], \"customInput\": \"...\"} or {\"decision\": \"approve\"}"}}}))
+			fe := schemaerr.Decode(err, "payload")
+			if fe.Field == "payload" && fe.Code == api.DetailInvalidType {
+				fe.Message = "must be an object such as {\"selections\": [...], \"customInput\": \"...\"} or {\"decision\": \"approve\"}"
+			}
+			sw.send(errorEvent(api.ErrorDetail{Code: api.CodeInvalidAnswer, Message: "payload is not an answer object: " + fe.Field + ": " + fe.Message,
+				Details: []api.FieldError{fe}}))
 			return
 		}
 	}

@@ -301,6 +301,13 @@ func testInvalidAnswerKeepsInterruptOpen(t *testing.T) {
 	// A payload that is no answer object at all.
 	_, evs = b.post("", input("thread-invalid", "r2b", []map[string]any{}, resolved(id, "prod")))
 	require.Equal(t, "invalid_answer", evs[0].str("code"))
+	details := evs[0]["metadata"].(map[string]any)["details"].([]any)
+	require.Len(t, details, 1)
+	d := details[0].(map[string]any)
+	require.Equal(t, "payload", d["field"])
+	require.Equal(t, "invalid_type", d["code"])
+	require.Equal(t, map[string]any{"expected": "object", "got": "string"}, d["params"])
+	require.NotContains(t, evs[0].str("message"), "Go value", "JSON types, not Go types")
 
 	var p api.PendingResponse
 	require.Equal(t, http.StatusOK, b.srv.JSON("GET", "/api/interactions/pending?sessionId=thread-invalid", nil, &p))

@@ -24,6 +24,48 @@ const (
 	CodeInternal            ErrorCode = "internal_error"        // 500
 )
 
+// FieldCode names one problem in the details of an error (FieldError.Code):
+// stable, snake_case, listed here and in docs/design.md §15 (never renamed,
+// only added to). Clients word a detail from its code, its field path and its
+// params, and fall back to FieldError.Message for a code they do not know.
+// Param keys: min, max, got, exclusiveMin, exclusiveMax, multipleOf and
+// offset (a byte offset into invalid JSON) are numbers; unit says what min,
+// max and got count ("characters", "bytes", "items", "properties"; absent
+// for a count of options or a numeric bound); option, question, of, pattern,
+// format, expected, got (of invalid_type) and path are strings; allowed is
+// an array of the accepted values. Strings quoted from the answer are
+// clipped.
+type FieldCode string
+
+// Field error codes, with the params each one carries.
+const (
+	DetailRequired         FieldCode = "required"                  // a value is needed and absent or blank; {question} for a missing AskUser answer
+	DetailUnknownField     FieldCode = "unknown_field"             // the body or the schema has no such field
+	DetailInvalidType      FieldCode = "invalid_type"              // wrong JSON type: {expected: "object"|"array"|"string"|"number"|"integer"|"boolean", got?}
+	DetailInvalidJSON      FieldCode = "invalid_json"              // not parseable JSON, or data after the value
+	DetailTooFew           FieldCode = "too_few"                   // fewer items than allowed: {min, got?}
+	DetailTooMany          FieldCode = "too_many"                  // more items than allowed: {max, got}
+	DetailUnknownOption    FieldCode = "unknown_option"            // an option id or label the question does not offer: {option}
+	DetailUnknownQuestion  FieldCode = "unknown_question"          // an AskUser answer to a question that was not asked: {question}
+	DetailDuplicate        FieldCode = "duplicate"                 // the same option or question twice: {of} (the field it repeats) or {question}
+	DetailTooLong          FieldCode = "too_long"                  // longer than allowed: {max, got?, unit}
+	DetailTooShort         FieldCode = "too_short"                 // shorter than allowed: {min, got?, unit}
+	DetailOutOfRange       FieldCode = "out_of_range"              // a number beyond a bound: {min} and/or {max} (exclusive: {exclusiveMin}/{exclusiveMax}); none when beyond what a number can hold
+	DetailNotMultiple      FieldCode = "not_multiple"              // a number that is not a multiple of {multipleOf}
+	DetailPattern          FieldCode = "pattern"                   // text that does not match {pattern}
+	DetailFormat           FieldCode = "format"                    // text that is not a valid {format}: "number", "date", "email", "uri", "date-time", ...
+	DetailEnum             FieldCode = "enum"                      // a value that is not one of {allowed}
+	DetailNotAllowed       FieldCode = "not_allowed"               // a field this request or decision does not take (customInput without allowCustom, arguments with approve, ...)
+	DetailConflictWithKind FieldCode = "conflict_with_answer_kind" // a field of another kind of request (approval fields on a question, question fields on an approval, selections on AskUser)
+	DetailNoQuestion       FieldCode = "no_question"               // there is no question to answer
+	DetailOutsideWorkspace FieldCode = "outside_workspace"         // a path that is absolute or leads outside the workspace: {path}
+	DetailNoWorkspace      FieldCode = "no_workspace"              // a path answer while the server has no usable workspace (--workspace)
+	DetailNotDirectory     FieldCode = "not_directory"             // a path that is, or goes through, a file: {path}
+	DetailIsDirectory      FieldCode = "is_directory"              // a file path that names a directory: {path}
+	DetailInvalidPath      FieldCode = "invalid_path"              // a path that cannot be used (NUL bytes, blank names, symbolic-link loops, unreadable): {path}
+	DetailInvalid          FieldCode = "invalid"                   // any other rule (a schema keyword without a code of its own); only Message says more
+)
+
 // ErrorBody is the JSON of every error response: {"error": {...}}, sent
 // before any stream starts (DESIGN §3).
 type ErrorBody struct {

@@ -188,11 +188,17 @@ type Receipt struct {
 }
 
 // FieldError is one problem of a rejected answer (422 invalid_answer
-// details, DESIGN §3). Field is a JSON path into the continue body at fault:
-// "selections", "selections[1]", "customInput", "answers",
-// "answers[0].selected", "answers[1].other"; Message says what is wrong in a
-// sentence a person can act on.
+// details, DESIGN §3) or of a malformed body (400 invalid_request details).
+// Field is a JSON path into the body at fault: "selections",
+// "selections[1]", "customInput", "answers", "answers[0].selected",
+// "answers[1].other", "arguments.path", "content.email"; "" is the body as a
+// whole. Code names the problem (a FieldCode, stable) and Params holds the
+// numbers and strings a client needs to word it in its own language (each
+// FieldCode lists its keys); Message says the same in an English sentence a
+// person can act on, the fallback for a client that does not know Code.
 type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
+	Field   string         `json:"field"`
+	Code    FieldCode      `json:"code,omitempty"`
+	Params  map[string]any `json:"params,omitempty"`
+	Message string         `json:"message"`
 }

@@ -68,48 +68,49 @@ func ValidateAnswer(p *Prompt, a Answer) (Answer, error) {
 		return Answer{Cancelled: true}, nil
 	}
 	var details []askuser.FieldError
-	add := func(field, format string, args ...any) {
-		details = append(details, askuser.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	add := func(field string, code api.FieldCode, params map[string]any, format string, args ...any) {
+		details = append(details, askuser.FieldError{Field: field, Code: code, Params: params, Message: fmt.Sprintf(format, args...)})
 	}
 	hasArgs := len(bytes.TrimSpace(a.Arguments)) > 0 && string(bytes.TrimSpace(a.Arguments)) != "null"
 	out := Answer{Decision: a.Decision, Remember: a.Remember}
 	switch a.Decision {
 	case Approve, Reject:
 		if hasArgs {
-			add("arguments", "arguments go with the decision edit; %s runs the call as the model sent it or not at all", a.Decision)
+			add("arguments", api.DetailNotAllowed, nil, "arguments go with the decision edit; %s runs the call as the model sent it or not at all", a.Decision)
 		}
 	case Edit:
 		if !hasArgs {
-			add("arguments", "edit needs the new arguments, a JSON object")
+			add("arguments", api.DetailRequired, nil, "edit needs the new arguments, a JSON object")
 			break
 		}
 		args, ds, err := checkArguments(p.ArgumentsSchema, a.Arguments, false)
 		if err != nil {
-			add("arguments", "the tool's schema cannot be used: %v", err)
+			add("arguments", api.DetailInvalid, nil, "the tool's schema cannot be used: %v", err)
 			break
 		}
 		details = append(details, ds...)
 		out.Arguments = args
 	case "":
-		add("decision", "choose approve, edit or reject (or send cancelled: true)")
+		add("decision", api.DetailRequired, map[string]any{"allowed": decisions}, "choose approve, edit or reject (or send cancelled: true)")
 	default:
-		add("decision", "%q is not a decision: choose approve, edit or reject", clip(string(a.Decision)))
+		add("decision", api.DetailEnum, map[string]any{"allowed": decisions}, "%q is not a decision: choose approve, edit or reject", clip(string(a.Decision)))
 	}
 	switch a.Remember {
 	case "":
 	case RememberSession:
 		if a.Decision == Reject {
-			add("remember", `remember approves later calls; it does not go with reject`)
+			add("remember", api.DetailNotAllowed, nil, `remember approves later calls; it does not go with reject`)
 		}
 	default:
-		add("remember", `%q: the only value is "session"`, clip(a.Remember))
+		add("remember", api.DetailEnum, map[string]any{"allowed": []string{RememberSession}}, `%q: the only value is "session"`, clip(a.Remember))
 	}
 	if a.Message != "" {
 		switch {
 		case a.Decision != Reject:
-			add("message", "a message goes with reject")
+			add("message", api.DetailNotAllowed, nil, "a message goes with reject")
 		case utf8.RuneCountInString(a.Message) > MaxMessageLen:
-			add("message", "too long: %d characters, at most %d", utf8.RuneCountInString(a.Message), MaxMessageLen)
+			n := utf8.RuneCountInString(a.Message)
+			add("message", api.DetailTooLong, map[string]any{"max": MaxMessageLen, "got": n, "unit": "characters"}, "too long: %d characters, at most %d", n, MaxMessageLen)
 		default:
 			out.Message = a.Message
 		}
@@ -131,14 +132,15 @@ func checkArguments(schema, raw json.RawMessage, emptyIsObject bool) (json.RawMe
 		raw = json.RawMessage("{}")
 	}
 	if len(raw) > MaxArgumentsBytes {
-		return nil, []askuser.FieldError{{Field: "arguments", Message: fmt.Sprintf("too large: %d bytes, at most %d", len(raw), MaxArgumentsBytes)}}, nil
+		return nil, []askuser.FieldError{{Field: "arguments", Code: api.DetailTooLong, Params: map[string]any{"max": MaxArgumentsBytes, "got": len(raw), "unit": "bytes"},
+			Message: fmt.Sprintf("too large: %d bytes, at most %d", len(raw), MaxArgumentsBytes)}}, nil
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return nil, []askuser.FieldError{{Field: "arguments", Message: "not valid JSON: " + err.Error()}}, nil
+		return nil, []askuser.FieldError{{Field: "arguments", Code: api.DetailInvalidJSON, Message: "not valid JSON: " + err.Error()}}, nil
 	}
 	if _, ok := doc.(map[string]any); !ok {
-		return nil, []askuser.FieldError{{Field: "arguments", Message: "must be a JSON object"}}, nil
+		return nil, []askuser.FieldError{{Field: "arguments", Code: api.DetailInvalidType, Params: map[string]any{"expected": "object"}, Message: "must be a JSON object"}}, nil
 	}
 	sch, err := compile(schema)
 	if err != nil {
@@ -147,7 +149,7 @@ func checkArguments(schema, raw json.RawMessage, emptyIsObject bool) (json.RawMe
 	if err := sch.Validate(doc); err != nil {
 		ve, ok := err.(*jsonschema.ValidationError)
 		if !ok {
-			return nil, []askuser.FieldError{{Field: "arguments", Message: err.Error()}}, nil
+			return nil, []askuser.FieldError{{Field: "arguments", Code: api.DetailInvalid, Message: err.Error()}}, nil
 		}
 		return nil, schemaerr.Fields(ve, "arguments", "unknown field: the tool's schema does not allow it"), nil
 	}
@@ -173,6 +175,10 @@ func compile(schema json.RawMessage) (*jsonschema.Schema, error) {
 	}
 	return c.Compile("tool.json")
 }
+
+// decisions are the values of an approval's decision, as a detail's
+// allowed param.
+var decisions = []string{string(Approve), string(Edit), string(Reject)}
 
 func clip(s string) string {
 	if r := []rune(s); len(r) > 60 {

@@ -85,7 +85,7 @@ type AnswerOptions struct {
 // in every QuestionAnswer). On failure the error is a *AnswerError.
 func ValidateAnswer(p *Prompt, a Answer, opts AnswerOptions) (Answer, error) {
 	if p == nil {
-		return Answer{}, &AnswerError{Details: []FieldError{{Field: "requestId", Message: "there is no question to answer"}}}
+		return Answer{}, &AnswerError{Details: []FieldError{{Field: "requestId", Code: api.DetailNoQuestion, Message: "there is no question to answer"}}}
 	}
 	if a.Cancelled {
 		return Answer{Selections: []string{}, Cancelled: true}, nil
@@ -107,8 +107,31 @@ type answerValidator struct {
 	details []FieldError
 }
 
-func (v *answerValidator) add(field, format string, args ...any) {
-	v.details = append(v.details, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+// add records a problem of field with its code and params (nil for none).
+func (v *answerValidator) add(field string, code api.FieldCode, params map[string]any, format string, args ...any) {
+	v.details = append(v.details, FieldError{Field: field, Code: code, Params: params, Message: fmt.Sprintf(format, args...)})
+}
+
+// addProblem records a checker's problem of field.
+func (v *answerValidator) addProblem(field string, p *problem) {
+	v.details = append(v.details, FieldError{Field: field, Code: p.code, Params: p.params, Message: p.msg})
+}
+
+// problem is what a checker found wrong with one value: its FieldError
+// without the field.
+type problem struct {
+	code   api.FieldCode
+	params map[string]any
+	msg    string
+}
+
+func newProblem(code api.FieldCode, params map[string]any, format string, args ...any) *problem {
+	return &problem{code: code, params: params, msg: fmt.Sprintf(format, args...)}
+}
+
+// tooLong is the params of a text longer than max characters.
+func tooLong(got, max int) map[string]any {
+	return map[string]any{"max": max, "got": got, "unit": "characters"}
 }
 
 func (v *answerValidator) askUser(p *Prompt, a Answer, opts AnswerOptions) Answer {
@@ -117,10 +140,10 @@ func (v *answerValidator) askUser(p *Prompt, a Answer, opts AnswerOptions) Answe
 		out.Selections = append(out.Selections, a.Selections...)
 	}
 	if len(a.Answers) > 0 {
-		v.add("answers", "answers are only for AskUser questions; this is an ask_user %s request", p.Mode)
+		v.add("answers", api.DetailConflictWithKind, nil, "answers are only for AskUser questions; this is an ask_user %s request", p.Mode)
 	}
 	if n := utf8.RuneCountInString(a.CustomInput); n > MaxCustomInput {
-		v.add("customInput", "too long: %d characters, at most %d", n, MaxCustomInput)
+		v.add("customInput", api.DetailTooLong, tooLong(n, MaxCustomInput), "too long: %d characters, at most %d", n, MaxCustomInput)
 		return out
 	}
 	switch p.Mode {
@@ -128,32 +151,32 @@ func (v *answerValidator) askUser(p *Prompt, a Answer, opts AnswerOptions) Answe
 		v.choice(p, a)
 	case ModeText, ModeNumber, ModeDate, ModeDirectory:
 		if len(a.Selections) > 0 {
-			v.add("selections", "mode %s takes no selections, got %d", p.Mode, len(a.Selections))
+			v.add("selections", api.DetailNotAllowed, nil, "mode %s takes no selections, got %d", p.Mode, len(a.Selections))
 		}
 		switch p.Mode {
 		case ModeText:
 			if isBlank(a.CustomInput) {
-				v.add("customInput", "enter some text")
+				v.add("customInput", api.DetailRequired, nil, "enter some text")
 			}
 		case ModeNumber:
-			if s, msg := checkNumber(a.CustomInput); msg != "" {
-				v.add("customInput", "%s", msg)
+			if s, pr := checkNumber(a.CustomInput); pr != nil {
+				v.addProblem("customInput", pr)
 			} else {
 				out.CustomInput = s
 			}
 		case ModeDate:
-			if msg := checkDate(a.CustomInput); msg != "" {
-				v.add("customInput", "%s", msg)
+			if pr := checkDate(a.CustomInput); pr != nil {
+				v.addProblem("customInput", pr)
 			}
 		case ModeDirectory:
-			if rel, msg := checkDirectory(opts.Workspace, a.CustomInput); msg != "" {
-				v.add("customInput", "%s", msg)
+			if rel, pr := checkDirectory(opts.Workspace, a.CustomInput); pr != nil {
+				v.addProblem("customInput", pr)
 			} else {
 				out.CustomInput = rel
 			}
 		}
 	default:
-		v.add("mode", "unknown mode %q", p.Mode)
+		v.add("mode", api.DetailInvalid, nil, "unknown mode %q", p.Mode)
 	}
 	return out
 }
@@ -168,33 +191,33 @@ func (v *answerValidator) choice(p *Prompt, a Answer) {
 	for i, id := range a.Selections {
 		field := fmt.Sprintf("selections[%d]", i)
 		if !known[id] {
-			v.add(field, "unknown option id %q", id)
+			v.add(field, api.DetailUnknownOption, map[string]any{"option": clip(id)}, "unknown option id %q", id)
 			continue
 		}
 		if j, dup := seen[id]; dup {
-			v.add(field, "duplicate of selections[%d]", j)
+			v.add(field, api.DetailDuplicate, map[string]any{"of": fmt.Sprintf("selections[%d]", j), "option": clip(id)}, "duplicate of selections[%d]", j)
 			continue
 		}
 		seen[id] = i
 	}
 	custom := !isBlank(a.CustomInput)
 	if custom && !p.AllowCustom {
-		v.add("customInput", "this question does not accept custom input (allowCustom is false)")
+		v.add("customInput", api.DetailNotAllowed, nil, "this question does not accept custom input (allowCustom is false)")
 	}
 	n := len(a.Selections)
 	switch p.Mode {
 	case ModeSingle:
 		switch {
 		case n > 1:
-			v.add("selections", "choose exactly one option, got %d", n)
+			v.add("selections", api.DetailTooMany, map[string]any{"max": 1, "got": n}, "choose exactly one option, got %d", n)
 		case n == 0 && p.AllowCustom && !custom:
-			v.add("selections", "choose one option or write an answer in customInput")
+			v.add("selections", api.DetailRequired, nil, "choose one option or write an answer in customInput")
 		case n == 0 && !p.AllowCustom:
-			v.add("selections", "choose exactly one option, got none")
+			v.add("selections", api.DetailTooFew, map[string]any{"min": 1, "got": 0}, "choose exactly one option, got none")
 		}
 	case ModeToggle:
 		if n == 0 {
-			v.add("selections", "switch on at least one option")
+			v.add("selections", api.DetailTooFew, map[string]any{"min": 1, "got": 0}, "switch on at least one option")
 		}
 	}
 }
@@ -203,10 +226,10 @@ func (v *answerValidator) choice(p *Prompt, a Answer) {
 func (v *answerValidator) questions(p *Prompt, a Answer) Answer {
 	out := Answer{Selections: []string{}}
 	if len(a.Selections) > 0 {
-		v.add("selections", "AskUser answers go in answers, not selections")
+		v.add("selections", api.DetailConflictWithKind, nil, "AskUser answers go in answers, not selections")
 	}
 	if a.CustomInput != "" {
-		v.add("customInput", "AskUser answers go in answers[].other, not customInput")
+		v.add("customInput", api.DetailConflictWithKind, nil, "AskUser answers go in answers[].other, not customInput")
 	}
 	index := make(map[string]int, len(p.Questions))
 	for i, q := range p.Questions {
@@ -218,11 +241,11 @@ func (v *answerValidator) questions(p *Prompt, a Answer) Answer {
 		field := fmt.Sprintf("answers[%d]", i)
 		qi, ok := index[qa.Question]
 		if !ok {
-			v.add(field+".question", "unknown question %q", qa.Question)
+			v.add(field+".question", api.DetailUnknownQuestion, map[string]any{"question": clip(qa.Question)}, "unknown question %q", qa.Question)
 			continue
 		}
 		if byQuestion[qi] != nil {
-			v.add(field+".question", "a second answer to question %q", qa.Question)
+			v.add(field+".question", api.DetailDuplicate, map[string]any{"question": clip(qa.Question)}, "a second answer to question %q", qa.Question)
 			continue
 		}
 		byQuestion[qi] = qa
@@ -230,7 +253,7 @@ func (v *answerValidator) questions(p *Prompt, a Answer) Answer {
 	}
 	for i, q := range p.Questions {
 		if byQuestion[i] == nil {
-			v.add("answers", "missing an answer to question %q", q.Question)
+			v.add("answers", api.DetailRequired, map[string]any{"question": clip(q.Question)}, "missing an answer to question %q", q.Question)
 		}
 	}
 	for i, qa := range byQuestion {
@@ -252,24 +275,24 @@ func (v *answerValidator) questionAnswer(field string, q Question, qa *QuestionA
 	for k, label := range qa.Selected {
 		f := fmt.Sprintf("%s.selected[%d]", field, k)
 		if !known[label] {
-			v.add(f, "unknown option label %q", label)
+			v.add(f, api.DetailUnknownOption, map[string]any{"option": clip(label)}, "unknown option label %q", label)
 			continue
 		}
 		if j, dup := seen[label]; dup {
-			v.add(f, "duplicate of %s.selected[%d]", field, j)
+			v.add(f, api.DetailDuplicate, map[string]any{"of": fmt.Sprintf("%s.selected[%d]", field, j), "option": clip(label)}, "duplicate of %s.selected[%d]", field, j)
 			continue
 		}
 		seen[label] = k
 	}
 	if n := utf8.RuneCountInString(qa.Other); n > MaxCustomInput {
-		v.add(field+".other", "too long: %d characters, at most %d", n, MaxCustomInput)
+		v.add(field+".other", api.DetailTooLong, tooLong(n, MaxCustomInput), "too long: %d characters, at most %d", n, MaxCustomInput)
 	}
 	if !q.MultiSelect {
 		switch n := len(qa.Selected); {
 		case n > 1:
-			v.add(field+".selected", "choose at most one option, got %d", n)
+			v.add(field+".selected", api.DetailTooMany, map[string]any{"max": 1, "got": n}, "choose at most one option, got %d", n)
 		case n == 0 && isBlank(qa.Other):
-			v.add(field+".selected", "choose one option or write an answer in other")
+			v.add(field+".selected", api.DetailRequired, nil, "choose one option or write an answer in other")
 		}
 	}
 }
@@ -279,37 +302,38 @@ func (v *answerValidator) questionAnswer(field string, q Question, qa *QuestionA
 // input: a fraction without its leading zero (".5", "-.5").
 var numberGrammar = regexp.MustCompile(`^-?([0-9]+(\.[0-9]+)?|\.[0-9]+)([eE][-+]?[0-9]+)?$`)
 
-// checkNumber returns the trimmed number string, or a message.
-func checkNumber(s string) (string, string) {
+// checkNumber returns the trimmed number string, or the problem.
+func checkNumber(s string) (string, *problem) {
 	t := strings.TrimSpace(s)
 	if t == "" {
-		return "", "enter a number"
+		return "", newProblem(api.DetailRequired, nil, "enter a number")
 	}
 	if !numberGrammar.MatchString(t) {
-		return "", fmt.Sprintf("%q is not a number written in full (like 42, -3.5 or 1e3)", clip(t))
+		return "", newProblem(api.DetailFormat, map[string]any{"format": "number"}, "%q is not a number written in full (like 42, -3.5 or 1e3)", clip(t))
 	}
 	f, err := strconv.ParseFloat(t, 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return "", fmt.Sprintf("%q is out of range", clip(t))
+		return "", newProblem(api.DetailOutOfRange, nil, "%q is out of range", clip(t))
 	}
-	return t, ""
+	return t, nil
 }
 
 var dateGrammar = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 
-// checkDate returns a message unless s is a real calendar day YYYY-MM-DD.
-func checkDate(s string) string {
+// checkDate returns the problem unless s is a real calendar day YYYY-MM-DD.
+func checkDate(s string) *problem {
+	date := map[string]any{"format": "date"}
 	if s == "" {
-		return "enter a date as YYYY-MM-DD"
+		return newProblem(api.DetailRequired, nil, "enter a date as YYYY-MM-DD")
 	}
 	if !dateGrammar.MatchString(s) {
-		return fmt.Sprintf("%q is not a date written as YYYY-MM-DD", clip(s))
+		return newProblem(api.DetailFormat, date, "%q is not a date written as YYYY-MM-DD", clip(s))
 	}
 	d, err := time.Parse(time.DateOnly, s)
 	if err != nil || d.Year() < 1 {
-		return fmt.Sprintf("%q is not a real calendar day", s)
+		return newProblem(api.DetailFormat, date, "%q is not a real calendar day", s)
 	}
-	return ""
+	return nil
 }
 
 // clip shortens s for a message to at most 40 characters.

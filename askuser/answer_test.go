@@ -122,7 +122,7 @@ func TestValidateAnswerRejects(t *testing.T) {
 			require.True(t, errors.As(err, &ae), "want *AnswerError, got %T %v", err, err)
 			details := make([]fe, len(ae.Details))
 			for i, d := range ae.Details {
-				details[i] = fe(d)
+				details[i] = fe{d.Field, d.Message}
 			}
 			require.Equal(t, tt.want, details)
 		})

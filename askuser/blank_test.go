@@ -91,7 +91,8 @@ func requireField(t *testing.T, err error, field, message string, msgAndArgs ...
 	t.Helper()
 	var ae *askuser.AnswerError
 	require.True(t, errors.As(err, &ae), msgAndArgs...)
-	require.Equal(t, []askuser.FieldError{{Field: field, Message: message}}, ae.Details, msgAndArgs...)
+	require.Len(t, ae.Details, 1, msgAndArgs...)
+	require.Equal(t, [2]string{field, message}, [2]string{ae.Details[0].Field, ae.Details[0].Message}, msgAndArgs...)
 }
 
 func jsonEscape(s string) string {

@@ -2,12 +2,13 @@ package askuser
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/lubanhq/luban/api"
 )
 
 // maxSymlinks bounds the symbolic links followed while resolving one answer,
@@ -20,52 +21,53 @@ const maxSymlinks = 40
 // dangling links included. A path whose tail does not exist yet is allowed
 // when its existing part resolves inside. No name on the path may be blank
 // (see isBlank): "   /" is not a directory a person meant. It returns the cleaned relative path
-// with forward slashes ("." for the root) or a message for the person.
-func checkDirectory(workspace, input string) (string, string) {
+// with forward slashes ("." for the root) or the problem.
+func checkDirectory(workspace, input string) (string, *problem) {
+	path := map[string]any{"path": clip(input)}
 	if workspace == "" {
-		return "", "directory answers are disabled: the server has no workspace root configured (--workspace)"
+		return "", newProblem(api.DetailNoWorkspace, nil, "directory answers are disabled: the server has no workspace root configured (--workspace)")
 	}
 	if isBlank(input) {
-		return "", `enter a directory path relative to the workspace ("." for the workspace itself)`
+		return "", newProblem(api.DetailRequired, nil, `enter a directory path relative to the workspace ("." for the workspace itself)`)
 	}
 	if strings.ContainsRune(input, 0) {
-		return "", "the path must not contain NUL bytes"
+		return "", newProblem(api.DetailInvalidPath, path, "the path must not contain NUL bytes")
 	}
 	if filepath.IsAbs(input) || strings.HasPrefix(input, "/") || strings.HasPrefix(input, `\`) || filepath.VolumeName(input) != "" {
-		return "", fmt.Sprintf("%q is absolute; enter a path relative to the workspace", clip(input))
+		return "", newProblem(api.DetailOutsideWorkspace, path, "%q is absolute; enter a path relative to the workspace", clip(input))
 	}
 	clean := filepath.Clean(filepath.FromSlash(input))
 	for _, name := range splitPath(clean) {
 		if isBlank(name) {
-			return "", fmt.Sprintf("%q has a name made only of spaces or invisible characters", clip(input))
+			return "", newProblem(api.DetailInvalidPath, path, "%q has a name made only of spaces or invisible characters", clip(input))
 		}
 	}
 	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
-		return "", fmt.Sprintf("%q leads outside the workspace", clip(input))
+		return "", newProblem(api.DetailOutsideWorkspace, path, "%q leads outside the workspace", clip(input))
 	}
 	if !filepath.IsAbs(workspace) {
-		return "", "the server's workspace root is not an absolute path"
+		return "", newProblem(api.DetailNoWorkspace, nil, "the server's workspace root is not an absolute path")
 	}
 	root, err := filepath.EvalSymlinks(workspace)
 	if err != nil {
-		return "", "the server's workspace root cannot be read"
+		return "", newProblem(api.DetailNoWorkspace, nil, "the server's workspace root cannot be read")
 	}
 	resolved, isDir, err := resolvePath(root, clean)
 	switch {
 	case errors.Is(err, errNotDirectory):
-		return "", fmt.Sprintf("%q goes through a file, not a directory", clip(input))
+		return "", newProblem(api.DetailNotDirectory, path, "%q goes through a file, not a directory", clip(input))
 	case errors.Is(err, errSymlinkLoop):
-		return "", fmt.Sprintf("%q has too many levels of symbolic links", clip(input))
+		return "", newProblem(api.DetailInvalidPath, path, "%q has too many levels of symbolic links", clip(input))
 	case err != nil:
-		return "", fmt.Sprintf("%q cannot be checked: %v", clip(input), unwrapPathError(err))
+		return "", newProblem(api.DetailInvalidPath, path, "%q cannot be checked: %v", clip(input), unwrapPathError(err))
 	}
 	if !within(root, resolved) {
-		return "", fmt.Sprintf("%q resolves outside the workspace through a symbolic link", clip(input))
+		return "", newProblem(api.DetailOutsideWorkspace, path, "%q resolves outside the workspace through a symbolic link", clip(input))
 	}
 	if !isDir {
-		return "", fmt.Sprintf("%q is a file, not a directory", clip(input))
+		return "", newProblem(api.DetailNotDirectory, path, "%q is a file, not a directory", clip(input))
 	}
-	return filepath.ToSlash(clean), ""
+	return filepath.ToSlash(clean), nil
 }
 
 var (

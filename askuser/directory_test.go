@@ -108,7 +108,9 @@ func TestDirectoryAnswers(t *testing.T) {
 			if tt.wantErr != "" {
 				var ae *askuser.AnswerError
 				require.True(t, errors.As(err, &ae), "want *AnswerError, got %v", err)
-				require.Equal(t, []askuser.FieldError{{Field: "customInput", Message: tt.wantErr}}, ae.Details)
+				require.Len(t, ae.Details, 1)
+				require.Equal(t, "customInput", ae.Details[0].Field)
+				require.Equal(t, tt.wantErr, ae.Details[0].Message)
 				return
 			}
 			require.NoError(t, err)

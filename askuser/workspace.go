@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/lubanhq/luban/api"
 )
 
 // ErrOutsideWorkspace is wrapped by ResolveWorkspacePath's error when a path
@@ -23,41 +25,58 @@ var ErrOutsideWorkspace = errors.New("outside the workspace")
 // about leaving the workspace wrap ErrOutsideWorkspace.
 func ResolveWorkspacePath(workspace, rel string) (string, error) {
 	if workspace == "" || !filepath.IsAbs(workspace) {
-		return "", errors.New("no workspace is configured (--workspace)")
+		return "", pathError{api.DetailNoWorkspace, "no workspace is configured (--workspace)"}
 	}
 	if strings.ContainsRune(rel, 0) {
-		return "", errors.New("the path must not contain NUL bytes")
+		return "", pathError{api.DetailInvalidPath, "the path must not contain NUL bytes"}
 	}
 	if filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") || strings.HasPrefix(rel, `\`) || filepath.VolumeName(rel) != "" {
-		return "", outsideError(fmt.Sprintf("%q is absolute, outside the workspace; give a path relative to it", clip(rel)))
+		return "", pathError{api.DetailOutsideWorkspace, fmt.Sprintf("%q is absolute, outside the workspace; give a path relative to it", clip(rel))}
 	}
 	clean := filepath.Clean(filepath.FromSlash(rel))
 	if clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
-		return "", outsideError(fmt.Sprintf("%q leads outside the workspace", clip(rel)))
+		return "", pathError{api.DetailOutsideWorkspace, fmt.Sprintf("%q leads outside the workspace", clip(rel))}
 	}
 	root, err := filepath.EvalSymlinks(workspace)
 	if err != nil {
-		return "", errors.New("the workspace root cannot be read")
+		return "", pathError{api.DetailNoWorkspace, "the workspace root cannot be read"}
 	}
 	resolved, _, err := resolvePath(root, clean)
 	switch {
 	case errors.Is(err, errNotDirectory):
-		return "", fmt.Errorf("%q goes through a file, not a directory", clip(rel))
+		return "", pathError{api.DetailNotDirectory, fmt.Sprintf("%q goes through a file, not a directory", clip(rel))}
 	case errors.Is(err, errSymlinkLoop):
-		return "", fmt.Errorf("%q has too many levels of symbolic links", clip(rel))
+		return "", pathError{api.DetailInvalidPath, fmt.Sprintf("%q has too many levels of symbolic links", clip(rel))}
 	case err != nil:
-		return "", fmt.Errorf("%q cannot be resolved: %v", clip(rel), unwrapPathError(err))
+		return "", pathError{api.DetailInvalidPath, fmt.Sprintf("%q cannot be resolved: %v", clip(rel), unwrapPathError(err))}
 	}
 	if !within(root, resolved) {
-		return "", outsideError(fmt.Sprintf("%q resolves outside the workspace through a symbolic link", clip(rel)))
+		return "", pathError{api.DetailOutsideWorkspace, fmt.Sprintf("%q resolves outside the workspace through a symbolic link", clip(rel))}
 	}
 	return resolved, nil
 }
 
-// outsideError is an error about leaving the workspace: its text is the
-// message alone, and errors.Is matches ErrOutsideWorkspace.
-type outsideError string
+// pathError is an error of ResolveWorkspacePath: its text is the message
+// alone, code is its FieldCode, and errors.Is matches ErrOutsideWorkspace
+// for a path that leaves the workspace.
+type pathError struct {
+	code api.FieldCode
+	msg  string
+}
 
-func (e outsideError) Error() string { return string(e) }
+func (e pathError) Error() string { return e.msg }
 
-func (e outsideError) Is(target error) bool { return target == ErrOutsideWorkspace }
+func (e pathError) Is(target error) bool {
+	return target == ErrOutsideWorkspace && e.code == api.DetailOutsideWorkspace
+}
+
+// PathErrorCode is the FieldCode of an error of ResolveWorkspacePath:
+// outside_workspace, no_workspace, not_directory or invalid_path (also for
+// any other error).
+func PathErrorCode(err error) api.FieldCode {
+	var pe pathError
+	if errors.As(err, &pe) {
+		return pe.code
+	}
+	return api.DetailInvalidPath
+}

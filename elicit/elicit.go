@@ -295,55 +295,56 @@ func ValidateAnswer(p *api.Prompt, a Answer) (Answer, error) {
 	if a.Cancelled {
 		return Answer{Cancelled: true}, nil
 	}
-	bad := func(field, msg string) error {
-		return &askuser.AnswerError{Details: []askuser.FieldError{{Field: field, Message: msg}}}
+	bad := func(field string, code api.FieldCode, params map[string]any, msg string) error {
+		return &askuser.AnswerError{Details: []askuser.FieldError{{Field: field, Code: code, Params: params, Message: msg}}}
 	}
+	decisions := map[string]any{"allowed": []string{string(api.DecisionAccept), string(api.DecisionDecline)}}
 	hasContent := len(bytes.TrimSpace(a.Content)) > 0 && string(bytes.TrimSpace(a.Content)) != "null"
 	switch a.Decision {
 	case api.DecisionDecline:
 		if hasContent {
-			return Answer{}, bad("content", "a decline carries no content")
+			return Answer{}, bad("content", api.DetailNotAllowed, nil, "a decline carries no content")
 		}
 		return Answer{Decision: api.DecisionDecline}, nil
 	case api.DecisionAccept:
 	case "":
-		return Answer{}, bad("decision", `required: "accept" or "decline" (or cancelled: true)`)
+		return Answer{}, bad("decision", api.DetailRequired, decisions, `required: "accept" or "decline" (or cancelled: true)`)
 	default:
-		return Answer{}, bad("decision", fmt.Sprintf("%q is neither \"accept\" nor \"decline\"", clip(string(a.Decision))))
+		return Answer{}, bad("decision", api.DetailEnum, decisions, fmt.Sprintf("%q is neither \"accept\" nor \"decline\"", clip(string(a.Decision))))
 	}
 	if p.Mode == api.ModeURL {
 		if hasContent {
-			return Answer{}, bad("content", "a url elicitation's accept carries no content")
+			return Answer{}, bad("content", api.DetailNotAllowed, nil, "a url elicitation's accept carries no content")
 		}
 		return Answer{Decision: api.DecisionAccept}, nil
 	}
 	if !hasContent {
-		return Answer{}, bad("content", "required: the form's values as a JSON object")
+		return Answer{}, bad("content", api.DetailRequired, nil, "required: the form's values as a JSON object")
 	}
 	if len(a.Content) > MaxContentBytes {
-		return Answer{}, bad("content", fmt.Sprintf("too large: %d bytes, at most %d", len(a.Content), MaxContentBytes))
+		return Answer{}, bad("content", api.DetailTooLong, map[string]any{"max": MaxContentBytes, "got": len(a.Content), "unit": "bytes"}, fmt.Sprintf("too large: %d bytes, at most %d", len(a.Content), MaxContentBytes))
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(a.Content))
 	if err != nil {
-		return Answer{}, bad("content", "not valid JSON: "+err.Error())
+		return Answer{}, bad("content", api.DetailInvalidJSON, nil, "not valid JSON: "+err.Error())
 	}
 	if _, ok := doc.(map[string]any); !ok {
-		return Answer{}, bad("content", "must be a JSON object")
+		return Answer{}, bad("content", api.DetailInvalidType, map[string]any{"expected": "object"}, "must be a JSON object")
 	}
 	sch, err := compile(p.RequestedSchema)
 	if err != nil {
-		return Answer{}, bad("content", "the request's schema cannot be used: "+err.Error())
+		return Answer{}, bad("content", api.DetailInvalid, nil, "the request's schema cannot be used: "+err.Error())
 	}
 	if err := sch.Validate(doc); err != nil {
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
-			return Answer{}, bad("content", err.Error())
+			return Answer{}, bad("content", api.DetailInvalid, nil, err.Error())
 		}
 		return Answer{}, &askuser.AnswerError{Details: schemaerr.Fields(ve, "content", "unknown field: the form has no such field")}
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, a.Content); err != nil {
-		return Answer{}, bad("content", err.Error())
+		return Answer{}, bad("content", api.DetailInvalidJSON, nil, err.Error())
 	}
 	return Answer{Decision: api.DecisionAccept, Content: compact.Bytes()}, nil
 }

@@ -127,13 +127,46 @@ func answerDetail(e *askuser.AnswerError) api.ErrorDetail {
 	}
 	d.Details = make([]askuser.FieldError, len(shown))
 	for i, f := range shown {
-		d.Details[i] = askuser.FieldError{Field: clip(f.Field), Message: clip(f.Message)}
+		d.Details[i] = askuser.FieldError{Field: clip(f.Field), Code: f.Code, Params: clipParams(f.Params), Message: clip(f.Message)}
 	}
 	d.Message = (&askuser.AnswerError{Details: d.Details}).Error()
 	if d.DetailsTotal > 0 {
 		d.Message += fmt.Sprintf("; and %d more", d.DetailsTotal-len(shown))
 	}
 	return d
+}
+
+// clipParams is p with every string (also inside an array) clipped like a
+// message; numbers and other values are kept.
+func clipParams(p map[string]any) map[string]any {
+	if p == nil {
+		return nil
+	}
+	out := make(map[string]any, len(p))
+	for k, v := range p {
+		switch v := v.(type) {
+		case string:
+			out[k] = clip(v)
+		case []string:
+			c := make([]string, len(v))
+			for i, s := range v {
+				c[i] = clip(s)
+			}
+			out[k] = c
+		case []any:
+			c := make([]any, len(v))
+			for i, e := range v {
+				if s, ok := e.(string); ok {
+					e = clip(s)
+				}
+				c[i] = e
+			}
+			out[k] = c
+		default:
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // clip cuts s to at most maxDetailMessage bytes on a rune boundary, marking

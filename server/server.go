@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/elicit"
+	"github.com/lubanhq/luban/internal/schemaerr"
 	"github.com/lubanhq/luban/telemetry"
 )
 
@@ -166,38 +166,26 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any, stric
 		if s.bodyFailed(w, err) {
 			return false
 		}
-		if name, ok := unknownField(err); ok {
-			writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: fmt.Sprintf("unknown field %q in the body", name),
-				Details: []api.FieldError{{Field: name, Message: "unknown field"}}})
-			return false
+		fe := schemaerr.Decode(err, "")
+		msg := "malformed JSON body: " + fe.Message
+		switch fe.Code {
+		case api.DetailUnknownField:
+			msg = fmt.Sprintf("unknown field %q in the body", fe.Field)
+		case api.DetailInvalidType:
+			msg = fe.Message
 		}
-		writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: "malformed JSON body: " + err.Error()})
+		writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: msg, Details: []api.FieldError{fe}})
 		return false
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		if s.bodyFailed(w, err) {
 			return false
 		}
-		writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: "malformed JSON body: trailing data after the object"})
+		writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: "malformed JSON body: trailing data after the object",
+			Details: []api.FieldError{{Field: "", Code: api.DetailInvalidJSON, Message: "trailing data after the object"}}})
 		return false
 	}
 	return true
-}
-
-// unknownField is the field name of encoding/json's error for a field the
-// target does not have (Decoder.DisallowUnknownFields): `json: unknown
-// field "x"`. encoding/json has no typed error for it.
-func unknownField(err error) (string, bool) {
-	const prefix = "json: unknown field "
-	msg := err.Error()
-	if !strings.HasPrefix(msg, prefix) {
-		return "", false
-	}
-	name, uerr := strconv.Unquote(msg[len(prefix):])
-	if uerr != nil {
-		return "", false
-	}
-	return name, true
 }
 
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {

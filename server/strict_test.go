@@ -32,7 +32,7 @@ func TestContinueRefusesAnUnknownFieldByName(t *testing.T) {
 	e := errorBody(t, resp)
 	require.Equal(t, api.CodeInvalidRequest, e.Code)
 	require.Contains(t, e.Message, `"selection"`)
-	require.Equal(t, []api.FieldError{{Field: "selection", Message: "unknown field"}}, e.Details)
+	require.Equal(t, []api.FieldError{{Field: "selection", Code: api.DetailUnknownField, Message: "unknown field"}}, e.Details)
 
 	// The known fields still reach the Runner: an unknown session is a 404.
 	resp = srv.Continue(map[string]any{"sessionId": "s", "requestId": "r", "selections": []string{"a"}, "customInput": "", "cancelled": false})

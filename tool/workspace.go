@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 )
@@ -203,12 +204,14 @@ func WriteFile(root string) Tool {
 			if len(out) == 0 {
 				if p, err := askuser.ResolveWorkspacePath(root, a.Path); err == nil {
 					if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-						out = append(out, askuser.FieldError{Field: "path", Message: fmt.Sprintf("%q is a directory; write_file writes files", clip(a.Path))})
+						out = append(out, askuser.FieldError{Field: "path", Code: api.DetailIsDirectory, Params: map[string]any{"path": clip(a.Path)},
+							Message: fmt.Sprintf("%q is a directory; write_file writes files", clip(a.Path))})
 					}
 				}
 			}
 			if len(a.Content) > MaxWriteBytes {
-				out = append(out, askuser.FieldError{Field: "content", Message: fmt.Sprintf("%d bytes, more than the limit of %d", len(a.Content), MaxWriteBytes)})
+				out = append(out, askuser.FieldError{Field: "content", Code: api.DetailTooLong, Params: map[string]any{"max": MaxWriteBytes, "got": len(a.Content), "unit": "bytes"},
+					Message: fmt.Sprintf("%d bytes, more than the limit of %d", len(a.Content), MaxWriteBytes)})
 			}
 			return out
 		},
@@ -260,7 +263,11 @@ func WriteFile(root string) Tool {
 // applies when it runs: askuser.ResolveWorkspacePath) as a FieldError.
 func checkPath(root, field, p string) []askuser.FieldError {
 	if _, err := askuser.ResolveWorkspacePath(root, p); err != nil {
-		return []askuser.FieldError{{Field: field, Message: err.Error()}}
+		var params map[string]any
+		if code := askuser.PathErrorCode(err); code != api.DetailNoWorkspace {
+			params = map[string]any{"path": clip(p)}
+		}
+		return []askuser.FieldError{{Field: field, Code: askuser.PathErrorCode(err), Params: params, Message: err.Error()}}
 	}
 	return nil
 }

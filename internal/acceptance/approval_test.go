@@ -118,7 +118,10 @@ func TestApprovalEdit(t *testing.T) {
 
 	ae := e.reject(decisionBody(p.sessionID, p.req.ID, api.DecisionEdit, map[string]any{"arguments": map[string]any{"path": "", "content": 3}}),
 		http.StatusUnprocessableEntity, "invalid_answer")
-	require.Equal(t, []api.FieldError{{Field: "arguments.content", Message: "got number, want string"}, {Field: "arguments.path", Message: "minLength: got 0, want 1"}}, ae.Error.Details)
+	require.Equal(t, []api.FieldError{
+		{Field: "arguments.content", Code: api.DetailInvalidType, Params: map[string]any{"expected": "string", "got": "number"}, Message: "got number, want string"},
+		{Field: "arguments.path", Code: api.DetailTooShort, Params: map[string]any{"min": 1.0, "got": 0.0, "unit": "characters"}, Message: "minLength: got 0, want 1"},
+	}, ae.Error.Details)
 	require.Equal(t, p.req.ID, e.pending(p.sessionID).Pending.ID, "a rejected edit consumes nothing")
 
 	edited := map[string]any{"path": "docs/plan.md", "content": "# Plan v2\n"}
@@ -337,16 +340,20 @@ func TestApprovalEditOutsideWorkspaceIs422(t *testing.T) {
 	e.model.push(turn{calls: []call{{id: "call_w", name: "write_file", args: writeArgs}}}, turn{text: "ok"})
 	p := e.ask("", "写")
 
-	for _, tc := range []struct{ path, msg string }{
-		{"../escape.md", `"../escape.md" leads outside the workspace`},
-		{"/etc/luban-escape", `"/etc/luban-escape" is absolute, outside the workspace; give a path relative to it`},
-		{"out/escape.md", `"out/escape.md" resolves outside the workspace through a symbolic link`},
-		{"adir", `"adir" is a directory; write_file writes files`},
+	for _, tc := range []struct {
+		path string
+		code api.FieldCode
+		msg  string
+	}{
+		{"../escape.md", api.DetailOutsideWorkspace, `"../escape.md" leads outside the workspace`},
+		{"/etc/luban-escape", api.DetailOutsideWorkspace, `"/etc/luban-escape" is absolute, outside the workspace; give a path relative to it`},
+		{"out/escape.md", api.DetailOutsideWorkspace, `"out/escape.md" resolves outside the workspace through a symbolic link`},
+		{"adir", api.DetailIsDirectory, `"adir" is a directory; write_file writes files`},
 	} {
 		edited := map[string]any{"path": tc.path, "content": "x"}
 		ae := e.reject(decisionBody(p.sessionID, p.req.ID, api.DecisionEdit, map[string]any{"arguments": edited}),
 			http.StatusUnprocessableEntity, "invalid_answer")
-		require.Equal(t, []api.FieldError{{Field: "arguments.path", Message: tc.msg}}, ae.Error.Details, tc.path)
+		require.Equal(t, []api.FieldError{{Field: "arguments.path", Code: tc.code, Params: map[string]any{"path": tc.path}, Message: tc.msg}}, ae.Error.Details, tc.path)
 		require.Equal(t, p.req.ID, e.pending(p.sessionID).Pending.ID, "%s: the request stays pending", tc.path)
 	}
 	entries, err := os.ReadDir(outside)

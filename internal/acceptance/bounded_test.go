@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 )
 
@@ -55,6 +56,10 @@ func TestInvalidAnswerDetailsAreBounded(t *testing.T) {
 		require.LessOrEqual(t, len(out.Error.Details), 20)
 		require.Equal(t, "selections[0]", out.Error.Details[0].Field)
 		require.Contains(t, out.Error.Details[0].Message, "unknown option id")
+		require.Equal(t, api.DetailUnknownOption, out.Error.Details[0].Code, "the code survives the cut")
+		option, _ := out.Error.Details[0].Params["option"].(string)
+		require.NotEmpty(t, option, "the option param survives the cut")
+		require.LessOrEqual(t, len(option), 300+len("…"), "params are cut like messages")
 		if tc.total > 0 {
 			require.Len(t, out.Error.Details, 20)
 			require.Equal(t, "selections[19]", out.Error.Details[19].Field)

@@ -86,6 +86,46 @@ export type ErrorCode =
   | 'internal_error' // 500
 
 /**
+ * FieldCode names one problem in the details of an error (FieldError.Code):
+ * stable, snake_case, listed here and in docs/design.md §15 (never renamed,
+ * only added to). Clients word a detail from its code, its field path and its
+ * params, and fall back to FieldError.Message for a code they do not know.
+ * Param keys: min, max, got, exclusiveMin, exclusiveMax, multipleOf and
+ * offset (a byte offset into invalid JSON) are numbers; unit says what min,
+ * max and got count ("characters", "bytes", "items", "properties"; absent
+ * for a count of options or a numeric bound); option, question, of, pattern,
+ * format, expected, got (of invalid_type) and path are strings; allowed is
+ * an array of the accepted values. Strings quoted from the answer are
+ * clipped.
+ */
+export type FieldCode =
+  | 'required' // a value is needed and absent or blank; {question} for a missing AskUser answer
+  | 'unknown_field' // the body or the schema has no such field
+  | 'invalid_type' // wrong JSON type: {expected: "object"|"array"|"string"|"number"|"integer"|"boolean", got?}
+  | 'invalid_json' // not parseable JSON, or data after the value
+  | 'too_few' // fewer items than allowed: {min, got?}
+  | 'too_many' // more items than allowed: {max, got}
+  | 'unknown_option' // an option id or label the question does not offer: {option}
+  | 'unknown_question' // an AskUser answer to a question that was not asked: {question}
+  | 'duplicate' // the same option or question twice: {of} (the field it repeats) or {question}
+  | 'too_long' // longer than allowed: {max, got?, unit}
+  | 'too_short' // shorter than allowed: {min, got?, unit}
+  | 'out_of_range' // a number beyond a bound: {min} and/or {max} (exclusive: {exclusiveMin}/{exclusiveMax}); none when beyond what a number can hold
+  | 'not_multiple' // a number that is not a multiple of {multipleOf}
+  | 'pattern' // text that does not match {pattern}
+  | 'format' // text that is not a valid {format}: "number", "date", "email", "uri", "date-time", ...
+  | 'enum' // a value that is not one of {allowed}
+  | 'not_allowed' // a field this request or decision does not take (customInput without allowCustom, arguments with approve, ...)
+  | 'conflict_with_answer_kind' // a field of another kind of request (approval fields on a question, question fields on an approval, selections on AskUser)
+  | 'no_question' // there is no question to answer
+  | 'outside_workspace' // a path that is absolute or leads outside the workspace: {path}
+  | 'no_workspace' // a path answer while the server has no usable workspace (--workspace)
+  | 'not_directory' // a path that is, or goes through, a file: {path}
+  | 'is_directory' // a file path that names a directory: {path}
+  | 'invalid_path' // a path that cannot be used (NUL bytes, blank names, symbolic-link loops, unreadable): {path}
+  | 'invalid' // any other rule (a schema keyword without a code of its own); only Message says more
+
+/**
  * ErrorBody is the JSON of every error response: {"error": {...}}, sent
  * before any stream starts (DESIGN §3).
  */
@@ -702,13 +742,19 @@ export interface Receipt {
 
 /**
  * FieldError is one problem of a rejected answer (422 invalid_answer
- * details, DESIGN §3). Field is a JSON path into the continue body at fault:
- * "selections", "selections[1]", "customInput", "answers",
- * "answers[0].selected", "answers[1].other"; Message says what is wrong in a
- * sentence a person can act on.
+ * details, DESIGN §3) or of a malformed body (400 invalid_request details).
+ * Field is a JSON path into the body at fault: "selections",
+ * "selections[1]", "customInput", "answers", "answers[0].selected",
+ * "answers[1].other", "arguments.path", "content.email"; "" is the body as a
+ * whole. Code names the problem (a FieldCode, stable) and Params holds the
+ * numbers and strings a client needs to word it in its own language (each
+ * FieldCode lists its keys); Message says the same in an English sentence a
+ * person can act on, the fallback for a client that does not know Code.
  */
 export interface FieldError {
   field: string
+  code?: FieldCode
+  params?: Record<string, unknown>
   message: string
 }
 
