@@ -26,6 +26,9 @@ import (
 // §3 card rules; AgentScope AskUser for batches), checks the answer locally
 // with askuser.ValidateAnswer where it can, sends it, and on a 422 shows the
 // server's field messages and asks again (the request stays pending).
+// While it waits for an answer it follows the session's event stream, so an
+// answer given elsewhere (the page, another terminal) shows as its receipt
+// and the run's next question is asked here (chat_watch.go).
 // /cancel declines the question (or stops the run), /quit leaves with the
 // run paused; `luban chat --session <id>` later shows the pending question
 // again (GET /api/interactions/pending). Every string that came from the
@@ -63,6 +66,8 @@ type chatSession struct {
 	editor    string // $VISUAL or $EDITOR: how an approval's arguments are edited when set
 	sessionID string
 	asked     map[string]*api.InputRequest // requestId → request, for receipts
+	receipted map[string]bool              // requestId → its receipt is printed
+	root      context.Context              // the whole chat's context (an $EDITOR outlives a question's wait)
 	open      map[string]string            // messageId → text printed so far
 	thought   map[string]bool              // messageId → its "(thinking…)" marker is printed
 	midLine   bool                         // the cursor is not at the start of a line
@@ -114,7 +119,7 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s := &chatSession{c: cl, out: c.Stdout, lines: readLines(ctx, c.Stdin), sessionID: *session,
-		asked: map[string]*api.InputRequest{}, open: map[string]string{}, thought: map[string]bool{}, echo: !isTerminal(c.Stdin)}
+		asked: map[string]*api.InputRequest{}, receipted: map[string]bool{}, root: ctx, open: map[string]string{}, thought: map[string]bool{}, echo: !isTerminal(c.Stdin)}
 	if isTerminal(c.Stdin) {
 		s.editor = or(getenv("VISUAL"), getenv("EDITOR"))
 	}
@@ -208,9 +213,11 @@ func (lr *lineReader) next() <-chan string {
 func (s *chatSession) read(ctx context.Context, prompt string) (string, error) {
 	s.endLine()
 	fmt.Fprint(s.out, prompt)
+	s.midLine = true
 	select {
 	case line, ok := <-s.lines.next():
 		s.lines.waiting = false
+		s.midLine = false // the typed line ended it, or the echo below does
 		if !ok {
 			fmt.Fprintln(s.out)
 			return "", errQuit
@@ -290,7 +297,7 @@ func (s *chatSession) run(ctx context.Context) error {
 		var ce *client.Error
 		if errors.As(err, &ce) && ce.Pending != nil {
 			s.printf("a question is waiting for your answer first:\n")
-			err = s.answerLoop(ctx, ce.Pending)
+			err = s.answerLoop(ctx, ce.Pending, s.lastEventID(ctx, ce.Pending.SessionID))
 		} else if err != nil {
 			if s.report(err) {
 				continue
@@ -316,6 +323,16 @@ func (s *chatSession) report(err error) bool {
 	return true
 }
 
+// lastEventID is the id of the session's last event, where a watch of its
+// pending question starts; 0 (the whole log) when it cannot be read.
+func (s *chatSession) lastEventID(ctx context.Context, sessionID string) int64 {
+	tr, err := s.c.Session(ctx, sessionID)
+	if err != nil {
+		return 0
+	}
+	return tr.LastEventID
+}
+
 // resume shows a session named by --session: its state, its pending
 // question (answered now) or last receipt, and follows a run still going.
 func (s *chatSession) resume(ctx context.Context) error {
@@ -333,7 +350,7 @@ func (s *chatSession) resume(ctx context.Context) error {
 	}
 	switch {
 	case p.Pending != nil:
-		return s.answerLoop(ctx, p.Pending)
+		return s.answerLoop(ctx, p.Pending, tr.LastEventID)
 	case tr.Session.Status == string(api.RunRunning):
 		s.printf("the run is still going; following it (Ctrl-C to stop watching)\n")
 		st, err := s.c.Events(ctx, s.sessionID, tr.LastEventID)
@@ -350,20 +367,26 @@ func (s *chatSession) resume(ctx context.Context) error {
 // follow prints a stream until the run pauses or ends, then answers every
 // question it asks, one after another.
 func (s *chatSession) follow(ctx context.Context, st *client.Stream) error {
-	req, err := s.render(ctx, st)
+	req, after, err := s.render(ctx, st)
 	if err != nil {
 		return err
 	}
 	if req == nil {
 		return nil
 	}
-	return s.answerLoop(ctx, req)
+	return s.answerLoop(ctx, req, after)
 }
 
 // render prints a stream's events and returns the question it paused on
-// (nil when the run ended or the stream closed early). Only ctx's end is an
-// error: a lost stream is reported and the REPL goes on.
-func (s *chatSession) render(ctx context.Context, st *client.Stream) (*api.InputRequest, error) {
+// (nil when the run ended or the stream closed early) with the stream's
+// last event id. Only ctx's end is an error: a lost stream is reported and
+// the REPL goes on.
+func (s *chatSession) render(ctx context.Context, st *client.Stream) (*api.InputRequest, int64, error) {
+	req, err := s.renderEvents(ctx, st)
+	return req, st.LastEventID(), err
+}
+
+func (s *chatSession) renderEvents(ctx context.Context, st *client.Stream) (*api.InputRequest, error) {
 	defer st.Close()
 	for {
 		ev, err := st.Next()
@@ -428,7 +451,9 @@ func (s *chatSession) render(ctx context.Context, st *client.Stream) (*api.Input
 			s.endLine()
 			return v, nil
 		case *api.Receipt:
-			s.receipt(v)
+			if !s.receipted[v.RequestID] {
+				s.receipt(v)
+			}
 		case *api.ErrorEvent:
 			s.printf("error: %s: %s\n", safeLine(v.Code), safeLine(v.Message))
 		case *api.DoneEvent:
@@ -458,8 +483,11 @@ func (s *chatSession) cancelRun(ctx context.Context) error {
 
 // answerLoop shows req, reads an answer, sends it, and follows the
 // continuation, asking again after a rejected answer; it keeps going while
-// the run asks further questions.
-func (s *chatSession) answerLoop(ctx context.Context, req *api.InputRequest) error {
+// the run asks further questions. after is the id of the session event that
+// asked req (0 when unknown): from there the session's stream is watched
+// while the person answers, and an answer given elsewhere ends the wait
+// (its receipt is shown, then the run's next question).
+func (s *chatSession) answerLoop(ctx context.Context, req *api.InputRequest, after int64) error {
 	for req != nil {
 		s.asked[req.ID] = req
 		if req.SessionID != "" {
@@ -471,53 +499,74 @@ func (s *chatSession) answerLoop(ctx context.Context, req *api.InputRequest) err
 			s.printf("%s\n", lang.pick("服务已重启，请重新发起任务。", "The server restarted and cannot continue this question; start the task again."))
 			return nil
 		}
-		var next *api.InputRequest
-		for {
-			var body api.ContinueRequest
-			var err error
-			if req.Tool == api.ToolApproval {
-				body, err = s.collectApproval(ctx, req, lang)
-			} else if req.Tool == api.ToolElicitation {
-				body, err = s.collectElicitation(ctx, req, lang)
-			} else {
-				var ans api.Answer
-				ans, err = s.collect(ctx, req, lang)
-				body = api.ContinueRequest{Selections: ans.Selections, CustomInput: ans.CustomInput, Cancelled: ans.Cancelled, Answers: ans.Answers}
-			}
-			if errors.Is(err, errCancel) {
-				body, err = api.ContinueRequest{Selections: []string{}, Cancelled: true}, nil
-			}
-			if err != nil {
-				if errors.Is(err, errQuit) {
-					s.printf("%s\n", lang.pick("问题保留，稍后可以继续回答。", "The question stays open; you can answer it later."))
-				}
-				return err
-			}
-			body.SessionID, body.RequestID = req.SessionID, req.ID
-			st, err := s.c.Continue(ctx, body)
-			var ce *client.Error
-			if errors.As(err, &ce) {
-				if ce.Status == http.StatusUnprocessableEntity {
-					s.fieldErrors(ce.Details, ce.Message, lang)
-					continue
-				}
-				s.printf("error: %s\n", safeLine(ce.Error()))
-				if ce.Receipt != nil {
-					s.receipt(ce.Receipt)
-				}
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if next, err = s.render(ctx, st); err != nil {
-				return err
-			}
-			break
+		w := s.watch(ctx, req.SessionID, req.ID, after)
+		next, nextAfter, err := s.answerOne(ctx, w, req, after, lang)
+		w.stop()
+		if err != nil || next == nil {
+			return err
 		}
-		req = next
+		req, after = next, nextAfter
 	}
 	return nil
+}
+
+// answerOne reads and sends answers to req until one is accepted here or
+// req is resolved elsewhere (w), and returns the run's next question (nil
+// when there is none) with the id of the event that asked it.
+func (s *chatSession) answerOne(ctx context.Context, w *watcher, req *api.InputRequest, after int64, lang chatLang) (*api.InputRequest, int64, error) {
+	for {
+		var body api.ContinueRequest
+		var err error
+		if req.Tool == api.ToolApproval {
+			body, err = s.collectApproval(w.ctx, req, lang)
+		} else if req.Tool == api.ToolElicitation {
+			body, err = s.collectElicitation(w.ctx, req, lang)
+		} else {
+			var ans api.Answer
+			ans, err = s.collect(w.ctx, req, lang)
+			body = api.ContinueRequest{Selections: ans.Selections, CustomInput: ans.CustomInput, Cancelled: ans.Cancelled, Answers: ans.Answers}
+		}
+		if rc, id := w.resolved(); rc != nil && ctx.Err() == nil {
+			return s.elsewhere(ctx, rc, id)
+		}
+		if errors.Is(err, errCancel) {
+			body, err = api.ContinueRequest{Selections: []string{}, Cancelled: true}, nil
+		}
+		if err != nil {
+			if errors.Is(err, errQuit) {
+				s.printf("%s\n", lang.pick("问题保留，稍后可以继续回答。", "The question stays open; you can answer it later."))
+			}
+			return nil, 0, err
+		}
+		body.SessionID, body.RequestID = req.SessionID, req.ID
+		st, err := s.c.Continue(ctx, body)
+		var ce *client.Error
+		if errors.As(err, &ce) {
+			switch {
+			case ce.Status == http.StatusUnprocessableEntity:
+				s.fieldErrors(ce.Details, ce.Message, lang)
+				continue
+			case ce.Code == string(api.CodeAlreadyResolved) && ce.Receipt != nil:
+				// Answered elsewhere between the last line read and this
+				// send: the same as a receipt seen on the stream.
+				w.stop()
+				if _, id := w.resolved(); id > 0 {
+					after = id
+				}
+				return s.elsewhere(ctx, ce.Receipt, after)
+			}
+			s.printf("error: %s\n", safeLine(ce.Error()))
+			if ce.Receipt != nil {
+				s.receipt(ce.Receipt)
+			}
+			return nil, 0, nil
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		w.stop()
+		return s.render(ctx, st)
+	}
 }
 
 func (s *chatSession) fieldErrors(details []api.FieldError, msg string, lang chatLang) {
@@ -790,6 +839,7 @@ func parsePicks(line string, n, min, max int, lang chatLang) ([]int, string) {
 // shows it (seed 000 §6.3): the chosen labels, the free text, or that it was
 // cancelled or expired.
 func (s *chatSession) receipt(rc *api.Receipt) {
+	s.receipted[rc.RequestID] = true
 	req := s.asked[rc.RequestID]
 	lang := langEN
 	if req != nil {

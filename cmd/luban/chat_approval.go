@@ -72,7 +72,9 @@ func (s *chatSession) collectApproval(ctx context.Context, req *api.InputRequest
 func (s *chatSession) editArguments(ctx context.Context, req *api.InputRequest, lang chatLang) (json.RawMessage, error) {
 	var text string
 	if s.editor != "" {
-		edited, err := runEditor(ctx, s.editor, prettyJSON(req.Arguments)+"\n")
+		// The editor has the terminal: an answer elsewhere does not kill
+		// it; it is seen when the editor exits.
+		edited, err := runEditor(s.root, s.editor, prettyJSON(req.Arguments)+"\n")
 		if err != nil {
 			s.printf("  ! %s: %s\n", lang.pick("编辑器失败", "the editor failed"), safeLine(err.Error()))
 			return nil, nil

@@ -20,6 +20,8 @@ import (
 	"github.com/creack/pty"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/client"
 	"github.com/lubanhq/luban/internal/fakeopenai"
 )
 
@@ -287,4 +289,103 @@ func waitFor(t *testing.T, out *syncBuffer, done <-chan struct{}, want string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// chatProc is `luban chat` as a process with stdin on a pipe the test writes
+// to line by line, and its output collected as it comes.
+type chatProc struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   syncBuffer
+	done  chan struct{}
+}
+
+func startChatProc(t *testing.T, url string, env ...string) *chatProc {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	p := &chatProc{done: make(chan struct{})}
+	p.cmd = exec.CommandContext(ctx, os.Args[0], "chat", "--url", url, "--token", chatProcToken)
+	p.cmd.Env = append(append(cleanEnv(t), "LUBAN_CLI_TEST_MAIN=1"), env...)
+	var err error
+	p.stdin, err = p.cmd.StdinPipe()
+	require.NoError(t, err)
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
+	require.NoError(t, p.cmd.Start())
+	go func() { defer close(p.done); _ = p.cmd.Wait() }()
+	t.Cleanup(func() { _ = p.stdin.Close(); <-p.done })
+	return p
+}
+
+func (p *chatProc) send(t *testing.T, line string) {
+	t.Helper()
+	_, err := io.WriteString(p.stdin, line+"\n")
+	require.NoError(t, err)
+}
+
+// waitPending polls the session's pending request until it is not skip.
+func waitPending(t *testing.T, cl *client.Client, sessionID, skip string) *api.InputRequest {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		p, err := cl.Pending(ctx, sessionID)
+		require.NoError(t, err)
+		if p.Pending != nil && p.Pending.ID != skip {
+			return p.Pending
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no new pending request in %s", sessionID)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// A question `luban chat` shows is answered elsewhere (here through the
+// API, as the page or a second terminal would): the terminal, which follows
+// the session's stream while it waits, prints the receipt and that it was
+// answered elsewhere, then the run's next question, which it answers itself.
+// Real binaries: `luban serve --model scripted` (the demo) and `luban chat`
+// on pipes.
+func TestChatProcessFollowsAnAnswerGivenElsewhere(t *testing.T) {
+	t.Parallel()
+	url, _ := startServeProc(t, nil, "--model", "scripted")
+	cl, err := client.New(url, chatProcToken, nil)
+	require.NoError(t, err)
+	p := startChatProc(t, url)
+	p.send(t, "开始演示")
+	waitFor(t, &p.out, p.done, "部署到哪个环境？")
+	waitFor(t, &p.out, p.done, "选择一项")
+	list, err := cl.Sessions(context.Background())
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	first := waitPending(t, cl, list[0].ID, "")
+	require.Equal(t, api.ModeSingle, first.Mode)
+
+	rc, err := cl.ContinueNoStream(context.Background(), api.ContinueRequest{SessionID: first.SessionID, RequestID: first.ID, Selections: []string{first.Options[1].ID}})
+	require.NoError(t, err)
+	require.Equal(t, api.StatusAnswered, rc.Status)
+	waitFor(t, &p.out, p.done, "已在别处回答")
+	waitFor(t, &p.out, p.done, "已提交："+first.Options[1].Label)
+	waitFor(t, &p.out, p.done, "启用哪些功能？")
+	second := waitPending(t, cl, first.SessionID, first.ID)
+	require.Equal(t, api.ModeMultiple, second.Mode)
+
+	// The terminal answers the next question itself.
+	p.send(t, "1")
+	waitFor(t, &p.out, p.done, "其他说明")
+	p.send(t, "")
+	waitFor(t, &p.out, p.done, "安全选项")
+	third := waitPending(t, cl, first.SessionID, second.ID)
+	require.Equal(t, api.ModeToggle, third.Mode)
+	pend, err := cl.Pending(context.Background(), first.SessionID)
+	require.NoError(t, err)
+	require.Equal(t, second.ID, pend.Last.RequestID)
+	require.Equal(t, []string{second.Options[0].ID}, pend.Last.Selections, "answered from the terminal")
+	p.send(t, "/quit")
+	<-p.done
+	out := p.out.String()
+	require.Equal(t, 1, strings.Count(out, "已提交："+first.Options[1].Label), "the receipt shows once:\n%s", out)
+	require.Equal(t, 1, strings.Count(out, "启用哪些功能？"), "the next question shows once:\n%s", out)
 }
