@@ -3,7 +3,8 @@
 // after it with Last-Event-ID instead of replaying from event 0; the answer
 // that finishes streaming afterwards is shown once. The model is a small
 // OpenAI-compatible server in this file whose stream is held open until the
-// test releases it, so the run is still running when the page reloads.
+// test releases it, so the run is still running when the page reloads (or
+// when the user stops it mid-stream: the text so far stays, marked stopped).
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { expect, test } from './harness'
@@ -76,6 +77,33 @@ test('a reload while the run streams resumes after lastEventId (Last-Event-ID), 
     await expect(page.getByTestId('running')).toHaveCount(0)
     await expect(page.getByTestId(`session-status-${sessionId}`)).toHaveText('已完成')
     await lab.shot(page, 'page-followed-after-reload')
+    expect(model.calls()).toBe(1)
+  } finally {
+    await model.close()
+  }
+})
+
+test('a stop while the reply streams keeps the text so far, marked stopped; the run ends cancelled', async ({ page, lab }) => {
+  const model = await gatedModel()
+  try {
+    const luban = await lab.serve({ model: 'openai:fake-model', env: { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: 'sk-fake' } })
+    await page.goto(luban.pageURL())
+    await page.getByTestId('composer').fill('写长一点')
+    await page.getByTestId('composer').press('Enter')
+    const assistant = page.getByTestId('message-assistant')
+    await expect(assistant).toContainText('第一段，')
+    const sessionId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!)
+
+    await page.getByTestId('stop').click()
+    // The partial reply stays, marked stopped; the run's end shows once.
+    await expect(assistant.getByTestId('message-stopped')).toHaveText('（已停止）')
+    await expect(assistant).toContainText('第一段，')
+    await expect(assistant).toHaveCount(1)
+    await expect(page.getByTestId('run-status')).toHaveAttribute('data-run-status', 'cancelled')
+    await expect(page.getByTestId('running')).toHaveCount(0)
+    await expect(page.getByTestId('send')).toBeVisible()
+    await lab.shot(page, 'page-stopped-mid-stream')
+    await expect.poll(async () => (await luban.api('GET', `/api/sessions/${sessionId}`)).body.session.status).toBe('cancelled')
     expect(model.calls()).toBe(1)
   } finally {
     await model.close()
