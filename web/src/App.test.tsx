@@ -1,5 +1,6 @@
 import { render, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
+import type { ServerResponse } from 'node:http'
 import { describe, expect, it } from 'vitest'
 import { Api, type InputRequest, type Receipt } from 'luban-react'
 import { App } from './App'
@@ -62,6 +63,7 @@ describe('App', () => {
   it('chats, renders the card, submits once and shows the receipt through the run end', async () => {
     let release!: () => void
     const gate = new Promise<void>((r) => (release = r))
+    const watch: ServerResponse[] = []
     const { srv, user, posts } = await setup('/', {
       'POST /api/chat': sse(
         frame(1, 'session', { sessionId: 's1', runId: 'r1' }),
@@ -72,17 +74,25 @@ describe('App', () => {
         frame(6, 'user_input_required', { title: 'broken', mode: 'single' }),
         frame(7, 'user_input_required', request()),
       ),
-      'POST /api/chat/continue': async (_req, res) => {
+      // The session's event stream (the page follows it from the first
+      // event it saw): the continuation comes here after the 202 answer.
+      'GET /api/sessions/s1/events': (_req, res) => {
         res.writeHead(200, { 'Content-Type': 'text/event-stream' })
-        res.write(frame(8, 'user_input_resolved', receipt({ selections: ['implement'] })))
-        res.write(frame(9, 'tool_result', { toolCallId: 'call_1', name: 'ask_user', content: '{}', isError: false }))
+        res.write(': ping\n\n')
+        watch.push(res)
+      },
+      'POST /api/chat/continue': async (_req, res) => {
+        res.writeHead(202, { 'Content-Type': 'application/json' })
+        res.end(JSON.stringify({ receipt: receipt({ selections: ['implement'] }) }))
+        const w = watch[watch.length - 1]
+        w.write(frame(8, 'user_input_resolved', receipt({ selections: ['implement'] })))
+        w.write(frame(9, 'tool_result', { toolCallId: 'call_1', name: 'ask_user', content: '{}', isError: false }))
         await gate
-        res.write(frame(10, 'tool_call', { toolCallId: 'call_2', name: 'read_file', arguments: '{"path":"a.go"}' }))
-        res.write(frame(11, 'tool_result', { toolCallId: 'call_2', name: 'read_file', content: 'package a', isError: false }))
-        res.write(frame(12, 'message_delta', { messageId: 'm2', delta: '**完成** <img src=x onerror=alert(1)>' }))
-        res.write(frame(13, 'message', { messageId: 'm2', role: 'assistant', content: '**完成** <img src=x onerror=alert(1)>' }))
-        res.write(frame(14, 'done', { runId: 'r1', status: 'completed' }))
-        res.end()
+        w.write(frame(10, 'tool_call', { toolCallId: 'call_2', name: 'read_file', arguments: '{"path":"a.go"}' }))
+        w.write(frame(11, 'tool_result', { toolCallId: 'call_2', name: 'read_file', content: 'package a', isError: false }))
+        w.write(frame(12, 'message_delta', { messageId: 'm2', delta: '**完成** <img src=x onerror=alert(1)>' }))
+        w.write(frame(13, 'message', { messageId: 'm2', role: 'assistant', content: '**完成** <img src=x onerror=alert(1)>' }))
+        w.write(frame(14, 'done', { runId: 'r1', status: 'completed' }))
       },
     })
     expect(await screen.findByTestId('model-name')).toHaveTextContent('scripted:demo')
@@ -107,6 +117,7 @@ describe('App', () => {
     expect(screen.getByTestId('running')).toBeInTheDocument()
     expect(screen.getByTestId('receipt-selections')).toHaveTextContent('直接实现')
     expect(posts('/api/chat/continue')).toHaveLength(1)
+    expect(posts('/api/chat/continue')[0].headers.accept).toBe('application/json')
     expect(posts('/api/chat/continue')[0].body).toEqual({
       sessionId: 's1',
       requestId: 'ask_1',

@@ -1,6 +1,5 @@
-import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react'
-import { Api, ApiError, Deduper, errorText, RetryContext, runText, StreamLostError, UserInputCard, type AgentView, type Answer, type CardFailure, type SessionSummary, type StreamHandlers } from 'luban-react'
-import { initialState, reduce, type CardItem, type Item, type RunErrorItem } from './chatState'
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
+import { Api, ApiError, errorText, RetryContext, runText, UserInputCard, useLubanSession, type AgentView, type Answer, type CardItem, type Item, type NoticeItem, type RunErrorItem, type SessionSummary } from 'luban-react'
 import { AgentName, AgentPicker, SessionHeader, showAgents } from './components/Agents'
 import { Inbox } from './components/Inbox'
 import { Markdown } from './components/LazyMarkdown'
@@ -35,176 +34,50 @@ export function App({ api: given, initialLang }: AppProps) {
   const [model, setModel] = useState('')
   const [sessions, setSessions] = useState<SessionSummary[]>([])
   // The server's agents (GET /api/agents), the one picked for a new
-  // session, and the session being viewed as its transcript gave it (its
-  // agent before the session list has it).
+  // session, and the agent a new session was sent to (before the session
+  // list has it).
   const [agents, setAgents] = useState<AgentView[]>([])
   const [pick, setPick] = useState('')
-  const [viewed, setViewed] = useState<{ id?: string; agent: string; title: string } | undefined>(undefined)
+  const [sentAgent, setSentAgent] = useState('')
   const [unauthorized, setUnauthorized] = useState(false)
-  const [reconnecting, setReconnecting] = useState(false)
-  const [state, dispatch] = useReducer(reduce, initialState)
-  const dedupe = useRef(new Deduper())
-  const stream = useRef<AbortController | null>(null)
-  const watchRef = useRef<{ id: string; ac: AbortController } | null>(null)
-  const sessionRef = useRef<string | undefined>(undefined)
-  sessionRef.current = state.sessionId
+  // The session in the URL (/s/{id}); undefined on / (a new session).
+  const [route, setRoute] = useState<string | undefined>(sessionFromPath)
   const [draft, setDraft] = useState('')
-  const itemsRef = useRef<HTMLDivElement | null>(null)
-  const onItemsScroll = useChatScroll(itemsRef, state.items)
 
   const fail = useCallback((e: unknown) => {
     if (e instanceof ApiError && e.status === 401) {
       setUnauthorized(true)
       return true
     }
-    if (e instanceof DOMException && e.name === 'AbortError') return true
-    return false
+    return e instanceof DOMException && e.name === 'AbortError'
   }, [])
 
   const refreshSessions = useCallback(() => {
     api.sessions().then(setSessions, fail)
   }, [api, fail])
 
-  /**
-   * watch follows the open session's event stream for as long as it is
-   * open (Api.watch): what another tab or `luban chat` does shows here.
-   * It shares the page's Deduper with the POST streams, so an event that
-   * comes on both is shown once.
-   */
-  const watch = useCallback(
-    (id: string) => {
-      if (watchRef.current?.id === id) return
-      watchRef.current?.ac.abort()
-      const ac = new AbortController()
-      watchRef.current = { id, ac }
-      api
-        .watch(
-          id,
-          dedupe.current,
-          {
-            onOpen: () => !ac.signal.aborted && setReconnecting(false),
-            onEvent: (ev) => {
-              if (ac.signal.aborted || sessionRef.current !== id) return
-              dispatch({ type: 'event', event: ev })
-            },
-            onReconnecting: () => !ac.signal.aborted && setReconnecting(true),
-          },
-          ac.signal,
-        )
-        .catch((e) => {
-          if (ac.signal.aborted) return
-          setReconnecting(false)
-          fail(e)
-        })
+  const chat = useLubanSession(route, {
+    api,
+    onError: fail,
+    onSettled: refreshSessions,
+    onSession: (sid) => {
+      if (sid !== sessionFromPath()) window.history.pushState(null, '', `/s/${encodeURIComponent(sid)}`)
+      setRoute(sid)
     },
-    [api, fail],
-  )
-
-  const handlers = useCallback(
-    (signal: AbortSignal): StreamHandlers => ({
-      onEvent: (ev) => {
-        if (signal.aborted) return
-        setReconnecting(false)
-        if (ev.event === 'session') {
-          const sid = (ev.data as { sessionId?: string })?.sessionId
-          if (sid && sid !== sessionFromPath()) window.history.pushState(null, '', `/s/${encodeURIComponent(sid)}`)
-          if (sid) {
-            sessionRef.current = sid
-            watch(sid)
-          }
-        }
-        dispatch({ type: 'event', event: ev })
-      },
-      onReconnecting: () => {
-        if (!signal.aborted) setReconnecting(true)
-      },
-    }),
-    [watch],
-  )
-
-  /**
-   * follow runs one POST stream and reports what ended it: onError gets
-   * every failure (an ApiError before the stream, a network error, a lost
-   * stream) and returns true when it showed it itself.
-   */
-  const follow = useCallback(
-    async (start: (signal: AbortSignal, h: StreamHandlers) => Promise<void>, onError?: (e: unknown) => boolean) => {
-      stream.current?.abort()
-      const ac = new AbortController()
-      stream.current = ac
-      try {
-        await start(ac.signal, handlers(ac.signal))
-      } catch (e) {
-        if (ac.signal.aborted || fail(e)) return
-        if (!onError?.(e)) {
-          if (e instanceof StreamLostError) dispatch({ type: 'notice', level: 'error', code: 'stream_lost', message: t.streamLost })
-          else if (e instanceof ApiError) dispatch({ type: 'notice', level: 'error', code: e.code, message: errorText(t, e) })
-          else dispatch({ type: 'notice', level: 'error', code: 'network', message: t.errNetwork })
-        }
-        dispatch({ type: 'running', running: false })
-      } finally {
-        if (stream.current === ac) {
-          setReconnecting(false)
-          refreshSessions()
-        }
-      }
-    },
-    [fail, handlers, refreshSessions, t],
-  )
-
-  const enter = useCallback(
-    async (id: string | undefined) => {
-      stream.current?.abort()
-      stream.current = null
-      watchRef.current?.ac.abort()
-      watchRef.current = null
-      setReconnecting(false)
-      dedupe.current = new Deduper()
-      sessionRef.current = id
-      dispatch({ type: 'reset', sessionId: id })
-      if (!id) return
-      try {
-        const tr = await api.session(id)
-        if (sessionRef.current !== id) return
-        if (tr.session) setViewed({ id, agent: tr.session.agent, title: tr.session.title })
-        dispatch({ type: 'transcript', transcript: tr })
-        const p = await api.pending(id)
-        if (sessionRef.current !== id) return
-        dispatch({ type: 'pending', pending: p })
-        // Watch after the transcript's last event (Last-Event-ID), so
-        // nothing the transcript already shows is replayed; the Deduper and
-        // the reducer's entity ids drop any overlap.
-        const from = tr.lastEventId
-        if (typeof from === 'number' && Number.isInteger(from) && from > 0) dedupe.current.last = from
-        watch(id)
-      } catch (e) {
-        if (!fail(e)) {
-          const code = e instanceof ApiError ? e.code : 'network'
-          // An unknown session (or another principal's) is also what a
-          // restart with --db memory leaves: say what to do (DESIGN §4).
-          const message = code === 'session_not_found' ? t.sessionGone : `${t.loadFailed}: ${e instanceof ApiError ? errorText(t, e) : t.errNetwork}`
-          dispatch({ type: 'notice', level: 'error', code, message })
-        }
-      }
-    },
-    [api, fail, watch, t],
-  )
+  })
+  const itemsRef = useRef<HTMLDivElement | null>(null)
+  const onItemsScroll = useChatScroll(itemsRef, chat.items)
+  const sessionRef = useRef<string | undefined>(undefined)
+  sessionRef.current = chat.sessionId
 
   useEffect(() => {
     api.info().then((i) => setModel(i.model), fail)
     api.agents().then(setAgents, fail)
     refreshSessions()
-    void enter(sessionFromPath())
-    const onPop = () => void enter(sessionFromPath())
+    const onPop = () => setRoute(sessionFromPath())
     window.addEventListener('popstate', onPop)
-    return () => {
-      window.removeEventListener('popstate', onPop)
-      stream.current?.abort()
-      watchRef.current?.ac.abort()
-    }
-    // Runs once: enter/refresh are stable for one api.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [api])
+    return () => window.removeEventListener('popstate', onPop)
+  }, [api, fail, refreshSessions])
 
   useEffect(() => {
     document.documentElement.lang = lang === 'zh' ? 'zh-CN' : 'en'
@@ -219,65 +92,36 @@ export function App({ api: given, initialLang }: AppProps) {
   const open = (id: string | undefined) => {
     const path = id ? `/s/${encodeURIComponent(id)}` : '/'
     if (window.location.pathname !== path) window.history.pushState(null, '', path)
-    void enter(id)
+    if (id !== undefined && id === chat.sessionId && id === route) chat.reload()
+    else setRoute(id)
+    setSentAgent('')
   }
 
   /**
    * send starts a run with text. A message the server refused before its
    * run started (a question waits, a run is active, the server is down) is
-   * not part of the session: its bubble goes, the refusal is shown and the
-   * composer gets the text back.
+   * not part of the session: the hook drops its bubble and shows the
+   * refusal, and the composer gets the text back.
    */
   const send = (text: string) => {
-    const sessionId = state.sessionId
-    dispatch({ type: 'localUser', text })
     // A new session gets the picked agent (none: the server's default).
-    const agent = !sessionId && agents.length > 1 ? (pick || agents[0].name) : undefined
-    if (agent) setViewed({ agent, title: '' })
-    let started = false
-    const body = sessionId ? { sessionId, message: text } : agent ? { message: text, agent } : { message: text }
-    void follow(
-      (signal, h) => api.chat(body, dedupe.current, { ...h, onEvent: (ev) => ((started = true), h.onEvent(ev)) }, signal),
-      (e) => {
-        if (started) return false
-        dispatch({ type: 'localFailed', text })
-        setDraft((cur) => cur || text)
-        dispatch({ type: 'notice', level: 'error', code: e instanceof ApiError ? e.code : 'network', message: e instanceof ApiError ? errorText(t, e) : t.errNetwork })
-        if (e instanceof ApiError && e.pending) dispatch({ type: 'pending', pending: { pending: e.pending, last: null } })
-        return true
-      },
-    )
+    const agent = !chat.sessionId && agents.length > 1 ? pick || agents[0].name : undefined
+    if (agent) setSentAgent(agent)
+    void chat.send(text, { agent }).then((ok) => {
+      if (!ok) setDraft((cur) => cur || text)
+    })
   }
 
-  const answer = (card: CardItem, a: Answer) => {
-    const sessionId = state.sessionId ?? card.request.sessionId
-    if (!sessionId || card.phase !== 'editing') return
-    const requestId = card.request.id
-    dispatch({ type: 'cardSubmitting', requestId, answer: a })
-    void follow(
-      (signal, h) => api.continueChat({ sessionId, requestId, ...a }, dedupe.current, h, signal),
-      (e) => {
-        dispatch({ type: 'cardFailed', requestId, error: failureOf(e) })
-        return true
-      },
-    )
-  }
+  const answer = (card: CardItem, a: Answer) => void chat.answer(card.request.id, a)
+  const retryCard = useCallback((card: CardItem) => void chat.retry(card.request.id), [chat.retry])
 
-  const retryCard = (card: CardItem) => {
-    if (card.lastAnswer) answer(card, card.lastAnswer)
-  }
-
-  const waiting = state.items.some((i) => i.kind === 'input' && (i.phase === 'editing' || i.phase === 'submitting'))
-  const lastError = lastOf(state.items, (i): i is RunErrorItem => i.kind === 'run_error')
-  const canRetryRun = !state.running && !waiting && !!lastError?.retryText && state.items[state.items.length - 1] === lastError
-
-  const expire = useCallback((requestId: string) => dispatch({ type: 'cardExpired', requestId }), [])
+  const waiting = chat.pending.length > 0
+  const lastError = lastOf(chat.items, (i): i is RunErrorItem => i.kind === 'run_error')
+  const canRetryRun = !chat.running && !waiting && !!lastError?.retryText && chat.items[chat.items.length - 1] === lastError
 
   const onFeed = useCallback(() => refreshSessions(), [refreshSessions])
 
-  const stop = () => {
-    if (state.sessionId) api.cancel(state.sessionId).catch(fail)
-  }
+  const stop = () => void chat.stop()
 
   const questionId = questionFromPath(window.location.pathname)
   if (questionId)
@@ -307,7 +151,7 @@ export function App({ api: given, initialLang }: AppProps) {
             </span>
           )}
           <span className="spacer" />
-          <Inbox api={api} onOpenSession={open} onAnswered={(sid) => sid === sessionRef.current && void enter(sid)} onFeed={onFeed} />
+          <Inbox api={api} onOpenSession={open} onAnswered={(sid) => sid === sessionRef.current && chat.reload()} onFeed={onFeed} />
           <button type="button" onClick={() => open(undefined)} data-testid="new-session">
             {t.newSession}
           </button>
@@ -325,50 +169,50 @@ export function App({ api: given, initialLang }: AppProps) {
             <SessionList
               api={api}
               sessions={sessions}
-              currentId={state.sessionId}
+              currentId={chat.sessionId}
               onOpen={open}
               onError={fail}
               meta={(s) => showAgents(agents, s.agent) && <AgentName t={t} name={s.agent} testId={`session-agent-${s.id}`} />}
               onChanged={(id, deleted) => {
-                if (deleted && id === state.sessionId) open(undefined)
+                if (deleted && id === chat.sessionId) open(undefined)
                 refreshSessions()
               }}
             />
           </nav>
-          <main className="chat" data-testid="chat" data-session-id={state.sessionId ?? ''}>
-            {state.sessionId && (() => {
-              const listed = sessions.find((s) => s.id === state.sessionId)
-              const own = viewed && (viewed.id === state.sessionId || !viewed.id) ? viewed : undefined
-              const agent = listed?.agent || own?.agent
-              return <SessionHeader t={t} title={listed?.title || own?.title || state.sessionId} agent={agent} named={showAgents(agents, agent)} />
+          <main className="chat" data-testid="chat" data-session-id={chat.sessionId ?? ''}>
+            {chat.sessionId && (() => {
+              const listed = sessions.find((s) => s.id === chat.sessionId)
+              const own = chat.session?.id === chat.sessionId ? chat.session : undefined
+              const agent = listed?.agent || own?.agent || sentAgent
+              return <SessionHeader t={t} title={listed?.title || own?.title || chat.sessionId} agent={agent} named={showAgents(agents, agent)} />
             })()}
             <div className="items" aria-live="polite" ref={itemsRef} onScroll={onItemsScroll} data-testid="transcript">
-              {state.items.length === 0 && !state.sessionId && <Welcome t={t} model={model} />}
+              {chat.items.length === 0 && !chat.sessionId && <Welcome t={t} model={model} />}
               <RetryContext.Provider value={retryCard}>
-                {state.items.map((it) => (
+                {chat.items.map((it) => (
                   <ItemView
                     key={it.key}
                     item={it}
                     t={t}
                     onAnswer={answer}
-                    onExpire={expire}
+                    onExpire={chat.expire}
                     onRetryRun={canRetryRun && it === lastError ? () => send(lastError.retryText!) : undefined}
                   />
                 ))}
               </RetryContext.Provider>
-              {state.running && (
+              {chat.running && (
                 <div className="muted" data-testid="running">
                   {t.running}
                 </div>
               )}
-              {reconnecting && (
+              {chat.connection === 'reconnecting' && (
                 <div className="banner" role="status" data-testid="reconnecting">
                   {t.reconnecting}
                 </div>
               )}
             </div>
-            {!state.sessionId && <AgentPicker t={t} agents={agents} value={pick} onChange={setPick} disabled={state.running} />}
-            <Composer t={t} running={state.running} waiting={waiting} text={draft} setText={setDraft} onSend={send} onStop={stop} />
+            {!chat.sessionId && <AgentPicker t={t} agents={agents} value={pick} onChange={setPick} disabled={chat.running} />}
+            <Composer t={t} running={chat.running} waiting={waiting} text={draft} setText={setDraft} onSend={send} onStop={stop} />
           </main>
         </div>
       </div>
@@ -464,7 +308,7 @@ function ItemView({
         </div>
       )
     case 'notice': {
-      const run = item.code.startsWith('run_') ? runText(t, item.code.slice(4)) : ''
+      const run = item.code.startsWith('run_') && item.level === 'info' ? runText(t, item.code.slice(4)) : ''
       if (run)
         return (
           <div className="notice notice-info run-status" role="status" data-testid="run-status" data-run-status={item.code.slice(4)}>
@@ -473,7 +317,7 @@ function ItemView({
         )
       return (
         <div className={`notice notice-${item.level}`} role={item.level === 'error' ? 'alert' : 'status'} data-testid="notice" data-code={item.code}>
-          {run || (item.level === 'error' ? `${t.errorPrefix}: ${item.message}` : item.message)}
+          {item.level === 'error' ? `${t.errorPrefix}: ${noticeText(t, item)}` : item.message}
         </div>
       )
     }
@@ -567,11 +411,16 @@ function Composer({
   )
 }
 
-/** failureOf turns what a continue threw into a CardFailure. */
-function failureOf(e: unknown): CardFailure {
-  if (e instanceof ApiError) return { status: e.status, code: e.code, message: e.message, details: e.details, receipt: e.receipt }
-  if (e instanceof StreamLostError) return { status: 0, code: 'stream_lost', message: '' }
-  return { status: 0, code: 'network', message: e instanceof Error ? e.message : String(e) }
+/**
+ * noticeText words a failure notice in the page language: by its code
+ * (errorText), and for a session that could not be read, what to do (an
+ * unknown session, or another principal's, is also what a restart with
+ * --db memory leaves: DESIGN §4).
+ */
+function noticeText(t: Dict, n: NoticeItem): string {
+  if (n.context !== 'load') return errorText(t, n)
+  if (n.code === 'session_not_found') return t.sessionGone
+  return `${t.loadFailed}: ${errorText(t, n)}`
 }
 
 /** runErrorText words a failed run's code (RunErrorView.code) in the page language. */

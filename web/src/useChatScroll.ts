@@ -3,7 +3,7 @@
 // up to read; a question card that arrives is scrolled into view and its
 // first control focused, so it is never below the fold unnoticed.
 import { useCallback, useEffect, useLayoutEffect, useRef, type RefObject } from 'react'
-import type { Item } from './chatState'
+import type { Item } from 'luban-react'
 
 /** NEAR_BOTTOM_PX is how close to the bottom still counts as "at the bottom". */
 const NEAR_BOTTOM_PX = 48

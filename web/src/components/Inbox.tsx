@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react'
 import { ApiError, Deduper, isInputRequest, UserInputCard, visible, type Answer, type Api, type InboxItem, type InputRequest, type SSEEvent } from 'luban-react'
-import { reduce, type CardItem, type ChatState } from '../chatState'
+import { reduceSession as reduce, type CardItem, type SessionState as ChatState } from 'luban-react'
 import { followFeed } from '../feed'
 import { formatTime, useLang, type Lang } from '../i18n'
 
@@ -77,7 +77,7 @@ export type InboxProps = {
 function cardOf(it: InboxItem): ChatState {
   const request: InputRequest = it
   const card: CardItem = { kind: 'input', key: `inbox-${it.id}`, request, phase: it.resumable === false ? 'not_resumable' : 'editing' }
-  return { sessionId: it.sessionId, runId: it.runId, running: false, items: [card] }
+  return { sessionId: it.sessionId, runId: it.runId, running: false, items: [card], lastEventId: 0 }
 }
 
 function notifyOptedIn(): boolean {

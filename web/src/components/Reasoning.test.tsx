@@ -1,7 +1,7 @@
 import { render } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { describe, expect, it } from 'vitest'
-import { initialState, reduce, type MessageItem } from '../chatState'
+import { emptySession as initialState, reduceSession as reduce, type MessageItem } from 'luban-react'
 import type { Transcript } from 'luban-react'
 import { Reasoning } from './Reasoning'
 

@@ -1,6 +1,6 @@
 import { render, screen } from '@testing-library/react'
 import { describe, expect, it } from 'vitest'
-import type { ToolItem } from '../chatState'
+import type { ToolItem } from 'luban-react'
 import { LangContext } from '../i18n'
 import { ToolCallView } from './ToolCallView'
 

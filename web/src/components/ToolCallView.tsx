@@ -1,4 +1,4 @@
-import type { ToolItem } from '../chatState'
+import type { ToolItem } from 'luban-react'
 import { useT } from '../i18n'
 import { visible } from 'luban-react'
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import type { SSEEvent } from 'luban-react'
-import { initialState, reduce, type ChatState } from './chatState'
+import { emptySession as initialState, reduceSession as reduce, type SessionState as ChatState } from './session'
+import type { SSEEvent } from './sse'
 
 const ev = (id: number, event: string, data: unknown): SSEEvent => ({ id, event, data })
 const run = (s: ChatState, ...evs: SSEEvent[]) => evs.reduce((st, e) => reduce(st, { type: 'event', event: e }), s)
 
-describe('chatState', () => {
+describe('session reducer', () => {
   it('a reply cut by stop stays shown, marked stopped; the run end shows once', () => {
     let s = run(
       initialState,
@@ -50,5 +50,23 @@ describe('chatState', () => {
     expect(s.items[0]).toMatchObject({ phase: 'resolved', receipt: { selections: ['a'] } })
     s = reduce(s, { type: 'cardFailed', requestId: 'q', error: { status: 0, code: 'stream_lost', message: '' } })
     expect(s.items[0]).toMatchObject({ phase: 'resolved' })
+  })
+
+  it("a JSON answer's receipt resolves the card and resumes the run unless the stream's came first; lastEventId follows the events", () => {
+    const req = { id: 'q', toolCallId: 'c', sessionId: 's', runId: 'r', tool: 'ask_user', title: 't', mode: 'single', createdAt: '', expiresAt: '', resumable: true }
+    const rec = { requestId: 'q', toolCallId: 'c', status: 'answered', selections: ['a'], customInput: '', resolvedAt: '' } as never
+    let s = run(initialState, ev(4, 'user_input_required', req))
+    expect(s.lastEventId).toBe(4)
+    s = reduce(s, { type: 'cardSubmitting', requestId: 'q', answer: { selections: ['a'], customInput: '', cancelled: false } })
+    s = reduce(s, { type: 'cardAnswered', receipt: rec })
+    expect(s.items[0]).toMatchObject({ phase: 'resolved' })
+    expect(s.running).toBe(true)
+    // The run ended on the stream; a late 202 changes nothing.
+    s = run(s, ev(5, 'user_input_resolved', rec), ev(6, 'done', { runId: 'r', status: 'completed' }))
+    expect(s.running).toBe(false)
+    expect(reduce(s, { type: 'cardAnswered', receipt: rec })).toBe(s)
+    expect(s.lastEventId).toBe(6)
+    // A replayed old event does not move it back.
+    expect(run(s, ev(2, 'message', { messageId: 'x', role: 'assistant', content: 'old' })).lastEventId).toBe(6)
   })
 })

@@ -1,11 +1,11 @@
-// The chat view's state as a pure reducer: transcript, pending restore and
-// SSE events all fold into one list of items. Entities are keyed by their own
-// ids (messageId, toolCallId, requestId) so a replayed event or a transcript
-// overlap never shows anything twice.
-import { expiredReceipt, failCard, isInputRequest, newCard, resolvedCard, type CardItem, type SSEEvent } from 'luban-react'
-import type { Answer, CardFailure, EventName, EventPayloads, InputRequest, Pending, Receipt, RunStatus, Transcript } from 'luban-react'
-
-export type { CardFailure, CardItem, CardPhase } from 'luban-react'
+// One session as a chat shows it, as a pure reducer: transcript, pending
+// restore and SSE events all fold into one list of items (useLubanSession
+// holds it). Entities are keyed by their own ids (messageId, toolCallId,
+// requestId) so a replayed event or a transcript overlap never shows
+// anything twice.
+import { expiredReceipt, failCard, newCard, resolvedCard, type CardFailure, type CardItem } from './card'
+import { isInputRequest, type SSEEvent } from './sse'
+import type { Answer, EventName, FieldError, EventPayloads, InputRequest, Pending, Receipt, RunStatus, Transcript } from './types'
 
 /** MessageItem is a user or assistant message; streaming while deltas arrive. */
 export type MessageItem = {
@@ -38,10 +38,22 @@ export type ToolItem = {
 }
 
 /**
- * NoticeItem is a line from the page itself (an error, a run's end). A
- * run's end has code `run_<status>` and is shown once, after the last run.
+ * NoticeItem is a line from the client itself: a failure (code an API error
+ * code, `network` or `stream_lost`; status, message and details as the
+ * server sent them, message English, for errorText to word), or a run's end
+ * (code `run_<status>`, shown once, after the last run). context `load` marks
+ * a session that could not be read (GET /api/sessions/{id} failed).
  */
-export type NoticeItem = { kind: 'notice'; key: string; level: 'error' | 'info'; code: string; message: string }
+export type NoticeItem = {
+  kind: 'notice'
+  key: string
+  level: 'error' | 'info'
+  code: string
+  message: string
+  status?: number
+  details?: FieldError[]
+  context?: 'load'
+}
 
 /**
  * RunErrorItem is why a run failed, a transcript entry of its own (live
@@ -53,11 +65,15 @@ export type RunErrorItem = { kind: 'run_error'; key: string; runId: string; code
 /** Item is one row of the chat view. */
 export type Item = MessageItem | ToolItem | CardItem | NoticeItem | RunErrorItem
 
-/** ChatState is the open session as the page shows it. */
-export type ChatState = { sessionId?: string; runId?: string; running: boolean; items: Item[] }
+/**
+ * SessionState is one session as a chat shows it: its items in order,
+ * whether a run is active, and lastEventId, the highest event id applied
+ * (the transcript's lastEventId at first).
+ */
+export type SessionState = { sessionId?: string; runId?: string; running: boolean; items: Item[]; lastEventId: number }
 
-/** Action is everything that changes ChatState. */
-export type Action =
+/** SessionAction is everything that changes SessionState. */
+export type SessionAction =
   | { type: 'reset'; sessionId?: string }
   | { type: 'transcript'; transcript: Transcript }
   | { type: 'pending'; pending: Pending }
@@ -66,12 +82,13 @@ export type Action =
   | { type: 'localFailed'; text: string }
   | { type: 'running'; running: boolean }
   | { type: 'cardSubmitting'; requestId: string; answer?: Answer }
+  | { type: 'cardAnswered'; receipt: Receipt }
   | { type: 'cardFailed'; requestId: string; error: CardFailure }
   | { type: 'cardExpired'; requestId: string }
-  | { type: 'notice'; level: 'error' | 'info'; code: string; message: string }
+  | { type: 'notice'; notice: Omit<NoticeItem, 'kind' | 'key'> }
 
-/** initialState is an empty new session. */
-export const initialState: ChatState = { running: false, items: [] }
+/** emptySession is a new session before its first message. */
+export const emptySession: SessionState = { running: false, items: [], lastEventId: 0 }
 
 let seq = 0
 const key = (p: string) => `${p}-${++seq}`
@@ -198,7 +215,7 @@ function payload<K extends EventName>(ev: SSEEvent, _name: K): Partial<EventPayl
 /** text is v when it is a string, else ''. */
 const text = (v: unknown): string => (typeof v === 'string' ? v : '')
 
-function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
+function applyEvent(s: SessionState, ev: SSEEvent): SessionState {
   switch (ev.event) {
     case 'session': {
       const d = payload(ev, 'session')
@@ -309,14 +326,15 @@ function applyEvent(s: ChatState, ev: SSEEvent): ChatState {
   }
 }
 
-/** reduce is the chat view's reducer. */
-export function reduce(s: ChatState, a: Action): ChatState {
+/** reduceSession is the reducer of SessionState. */
+export function reduceSession(s: SessionState, a: SessionAction): SessionState {
   switch (a.type) {
     case 'reset':
-      return { running: false, items: [], sessionId: a.sessionId }
+      return { running: false, items: [], sessionId: a.sessionId, lastEventId: 0 }
     case 'transcript':
       return {
         ...s,
+        lastEventId: a.transcript.lastEventId ?? 0,
         sessionId: a.transcript.session?.id ?? s.sessionId,
         running: a.transcript.session?.status === 'running',
         items: fromTranscript(a.transcript),
@@ -355,8 +373,11 @@ export function reduce(s: ChatState, a: Action): ChatState {
       }
       return { ...s, items }
     }
-    case 'event':
-      return applyEvent(s, a.event)
+    case 'event': {
+      const next = applyEvent(s, a.event)
+      const id = a.event.id
+      return id !== null && id > next.lastEventId ? { ...next, lastEventId: id } : next
+    }
     case 'localUser':
       return {
         ...s,
@@ -376,6 +397,13 @@ export function reduce(s: ChatState, a: Action): ChatState {
       return { ...s, running: a.running }
     case 'cardSubmitting':
       return { ...s, items: updateCard(s.items, a.requestId, (c) => ({ ...c, phase: 'submitting', error: undefined, lastAnswer: a.answer ?? c.lastAnswer })) }
+    case 'cardAnswered': {
+      // The 202 of a JSON answer: the receipt unless the session's stream
+      // brought it first; an answer resumes the run.
+      const c = s.items.find((i): i is CardItem => i.kind === 'input' && i.request.id === a.receipt.requestId)
+      if (!c || c.phase === 'resolved') return s
+      return { ...s, running: a.receipt.status === 'answered' ? true : s.running, items: resolveCard(s.items, a.receipt) }
+    }
     case 'cardFailed':
       return { ...s, items: updateCard(s.items, a.requestId, (c) => failCard(c, a.error)) }
     case 'cardExpired':
@@ -386,6 +414,6 @@ export function reduce(s: ChatState, a: Action): ChatState {
         ),
       }
     case 'notice':
-      return { ...s, items: [...s.items, { kind: 'notice', key: key('notice'), level: a.level, code: a.code, message: a.message }] }
+      return { ...s, items: [...s.items, { ...a.notice, kind: 'notice', key: key('notice') }] }
   }
 }

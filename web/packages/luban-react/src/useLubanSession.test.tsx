@@ -1,11 +1,11 @@
-import { render, screen, waitFor } from '@testing-library/react'
+import { act, render, renderHook, screen, waitFor } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import type { ServerResponse } from 'node:http'
 import { describe, expect, it } from 'vitest'
 import { Api } from './api'
 import { UserInputCard } from './components/UserInputCard'
 import type { InputRequest, Receipt, Transcript } from './types'
-import { frame, json, startServer, type FakeServer } from './test/server'
+import { frame, json, sse, startServer, type FakeServer } from './test/server'
 import { useLubanSession } from './useLubanSession'
 
 const LATER = new Date(Date.now() + 3600_000).toISOString()
@@ -159,5 +159,57 @@ describe('useLubanSession', () => {
     await userEvent.click(screen.getByTestId('submit'))
     await waitFor(() => expect(card('q2')).toHaveAttribute('data-phase', 'resolved'))
     expect(screen.getByTestId('receipt-selections')).toHaveTextContent('乙')
+  })
+
+  it('sends in a new session: names it (onSession), follows it after the first event, and a refused message comes back false', async () => {
+    const srv = await startServer({
+      'POST /api/chat': sse(
+        frame(1, 'session', { sessionId: 's9', runId: 'r1' }),
+        frame(2, 'message', { messageId: 'u1', role: 'user', content: '你好' }),
+        frame(3, 'message_delta', { messageId: 'a1', delta: '好' }),
+        frame(4, 'message', { messageId: 'a1', role: 'assistant', content: '好的' }),
+        frame(5, 'done', { runId: 'r1', status: 'completed' }),
+      ),
+    })
+    const watched: string[] = []
+    srv.route('GET /api/sessions/s9/events', (req, res) => {
+      watched.push(String(req.headers['last-event-id']))
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' })
+      res.write(': ping\n\n')
+    })
+    const named: string[] = []
+    const api = new Api({ base: srv.base, retryDelayMs: 1 })
+    const { result, rerender } = renderHook(({ id }: { id?: string }) => useLubanSession(id, { api, onSession: (sid) => named.push(sid) }), {
+      initialProps: {} as { id?: string },
+    })
+    expect(result.current.connection).toBe('closed')
+    let ok: boolean | undefined
+    await act(async () => {
+      ok = await result.current.send('你好')
+    })
+    expect(ok).toBe(true)
+    expect(named).toEqual(['s9'])
+    expect(result.current.sessionId).toBe('s9')
+    expect(result.current.running).toBe(false)
+    const messages = result.current.items.filter((i) => i.kind === 'message')
+    expect(messages.map((m) => (m.kind === 'message' ? `${m.role}:${m.content}` : ''))).toEqual(['user:你好', 'assistant:好的'])
+    await waitFor(() => expect(result.current.connection).toBe('live'))
+    expect(Number(watched[0])).toBeGreaterThanOrEqual(1)
+    expect(result.current.lastEventId).toBe(5)
+
+    // The app puts the new id into its URL and passes it back: nothing is reloaded.
+    rerender({ id: 's9' })
+    expect(srv.requests.some((r) => r.url === '/api/sessions/s9')).toBe(false)
+    expect(result.current.items).toHaveLength(messages.length + 1) // the run's end line
+
+    // A message the server refuses before its run starts is not part of the session.
+    srv.route('POST /api/chat', json(409, { error: { code: 'run_in_progress', message: 'a run is active' } }))
+    await act(async () => {
+      ok = await result.current.send('再来')
+    })
+    expect(ok).toBe(false)
+    expect(result.current.items.some((i) => i.kind === 'message' && i.content === '再来')).toBe(false)
+    expect(result.current.items.at(-1)).toMatchObject({ kind: 'notice', level: 'error', code: 'run_in_progress', status: 409 })
+    expect(srv.requests.filter((r) => r.method === 'POST').at(-1)!.body).toEqual({ sessionId: 's9', message: '再来' })
   })
 })
