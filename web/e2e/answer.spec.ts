@@ -165,6 +165,10 @@ test('an AskUser batch: header chips, context, preview, Other, one answer per qu
   })
   const { sessionId, card } = await openAndSend(page, luban, '设计界面')
   await expect(card).toHaveAttribute('data-mode', 'questions')
+  // The heading says how many questions follow; each question's text shows
+  // once, in its own group (the batch's title is its first question).
+  await expect(card.getByRole('heading')).toHaveText('请回答以下 2 个问题')
+  await expect(card.getByText('用哪种布局？', { exact: true })).toHaveCount(1)
   await expect(card.getByTestId('question-header-0')).toHaveText('布局')
   await expect(card.getByTestId('question-header-1')).toHaveText('平台')
   expect(await card.getByTestId('question-context-0').innerText()).toBe('src/layout.ts 第 12 行\n  return <Grid/>')

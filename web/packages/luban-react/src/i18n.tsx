@@ -16,6 +16,8 @@ const zh = {
   submitting: '提交中…',
   cancel: '取消',
   other: '其他',
+  /** batchTitle heads an AskUser card: its questions follow, each with its own text. */
+  batchTitle: (n: number) => (n === 1 ? '请回答这个问题' : `请回答以下 ${n} 个问题`),
   otherPlaceholder: '填写其他答案',
   preview: '预览',
   noPreview: '此选项没有预览',
@@ -68,6 +70,7 @@ const en: Dict = {
   submitting: 'Submitting…',
   cancel: 'Cancel',
   other: 'Other',
+  batchTitle: (n: number) => (n === 1 ? 'One question for you' : `${n} questions for you`),
   otherPlaceholder: 'Type another answer',
   preview: 'Preview',
   noPreview: 'This option has no preview',

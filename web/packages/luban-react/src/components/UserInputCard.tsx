@@ -49,7 +49,13 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
   // An approval's heading is worded in the page language from its tool's
   // name; its description is the tool's, shown once by ApprovalForm.
   const approval = isApproval(req)
-  const title = approval ? approvalText[lang].runTitle(visible((req as unknown as ApprovalRequest).toolName ?? '')) : visible(req.title)
+  // An AskUser batch's title is its first question, which its form shows
+  // anyway: the heading says how many questions follow instead.
+  const title = approval
+    ? approvalText[lang].runTitle(visible((req as unknown as ApprovalRequest).toolName ?? ''))
+    : req.mode === 'questions' && req.questions?.length
+      ? t.batchTitle(req.questions.length)
+      : visible(req.title)
 
   useEffect(() => {
     if (!editing || !onExpire || !req.expiresAt) return
