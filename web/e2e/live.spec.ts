@@ -127,6 +127,11 @@ test('two pages on one session: an answer in one shows in the other, and so does
     await expect(p.getByTestId('composer-hint')).toHaveCount(0)
   }
   await lab.shot(pageB, 'second-page-followed')
+  // A reload (the transcript's path) shows the same: own resolutions, one run end.
+  await page.reload()
+  await expect(page.getByTestId('receipt-status')).toHaveText(['已提交', '已提交'])
+  await expect(page.getByTestId('run-status')).toHaveCount(1)
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
   await other.close()
 })
 
