@@ -35,27 +35,14 @@ import (
 // model is printed with control characters escaped (safeLine, safeText), so
 // a model cannot drive the terminal. Flags have environment twins: --url
 // (LUBAN_URL), --token (LUBAN_AUTH_TOKEN; a comma list uses its first token;
-// default: the token `luban serve` generated and kept beside its database).
+// default: the token `luban serve` generated and kept beside its database),
+// --lang (LUBAN_LANG; default: the locale, LC_ALL, LC_MESSAGES or LANG: zh*
+// is Chinese, anything else English): the language of everything the
+// terminal says of its own, field errors included (chat_lang.go).
 type Chat struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
-}
-
-// chatLang picks the words of the terminal's own text for one question:
-// Chinese when the question's text has Han characters, else English.
-type chatLang bool
-
-const (
-	langEN chatLang = false
-	langZH chatLang = true
-)
-
-func (l chatLang) pick(zh, en string) string {
-	if l == langZH {
-		return zh
-	}
-	return en
 }
 
 // chatSession is one `luban chat` invocation.
@@ -65,6 +52,7 @@ type chatSession struct {
 	lines     *lineReader
 	editor    string // $VISUAL or $EDITOR: how an approval's arguments are edited when set
 	sessionID string
+	lang      chatLang
 	asked     map[string]*api.InputRequest // requestId → request, for receipts
 	receipted map[string]bool              // requestId → its receipt is printed
 	root      context.Context              // the whole chat's context (an $EDITOR outlives a question's wait)
@@ -93,16 +81,32 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 		}
 		return def
 	}
+	lang := localeLang(getenv)
+	if v := or(langArg(args), getenv("LUBAN_LANG")); v != "" {
+		if l, err := parseLang(v); err == nil {
+			lang = l
+		}
+	}
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-	baseURL := fs.String("url", env("LUBAN_URL", "http://127.0.0.1:8080"), "the luban server (LUBAN_URL)")
-	token := fs.String("token", env("LUBAN_AUTH_TOKEN", ""), "bearer token (LUBAN_AUTH_TOKEN); default: the token luban serve generated and kept beside its database")
-	session := fs.String("session", "", "continue this session: shows its pending question again")
+	baseURL := fs.String("url", env("LUBAN_URL", "http://127.0.0.1:8080"), lang.pick("luban 服务的地址 (LUBAN_URL)", "the luban server (LUBAN_URL)"))
+	token := fs.String("token", env("LUBAN_AUTH_TOKEN", ""), lang.pick("访问令牌 (LUBAN_AUTH_TOKEN)；默认使用 luban serve 生成并保存在数据库旁的令牌", "bearer token (LUBAN_AUTH_TOKEN); default: the token luban serve generated and kept beside its database"))
+	session := fs.String("session", "", lang.pick("继续这个会话：再次显示它等待回答的问题", "continue this session: shows its pending question again"))
+	langFlag := fs.String("lang", getenv("LUBAN_LANG"), lang.pick("终端使用的语言：zh 或 en (LUBAN_LANG)；默认取自 LC_ALL、LC_MESSAGES 或 LANG", "the terminal's language: zh or en (LUBAN_LANG); default from LC_ALL, LC_MESSAGES or LANG"))
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: luban chat [--url http://127.0.0.1:8080] [--token …] [--session id]\n\nType a message and press Enter. While a question is shown, answer it,\nor type /cancel to decline it or /quit to answer later.\n\nFlags:\n")
+		fmt.Fprint(fs.Output(), lang.pick(
+			"用法：luban chat [--url http://127.0.0.1:8080] [--token …] [--session id] [--lang zh|en]\n\n输入消息后按回车。有问题显示时直接回答，\n或输入 /cancel 拒绝、/quit 稍后再答。\n\n参数：\n",
+			"Usage: luban chat [--url http://127.0.0.1:8080] [--token …] [--session id] [--lang zh|en]\n\nType a message and press Enter. While a question is shown, answer it,\nor type /cancel to decline it or /quit to answer later.\n\nFlags:\n"))
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args, c.Stdout); err != nil {
 		return err
+	}
+	if *langFlag != "" {
+		l, err := parseLang(*langFlag)
+		if err != nil {
+			return &usageError{err.Error()}
+		}
+		lang = l
 	}
 	tok, _, _ := strings.Cut(*token, ",")
 	tok = strings.TrimSpace(tok)
@@ -110,7 +114,7 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 		tok = generatedToken(getenv)
 	}
 	if tok == "" {
-		return &usageError{"no token: pass --token or set LUBAN_AUTH_TOKEN (luban serve prints it)"}
+		return &usageError{lang.pick("没有令牌：请用 --token 或设置 LUBAN_AUTH_TOKEN（luban serve 会打印它）", "no token: pass --token or set LUBAN_AUTH_TOKEN (luban serve prints it)")}
 	}
 	cl, err := client.New(*baseURL, tok, nil)
 	if err != nil {
@@ -118,7 +122,7 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &chatSession{c: cl, out: c.Stdout, lines: readLines(ctx, c.Stdin), sessionID: *session,
+	s := &chatSession{c: cl, out: c.Stdout, lines: readLines(ctx, c.Stdin), sessionID: *session, lang: lang,
 		asked: map[string]*api.InputRequest{}, receipted: map[string]bool{}, root: ctx, open: map[string]string{}, thought: map[string]bool{}, echo: !isTerminal(c.Stdin)}
 	if isTerminal(c.Stdin) {
 		s.editor = or(getenv("VISUAL"), getenv("EDITOR"))
@@ -246,7 +250,7 @@ func (s *chatSession) thinking(messageID string) {
 	}
 	s.thought[messageID] = true
 	s.endLine()
-	s.printf("(thinking…)\n")
+	s.printf("%s\n", s.lang.pick("（思考中…）", "(thinking…)"))
 }
 
 func (s *chatSession) endLine() {
@@ -258,7 +262,7 @@ func (s *chatSession) endLine() {
 
 func (s *chatSession) leave() {
 	if s.sessionID != "" {
-		s.printf("bye. continue with: luban chat --session %s\n", s.sessionID)
+		s.printf(s.lang.pick("再见。之后继续：luban chat --session %s\n", "bye. continue with: luban chat --session %s\n"), s.sessionID)
 	}
 }
 
@@ -268,7 +272,7 @@ func (s *chatSession) run(ctx context.Context) error {
 			return err
 		}
 	} else {
-		s.printf("luban chat: type a message (/help for commands)\n")
+		s.printf("%s\n", s.lang.pick("luban chat：输入消息后按回车（/help 查看命令）", "luban chat: type a message (/help for commands)"))
 	}
 	for {
 		line, err := s.read(ctx, "> ")
@@ -282,7 +286,8 @@ func (s *chatSession) run(ctx context.Context) error {
 		case cmd == "/quit" || cmd == "/exit":
 			return errQuit
 		case cmd == "/help":
-			s.printf("commands: /cancel stop the session's run · /quit leave (a pending question stays for later) · /help\n")
+			s.printf("%s\n", s.lang.pick("命令：/cancel 停止会话中的任务 · /quit 退出（等待中的问题留待以后回答）· /help",
+				"commands: /cancel stop the session's run · /quit leave (a pending question stays for later) · /help"))
 			continue
 		case cmd == "/cancel":
 			if err := s.cancelRun(ctx); err != nil {
@@ -290,13 +295,13 @@ func (s *chatSession) run(ctx context.Context) error {
 			}
 			continue
 		case strings.HasPrefix(cmd, "/"):
-			s.printf("unknown command %s (/help lists them)\n", safeLine(cmd))
+			s.printf(s.lang.pick("没有 %s 这个命令（/help 列出全部命令）\n", "unknown command %s (/help lists them)\n"), safeLine(cmd))
 			continue
 		}
 		st, err := s.c.Chat(ctx, s.sessionID, line)
 		var ce *client.Error
 		if errors.As(err, &ce) && ce.Pending != nil {
-			s.printf("a question is waiting for your answer first:\n")
+			s.printf("%s\n", s.lang.pick("请先回答正在等待的问题：", "a question is waiting for your answer first:"))
 			err = s.answerLoop(ctx, ce.Pending, s.lastEventID(ctx, ce.Pending.SessionID))
 		} else if err != nil {
 			if s.report(err) {
@@ -319,7 +324,7 @@ func (s *chatSession) report(err error) bool {
 	if !errors.As(err, &ce) {
 		return false
 	}
-	s.printf("error: %s\n", safeLine(ce.Error()))
+	s.printf("%s%s\n", s.lang.pick("错误：", "error: "), refusalText(ce, s.lang))
 	return true
 }
 
@@ -340,7 +345,7 @@ func (s *chatSession) resume(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.printf("session %s · %s · %s\n", safeLine(tr.Session.ID), safeLine(tr.Session.Title), safeLine(tr.Session.Status))
+	s.printf("%s %s · %s · %s\n", s.lang.pick("会话", "session"), safeLine(tr.Session.ID), safeLine(tr.Session.Title), runStatusText(tr.Session.Status, s.lang))
 	for _, it := range tr.Interactions {
 		s.asked[it.Request.ID] = &it.Request
 	}
@@ -352,7 +357,7 @@ func (s *chatSession) resume(ctx context.Context) error {
 	case p.Pending != nil:
 		return s.answerLoop(ctx, p.Pending, tr.LastEventID)
 	case tr.Session.Status == string(api.RunRunning):
-		s.printf("the run is still going; following it (Ctrl-C to stop watching)\n")
+		s.printf("%s\n", s.lang.pick("任务还在运行，正在跟随（Ctrl-C 停止查看）", "the run is still going; following it (Ctrl-C to stop watching)"))
 		st, err := s.c.Events(ctx, s.sessionID, tr.LastEventID)
 		if err != nil {
 			return err
@@ -401,14 +406,15 @@ func (s *chatSession) renderEvents(ctx context.Context, st *client.Stream) (*api
 			// The server ended the stream (it is shutting down) or the
 			// connection broke before the run paused or ended: the run
 			// goes on in the server, and its events stay in the log.
-			s.printf("[the stream ended before the run paused or finished; luban chat --session %s follows it]\n", safeLine(s.sessionID))
+			s.printf(s.lang.pick("[连接在任务暂停或结束前断开；luban chat --session %s 可以继续跟随]\n",
+				"[the stream ended before the run paused or finished; luban chat --session %s follows it]\n"), safeLine(s.sessionID))
 			return nil, nil
 		}
 		switch v := ev.Value.(type) {
 		case *api.SessionEvent:
 			if v.SessionID != s.sessionID {
 				s.sessionID = v.SessionID
-				s.printf("[session %s]\n", safeLine(v.SessionID))
+				s.printf("[%s %s]\n", s.lang.pick("会话", "session"), safeLine(v.SessionID))
 			}
 		case *api.MessageDeltaEvent:
 			s.open[v.MessageID] += v.Delta
@@ -455,9 +461,9 @@ func (s *chatSession) renderEvents(ctx context.Context, st *client.Stream) (*api
 				s.receipt(v)
 			}
 		case *api.ErrorEvent:
-			s.printf("error: %s: %s\n", safeLine(v.Code), safeLine(v.Message))
+			s.printf("%s%s\n", s.lang.pick("错误：", "error: "), runErrorText(v.Code, v.Message, s.lang))
 		case *api.DoneEvent:
-			s.printf("[run %s]\n", safeLine(string(v.Status)))
+			s.printf("[%s]\n", s.lang.pick(runStatusText(string(v.Status), s.lang), "run "+runStatusText(string(v.Status), s.lang)))
 			return nil, nil
 		}
 	}
@@ -467,7 +473,7 @@ func (s *chatSession) renderEvents(ctx context.Context, st *client.Stream) (*api
 // /api/sessions/{id}/cancel.
 func (s *chatSession) cancelRun(ctx context.Context) error {
 	if s.sessionID == "" {
-		s.printf("nothing to cancel yet\n")
+		s.printf("%s\n", s.lang.pick("还没有可以取消的任务", "nothing to cancel yet"))
 		return nil
 	}
 	status, err := s.c.Cancel(ctx, s.sessionID)
@@ -477,7 +483,7 @@ func (s *chatSession) cancelRun(ctx context.Context) error {
 		}
 		return err
 	}
-	s.printf("[session %s]\n", safeLine(status))
+	s.printf("[%s]\n", s.lang.pick("会话", "session ")+runStatusText(status, s.lang))
 	return nil
 }
 
@@ -493,10 +499,10 @@ func (s *chatSession) answerLoop(ctx context.Context, req *api.InputRequest, aft
 		if req.SessionID != "" {
 			s.sessionID = req.SessionID
 		}
-		lang := langOf(req)
+		lang := s.lang
 		s.show(req, lang)
 		if !req.Resumable {
-			s.printf("%s\n", lang.pick("服务已重启，请重新发起任务。", "The server restarted and cannot continue this question; start the task again."))
+			s.printf("%s\n", lang.pick("服务已重启，这个问题无法继续；请重新发起任务。", "The server restarted and cannot continue this question; start the task again."))
 			return nil
 		}
 		w := s.watch(ctx, req.SessionID, req.ID, after)
@@ -555,7 +561,7 @@ func (s *chatSession) answerOne(ctx context.Context, w *watcher, req *api.InputR
 				}
 				return s.elsewhere(ctx, ce.Receipt, after)
 			}
-			s.printf("error: %s\n", safeLine(ce.Error()))
+			s.printf("%s%s\n", lang.pick("错误：", "error: "), refusalText(ce, lang))
 			if ce.Receipt != nil {
 				s.receipt(ce.Receipt)
 			}
@@ -569,28 +575,16 @@ func (s *chatSession) answerOne(ctx context.Context, w *watcher, req *api.InputR
 	}
 }
 
+// fieldErrors prints a rejected answer's details, each worded from its
+// field, code and params (detailText), then asks again.
 func (s *chatSession) fieldErrors(details []api.FieldError, msg string, lang chatLang) {
 	if len(details) == 0 {
 		s.printf("  ! %s\n", safeLine(msg))
 	}
 	for _, d := range details {
-		s.printf("  ! %s: %s\n", safeLine(d.Field), safeLine(d.Message))
+		s.printf("  ! %s\n", detailText(d, lang))
 	}
 	s.printf("%s\n", lang.pick("请重新回答。", "Please answer again."))
-}
-
-// langOf is Chinese when the question's own text has Han characters.
-func langOf(req *api.InputRequest) chatLang {
-	text := req.Title + req.Description
-	for _, q := range req.Questions {
-		text += q.Question + q.Header
-	}
-	for _, r := range text {
-		if unicode.Is(unicode.Han, r) {
-			return langZH
-		}
-	}
-	return langEN
 }
 
 // show prints the question card.
@@ -841,10 +835,7 @@ func parsePicks(line string, n, min, max int, lang chatLang) ([]int, string) {
 func (s *chatSession) receipt(rc *api.Receipt) {
 	s.receipted[rc.RequestID] = true
 	req := s.asked[rc.RequestID]
-	lang := langEN
-	if req != nil {
-		lang = langOf(req)
-	}
+	lang := s.lang
 	switch rc.Status {
 	case api.StatusCancelled:
 		s.printf("✗ %s\n", lang.pick("已取消", "cancelled"))

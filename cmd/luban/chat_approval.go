@@ -89,7 +89,7 @@ func (s *chatSession) editArguments(ctx context.Context, req *api.InputRequest, 
 	}
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(text), &obj); err != nil || obj == nil {
-		s.printf("  ! arguments: %s\n", lang.pick("需要一个 JSON 对象", "must be a JSON object"))
+		s.printf("  ! %s\n", detailText(api.FieldError{Field: "arguments", Code: api.DetailInvalidType, Params: map[string]any{"expected": "object"}}, lang))
 		return nil, nil
 	}
 	var b bytes.Buffer

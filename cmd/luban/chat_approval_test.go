@@ -30,13 +30,14 @@ func approvalSetup(t *testing.T) *chatBundle {
 func TestChatApprovalEdit(t *testing.T) {
 	t.Parallel()
 	b := approvalSetup(t)
+	b.locale = "zh_CN.UTF-8"
 	b.model.push(asks("写计划。", "write_file", `{"path":"plan.md","content":"v1"}`), model.Message{Content: "写好了。"})
 	out := b.chat("写计划\nx\ne\n{bad\ne\n{\"path\":\"\",\"content\":\"v2\"}\ne\n{\"path\":\"docs/plan.md\",\"content\":\"v2\"}\n/quit\n")
 	require.Contains(t, out, "? 需要批准： write_file\n")
 	require.Contains(t, out, "    {\n      \"path\": \"plan.md\",\n      \"content\": \"v1\"\n    }\n")
 	require.Contains(t, out, "  ! 请输入 a、a!、e 或 r\n")
-	require.Contains(t, out, "  ! arguments: 需要一个 JSON 对象\n")
-	require.Contains(t, out, "  ! arguments.path: minLength: got 0, want 1\n")
+	require.Contains(t, out, "  ! 参数：应为对象\n")
+	require.Contains(t, out, "  ! 参数 path：至少 1 个字\n")
 	require.Contains(t, out, "✓ 已修改参数后批准：\n    {\n      \"path\": \"docs/plan.md\",\n      \"content\": \"v2\"\n    }\n")
 	require.Contains(t, out, "写好了。")
 	got, err := os.ReadFile(filepath.Join(b.work, "docs", "plan.md"))
@@ -50,6 +51,7 @@ func TestChatApprovalEdit(t *testing.T) {
 func TestChatApprovalApproveAndReject(t *testing.T) {
 	t.Parallel()
 	b := approvalSetup(t)
+	b.locale = "zh_CN.UTF-8"
 	b.model.push(asks("写。", "write_file", `{"path":"a.txt","content":"a"}`), model.Message{Content: "好。"})
 	out := b.chat("写\na!\n/quit\n")
 	require.Contains(t, out, "✓ 已批准（本会话内总是允许）\n")

@@ -62,7 +62,7 @@ func fieldLine(f api.FormField, lang chatLang) string {
 	if f.Required {
 		line += " *"
 	}
-	info := []string{string(f.Type)}
+	info := []string{fieldTypeText(f.Type, lang)}
 	if b := boundsOf(f, lang); b != "" {
 		info = append(info, b)
 	}
@@ -73,6 +73,27 @@ func fieldLine(f api.FormField, lang chatLang) string {
 		info = append(info, lang.pick("默认：", "default: ")+safeLine(string(f.Default)))
 	}
 	return line + " (" + strings.Join(info, ", ") + ")"
+}
+
+// fieldTypeText words a form field's type.
+func fieldTypeText(t api.FieldType, lang chatLang) string {
+	switch t {
+	case api.FieldString:
+		return lang.pick("文本", "text")
+	case api.FieldNumber:
+		return lang.pick("数字", "number")
+	case api.FieldInteger:
+		return lang.pick("整数", "integer")
+	case api.FieldBoolean:
+		return lang.pick("是/否", "yes/no")
+	case api.FieldDate:
+		return lang.pick("日期", "date")
+	case api.FieldEnum:
+		return lang.pick("单选", "one of")
+	case api.FieldMulti:
+		return lang.pick("多选", "several of")
+	}
+	return safeLine(string(t))
 }
 
 func boundsOf(f api.FormField, lang chatLang) string {

@@ -77,6 +77,8 @@ type chatBundle struct {
 	model *chatModel
 	srv   *lubantest.Server
 	work  string
+	// locale is LANG for luban chat ("" = unset: English).
+	locale string
 }
 
 func setup(t *testing.T) *chatBundle {
@@ -102,7 +104,7 @@ func (b *chatBundle) chatErr(stdin string, args ...string) (string, error) {
 	b.t.Helper()
 	var stdout, stderr bytes.Buffer
 	c := &Chat{Stdin: strings.NewReader(stdin), Stdout: &stdout, Stderr: &stderr,
-		Getenv: envOf(map[string]string{"LUBAN_URL": b.srv.URL, "LUBAN_AUTH_TOKEN": "test-token", "XDG_DATA_HOME": b.t.TempDir()})}
+		Getenv: envOf(map[string]string{"LUBAN_URL": b.srv.URL, "LUBAN_AUTH_TOKEN": "test-token", "XDG_DATA_HOME": b.t.TempDir(), "LANG": b.locale})}
 	err := c.Run(b.ctx, args)
 	return sessRE.ReplaceAllString(stdout.String(), "SESS") + stderr.String(), err
 }
@@ -134,12 +136,13 @@ const chatSingleArgs = `{"title":"请选择执行方式","description":"改代�
 func TestChatSingleChoiceChecksLocallyAndResumes(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	b.locale = "zh_CN.UTF-8"
 	b.model.push(asks("我需要问一下。", "ask_user", chatSingleArgs), model.Message{Content: "好的，先分析。"})
 
 	out := b.chat("帮我改代码\n3\n\n1\n/quit\n")
-	require.Equal(t, `luban chat: type a message (/help for commands)
+	require.Equal(t, `luban chat：输入消息后按回车（/help 查看命令）
 > 帮我改代码
-[session SESS]
+[会话 SESS]
 我需要问一下。
 ? 请选择执行方式
   改代码之前
@@ -154,9 +157,9 @@ func TestChatSingleChoiceChecksLocallyAndResumes(t *testing.T) {
 选择一项 (1-2): 1
 ✓ 已提交：先分析
 好的，先分析。
-[run completed]
+[任务已完成]
 > /quit
-bye. continue with: luban chat --session SESS
+再见。之后继续：luban chat --session SESS
 `, out)
 	reqs := b.model.requests()
 	require.Len(t, reqs, 2)
@@ -172,12 +175,13 @@ const batchArgs = `{"questions":[` +
 func TestChatAskUserBatchWithOther(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	b.locale = "zh_CN.UTF-8"
 	b.model.push(asks("", "AskUser", batchArgs), model.Message{Content: "收到。"})
 
 	out := b.chat("选方案\n2\n1 3\n\n手测\n")
-	require.Equal(t, `luban chat: type a message (/help for commands)
+	require.Equal(t, `luban chat：输入消息后按回车（/help 查看命令）
 > 选方案
-[session SESS]
+[会话 SESS]
 ? 请回答 2 个问题 （/cancel 取消，/quit 稍后再答）
 [方案] 用哪个方案？ (1/2)
   两种都可行
@@ -198,9 +202,9 @@ func TestChatAskUserBatchWithOther(t *testing.T) {
   用哪个方案？ → 方案B
   要哪些检查？ → 单测，其他：手测
 收到。
-[run completed]
+[任务已完成]
 > 
-bye. continue with: luban chat --session SESS
+再见。之后继续：luban chat --session SESS
 `, out)
 	p := b.pending(b.sessionID())
 	require.Equal(t, []api.QuestionAnswer{
@@ -215,6 +219,7 @@ bye. continue with: luban chat --session SESS
 func TestChatShowsServerFieldErrorsAndAsksAgain(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	b.locale = "zh_CN.UTF-8"
 	require.NoError(t, os.Mkdir(filepath.Join(b.work, "reports"), 0o755))
 	b.model.push(asks("", "ask_user", `{"title":"存到哪个目录？","mode":"directory"}`), model.Message{Content: "已保存。"})
 
@@ -222,12 +227,12 @@ func TestChatShowsServerFieldErrorsAndAsksAgain(t *testing.T) {
 	require.Contains(t, out, `? 存到哪个目录？
   （/cancel 取消，/quit 稍后再答）
 输入工作区内的相对目录: ../outside
-  ! customInput: "../outside" leads outside the workspace
+  ! 回答：「../outside」在工作区之外
 请重新回答。
 输入工作区内的相对目录: reports
 ✓ 已提交：reports
 已保存。
-[run completed]
+[任务已完成]
 `)
 	require.Equal(t, "reports", b.pending(b.sessionID()).Last.CustomInput)
 }
@@ -235,14 +240,15 @@ func TestChatShowsServerFieldErrorsAndAsksAgain(t *testing.T) {
 func TestChatCancelDeclinesTheQuestion(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	b.locale = "zh_CN.UTF-8"
 	b.model.push(asks("", "ask_user", chatSingleArgs))
 
 	out := b.chat("问我\n/cancel\n/cancel\n/quit\n")
 	require.Contains(t, out, `选择一项 (1-2): /cancel
 ✗ 已取消
-[run cancelled]
+[已取消]
 > /cancel
-[session cancelled]
+[会话已取消]
 > /quit
 `)
 	require.Len(t, b.model.requests(), 1, "a cancelled question gets no further model turn")
@@ -281,12 +287,13 @@ Done.
 func TestChatQuitThenResumeWithSession(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	b.locale = "zh_CN.UTF-8"
 	b.model.push(asks("", "ask_user", chatSingleArgs), model.Message{Content: "好，直接实现。"})
 
 	out := b.chat("问我\n/quit\n")
 	require.Contains(t, out, `选择一项 (1-2): /quit
 问题保留，稍后可以继续回答。
-bye. continue with: luban chat --session SESS
+再见。之后继续：luban chat --session SESS
 `)
 	id := b.sessionID()
 	p := b.pending(id)
@@ -294,7 +301,7 @@ bye. continue with: luban chat --session SESS
 	require.Len(t, b.model.requests(), 1)
 
 	out = b.chat("2\n", "--session", id)
-	require.Equal(t, `session SESS · 问我 · waiting_input
+	require.Equal(t, `会话 SESS · 问我 · 等待回答
 ? 请选择执行方式
   改代码之前
   先确认
@@ -304,14 +311,14 @@ bye. continue with: luban chat --session SESS
 选择一项 (1-2): 2
 ✓ 已提交：直接实现
 好，直接实现。
-[run completed]
+[任务已完成]
 > 
-bye. continue with: luban chat --session SESS
+再见。之后继续：luban chat --session SESS
 `, out)
 
 	// A finished session shows its last receipt.
 	out = b.chat("", "--session", id)
-	require.Equal(t, "session SESS · 问我 · completed\n✓ 已提交：直接实现\n> \nbye. continue with: luban chat --session SESS\n", out)
+	require.Equal(t, "会话 SESS · 问我 · 任务已完成\n✓ 已提交：直接实现\n> \n再见。之后继续：luban chat --session SESS\n", out)
 }
 
 // Nothing the model writes can drive the terminal: escapes, bell, bidi
@@ -381,12 +388,13 @@ func TestChatFlagsEnvAndGeneratedToken(t *testing.T) {
 	stdout.Reset()
 	out, err := b.chatErr("hello\n", "--token", "wrong")
 	require.NoError(t, err)
-	require.Contains(t, out, "> hello\nerror: 401 unauthorized: ")
+	require.Contains(t, out, "> hello\nerror: the token was refused (--token or LUBAN_AUTH_TOKEN)\n")
 
 	// The subcommand is wired into luban's command line.
 	var o, e bytes.Buffer
 	require.Equal(t, 0, Run(b.ctx, []string{"chat", "--help"}, &o, &e))
-	require.Contains(t, o.String(), "Usage: luban chat [--url http://127.0.0.1:8080] [--token …] [--session id]")
+	require.Contains(t, o.String(), "Usage: luban chat [--url http://127.0.0.1:8080] [--token …] [--session id] [--lang zh|en]")
+	require.Contains(t, o.String(), "LUBAN_LANG", "--help names the environment twin")
 }
 
 // Two ask_user calls in one assistant message are asked one after another
@@ -403,13 +411,17 @@ func TestChatAsksSeveralQuestionsOfOneMessageInTurn(t *testing.T) {
 	require.Contains(t, out, `? How many?
   (/cancel to decline, /quit to answer later)
 a number: many
-  ! customInput: `)
+  ! answer: enter a number written in full (like 42, -3.5 or 1e3)
+Please answer again.
+`)
 	require.Contains(t, out, `a number: 3
 ✓ answered: 3
 ? When?
   (/cancel to decline, /quit to answer later)
 a date (YYYY-MM-DD): 2026-02-30
-  ! customInput: `)
+  ! answer: not a real date (YYYY-MM-DD)
+Please answer again.
+`)
 	require.Contains(t, out, `a date (YYYY-MM-DD): 2026-03-01
 ✓ answered: 2026-03-01
 Booked.

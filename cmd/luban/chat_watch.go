@@ -95,10 +95,7 @@ func (w *watcher) stop() {
 // (event id after, 0 when unknown: the receipt printed here is not printed
 // again) to the run's next question or its end.
 func (s *chatSession) elsewhere(ctx context.Context, rc *api.Receipt, after int64) (*api.InputRequest, int64, error) {
-	lang := langEN
-	if req := s.asked[rc.RequestID]; req != nil {
-		lang = langOf(req)
-	}
+	lang := s.lang
 	switch rc.Status {
 	case api.StatusCancelled:
 		s.printf("%s\n", lang.pick("（已在别处取消）", "(cancelled elsewhere)"))
