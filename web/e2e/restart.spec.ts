@@ -156,6 +156,11 @@ test('--db memory: after a restart the card says the session is gone (a restart 
   await expect(card.getByTestId('cancel')).toHaveCount(0)
   await expect(card.locator('input, button, textarea')).toHaveCount(0)
   await lab.shot(card, 'card-not-resumable-memory')
+  // The page's follow of the session reconnects to the new process, which
+  // does not know the session either: the transcript says so too, once.
+  const gone = page.locator('[data-testid="notice"][data-code="session_not_found"]')
+  await expect(gone).toContainText('请重新发起任务', { timeout: 30_000 })
+  await expect(gone).toHaveCount(1)
 
   // A reload finds no session at all (nothing was kept) and says so.
   await page.reload()

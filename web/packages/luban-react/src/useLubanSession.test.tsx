@@ -212,4 +212,18 @@ describe('useLubanSession', () => {
     expect(result.current.items.at(-1)).toMatchObject({ kind: 'notice', level: 'error', code: 'run_in_progress', status: 409 })
     expect(srv.requests.filter((r) => r.method === 'POST').at(-1)!.body).toEqual({ sessionId: 's9', message: '再来' })
   })
+
+  it('a session whose stream the server refuses (deleted elsewhere) is lost, with a notice saying so', async () => {
+    const srv = await startServer({
+      'GET /api/sessions/s1': json(200, transcript()),
+      'GET /api/sessions/s1/events': json(404, { error: { code: 'session_not_found', message: 'session not found' } }),
+    })
+    const api = new Api({ base: srv.base, retryDelayMs: 1 })
+    const { result } = renderHook(() => useLubanSession('s1', { api }))
+    await waitFor(() => expect(result.current.connection).toBe('lost'))
+    expect(result.current.error).toMatchObject({ status: 404, code: 'session_not_found' })
+    expect(result.current.items.at(-1)).toMatchObject({ kind: 'notice', level: 'error', code: 'session_not_found', context: 'load' })
+    // The transcript's receipt is still shown.
+    expect(result.current.cards.map((c) => c.phase)).toEqual(['resolved'])
+  })
 })

@@ -78,7 +78,8 @@ export type LubanSession = {
    * server refused the message before its run started (409 while a run is
    * active or a question waits, a network failure): the message is then
    * not part of the session, so its bubble goes and a notice says why (the
-   * app may give the text back to its composer). It never rejects.
+   * app may give the text back to its composer); true otherwise, also when
+   * the session was closed meanwhile. It never rejects.
    */
   send: (message: string, opts?: SendOptions) => Promise<boolean>
   /**
@@ -188,8 +189,10 @@ export function useLubanSession(sessionId: string | undefined, opts: LubanSessio
         )
         .catch((e) => {
           if (ac.signal.aborted) return
-          optsRef.current.onError?.(e)
           connection('lost', e instanceof Error ? e : new Error(String(e)))
+          // The server refused the session's stream (it was deleted
+          // elsewhere, say): said in the transcript, as a failed load is.
+          if (!shown(e)) dispatch({ type: 'notice', notice: noticeOf(e, 'load') })
         })
     },
     [api, apply, connection],
@@ -292,7 +295,8 @@ export function useLubanSession(sessionId: string | undefined, opts: LubanSessio
         )
         return true
       } catch (e) {
-        if (ac.signal.aborted || isAbort(e)) return started
+        // Closed by the app (another session opened): not a refusal.
+        if (ac.signal.aborted || isAbort(e)) return true
         const quiet = shown(e)
         if (!started) {
           // Refused before its run started: the message is not part of the session.
