@@ -252,9 +252,26 @@ func BenchmarkPausedRunBytes(b *testing.B) {
 		require.NoError(b, db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize))
 		return pages * pageSize
 	}
+	// perTable is the bytes of each table and index (dbstat: pages, and
+	// the payload of the rows in them).
+	perTable := func() (pages, payload map[string]int64) {
+		pages, payload = map[string]int64{}, map[string]int64{}
+		rows, err := db.QueryContext(ctx, `SELECT name, SUM(pgsize), SUM(payload) FROM dbstat GROUP BY name`)
+		require.NoError(b, err)
+		defer rows.Close()
+		for rows.Next() {
+			var n string
+			var pg, pl int64
+			require.NoError(b, rows.Scan(&n, &pg, &pl))
+			pages[n], payload[n] = pg, pl
+		}
+		require.NoError(b, rows.Err())
+		return pages, payload
+	}
 	_, _, err = bb.pause(ctx)
 	require.NoError(b, err)
 	before := size()
+	pages0, payload0 := perTable()
 	b.ResetTimer()
 	for range b.N {
 		if _, _, err := bb.pause(ctx); err != nil {
@@ -263,6 +280,17 @@ func BenchmarkPausedRunBytes(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(size()-before)/float64(b.N), "B-stored/paused-run")
+	pages1, payload1 := perTable()
+	names := make([]string, 0, len(pages1))
+	for n := range pages1 {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if d := pages1[n] - pages0[n]; d != 0 {
+			b.Logf("%-28s %6.0f B of pages, %6.0f B of row payload per paused run", n, float64(d)/float64(b.N), float64(payload1[n]-payload0[n])/float64(b.N))
+		}
+	}
 }
 
 // TestCycle keeps the benchmark's cycle honest: it really completes a run

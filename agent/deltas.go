@@ -4,17 +4,20 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lubanhq/luban/store"
 )
 
 // deltaFlushInterval is the longest streamed text waits before it is
-// committed as a message_delta event.
+// committed as a message_delta event (until its message commits: the
+// message's transaction deletes the deltas).
 const deltaFlushInterval = 25 * time.Millisecond
 
 // deltaBatcher commits streamed text in batches: whatever arrives within
 // deltaFlushInterval becomes one message_delta event (a timer flushes a batch
-// the model leaves waiting), and take hands the rest to the transaction that
-// stores the whole message. A fast model thus costs no extra commit for its
-// text; a slow one streams at most 40 events a second.
+// the model leaves waiting), and take drops the rest, which the message
+// event carries. A fast model thus costs no commit and no row for its
+// streamed text; a slow one streams at most 40 events a second.
 type deltaBatcher struct {
 	emit func(text string) // commits one message_delta; called with mu held
 
@@ -69,8 +72,9 @@ func (b *deltaBatcher) flushLocked() {
 }
 
 // take stops the batching and returns the text not committed yet. It must
-// be called outside the transaction that stores it: a timer flush in flight
-// holds mu while it waits for the store's writer.
+// be called outside the message's transaction: a timer flush in flight
+// holds mu while it waits for the store's writer. Once it returns, emit is
+// not called again.
 func (b *deltaBatcher) take() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -82,4 +86,33 @@ func (b *deltaBatcher) take() string {
 	rest := b.pending.String()
 	b.pending.Reset()
 	return rest
+}
+
+// streamedSeqs collects the Seqs of the delta events a model call
+// committed (message_delta and reasoning_delta, from two batchers).
+type streamedSeqs struct {
+	mu          sync.Mutex
+	first, last int64
+}
+
+// add records ev (nil: the append failed).
+func (s *streamedSeqs) add(ev *store.Event) {
+	if ev == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.first == 0 || ev.Seq < s.first {
+		s.first = ev.Seq
+	}
+	if ev.Seq > s.last {
+		s.last = ev.Seq
+	}
+}
+
+// span is the first and last Seq recorded, zeros when none.
+func (s *streamedSeqs) span() [2]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return [2]int64{s.first, s.last}
 }

@@ -411,12 +411,15 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 	}
 	req := &model.Request{Messages: BuildMessages(agent.System, msgs), Tools: specs}
 	msgID := NewID("msg")
+	var seqs streamedSeqs
 	var stopReasoning func()
-	req.OnReasoning, stopReasoning = r.reasoningStream(ctx, run.SessionID, msgID)
+	req.OnReasoning, stopReasoning = r.reasoningStream(ctx, run.SessionID, msgID, &seqs)
 	deltas := newDeltaBatcher(func(text string) {
-		if _, err := r.emit(ctx, r.st, run.SessionID, EventMessageDelta, MessageDeltaEvent{MessageID: msgID, Delta: text}); err != nil && ctx.Err() == nil {
+		ev, err := r.emit(ctx, r.st, run.SessionID, EventMessageDelta, MessageDeltaEvent{MessageID: msgID, Delta: text})
+		if err != nil && ctx.Err() == nil {
 			r.log.Error("emit delta", "err", err)
 		}
+		seqs.add(ev)
 	})
 	defer deltas.take()
 	onDelta := func(text string) {
@@ -468,8 +471,11 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 	if len(t.calls) > 0 {
 		t.pause = r.nextQuestion(st, agent, &t)
 	}
-	// The text not yet committed rides in the message's transaction.
-	t.rest = deltas.take()
+	// The text not committed yet is not stored as a delta: the message
+	// event carries the whole text (a turn that arrives whole streams no
+	// delta at all), and the deltas committed so far go in its transaction.
+	deltas.take()
+	t.streamed = seqs.span()
 	// A turn the model completed is committed even when a shutdown began
 	// meanwhile: it is the checkpoint, and the call is not made twice.
 	next, err := r.recordModelTurn(context.WithoutCancel(ctx), st, t)

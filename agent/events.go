@@ -46,3 +46,16 @@ func (r *Runner) emit(ctx context.Context, ex store.Executor, sessionID, name st
 	}
 	return ex.EventAppend(ctx, &store.EventAppendParams{SessionID: sessionID, Name: name, Data: data, Now: r.now()})
 }
+
+// emitContent appends an event whose payload v carries the content of
+// message msgID (a message or tool_result event): the event references the
+// message instead of copying its content (store.EventAppendParams.
+// MessageRef), and reads back byte for byte as v marshalled. v is the
+// payload with its Content field empty.
+func (r *Runner) emitContent(ctx context.Context, ex store.Executor, sessionID, name, msgID string, v any) (*store.Event, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return ex.EventAppend(ctx, &store.EventAppendParams{SessionID: sessionID, Name: name, Data: data, MessageRef: msgID, Now: r.now()})
+}

@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -62,4 +63,96 @@ func TestRunnerEvents(t *testing.T) {
 		}
 	}
 	require.Equal(t, names[5:], rest)
+}
+
+// Streamed text lasts in the log until its message commits: a reader
+// following the run live sees the deltas (message_delta and
+// reasoning_delta) and then the message; the message's transaction deletes
+// them, so a replay, from the start or from after a delta (Last-Event-ID),
+// shows the message alone, byte for byte as the live reader saw it.
+func TestStreamedDeltasLastUntilTheMessage(t *testing.T) {
+	t.Parallel()
+	for name, newStore := range raceDrivers(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			seen := make(chan struct{})
+			p := model.ProviderFunc{ProviderName: "test:stream", Fn: func(ctx context.Context, req *model.Request, onDelta func(string)) (*model.Response, error) {
+				req.OnReasoning("想一想")
+				onDelta("从前有座山，")
+				// Both batches commit on their timers while the call
+				// waits for the reader to have seen them.
+				select {
+				case <-seen:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				onDelta("山里有座庙。")
+				return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: "从前有座山，山里有座庙。",
+					Reasoning: &model.Reasoning{Text: "想一想，再想"}}, FinishReason: "stop"}, nil
+			}}
+			b := setupRace(t, newStore, p)
+			res, err := b.runner.Start(b.ctx, agent.StartParams{Owner: "alice", Message: "讲个故事"})
+			require.NoError(t, err)
+			var live []agent.Event
+			var deltaSeq int64
+			for ev, err := range b.runner.Events(b.ctx, res.SessionID, 0) {
+				require.NoError(t, err)
+				live = append(live, ev)
+				switch ev.Name {
+				case api.EventMessageDelta, api.EventReasoningDelta:
+					deltaSeq = ev.Seq
+					if n := len(named(live, api.EventMessageDelta)) + len(named(live, api.EventReasoningDelta)); n == 2 {
+						close(seen)
+					}
+				}
+				if ev.Name == api.EventDone {
+					break
+				}
+			}
+			require.Len(t, named(live, api.EventMessageDelta), 1, "the live reader saw the text stream")
+			require.Equal(t, "从前有座山，", named(live, api.EventMessageDelta)[0].Payload.(*api.MessageDeltaEvent).Delta)
+			require.Len(t, named(live, api.EventReasoningDelta), 1)
+			msgs := named(live, api.EventMessage)
+			require.Len(t, msgs, 2)
+			final := msgs[1]
+			require.Equal(t, &api.MessageEvent{MessageID: final.Payload.(*api.MessageEvent).MessageID, Role: "assistant",
+				Content: "从前有座山，山里有座庙。", Reasoning: "想一想，再想"}, final.Payload, "the message has the whole text; the rest never streamed")
+
+			replay := func(after int64) []agent.Event {
+				var out []agent.Event
+				for ev, err := range b.runner.Events(b.ctx, res.SessionID, after) {
+					require.NoError(t, err)
+					out = append(out, ev)
+					if ev.Name == api.EventDone {
+						break
+					}
+				}
+				return out
+			}
+			all := replay(0)
+			require.Empty(t, named(all, api.EventMessageDelta), "the message's commit deleted its deltas")
+			require.Empty(t, named(all, api.EventReasoningDelta))
+			require.Len(t, all, len(live)-2)
+			for _, ev := range all {
+				if ev.Seq == final.Seq {
+					require.Equal(t, string(final.Data), string(ev.Data), "replayed byte for byte")
+				}
+			}
+			rest := replay(deltaSeq)
+			require.Equal(t, api.EventMessage, rest[0].Name, "a reader resuming after a delta gets the message")
+			require.Equal(t, final.Seq, rest[0].Seq)
+			require.Equal(t, string(final.Data), string(rest[0].Data))
+		})
+	}
+}
+
+// named is the events of evs called name.
+func named(evs []agent.Event, name string) []agent.Event {
+	var out []agent.Event
+	for _, e := range evs {
+		if e.Name == name {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -49,19 +49,18 @@ func reasoningText(m model.Message) string {
 }
 
 // reasoningStream streams a model call's reasoning as reasoning_delta
-// events of message msgID, batched like message_delta. on goes to
-// model.Request.OnReasoning; stop commits the batch still waiting and ends
-// the stream. It must be called once the call returned, before the
-// message's transaction, so the deltas of a message join to its whole
-// reasoning (the message event also carries it) and come before it.
-func (r *Runner) reasoningStream(ctx context.Context, sessionID, msgID string) (on func(string), stop func()) {
+// events of message msgID, batched like message_delta, and records their
+// Seqs in seqs. on goes to model.Request.OnReasoning; stop ends the stream
+// and drops the batch still waiting, which the message event's reasoning
+// carries. It must be called once the call returned, before the message's
+// transaction (which deletes the deltas, as it does the message_deltas).
+func (r *Runner) reasoningStream(ctx context.Context, sessionID, msgID string, seqs *streamedSeqs) (on func(string), stop func()) {
 	b := newDeltaBatcher(func(text string) {
-		if _, err := r.emit(ctx, r.st, sessionID, api.EventReasoningDelta, api.ReasoningDeltaEvent{MessageID: msgID, Delta: text}); err != nil && ctx.Err() == nil {
+		ev, err := r.emit(ctx, r.st, sessionID, api.EventReasoningDelta, api.ReasoningDeltaEvent{MessageID: msgID, Delta: text})
+		if err != nil && ctx.Err() == nil {
 			r.log.Error("emit reasoning delta", "err", err)
 		}
+		seqs.add(ev)
 	})
-	return b.add, func() {
-		b.flush()
-		b.take()
-	}
+	return b.add, func() { b.take() }
 }

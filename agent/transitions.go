@@ -85,7 +85,7 @@ func (r *Runner) start(ctx context.Context, nr newRun) (*store.Run, int64, error
 			Content: nr.user, ToolCalls: callsJSON, Now: now}); err != nil {
 			return err
 		}
-		if _, err := r.emit(ctx, tx, run.SessionID, EventMessage, MessageEvent{MessageID: msgID, Role: api.Role(role), Content: nr.user}); err != nil {
+		if _, err := r.emitContent(ctx, tx, run.SessionID, EventMessage, msgID, MessageEvent{MessageID: msgID, Role: api.Role(role)}); err != nil {
 			return err
 		}
 		if c := nr.call; c != nil {
@@ -125,9 +125,13 @@ type modelTurn struct {
 	calls     []model.ToolCall // as stored: unique ids, rejected arguments bounded
 	traces    []map[string]any // the tool_call trace of each call (the whole arguments' length and hash)
 	callTrace map[string]any   // the model_call trace
-	rest      string           // streamed text not committed yet
-	streak    int              // the run's invalid-ask streak after this turn
-	prompts   map[string]*askuser.Prompt
+	// streamed is the first and last Seq of the message_delta and
+	// reasoning_delta events committed while the call streamed (zero when
+	// none): the message's transaction deletes them, its message event
+	// has the whole text.
+	streamed [2]int64
+	streak   int // the run's invalid-ask streak after this turn
+	prompts  map[string]*askuser.Prompt
 	// pause, when not nil, is the question the run's next step would put
 	// (decide on the turn as it will be stored): the pause transition's
 	// writes ride in the turn's own transaction, one commit instead of two.
@@ -136,7 +140,9 @@ type modelTurn struct {
 
 // recordModelTurn stores a model turn: the run's step count and invalid
 // streak, the model_call trace, the assistant message with its tool calls,
-// the rest of its streamed text, the message and tool_call events. A turn
+// the message and tool_call events, and deletes the deltas the call
+// streamed (the message event has their text; docs/design.md "Streamed
+// text"). A turn
 // without tool calls completes the run in the same transaction. It returns
 // the run and messages as committed (errLeaseLost when the run is no longer
 // running under this process's lease).
@@ -164,13 +170,16 @@ func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*
 			Content: t.message.Content, ToolCalls: callsJSON, Metadata: assistantMetadata(t.message), Now: now}); err != nil {
 			return err
 		}
-		if t.rest != "" {
-			if _, err := r.emit(ctx, tx, run.SessionID, EventMessageDelta, MessageDeltaEvent{MessageID: t.msgID, Delta: t.rest}); err != nil {
+		if _, err := r.emitContent(ctx, tx, run.SessionID, EventMessage, t.msgID, MessageEvent{MessageID: t.msgID, Role: "assistant", Reasoning: reasoningText(t.message)}); err != nil {
+			return err
+		}
+		// After the message event, never before: the log's last event
+		// must stay (SQLite numbers the next event after it).
+		if t.streamed[0] > 0 {
+			if _, err := tx.EventDelete(ctx, &store.EventDeleteParams{SessionID: run.SessionID, FromSeq: t.streamed[0], ToSeq: t.streamed[1],
+				Names: []string{EventMessageDelta, api.EventReasoningDelta}}); err != nil {
 				return err
 			}
-		}
-		if _, err := r.emit(ctx, tx, run.SessionID, EventMessage, MessageEvent{MessageID: t.msgID, Role: "assistant", Content: t.message.Content, Reasoning: reasoningText(t.message)}); err != nil {
-			return err
 		}
 		for i, c := range t.calls {
 			r.trace(ctx, tx, run, "tool_call", t.traces[i])
@@ -284,8 +293,9 @@ func (r *Runner) pauseTx(ctx context.Context, tx store.Tx, run *store.Run, in in
 }
 
 // writeResult stores the ToolResult of one tool call and emits tool_result.
-// The content is kept in the message and its event; the trace names it by
-// length and SHA-256 (Runner.Trace shows it from the message).
+// The content is kept in the message, which the event references; the
+// trace names it by length and SHA-256 (Runner.Trace shows it from the
+// message).
 func (r *Runner) writeResult(ctx context.Context, tx store.Executor, run *store.Run, parentID string, idx int, call model.ToolCall, res askuser.ToolResult) (*store.Message, error) {
 	m, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: NewID("msg"), SessionID: run.SessionID, RunID: run.ID, Role: "tool",
 		Content: res.Content, ToolCallID: call.ID, Name: call.Name, IsError: res.IsError, Metadata: res.Metadata,
@@ -296,6 +306,6 @@ func (r *Runner) writeResult(ctx context.Context, tx store.Executor, run *store.
 	sum := sha256.Sum256([]byte(res.Content))
 	r.trace(ctx, tx, run, "tool_result", map[string]any{"toolCallId": call.ID, "name": call.Name, "isError": res.IsError,
 		"contentBytes": len(res.Content), "contentSha256": hex.EncodeToString(sum[:])})
-	_, err = r.emit(ctx, tx, run.SessionID, EventToolResult, ToolResultEvent{ToolCallID: call.ID, Name: call.Name, Content: res.Content, IsError: res.IsError, Metadata: res.Metadata})
+	_, err = r.emitContent(ctx, tx, run.SessionID, EventToolResult, m.ID, ToolResultEvent{ToolCallID: call.ID, Name: call.Name, IsError: res.IsError, Metadata: res.Metadata})
 	return m, err
 }

@@ -17,6 +17,8 @@ type translator struct {
 	openText        string // messageId of the open text message
 	openReasoning   string // messageId (luban's) whose reasoning is open
 	reasoned        string // messageId (luban's) whose reasoning was streamed
+	textSent        string // the text openText streamed so far
+	reasoningSent   string // the reasoning openReasoning streamed so far
 	parent          string // the assistant message the next tool calls belong to
 }
 
@@ -34,8 +36,9 @@ func (t *translator) next(ev agent.Event) (out []Event, done bool) {
 			// its own and stays open beside the other.
 			out = t.closeReasoning(out)
 			out = append(out, reasoningStart(d.MessageID)...)
-			t.openReasoning, t.reasoned = d.MessageID, d.MessageID
+			t.openReasoning, t.reasoned, t.reasoningSent = d.MessageID, d.MessageID, ""
 		}
+		t.reasoningSent += d.Delta
 		return append(out, Event{Type: EventReasoningMessageContent, MessageID: reasoningID(d.MessageID), Delta: d.Delta}), false
 	case api.EventMessageDelta:
 		var d api.MessageDeltaEvent
@@ -45,8 +48,9 @@ func (t *translator) next(ev agent.Event) (out []Event, done bool) {
 		if t.openText != d.MessageID {
 			out = t.closeTextOnly(out)
 			out = append(out, Event{Type: EventTextMessageStart, MessageID: d.MessageID, Role: "assistant"})
-			t.openText = d.MessageID
+			t.openText, t.textSent = d.MessageID, ""
 		}
+		t.textSent += d.Delta
 		return append(out, Event{Type: EventTextMessageContent, MessageID: d.MessageID, Delta: d.Delta}), false
 	case api.EventMessage:
 		var m api.MessageEvent
@@ -55,10 +59,21 @@ func (t *translator) next(ev agent.Event) (out []Event, done bool) {
 			return nil, false
 		}
 		t.parent = m.MessageID
-		if t.openText == m.MessageID {
-			return t.closeText(nil), false
+		// What the message's deltas streamed begins its reasoning and
+		// text; the rest, never streamed (a turn that arrives whole
+		// streams nothing), comes with the message.
+		if t.openReasoning == m.MessageID {
+			if rest := unsent(m.Reasoning, t.reasoningSent); rest != "" {
+				out = append(out, Event{Type: EventReasoningMessageContent, MessageID: reasoningID(m.MessageID), Delta: rest})
+			}
 		}
-		out = t.closeText(nil)
+		if t.openText == m.MessageID {
+			if rest := unsent(m.Content, t.textSent); rest != "" {
+				out = append(out, Event{Type: EventTextMessageContent, MessageID: m.MessageID, Delta: rest})
+			}
+			return t.closeText(out), false
+		}
+		out = t.closeText(out)
 		if m.Reasoning != "" && t.reasoned != m.MessageID {
 			// Reasoning that was not streamed comes whole with the message.
 			out = append(out, reasoningStart(m.MessageID)...)
@@ -138,6 +153,15 @@ func (t *translator) ours(ev agent.Event) bool {
 	}
 	_ = json.Unmarshal(ev.Data, &v)
 	return t.lubanRun == "" || v.RunID == t.lubanRun
+}
+
+// unsent is what of whole a stream that sent sent did not send: "" when sent
+// is not its beginning (a retried call that streamed other text).
+func unsent(whole, sent string) string {
+	if len(sent) > len(whole) || whole[:len(sent)] != sent {
+		return ""
+	}
+	return whole[len(sent):]
 }
 
 // closeText closes the open reasoning and the open text message, so that

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -98,12 +99,22 @@ func drain(t *testing.T, s *client.Stream) []*client.Event {
 	return out
 }
 
-// text joins the message_delta events' text.
-func text(evs []*client.Event) string {
+// text is the assistant text evs show: each message's streamed
+// message_delta text, completed by its message event (the deltas, when any,
+// begin its content; a turn that arrives whole streams none).
+func text(t *testing.T, evs []*client.Event) string {
+	t.Helper()
+	streamed := map[string]string{}
 	var out string
 	for _, e := range evs {
-		if d, ok := e.Value.(*api.MessageDeltaEvent); ok {
-			out += d.Delta
+		switch v := e.Value.(type) {
+		case *api.MessageDeltaEvent:
+			streamed[v.MessageID] += v.Delta
+		case *api.MessageEvent:
+			if v.Role == "assistant" {
+				require.True(t, strings.HasPrefix(v.Content, streamed[v.MessageID]), "the deltas begin the message")
+				out += v.Content
+			}
 		}
 	}
 	return out
@@ -121,15 +132,15 @@ func find(t *testing.T, evs []*client.Event, name string) *client.Event {
 	return nil
 }
 
-// names lists the events' names; consecutive deltas count once (the server
-// batches streamed text, so their number is not a contract).
+// names lists the events' names but message_delta's (the server batches
+// streamed text and stores none of a turn that arrives whole, so their
+// number is not a contract; text checks them).
 func names(evs []*client.Event) []string {
 	var out []string
 	for _, e := range evs {
-		if e.Name == api.EventMessageDelta && len(out) > 0 && out[len(out)-1] == e.Name {
-			continue
+		if e.Name != api.EventMessageDelta {
+			out = append(out, e.Name)
 		}
-		out = append(out, e.Name)
 	}
 	return out
 }
@@ -142,11 +153,11 @@ func TestAskAnswerResumeWithTypedEvents(t *testing.T) {
 	s, err := b.c.Chat(b.ctx, "", "帮我改代码")
 	require.NoError(t, err)
 	first := drain(t, s)
-	require.Equal(t, []string{"session", "message", "message_delta", "message", "tool_call", "user_input_required"}, names(first))
+	require.Equal(t, []string{"session", "message", "message", "tool_call", "user_input_required"}, names(first))
 	sess := first[0].Value.(*api.SessionEvent)
 	require.NotEmpty(t, sess.SessionID)
 	require.Equal(t, &api.MessageEvent{MessageID: first[1].Value.(*api.MessageEvent).MessageID, Role: "user", Content: "帮我改代码"}, first[1].Value)
-	require.Equal(t, "我需要问一下。", text(first))
+	require.Equal(t, "我需要问一下。", text(t, first))
 	require.Equal(t, "call_1", find(t, first, "tool_call").Value.(*api.ToolCallEvent).ToolCallID)
 	req := first[len(first)-1].Value.(*api.InputRequest)
 	require.Equal(t, "call_1", req.ToolCallID)
@@ -168,8 +179,8 @@ func TestAskAnswerResumeWithTypedEvents(t *testing.T) {
 	s, err = b.c.Continue(b.ctx, api.ContinueRequest{SessionID: sess.SessionID, RequestID: req.ID, Selections: []string{"safe"}})
 	require.NoError(t, err)
 	second := drain(t, s)
-	require.Equal(t, []string{"user_input_resolved", "tool_result", "message_delta", "message", "done"}, names(second))
-	require.Equal(t, "好的，先分析。", text(second))
+	require.Equal(t, []string{"user_input_resolved", "tool_result", "message", "done"}, names(second))
+	require.Equal(t, "好的，先分析。", text(t, second))
 	rc := second[0].Value.(*api.Receipt)
 	require.Equal(t, api.Receipt{RequestID: req.ID, ToolCallID: "call_1", Status: api.StatusAnswered, Selections: []string{"safe"}, ResolvedAt: rc.ResolvedAt}, *rc)
 	tr := second[1].Value.(*api.ToolResultEvent)

@@ -12,6 +12,8 @@ type Executor interface {
 	// EventAppend assigns the session's next sequence number. Inside InTx the
 	// event reaches Subscribe channels only after the commit.
 	EventAppend(ctx context.Context, p *EventAppendParams) (*Event, error)
+	// EventDelete deletes events (EventDeleteParams) and returns how many.
+	EventDelete(ctx context.Context, p *EventDeleteParams) (int64, error)
 	EventList(ctx context.Context, p *EventListParams) ([]*Event, error)
 
 	InteractionGet(ctx context.Context, id string) (*Interaction, error)

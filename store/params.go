@@ -143,9 +143,28 @@ type EventAppendParams struct {
 	// stored Request is byte for byte Data: the event stores the reference
 	// instead of a copy, and EventList returns the request's bytes as its
 	// Data (the caller guarantees the equality; the interaction must be
-	// written first, in the same transaction or before).
+	// written first, in the same transaction or before). The owner's feed
+	// entry of the event (FeedEvents) references the interaction too.
 	Ref string
-	Now time.Time
+	// MessageRef, when not empty, is the id of a message of the session
+	// (written first, in the same transaction or before) whose content the
+	// event carries: Data is the event with "" as the value of its first
+	// "content" key, and EventList returns Data with the message's content
+	// in that place, encoded as encoding/json encodes a string (SpliceContent),
+	// so the content is stored once, in the message. The caller guarantees
+	// that no "content" key comes earlier in Data.
+	MessageRef string
+	Now        time.Time
+}
+
+// EventDeleteParams deletes the events of SessionID with FromSeq ≤ Seq ≤
+// ToSeq whose name is one of Names (the streamed deltas of a message, once
+// the message is committed). The caller keeps the session's last event:
+// deleting it could let the next event take its number again.
+type EventDeleteParams struct {
+	SessionID      string
+	FromSeq, ToSeq int64
+	Names          []string
 }
 
 // EventListParams lists events with Seq > AfterSeq, ascending.

@@ -114,15 +114,28 @@ func setupHabits(t *testing.T, key string, retries int, base time.Duration, time
 	return e, hf
 }
 
-// deltas joins the message_delta texts of evs, checking each is whole UTF-8.
+// deltas is the assistant text evs show a client: each message's
+// message_delta text (every delta whole UTF-8, together the beginning of
+// the message), completed by its message event. A turn that arrives whole
+// streams no delta (docs/design.md "Streamed text").
 func deltas(t *testing.T, evs []lubantest.Event) string {
 	t.Helper()
 	var b strings.Builder
-	for _, ev := range named(evs, "message_delta") {
-		var d struct{ Delta string }
-		require.NoError(t, ev.Decode(&d))
-		require.True(t, utf8.ValidString(d.Delta), "delta %q is whole characters", d.Delta)
-		b.WriteString(d.Delta)
+	streamed := map[string]string{}
+	for _, ev := range evs {
+		var d struct{ MessageID, Role, Delta, Content string }
+		switch ev.Name {
+		case "message_delta":
+			require.NoError(t, ev.Decode(&d))
+			require.True(t, utf8.ValidString(d.Delta), "delta %q is whole characters", d.Delta)
+			streamed[d.MessageID] += d.Delta
+		case "message":
+			require.NoError(t, ev.Decode(&d))
+			if d.Role == "assistant" {
+				require.True(t, strings.HasPrefix(d.Content, streamed[d.MessageID]), "the deltas %q begin the message %q", streamed[d.MessageID], d.Content)
+				b.WriteString(d.Content)
+			}
+		}
 	}
 	return b.String()
 }

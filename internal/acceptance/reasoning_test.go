@@ -219,23 +219,31 @@ func withoutReasoning(t *testing.T, evs []lubantest.Event) []lubantest.Event {
 	return out
 }
 
-// reasoningDeltas joins the reasoning_delta texts of evs, checking each is
-// whole UTF-8 and comes before its message event.
+// reasoningDeltas is the reasoning evs show a client: each message's
+// reasoning_delta text (every delta whole UTF-8, before its message event,
+// together the beginning of its reasoning), completed by the message
+// event's reasoning. A turn that arrives whole streams no delta
+// (docs/design.md "Streamed text").
 func reasoningDeltas(t *testing.T, evs []lubantest.Event) string {
 	t.Helper()
 	var b strings.Builder
 	done := map[string]bool{}
+	streamed := map[string]string{}
 	for _, ev := range evs {
-		var d struct{ MessageID, Delta string }
+		var d struct{ MessageID, Role, Delta, Reasoning string }
 		switch ev.Name {
 		case "message":
 			require.NoError(t, ev.Decode(&d))
 			done[d.MessageID] = true
+			if d.Role == "assistant" {
+				require.True(t, strings.HasPrefix(d.Reasoning, streamed[d.MessageID]), "the deltas begin the reasoning")
+				b.WriteString(d.Reasoning)
+			}
 		case "reasoning_delta":
 			require.NoError(t, ev.Decode(&d))
 			require.False(t, done[d.MessageID], "a reasoning_delta after its message")
 			require.True(t, utf8.ValidString(d.Delta), "delta %q is whole characters", d.Delta)
-			b.WriteString(d.Delta)
+			streamed[d.MessageID] += d.Delta
 		}
 	}
 	return b.String()

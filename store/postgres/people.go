@@ -30,8 +30,14 @@ func appendFeed(ctx context.Context, q querier, p *store.EventAppendParams, seq 
 		ON CONFLICT (owner) DO UPDATE SET last_seq = principals.last_seq + 1 RETURNING last_seq`, owner).Scan(&fseq); err != nil {
 		return nil, fmt.Errorf("postgres: feed append: %w", err)
 	}
-	if _, err := q.Exec(ctx, `INSERT INTO feed (owner, seq, session_id, session_seq, name, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		owner, fseq, p.SessionID, seq, p.Name, string(p.Data), p.Now.UTC()); err != nil {
+	// An event that references its interaction has a feed entry that
+	// does too (FeedList reads the request).
+	data, ref := string(p.Data), any(nil)
+	if p.Ref != "" {
+		data, ref = "", p.Ref
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO feed (owner, seq, session_id, session_seq, name, data, ref, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		owner, fseq, p.SessionID, seq, p.Name, data, ref, p.Now.UTC()); err != nil {
 		return nil, fmt.Errorf("postgres: feed append: %w", err)
 	}
 	return []string{store.PrincipalKey(owner), store.FeedKey}, nil
@@ -109,7 +115,10 @@ func (e executor) SessionPage(ctx context.Context, p *store.SessionPageParams) (
 	return collect(rows, "session page", scanSession)
 }
 
-const feedCols = `owner, seq, session_id, session_seq, name, data, created_at`
+// feedSelect reads feed entries as f, the request of a referenced
+// interaction in the place of data.
+const feedSelect = `SELECT f.owner, f.seq, f.session_id, f.session_seq, f.name, COALESCE(i.request, f.data), f.created_at
+	FROM feed f LEFT JOIN interactions i ON i.id = f.ref `
 
 func scanFeed(row pgx.Row) (*store.FeedEntry, error) {
 	f := &store.FeedEntry{}
@@ -128,7 +137,7 @@ func (e executor) FeedList(ctx context.Context, p *store.FeedListParams) ([]*sto
 	if limit <= 0 {
 		limit = 500
 	}
-	rows, err := e.q.Query(ctx, `SELECT `+feedCols+` FROM feed WHERE owner = $1 AND seq > $2 ORDER BY seq LIMIT $3`, p.Owner, p.AfterSeq, limit)
+	rows, err := e.q.Query(ctx, feedSelect+`WHERE f.owner = $1 AND f.seq > $2 ORDER BY f.seq LIMIT $3`, p.Owner, p.AfterSeq, limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: feed list: %w", err)
 	}
@@ -153,7 +162,7 @@ func (e executor) FeedListUnfanned(ctx context.Context, limit int) ([]*store.Fee
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := e.q.Query(ctx, `SELECT `+feedCols+` FROM feed WHERE NOT fanned ORDER BY created_at, owner, seq LIMIT $1`, limit)
+	rows, err := e.q.Query(ctx, feedSelect+`WHERE NOT f.fanned ORDER BY f.created_at, f.owner, f.seq LIMIT $1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: feed unfanned: %w", err)
 	}

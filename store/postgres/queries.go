@@ -168,6 +168,8 @@ func appendEvent(ctx context.Context, q querier, p *store.EventAppendParams) (*s
 	data, ref := string(p.Data), any(nil)
 	if p.Ref != "" {
 		data, ref = "", p.Ref
+	} else if p.MessageRef != "" {
+		ref = p.MessageRef
 	}
 	err := q.QueryRow(ctx, `WITH s AS (UPDATE sessions SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq)
 		INSERT INTO events (session_id, seq, name, data, ref, created_at) SELECT $1, s.last_seq, $2, $3, $4, $5 FROM s RETURNING seq`,
@@ -188,8 +190,10 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := e.q.Query(ctx, `SELECT e.seq, e.name, COALESCE(i.request, e.data), e.created_at
-		FROM events e LEFT JOIN interactions i ON i.id = e.ref
+	// A reference names an interaction (the event is its request) or a
+	// message (the event carries its content, store.SpliceContent).
+	rows, err := e.q.Query(ctx, `SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content, e.created_at
+		FROM events e LEFT JOIN interactions i ON i.id = e.ref LEFT JOIN messages m ON m.id = e.ref AND i.id IS NULL
 		WHERE e.session_id = $1 AND e.seq > $2 ORDER BY e.seq LIMIT $3`, p.SessionID, p.AfterSeq, limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: event list: %w", err)
@@ -197,13 +201,30 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	return collect(rows, "event list", func(row pgx.Row) (*store.Event, error) {
 		ev := &store.Event{SessionID: p.SessionID}
 		var data string
+		var content pgtype.Text // NULL without a message reference
 		var at pgtype.Timestamptz
-		if err := row.Scan(&ev.Seq, &ev.Name, &data, &at); err != nil {
+		if err := row.Scan(&ev.Seq, &ev.Name, &data, &content, &at); err != nil {
 			return nil, err
 		}
 		ev.Data, ev.CreatedAt = json.RawMessage(data), tm(at)
+		if content.Valid {
+			ev.Data = store.SpliceContent(ev.Data, content.String)
+		}
 		return ev, nil
 	})
+}
+
+// EventDelete implements store.Executor.
+func (e executor) EventDelete(ctx context.Context, p *store.EventDeleteParams) (int64, error) {
+	if len(p.Names) == 0 || p.FromSeq > p.ToSeq {
+		return 0, nil
+	}
+	tag, err := e.q.Exec(ctx, `DELETE FROM events WHERE session_id = $1 AND seq BETWEEN $2 AND $3 AND name = ANY($4)`,
+		p.SessionID, p.FromSeq, p.ToSeq, p.Names)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: event delete: %w", err)
+	}
+	return tag.RowsAffected(), nil
 }
 
 // ---- interactions

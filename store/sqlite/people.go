@@ -26,8 +26,14 @@ func appendFeed(ctx context.Context, w querier, p *store.EventAppendParams, seq 
 		ON CONFLICT (owner) DO UPDATE SET last_seq = last_seq + 1 RETURNING last_seq`, owner).Scan(&fseq); err != nil {
 		return nil, fmt.Errorf("sqlite: feed append: %w", err)
 	}
-	if _, err := w.ExecContext(ctx, `INSERT INTO feed (owner, seq, session_id, session_seq, name, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		owner, fseq, p.SessionID, seq, p.Name, string(p.Data), ts(p.Now)); err != nil {
+	// An event that references its interaction has a feed entry that
+	// does too (FeedList reads the request).
+	data, ref := string(p.Data), any(nil)
+	if p.Ref != "" {
+		data, ref = "", p.Ref
+	}
+	if _, err := w.ExecContext(ctx, `INSERT INTO feed (owner, seq, session_id, session_seq, name, data, ref, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		owner, fseq, p.SessionID, seq, p.Name, data, ref, ts(p.Now)); err != nil {
 		return nil, fmt.Errorf("sqlite: feed append: %w", err)
 	}
 	return []string{store.PrincipalKey(owner), store.FeedKey}, nil
@@ -117,7 +123,10 @@ func (e executor) SessionPage(ctx context.Context, p *store.SessionPageParams) (
 	return out, rows.Err()
 }
 
-const feedCols = `owner, seq, session_id, session_seq, name, data, created_at`
+// feedSelect reads feed entries as f, the request of a referenced
+// interaction in the place of data.
+const feedSelect = `SELECT f.owner, f.seq, f.session_id, f.session_seq, f.name, COALESCE(i.request, f.data), f.created_at
+	FROM feed f LEFT JOIN interactions i ON i.id = f.ref `
 
 func scanFeed(rows *sql.Rows) ([]*store.FeedEntry, error) {
 	defer rows.Close()
@@ -141,7 +150,7 @@ func (e executor) FeedList(ctx context.Context, p *store.FeedListParams) ([]*sto
 	if limit <= 0 {
 		limit = 500
 	}
-	rows, err := e.r.QueryContext(ctx, `SELECT `+feedCols+` FROM feed WHERE owner = ? AND seq > ? ORDER BY seq LIMIT ?`, p.Owner, p.AfterSeq, limit)
+	rows, err := e.r.QueryContext(ctx, feedSelect+`WHERE f.owner = ? AND f.seq > ? ORDER BY f.seq LIMIT ?`, p.Owner, p.AfterSeq, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: feed list: %w", err)
 	}
@@ -166,7 +175,7 @@ func (e executor) FeedListUnfanned(ctx context.Context, limit int) ([]*store.Fee
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := e.r.QueryContext(ctx, `SELECT `+feedCols+` FROM feed WHERE fanned = 0 ORDER BY created_at, owner, seq LIMIT ?`, limit)
+	rows, err := e.r.QueryContext(ctx, feedSelect+`WHERE f.fanned = 0 ORDER BY f.created_at, f.owner, f.seq LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: feed unfanned: %w", err)
 	}

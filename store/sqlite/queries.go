@@ -138,6 +138,8 @@ func (e executor) eventAppend(ctx context.Context, w querier, p *store.EventAppe
 	data, ref := string(p.Data), any(nil)
 	if p.Ref != "" {
 		data, ref = "", p.Ref
+	} else if p.MessageRef != "" {
+		ref = p.MessageRef
 	}
 	err := w.QueryRowContext(ctx, `INSERT INTO events (session_id, seq, name, data, ref, created_at)
 		SELECT s.id, MAX(s.last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.session_id = s.id), 0)) + 1, ?, ?, ?, ?
@@ -164,8 +166,10 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := e.r.QueryContext(ctx, `SELECT e.seq, e.name, COALESCE(i.request, e.data), e.created_at
-		FROM events e LEFT JOIN interactions i ON i.id = e.ref
+	// A reference names an interaction (the event is its request) or a
+	// message (the event carries its content, store.SpliceContent).
+	rows, err := e.r.QueryContext(ctx, `SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content, e.created_at
+		FROM events e LEFT JOIN interactions i ON i.id = e.ref LEFT JOIN messages m ON m.id = e.ref AND i.id IS NULL
 		WHERE e.session_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`, p.SessionID, p.AfterSeq, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: event list: %w", err)
@@ -175,14 +179,35 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	for rows.Next() {
 		ev := &store.Event{SessionID: p.SessionID}
 		var data string
+		var content sql.NullString
 		var at int64
-		if err := rows.Scan(&ev.Seq, &ev.Name, &data, &at); err != nil {
+		if err := rows.Scan(&ev.Seq, &ev.Name, &data, &content, &at); err != nil {
 			return nil, err
 		}
 		ev.Data, ev.CreatedAt = json.RawMessage(data), tm(at)
+		if content.Valid {
+			ev.Data = store.SpliceContent(ev.Data, content.String)
+		}
 		out = append(out, ev)
 	}
 	return out, rows.Err()
+}
+
+// EventDelete implements store.Executor.
+func (e executor) EventDelete(ctx context.Context, p *store.EventDeleteParams) (int64, error) {
+	if len(p.Names) == 0 || p.FromSeq > p.ToSeq {
+		return 0, nil
+	}
+	args := []any{p.SessionID, p.FromSeq, p.ToSeq}
+	for _, n := range p.Names {
+		args = append(args, n)
+	}
+	res, err := e.w.ExecContext(ctx, `DELETE FROM events WHERE session_id = ? AND seq BETWEEN ? AND ? AND name IN (`+
+		strings.TrimSuffix(strings.Repeat("?,", len(p.Names)), ",")+`)`, args...)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: event delete: %w", err)
+	}
+	return res.RowsAffected()
 }
 
 // ---- interactions

@@ -69,6 +69,102 @@ func exerciseEvents(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.NoError(t, err)
 		require.Equal(t, string(req), string(evs[0].Data))
 	})
+	t.Run("RefFeedReadsTheInteraction", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		s := b.session(t)
+		req := json.RawMessage(`{"id":"ask_feed","title":"选择 \u0000 <b>&</b> ﷐","resumable":true}`)
+		require.NoError(t, b.st.InTx(b.ctx, func(tx store.Tx) error {
+			if _, err := tx.InteractionInsert(b.ctx, &store.InteractionInsertParams{ID: "ask_feed", SessionID: s.ID, RunID: "run_feed", ToolCallID: "call_feed",
+				Tool: "ask_user", Request: req, Now: T0, ExpiresAt: T0.Add(time.Hour)}); err != nil {
+				return err
+			}
+			_, err := tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "user_input_required", Data: req, Ref: "ask_feed", Now: T0})
+			return err
+		}))
+		feed, err := b.st.FeedList(b.ctx, &store.FeedListParams{Owner: "alice"})
+		require.NoError(t, err)
+		require.Len(t, feed, 1)
+		require.Equal(t, string(req), string(feed[0].Data), "the feed entry reads the request byte for byte")
+		un, err := b.st.FeedListUnfanned(b.ctx, 10)
+		require.NoError(t, err)
+		require.Len(t, un, 1)
+		require.Equal(t, string(req), string(un[0].Data), "so does the webhook outbox")
+	})
+	t.Run("MessageRefReadsTheContent", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		s := b.session(t)
+		// Content a driver might escape or a splice might mangle: NUL,
+		// U+FDD0, a byte that is not UTF-8, HTML characters, quotes, a
+		// backslash and the hole's own text.
+		content := "结果 \x00 <b>&</b> \"content\":\"\" \\ ﷐ \xff"
+		type payload struct {
+			ToolCallID string          `json:"toolCallId"`
+			Name       string          `json:"name"`
+			Content    string          `json:"content"`
+			IsError    bool            `json:"isError"`
+			Metadata   json.RawMessage `json:"metadata,omitempty"`
+		}
+		full := payload{ToolCallID: "call_m", Name: "x\"content\":\"\"", Content: content, Metadata: json.RawMessage(`{"content":"","k":1}`)}
+		want, err := json.Marshal(full)
+		require.NoError(t, err)
+		hole := full
+		hole.Content = ""
+		tmpl, err := json.Marshal(hole)
+		require.NoError(t, err)
+		require.NoError(t, b.st.InTx(b.ctx, func(tx store.Tx) error {
+			if _, err := tx.MessageInsert(b.ctx, &store.MessageInsertParams{ID: "msg_ref", SessionID: s.ID, Role: "tool", Content: content,
+				ToolCallID: "call_m", Name: "x", Now: T0}); err != nil {
+				return err
+			}
+			if _, err := tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "tool_result", Data: tmpl, MessageRef: "msg_ref", Now: T0}); err != nil {
+				return err
+			}
+			_, err := tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "message", Data: json.RawMessage(`{"content":""}`), Now: T0})
+			return err
+		}))
+		evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: s.ID})
+		require.NoError(t, err)
+		require.Len(t, evs, 2)
+		require.Equal(t, string(want), string(evs[0].Data), "the event reads as it was marshalled with the message's content, byte for byte")
+		require.Equal(t, `{"content":""}`, string(evs[1].Data), "an event without a reference is read as stored")
+	})
+	t.Run("DeleteDeltas", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		s, other := b.session(t), b.session(t)
+		for _, n := range []string{"message_delta", "reasoning_delta", "tool_call", "message_delta", "message"} {
+			_, err := b.st.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: n, Data: json.RawMessage(`{}`), Now: T0})
+			require.NoError(t, err)
+			_, err = b.st.EventAppend(b.ctx, &store.EventAppendParams{SessionID: other.ID, Name: n, Data: json.RawMessage(`{}`), Now: T0})
+			require.NoError(t, err)
+		}
+		var n int64
+		require.NoError(t, b.st.InTx(b.ctx, func(tx store.Tx) error {
+			var err error
+			n, err = tx.EventDelete(b.ctx, &store.EventDeleteParams{SessionID: s.ID, FromSeq: 2, ToSeq: 4, Names: []string{"message_delta", "reasoning_delta"}})
+			return err
+		}))
+		require.Equal(t, int64(2), n, "reasoning_delta 2 and message_delta 4; not message_delta 1 (before the range) nor tool_call 3")
+		seqs := func(id string) []int64 {
+			evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: id})
+			require.NoError(t, err)
+			var out []int64
+			for _, e := range evs {
+				out = append(out, e.Seq)
+			}
+			return out
+		}
+		require.Equal(t, []int64{1, 3, 5}, seqs(s.ID))
+		require.Equal(t, []int64{1, 2, 3, 4, 5}, seqs(other.ID), "another session's events stay")
+		ev, err := b.st.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "done", Data: json.RawMessage(`{}`), Now: T0})
+		require.NoError(t, err)
+		require.Equal(t, int64(6), ev.Seq, "numbers go on after the last event")
+		n, err = b.st.EventDelete(b.ctx, &store.EventDeleteParams{SessionID: s.ID, FromSeq: 1, ToSeq: 6})
+		require.NoError(t, err)
+		require.Zero(t, n, "no names, nothing deleted")
+	})
 	t.Run("SequencePerSession", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, newStore)
