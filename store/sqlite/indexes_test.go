@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -45,12 +46,47 @@ var constraintIndexes = map[string]bool{
 	"webhook_deliveries_row": true, // one delivery per feed row and hook
 }
 
-var usingIndex = regexp.MustCompile(`USING (?:COVERING )?INDEX (\w+)`)
+var usingIndex = regexp.MustCompile(`USING (?:COVERING )?INDEX (\w+)|USING (PRIMARY KEY)`)
+
+// fullScan is a plan step that reads a whole table.
+var fullScan = regexp.MustCompile(`^SCAN \w+$`)
+
+// scansAllowed are the queries that may read a whole table: maintenance
+// (retention, deleting a session), never a run's step.
+var scansAllowed = []string{
+	"DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE at < ?", // Prune: oldest rows first, by rowid
+	"SELECT id FROM sessions s WHERE updated_at < ?",                   // Prune: sessions idle since
+	"DELETE FROM runs WHERE session_id = ?",                            // SessionDelete
+}
+
+// hotQueries are the queries of every cycle (and of every replay), each
+// with the index its plan must use: a query that stops using it reads a
+// table's worth of pages per step.
+var hotQueries = []struct{ name, sql, index string }{
+	{"eventAppend (next number)", "INSERT INTO events (session_id, seq,", "PRIMARY KEY"},
+	{"EventList", "SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content", "PRIMARY KEY"},
+	{"EventList (interaction reference)", "SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content", "sqlite_autoindex_interactions_1"},
+	{"EventList (message reference)", "SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content", "sqlite_autoindex_messages_1"},
+	{"EventDelete", "DELETE FROM events WHERE session_id = ? AND seq BETWEEN", "PRIMARY KEY"},
+	{"MessageList", "FROM messages WHERE session_id = ? ORDER BY seq", "messages_session"},
+	{"InteractionGetPending", "WHERE session_id = ? AND status = 'pending' ORDER BY created_at LIMIT 1", "interactions_session"},
+	{"InteractionList", "FROM interactions WHERE session_id = ? ORDER BY created_at, id", "interactions_session"},
+	{"InteractionGetByToolCall", "FROM interactions WHERE session_id = ? AND tool_call_id = ?", "interactions_tool_call"},
+	{"InteractionListExpired", "WHERE status = 'pending' AND expires_at", "interactions_pending"},
+	{"RunGet", "FROM runs WHERE id = ?", "sqlite_autoindex_runs_1"},
+	{"RunListRecoverable", "FROM runs WHERE status = 'running' AND lease_until", "runs_recoverable"},
+	{"SessionGet", "FROM sessions WHERE id = ?", "sqlite_autoindex_sessions_1"},
+	{"SessionList", "FROM sessions WHERE owner = ?", "sessions_owner_updated"},
+	{"TraceList", "FROM trace WHERE session_id = ? ORDER BY id", "trace_session"},
+	{"FeedList", "WHERE f.owner = ? AND f.seq > ?", "PRIMARY KEY"},
+	{"FeedListUnfanned", "WHERE f.fanned = 0 ORDER BY", "feed_unfanned"},
+}
 
 // Every index of the schema is used by the plan of some query the store
 // makes (the conformance suites' queries, EXPLAIN QUERY PLAN), or enforces
 // a uniqueness rule. An index no query reads costs pages and a B-tree
-// write per row for nothing.
+// write per row for nothing. Every hot query uses its index (hotQueries),
+// and no query reads a whole table but the maintenance ones (scansAllowed).
 func TestIndexesServeQueries(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -92,6 +128,7 @@ func TestIndexesServeQueries(t *testing.T) {
 	rows.Close()
 
 	used := map[string][]string{}
+	plans := map[string][]string{} // query → its plan's details
 	for q := range queries {
 		args := make([]any, strings.Count(q, "?")+10) // unbound parameters plan as NULL
 		plan, err := db.Query(`EXPLAIN QUERY PLAN `+q, args[:numParams(q)]...)
@@ -102,8 +139,9 @@ func TestIndexesServeQueries(t *testing.T) {
 			var id, parent, notused int
 			var detail string
 			require.NoError(t, plan.Scan(&id, &parent, &notused, &detail))
+			plans[q] = append(plans[q], detail)
 			for _, m := range usingIndex.FindAllStringSubmatch(detail, -1) {
-				used[m[1]] = append(used[m[1]], q)
+				used[m[1]+m[2]] = append(used[m[1]+m[2]], q)
 			}
 		}
 		plan.Close()
@@ -116,6 +154,26 @@ func TestIndexesServeQueries(t *testing.T) {
 	}
 	sort.Strings(unused)
 	require.Empty(t, unused, "indexes that no query's plan uses (drop them, or name the rule they enforce)")
+
+	for q, details := range plans {
+		for _, d := range details {
+			if fullScan.MatchString(d) && !slices.ContainsFunc(scansAllowed, func(a string) bool { return strings.Contains(q, a) }) {
+				t.Errorf("%s reads a whole table (%s)", q, d)
+			}
+		}
+	}
+	for _, h := range hotQueries {
+		found, uses := false, false
+		for q := range plans {
+			if !strings.Contains(q, h.sql) {
+				continue
+			}
+			found = true
+			uses = uses || slices.Contains(used[h.index], q)
+		}
+		require.True(t, found, "%s: no query like %q was made", h.name, h.sql)
+		require.True(t, uses, "%s does not use %s", h.name, h.index)
+	}
 }
 
 // numParams is the number of parameters of q (?, ?N).
