@@ -28,7 +28,11 @@ import (
 // lubanBin is the binary TestMain built.
 var lubanBin string
 
-func TestMain(m *testing.M) { os.Exit(lubantest.RunWithLuban(m, "opstest", &lubanBin)) }
+func TestMain(m *testing.M) {
+	code := lubantest.RunWithLuban(m, "opstest", &lubanBin)
+	removeImageBuild()
+	os.Exit(code)
+}
 
 // receiver is an OTLP/HTTP trace receiver: POST /v1/traces with a protobuf
 // ExportTraceServiceRequest, as the OpenTelemetry collector takes it.
