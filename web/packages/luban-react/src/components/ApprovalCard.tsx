@@ -7,6 +7,7 @@ import { visible } from '../visible'
 import { approvalText, parseArguments, type ApprovalAnswer, type ApprovalReceipt, type ApprovalRequest } from './approval'
 import { CardError, FieldMessages, otherErrors } from './fieldErrors'
 import { JsonView } from './JsonView'
+import { KeyHints } from './KeyHints'
 
 /** ApprovalDraft is what the approval form keeps across reloads: the open panel, the edited arguments, the reason, the remember box. */
 type ApprovalDraft = { mode: 'idle' | 'edit' | 'reject'; text: string; reason: string; remember: boolean }
@@ -116,7 +117,7 @@ export function ApprovalForm({ card, onSubmit, onCancel }: Props) {
             />
             <FieldMessages errors={errs} field="arguments" />
             <div className="actions">
-              <button type="submit" className="primary" data-testid="approval-send-edit">
+              <button type="submit" className="primary" data-testid="approval-send-edit" aria-keyshortcuts="Control+Enter">
                 {busy ? a.submitting : a.sendEdit}
               </button>
               <button type="button" data-testid="approval-close-edit" onClick={() => setMode('idle')}>
@@ -131,7 +132,7 @@ export function ApprovalForm({ card, onSubmit, onCancel }: Props) {
             <textarea id={reasonId} data-testid="approval-reason" rows={2} autoFocus value={reason} onChange={(e) => setReason(e.target.value)} />
             <FieldMessages errors={errs} field="message" />
             <div className="actions">
-              <button type="submit" className="danger" data-testid="approval-confirm-reject">
+              <button type="submit" className="danger" data-testid="approval-confirm-reject" aria-keyshortcuts="Control+Enter">
                 {busy ? a.submitting : a.confirmReject}
               </button>
             </div>
@@ -144,7 +145,7 @@ export function ApprovalForm({ card, onSubmit, onCancel }: Props) {
         <FieldMessages errors={errs} field="remember" />
         <CardError card={card} unmatched={otherErrors(errs, ['arguments', 'message', 'remember'])} />
         <div className="actions">
-          <button type="button" className="primary" data-testid="approval-approve" onClick={approve}>
+          <button type="button" className="primary" data-testid="approval-approve" data-primary aria-keyshortcuts="Control+Enter" onClick={approve}>
             {busy && mode === 'idle' ? a.submitting : a.approve}
           </button>
           {mode !== 'edit' && (
@@ -161,6 +162,7 @@ export function ApprovalForm({ card, onSubmit, onCancel }: Props) {
             {a.cancel}
           </button>
         </div>
+        <KeyHints primary="approve" />
       </fieldset>
     </div>
   )

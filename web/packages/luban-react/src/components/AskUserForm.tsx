@@ -5,6 +5,7 @@ import { useT } from '../i18n'
 import type { Answer, Question } from '../types'
 import { CardError, FieldMessages, otherErrors } from './fieldErrors'
 import { visible } from '../visible'
+import { KeyHints } from './KeyHints'
 
 type QState = { selected: string[]; otherOn: boolean; other: string; focused: number }
 
@@ -61,7 +62,15 @@ export function AskUserForm({ card, onSubmit, onCancel }: { card: CardItem; onSu
         <FieldMessages errors={card.fieldErrors?.filter((e) => e.field === 'answers')} field="answers" />
         <CardError card={card} unmatched={otherErrors(card.fieldErrors, [...fields, 'answers'])} />
         <div className="actions">
-          <button type="submit" className="primary" data-testid="submit" disabled={!ready || busy} aria-describedby={!ready ? hintId : undefined}>
+          <button
+            type="submit"
+            className="primary"
+            data-testid="submit"
+            data-primary
+            aria-keyshortcuts="Enter Control+Enter"
+            disabled={!ready || busy}
+            aria-describedby={!ready ? hintId : undefined}
+          >
             {busy ? t.submitting : visible(card.request.submitLabel) || t.submit}
           </button>
           <button type="button" data-testid="cancel" onClick={onCancel} disabled={busy}>
@@ -73,6 +82,7 @@ export function AskUserForm({ card, onSubmit, onCancel }: { card: CardItem; onSu
             </span>
           )}
         </div>
+        <KeyHints options enter multiline />
       </fieldset>
     </form>
   )
@@ -126,7 +136,7 @@ function QuestionField({ index: i, q, s, uid, errs, set }: QProps) {
   const preview = q.options[s.focused]?.preview
 
   const options = (
-    <div className="options" role="group" aria-labelledby={`${name}-legend`}>
+    <div className="options" role="group" aria-labelledby={`${name}-legend`} data-key-group>
       {q.options.map((o, j) => {
         const id = `${name}-o${j}`
         const checked = s.selected.includes(o.label)
@@ -138,6 +148,8 @@ function QuestionField({ index: i, q, s, uid, errs, set }: QProps) {
               name={name}
               checked={checked}
               data-testid={`q${i}-option-${j}`}
+              data-key-option={j < 9 ? '' : undefined}
+              aria-keyshortcuts={j < 9 ? String(j + 1) : undefined}
               onFocus={() => focus(j)}
               onChange={(e) => {
                 choose(o.label, e.target.checked)
@@ -146,7 +158,14 @@ function QuestionField({ index: i, q, s, uid, errs, set }: QProps) {
               aria-describedby={o.description ? `${id}-desc` : undefined}
             />
             <label htmlFor={id}>
-              <span className="option-label">{visible(o.label)}</span>
+              <span className="option-head">
+                {j < 9 && (
+                  <kbd className="key-num" aria-hidden="true">
+                    {j + 1}
+                  </kbd>
+                )}
+                <span className="option-label">{visible(o.label)}</span>
+              </span>
               {o.description && (
                 <span className="option-desc" id={`${id}-desc`}>
                   {visible(o.description)}
@@ -163,12 +182,23 @@ function QuestionField({ index: i, q, s, uid, errs, set }: QProps) {
           name={name}
           checked={s.otherOn}
           data-testid={`q${i}-other`}
+          data-key-option={q.options.length < 9 ? '' : undefined}
+          data-key-focus={`${otherId}-text`}
+          aria-keyshortcuts={q.options.length < 9 ? String(q.options.length + 1) : undefined}
           onChange={(e) => setOther(e.target.checked)}
         />
         <label htmlFor={otherId}>
-          <span className="option-label">{t.other}</span>
+          <span className="option-head">
+            {q.options.length < 9 && (
+              <kbd className="key-num" aria-hidden="true">
+                {q.options.length + 1}
+              </kbd>
+            )}
+            <span className="option-label">{t.other}</span>
+          </span>
         </label>
         <textarea
+          id={`${otherId}-text`}
           rows={1}
           className="other-input"
           aria-label={`${t.other}: ${visible(q.question)}`}

@@ -6,6 +6,7 @@ import type { FieldError, FormField } from '../types'
 import { visible } from '../visible'
 import { checkForm, elicitationText, initialValue, type ElicitationText, type FormValue } from './elicitation'
 import { CardError, FieldMessages, otherErrors } from './fieldErrors'
+import { KeyHints } from './KeyHints'
 
 /** ElicitationAnswer is the answer of an elicitation card (DESIGN §11). */
 export type ElicitationAnswer = { decision: 'accept'; content?: Record<string, unknown>; cancelled: false } | { decision: 'decline'; cancelled: false }
@@ -80,7 +81,7 @@ export function ElicitationForm({ card, onSubmit, onCancel }: Props) {
           </p>
         )}
         <div className="actions">
-          <button type="submit" className="primary" data-testid="submit">
+          <button type="submit" className="primary" data-testid="submit" data-primary aria-keyshortcuts="Enter Control+Enter">
             {s.accept}
           </button>
           <button type="button" data-testid="decline" onClick={() => !busy && onSubmit({ decision: 'decline', cancelled: false })}>
@@ -90,6 +91,7 @@ export function ElicitationForm({ card, onSubmit, onCancel }: Props) {
             {s.cancel}
           </button>
         </div>
+        <KeyHints options={fields.some((f) => f.type === 'enum' || f.type === 'multi')} enter />
       </fieldset>
     </form>
   )
@@ -147,7 +149,14 @@ function Field({ f, id, value, errors, onChange }: { f: FormField; id: string; v
     const multi = f.type === 'multi'
     const cur = multi ? (Array.isArray(value) ? value : []) : typeof value === 'string' ? value : ''
     control = (
-      <div role={multi ? 'group' : 'radiogroup'} aria-labelledby={`${id}-label`} aria-describedby={describedBy} aria-required={f.required || undefined} className="options">
+      <div
+        role={multi ? 'group' : 'radiogroup'}
+        aria-labelledby={`${id}-label`}
+        aria-describedby={describedBy}
+        aria-required={f.required || undefined}
+        className="options"
+        data-key-group
+      >
         {(f.options ?? []).map((o, i) => {
           const oid = `${id}-opt-${i}`
           const checked = multi ? (cur as string[]).includes(o.value) : cur === o.value
@@ -161,6 +170,8 @@ function Field({ f, id, value, errors, onChange }: { f: FormField; id: string; v
                 checked={checked}
                 data-testid={`field-${f.name}-${o.value}`}
                 data-field={i === 0 ? f.name : undefined}
+                data-key-option={i < 9 ? '' : undefined}
+                aria-keyshortcuts={i < 9 ? String(i + 1) : undefined}
                 aria-invalid={invalid || undefined}
                 onChange={(e) => {
                   if (!multi) return onChange(o.value)
@@ -169,7 +180,14 @@ function Field({ f, id, value, errors, onChange }: { f: FormField; id: string; v
                 }}
               />
               <label htmlFor={oid}>
-                <span className="option-label">{visible(o.label)}</span>
+                <span className="option-head">
+                  {i < 9 && (
+                    <kbd className="key-num" aria-hidden="true">
+                      {i + 1}
+                    </kbd>
+                  )}
+                  <span className="option-label">{visible(o.label)}</span>
+                </span>
               </label>
             </div>
           )

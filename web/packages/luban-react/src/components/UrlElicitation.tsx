@@ -3,6 +3,7 @@ import { useLang } from '../i18n'
 import { visible } from '../visible'
 import { elicitationText, splitURL } from './elicitation'
 import type { ElicitationAnswer } from './ElicitationForm'
+import { KeyHints } from './KeyHints'
 
 type Props = {
   card: CardItem
@@ -53,7 +54,15 @@ export function UrlElicitation({ card, onSubmit, onCancel }: Props) {
         </p>
       )}
       <div className="actions">
-        <button type="button" className="primary" data-testid="submit" disabled={busy} onClick={() => onSubmit({ decision: 'accept', cancelled: false })}>
+        <button
+          type="button"
+          className="primary"
+          data-testid="submit"
+          data-primary
+          aria-keyshortcuts="Control+Enter"
+          disabled={busy}
+          onClick={() => onSubmit({ decision: 'accept', cancelled: false })}
+        >
           {s.done}
         </button>
         <button type="button" data-testid="decline" disabled={busy} onClick={() => onSubmit({ decision: 'decline', cancelled: false })}>
@@ -63,6 +72,7 @@ export function UrlElicitation({ card, onSubmit, onCancel }: Props) {
           {s.cancel}
         </button>
       </div>
+      <KeyHints primary="done" />
     </div>
   )
 }

@@ -12,6 +12,8 @@ import { UrlElicitation } from './UrlElicitation'
 import { ReceiptView } from './Receipt'
 import { visible } from '../visible'
 import { errorText } from '../errorText'
+import { onCardKeyDown } from '../keys'
+import { KeyHints, keyText } from './KeyHints'
 import { record, strings, useDraft, useDraftStore } from '../drafts'
 
 /** CardProps are the props of UserInputCard. */
@@ -77,6 +79,8 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
       data-phase={card.phase}
       data-mode={req.mode}
       aria-label={title}
+      tabIndex={-1}
+      onKeyDown={editing ? onCardKeyDown : undefined}
     >
       {card.phase === 'resolved' && card.receipt ? (
         isApproval(req) ? (
@@ -162,6 +166,16 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
     onSubmit({ selections: free ? [] : selections, customInput: custom, cancelled: false })
   }
 
+  // "Accept recommended" answers with the recommended option (the first
+  // one for a single choice) and the note typed so far.
+  const k = keyText[useLang()]
+  const recs = free ? [] : (req.options ?? []).filter((o) => o.recommended)
+  const recommended = mode === 'single' ? recs.slice(0, 1) : recs
+  const acceptRecommended = () => {
+    if (busy || !recommended.length) return
+    onSubmit({ selections: recommended.map((o) => o.id), customInput: custom, cancelled: false })
+  }
+
   const inputType = mode === 'single' ? 'radio' : 'checkbox'
   const hintId = `${uid}-hint`
   const customId = `${uid}-custom`
@@ -172,8 +186,8 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
     <form onSubmit={submit} noValidate>
       <fieldset disabled={busy} className="card-body">
         {!free && (
-          <div role="group" aria-label={visible(req.title)} className={`options options-${mode}`}>
-            {(req.options ?? []).map((o) => {
+          <div role="group" aria-label={visible(req.title)} className={`options options-${mode}`} data-key-group>
+            {(req.options ?? []).map((o, n) => {
               const id = `${uid}-opt-${o.id}`
               const checked = selections.includes(o.id)
               return (
@@ -187,12 +201,19 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
                     value={o.id}
                     checked={checked}
                     data-testid={`option-${o.id}`}
+                    data-key-option={n < 9 ? '' : undefined}
+                    aria-keyshortcuts={n < 9 ? String(n + 1) : undefined}
                     aria-describedby={o.description ? `${id}-desc` : undefined}
                     onChange={(e) => toggle(o.id, e.target.checked)}
                     className={mode === 'toggle' ? 'switch' : undefined}
                   />
                   <label htmlFor={id}>
                     <span className="option-head">
+                      {n < 9 && (
+                        <kbd className="key-num" aria-hidden="true">
+                          {n + 1}
+                        </kbd>
+                      )}
                       <span className="option-label">{visible(o.label)}</span>
                       {o.recommended && (
                         <span className="chip chip-recommended" data-testid={`recommended-${o.id}`}>
@@ -247,9 +268,22 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
         )}
         <CardError card={card} unmatched={otherErrors(errs, ['selections', 'customInput'])} />
         <div className="actions">
-          <button type="submit" className="primary" data-testid="submit" disabled={!!hint || busy} aria-describedby={hint ? hintId : undefined}>
+          <button
+            type="submit"
+            className="primary"
+            data-testid="submit"
+            data-primary
+            aria-keyshortcuts="Enter Control+Enter"
+            disabled={!!hint || busy}
+            aria-describedby={hint ? hintId : undefined}
+          >
             {busy ? t.submitting : visible(req.submitLabel) || t.submit}
           </button>
+          {recommended.length > 0 && (
+            <button type="button" data-testid="accept-recommended" data-key-recommended aria-keyshortcuts="R" disabled={busy} onClick={acceptRecommended}>
+              {k.recommended}: {recommended.map((o) => visible(o.label)).join(', ')}
+            </button>
+          )}
           <button type="button" data-testid="cancel" onClick={onCancel} disabled={busy}>
             {t.cancel}
           </button>
@@ -259,6 +293,7 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
             </span>
           )}
         </div>
+        <KeyHints options={!free} enter={!free || mode !== 'text'} multiline={mode === 'text' || (!free && !!req.allowCustom)} recommended={recommended.length > 0} />
       </fieldset>
     </form>
   )
