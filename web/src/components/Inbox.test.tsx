@@ -156,7 +156,7 @@ describe('Inbox', () => {
     await user.type(within(entry).getByRole('textbox'), 'x')
     await user.click(within(entry).getByTestId('submit'))
     await waitFor(() => expect(within(entry).getByTestId('input-card')).toHaveAttribute('data-phase', 'editing'))
-    expect(within(entry).getByText('too long')).toBeInTheDocument()
+    expect(within(entry).getByText('太长了')).toBeInTheDocument()
     expect(screen.getByTestId('inbox-count')).toHaveTextContent('1')
   })
 

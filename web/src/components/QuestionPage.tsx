@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react'
-import { ApiError, expiredReceipt, failCard, newCard, resolvedCard, UserInputCard, visible, type Answer, type Api, type CardItem, type InteractionView } from 'luban-react'
+import { ApiError, errorText, expiredReceipt, failCard, newCard, resolvedCard, UserInputCard, visible, type Answer, type Api, type CardItem, type InteractionView } from 'luban-react'
 import { useT } from '../i18n'
 
 /** questionFromPath is the request id of a /q/{requestId} path, else undefined. */
@@ -14,7 +14,7 @@ function cardOf(v: InteractionView): CardItem {
   return v.receipt ? { ...resolvedCard(c, v.receipt), runStatus: undefined } : c
 }
 
-type Load = { state: 'loading' } | { state: 'ready'; card: CardItem } | { state: 'failed'; code: string; message: string }
+type Load = { state: 'loading' } | { state: 'ready'; card: CardItem } | { state: 'failed'; code: string; message: string; status?: number }
 
 /**
  * QuestionPage is /q/{requestId}: just that question (what an MCP host's
@@ -36,7 +36,7 @@ export function QuestionPage({ api, requestId }: { api: Api; requestId: string }
       (e) => {
         if (!live || (e instanceof DOMException && e.name === 'AbortError')) return
         const code = e instanceof ApiError ? e.code : 'network'
-        setLoad({ state: 'failed', code, message: e instanceof Error ? e.message : String(e) })
+        setLoad({ state: 'failed', code, message: e instanceof Error ? e.message : String(e), status: e instanceof ApiError ? e.status : undefined })
       },
     )
     return () => {
@@ -67,7 +67,7 @@ export function QuestionPage({ api, requestId }: { api: Api; requestId: string }
       {load.state === 'loading' && <p className="muted">{t.running}</p>}
       {load.state === 'failed' && (
         <div className="notice notice-error" role="alert" data-testid="question-error" data-code={load.code}>
-          {load.code === 'unauthorized' ? t.unauthorized : load.code === 'interaction_not_found' ? t.questionNotFound : `${t.loadFailed}: ${load.message}`}
+          {load.code === 'unauthorized' ? t.unauthorized : load.code === 'interaction_not_found' ? t.questionNotFound : `${t.loadFailed}: ${errorText(t, load)}`}
         </div>
       )}
       {load.state === 'ready' && (

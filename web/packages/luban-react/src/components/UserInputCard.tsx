@@ -5,7 +5,7 @@ import type { Answer } from '../types'
 import { AskUserForm } from './AskUserForm'
 import { approvalText, isApproval, type ApprovalRequest } from './approval'
 import { ApprovalForm, ApprovalReceiptView } from './ApprovalCard'
-import { CardError, FieldMessages, otherErrors } from './fieldErrors'
+import { CardError, FieldMessages, matchField, otherErrors } from './fieldErrors'
 import { ElicitationForm } from './ElicitationForm'
 import { ElicitationReceipt } from './ElicitationReceipt'
 import { UrlElicitation } from './UrlElicitation'
@@ -179,6 +179,7 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
   const inputType = mode === 'single' ? 'radio' : 'checkbox'
   const hintId = `${uid}-hint`
   const customId = `${uid}-custom`
+  const customInvalid = (errs ?? []).some((e) => matchField(e.field, 'customInput'))
   const freeLabel =
     mode === 'number' ? t.numberInput : mode === 'date' ? t.dateInput : mode === 'directory' ? t.directoryInput : t.textInput
 
@@ -241,6 +242,8 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
               <textarea
                 id={customId}
                 data-testid="custom-input"
+                aria-invalid={customInvalid || undefined}
+                aria-describedby={customInvalid ? `${customId}-err` : undefined}
                 value={custom}
                 rows={free ? 3 : 2}
                 onChange={(e) => setCustom(e.target.value)}
@@ -253,7 +256,8 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
                 inputMode={mode === 'number' ? 'decimal' : undefined}
                 step={mode === 'number' ? 'any' : undefined}
                 placeholder={mode === 'directory' ? 'src/app' : undefined}
-                aria-describedby={mode === 'directory' ? `${customId}-hint` : undefined}
+                aria-invalid={customInvalid || undefined}
+                aria-describedby={[mode === 'directory' ? `${customId}-hint` : '', customInvalid ? `${customId}-err` : ''].filter(Boolean).join(' ') || undefined}
                 value={custom}
                 onChange={(e) => setCustom(e.target.value)}
               />
@@ -263,7 +267,7 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
                 {t.directoryHint}
               </div>
             )}
-            <FieldMessages errors={errs} field="customInput" />
+            <FieldMessages errors={errs} field="customInput" id={`${customId}-err`} />
           </div>
         )}
         <CardError card={card} unmatched={otherErrors(errs, ['selections', 'customInput'])} />

@@ -1,8 +1,8 @@
 import { useContext } from 'react'
 import type { CardItem } from '../card'
 import { RetryContext } from '../cardRetry'
-import { errorText, retryable } from '../errorText'
-import { useT } from '../i18n'
+import { errorText, fieldErrorText, retryable, type CodedFieldError } from '../errorText'
+import { useLang, useT } from '../i18n'
 import type { FieldError } from '../types'
 
 /**
@@ -14,16 +14,26 @@ export function matchField(detail: string, field: string): boolean {
   return detail === field || detail.startsWith(field + '[') || detail.startsWith(field + '.')
 }
 
-/** FieldMessages shows the server's messages for one field, next to it. */
+/**
+ * FieldMessages shows the problems of one field next to it, each worded
+ * by its code in the page language (the server's message when the code is
+ * unknown).
+ */
 export function FieldMessages({ errors, field, id }: { errors?: FieldError[]; field: string; id?: string }) {
-  const mine = (errors ?? []).filter((e) => matchField(e.field, field))
+  const lang = useLang()
+  const mine = (errors ?? []).filter((e) => matchField(e.field, field)) as CodedFieldError[]
   if (!mine.length) return null
   return (
-    <ul className="field-errors" id={id} data-testid={`field-error-${field}`} role="alert">
-      {mine.map((e, i) => (
-        <li key={i}>{e.message}</li>
-      ))}
-    </ul>
+    // The live region wraps the list: a role on the <ul> itself would take its list semantics away.
+    <div id={id} data-testid={`field-error-${field}`} role="alert">
+      <ul className="field-errors">
+        {mine.map((e, i) => (
+          <li key={i} data-code={e.code} data-field={e.field}>
+            {fieldErrorText(lang, e)}
+          </li>
+        ))}
+      </ul>
+    </div>
   )
 }
 
@@ -39,6 +49,7 @@ export function otherErrors(errors: FieldError[] | undefined, fields: string[]):
  */
 export function CardError({ card, unmatched }: { card: CardItem; unmatched: FieldError[] }) {
   const t = useT()
+  const lang = useLang()
   const retry = useContext(RetryContext)
   if (!card.error && !unmatched.length) return null
   const canRetry = !!retry && !!card.error && !!card.lastAnswer && card.phase === 'editing' && retryable(card.error)
@@ -51,9 +62,9 @@ export function CardError({ card, unmatched }: { card: CardItem; unmatched: Fiel
         </button>
       )}
       {unmatched.map((e, i) => (
-        <div key={i}>
+        <div key={i} data-code={(e as CodedFieldError).code} data-field={e.field}>
           {e.field ? `${e.field}: ` : ''}
-          {e.message}
+          {fieldErrorText(lang, e)}
         </div>
       ))}
     </div>
