@@ -63,8 +63,11 @@ test('edit: an invalid value is refused before sending, a valid one runs', async
   await card.getByTestId('approval-send-edit').click()
   const res = await refused
   expect(res.status()).toBe(422)
-  expect((await res.json()).error.details).toEqual([{ field: 'arguments.path', message: '"../escape.md" leads outside the workspace' }])
-  await expect(card.getByTestId('field-error-arguments')).toContainText('leads outside the workspace')
+  expect((await res.json()).error.details).toEqual([
+    { field: 'arguments.path', code: 'outside_workspace', params: { path: '../escape.md' }, message: '"../escape.md" leads outside the workspace' },
+  ])
+  // Worded by its code in the page language, by the editor.
+  await expect(card.getByTestId('field-error-arguments')).toHaveText('“../escape.md”不在工作区内：请填写工作区内的相对路径')
   await expect(card).toHaveAttribute('data-phase', 'editing')
   await lab.shot(card, 'approval-edit-outside-workspace')
 
