@@ -121,15 +121,18 @@ function oneQuestion(name: string): Scenario {
 }
 
 test('a draft of a request that expired while the page was closed is gone on the next visit', async ({ page, lab }) => {
-  const luban = await lab.serve({ scenario: oneQuestion('expire'), ttl: '3s' })
-  // The browser's clock is paused: the card cannot expire by itself in the
-  // page; the server's sweeper expires the request while the page is away.
+  const luban = await lab.serve({ scenario: oneQuestion('expire'), ttl: '6s' })
+  // The browser's clock is paused and the page does not follow the
+  // session's events: the card cannot expire in the page, however slow this
+  // machine is; the server's sweeper expires the request while the page is away.
   await page.context().clock.install()
   await page.context().clock.pauseAt(Date.now() + 1000)
+  await page.route('**/api/sessions/*/events', (r) => r.abort())
   const { sessionId, card } = await openAndSend(page, luban, '开始')
   await card.getByTestId('option-b').check()
   await expect.poll(async () => Object.keys(await drafts(page))).toHaveLength(1)
   await page.goto('about:blank')
+  await page.unroute('**/api/sessions/*/events')
   await expect
     .poll(async () => (await luban.api('GET', `/api/interactions/pending?sessionId=${sessionId}`)).body.last?.status, { timeout: 20_000 })
     .toBe('expired')
