@@ -6,14 +6,14 @@
 package aguitest
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/lubanhq/luban/internal/npmtest"
 )
 
 // Dir is this package's directory: package.json, the .mjs scripts and
@@ -32,7 +32,7 @@ func Node(t testing.TB) string {
 	if err != nil {
 		t.Skip("no node command: the AG-UI client tests need Node (CI has it)")
 	}
-	if err := Install(Dir()); err != nil {
+	if err := npmtest.Install(Dir(), "@ag-ui/client"); err != nil {
 		t.Fatalf("aguitest: %v", err)
 	}
 	return node
@@ -40,34 +40,6 @@ func Node(t testing.TB) string {
 
 // ExampleDir is examples/agui, the AG-UI client example of the repository.
 func ExampleDir() string { return filepath.Join(Dir(), "..", "..", "examples", "agui") }
-
-// Install runs npm ci in dir (a directory with package.json and
-// package-lock.json) unless its @ag-ui/client is installed already, under a
-// lock so that two test binaries do not install at the same time.
-func Install(dir string) error {
-	lock, err := os.OpenFile(filepath.Join(dir, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return err
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@ag-ui", "client", "package.json")); err == nil {
-		return nil
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return fmt.Errorf("node_modules missing and no npm to install it: run npm ci in %s", dir)
-	}
-	cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("npm ci in %s: %v\n%s", dir, err, out)
-	}
-	return nil
-}
 
 // Validate checks raw POST /api/agui response bodies with validate.mjs:
 // every event against @ag-ui/core's EventSchema, every stream against

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lubanhq/luban/internal/fakeopenai"
 	"github.com/lubanhq/luban/internal/lubantest"
+	"github.com/lubanhq/luban/internal/npmtest"
 )
 
 // examples/agui/main.mjs, run as its README says, answers a question typed
@@ -16,7 +17,7 @@ import (
 func TestExampleScript(t *testing.T) {
 	t.Parallel()
 	node := Node(t)
-	require.NoError(t, Install(ExampleDir()))
+	require.NoError(t, npmtest.Install(ExampleDir(), "@ag-ui/client"))
 	fake := fakeopenai.New(t)
 	fake.Push(
 		fakeopenai.Turn{Text: "先确认环境。", ToolCalls: []fakeopenai.ToolCall{{ID: "call_ex", Name: "ask_user", Arguments: askArgs}}},

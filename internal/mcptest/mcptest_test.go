@@ -19,6 +19,7 @@ import (
 	"github.com/lubanhq/luban/internal/fakeopenai"
 	"github.com/lubanhq/luban/internal/lubantest"
 	"github.com/lubanhq/luban/internal/mcptest"
+	"github.com/lubanhq/luban/internal/npmtest"
 )
 
 var lubanBin string
@@ -289,7 +290,7 @@ func tsCall(t *testing.T, base, token, tool, args, meta string) <-chan tsLine {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	require.NoError(t, err, "the TypeScript SDK client needs node (scripts/test.sh installs it)")
-	require.NoError(t, mcptest.Install())
+	require.NoError(t, npmtest.Install(mcptest.Dir(), "@modelcontextprotocol/sdk"))
 	argv := []string{filepath.Join(mcptest.Dir(), "client.mjs"), base, token, tool, args}
 	if meta != "" {
 		argv = append(argv, meta)
