@@ -159,16 +159,20 @@ describe('approval card (DESIGN §10)', () => {
 })
 
 describe('parseArguments', () => {
-  it('checks like the server: required, unknown fields, types, enums, items', () => {
+  it('checks like the server, with its codes and params: required, unknown fields, types, enums, lengths, items', () => {
     const s = { type: 'object', properties: { n: { type: 'integer' }, e: { enum: ['a', 'b'] }, xs: { type: 'array', items: { type: 'string' } } }, required: ['n'], additionalProperties: false }
     expect(parseArguments('{"n": 1.5, "e": "c", "xs": ["a", 2], "z": 1}', s).errors).toEqual([
-      { field: 'arguments.e', message: 'must be one of "a", "b"' },
-      { field: 'arguments.n', message: 'got number, want integer' },
-      { field: 'arguments.xs[1]', message: 'got integer, want string' },
-      { field: 'arguments.z', message: "unknown field: the tool's schema does not allow it" },
+      { field: 'arguments.e', code: 'enum', params: { allowed: ['a', 'b'] }, message: 'must be one of "a", "b"' },
+      { field: 'arguments.n', code: 'invalid_type', params: { expected: 'integer', got: 'number' }, message: 'got number, want integer' },
+      { field: 'arguments.xs[1]', code: 'invalid_type', params: { expected: 'string', got: 'integer' }, message: 'got integer, want string' },
+      { field: 'arguments.z', code: 'unknown_field', message: "unknown field: the tool's schema does not allow it" },
     ])
-    expect(parseArguments('{}', s).errors).toEqual([{ field: 'arguments.n', message: 'required but missing' }])
-    expect(parseArguments('[1]', s).errors).toEqual([{ field: 'arguments', message: 'must be a JSON object' }])
+    expect(parseArguments('{}', s).errors).toEqual([{ field: 'arguments.n', code: 'required', message: 'required but missing' }])
+    expect(parseArguments('[1]', s).errors).toEqual([{ field: 'arguments', code: 'invalid_type', params: { expected: 'object', got: 'array' }, message: 'must be a JSON object' }])
+    expect(parseArguments('{"p": ""}', { type: 'object', properties: { p: { type: 'string', minLength: 1, maxLength: 3 } } }).errors).toEqual([
+      { field: 'arguments.p', code: 'too_short', params: { min: 1, got: 0, unit: 'characters' }, message: 'minLength: got 0, want 1' },
+    ])
+    expect(parseArguments('{x', s).errors).toMatchObject([{ field: 'arguments', code: 'invalid_json' }])
     expect(parseArguments('{"n": 2}', s)).toEqual({ value: { n: 2 }, errors: [] })
   })
 })

@@ -65,16 +65,19 @@ function typeMatches(want: string, got: string): boolean {
  * against the tool's schema (types, required, unknown fields, string
  * lengths, enums) the way the server will, so an obviously wrong edit is
  * caught before it is sent. The server stays the judge: its 422 details are
- * shown the same way. Fields are named like the server's ("arguments.path").
+ * shown the same way. Fields are named like the server's ("arguments.path"),
+ * and each problem carries the server's FieldCode and params (too_short
+ * {min, got, unit}, invalid_type {expected, got}, enum {allowed}, required,
+ * unknown_field, invalid_json), so the page words both alike.
  */
 export function parseArguments(text: string, schema?: JsonSchema): { value?: Record<string, unknown>; errors: FieldError[] } {
   let v: unknown
   try {
     v = JSON.parse(text)
   } catch (e) {
-    return { errors: [{ field: 'arguments', message: `not valid JSON: ${(e as Error).message}` }] }
+    return { errors: [{ field: 'arguments', code: 'invalid_json', message: `not valid JSON: ${(e as Error).message}` }] }
   }
-  if (typeOf(v) !== 'object') return { errors: [{ field: 'arguments', message: 'must be a JSON object' }] }
+  if (typeOf(v) !== 'object') return { errors: [{ field: 'arguments', code: 'invalid_type', params: { expected: 'object', got: typeOf(v) }, message: 'must be a JSON object' }] }
   const errors: FieldError[] = []
   check(v, schema ?? { type: 'object' }, 'arguments', errors)
   errors.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0))
@@ -86,25 +89,27 @@ function check(v: unknown, s: JsonSchema, field: string, out: FieldError[]) {
   if (s.type) {
     const wants = Array.isArray(s.type) ? s.type : [s.type]
     if (!wants.some((w) => typeMatches(w, got))) {
-      out.push({ field, message: `got ${got}, want ${wants.join(' or ')}` })
+      out.push({ field, code: 'invalid_type', params: { expected: wants[0], got }, message: `got ${got}, want ${wants.join(' or ')}` })
       return
     }
   }
   if (s.enum && !s.enum.some((e) => JSON.stringify(e) === JSON.stringify(v))) {
-    out.push({ field, message: `must be one of ${s.enum.map((e) => JSON.stringify(e)).join(', ')}` })
+    out.push({ field, code: 'enum', params: { allowed: s.enum }, message: `must be one of ${s.enum.map((e) => JSON.stringify(e)).join(', ')}` })
   }
   if (typeof v === 'string') {
     const n = [...v].length
-    if (s.minLength !== undefined && n < s.minLength) out.push({ field, message: `minLength: got ${n}, want ${s.minLength}` })
-    if (s.maxLength !== undefined && n > s.maxLength) out.push({ field, message: `maxLength: got ${n}, want ${s.maxLength}` })
+    if (s.minLength !== undefined && n < s.minLength)
+      out.push({ field, code: 'too_short', params: { min: s.minLength, got: n, unit: 'characters' }, message: `minLength: got ${n}, want ${s.minLength}` })
+    if (s.maxLength !== undefined && n > s.maxLength)
+      out.push({ field, code: 'too_long', params: { max: s.maxLength, got: n, unit: 'characters' }, message: `maxLength: got ${n}, want ${s.maxLength}` })
   }
   if (got === 'object') {
     const o = v as Record<string, unknown>
-    for (const r of s.required ?? []) if (!(r in o)) out.push({ field: `${field}.${r}`, message: 'required but missing' })
+    for (const r of s.required ?? []) if (!(r in o)) out.push({ field: `${field}.${r}`, code: 'required', message: 'required but missing' })
     for (const [k, sub] of Object.entries(o)) {
       const ps = s.properties?.[k]
       if (ps) check(sub, ps, `${field}.${k}`, out)
-      else if (s.additionalProperties === false) out.push({ field: `${field}.${k}`, message: "unknown field: the tool's schema does not allow it" })
+      else if (s.additionalProperties === false) out.push({ field: `${field}.${k}`, code: 'unknown_field', message: "unknown field: the tool's schema does not allow it" })
       else if (typeof s.additionalProperties === 'object') check(sub, s.additionalProperties, `${field}.${k}`, out)
     }
   }
