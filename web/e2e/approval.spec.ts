@@ -52,7 +52,10 @@ test('edit: an invalid value is refused before sending, a valid one runs', async
   await expect(editor).toBeFocused()
   await editor.fill('{"path": "", "content": 1}')
   await card.getByTestId('approval-send-edit').click()
-  await expect(card.getByTestId('field-error-arguments')).toContainText('minLength')
+  // The editor's own check words its problems like the server's, by code.
+  await expect(card.getByTestId('field-error-arguments')).toContainText('太短了，至少 1 个字')
+  await expect(card.getByTestId('field-error-arguments')).toContainText('类型不对，应为文字')
+  await expect(card.getByTestId('field-error-arguments')).not.toContainText('minLength')
   await expect(card).toHaveAttribute('data-phase', 'editing')
   await lab.shot(card, 'approval-edit-invalid')
 
