@@ -88,12 +88,12 @@ agents:
 	out := chatBinary(t, p.URL, strings.Join(answers, "\n")+"\n")
 	for _, want := range []string{
 		"? Please provide inputs for the following fields:\n  from MCP server everything\n",
-		"  1. String * (string)\n     Your full, legal name\n",
-		"  3. Boolean (boolean)\n",
-		"  4. String with email format (string, email)\n",
-		"  5. String with default (string, default: \"It was a dark and stormy night.\")\n",
+		"  1. String * (text)\n     Your full, legal name\n",
+		"  3. Boolean (yes/no)\n",
+		"  4. String with email format (text, email)\n",
+		"  5. String with default (text, default: \"It was a dark and stormy night.\")\n",
 		"  7. Integer (integer, 1–100, default: 42)\n",
-		"  10. Titled Multiple Select Enum (multi, choose 1–3, default: [\"fish-1\"])\n",
+		"  10. Titled Multiple Select Enum (several of, choose 1–3, default: [\"fish-1\"])\n",
 		"String *: \n  ! this field is required\nString *: Ada Lovelace\n",
 		"String with date format [YYYY-MM-DD]: 1815-13\n  ! enter a date as YYYY-MM-DD\n",
 		"Integer: 500\n  ! at most 100\nInteger: 7\n",
