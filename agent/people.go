@@ -20,7 +20,7 @@ var ErrBadCursor = people.ErrBadCursor
 // inbox reads GET /api/interactions and GET /api/sessions; a pending
 // request of a run whose agent is not configured here is not resumable.
 func (r *Runner) inbox() *people.Inbox {
-	return &people.Inbox{Store: r.st, AgentExists: func(name string) bool {
+	return &people.Inbox{Store: r.st, DefaultAgent: r.first.Name, AgentExists: func(name string) bool {
 		_, ok := r.agents[name]
 		return ok || name == externalAgent
 	}}

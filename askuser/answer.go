@@ -61,8 +61,9 @@ type AnswerOptions struct {
 //   - number: a finite decimal number written in full in customInput: 42,
 //     -3.5, 1e3, .5 (the grammar of an HTML number input, plus a fraction
 //     without its leading zero as browsers submit it); 42xyz, NaN, Inf, empty
-//     and values beyond float64 are rejected. Surrounding spaces are trimmed;
-//     otherwise the string is kept as written.
+//     and values beyond float64 are rejected. Surrounding spaces are trimmed
+//     and a negative zero (-0, -0.0) loses its sign; otherwise the string is
+//     kept as written.
 //   - date: a real calendar day YYYY-MM-DD (year 0001–9999), kept as the same
 //     string with no time-zone conversion.
 //   - directory: a path relative to opts.Workspace that stays inside it after
@@ -314,6 +315,9 @@ func checkNumber(s string) (string, *problem) {
 	f, err := strconv.ParseFloat(t, 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 		return "", newProblem(api.DetailOutOfRange, nil, "%q is out of range", clip(t))
+	}
+	if f == 0 && t[0] == '-' {
+		t = t[1:]
 	}
 	return t, nil
 }

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -283,7 +284,8 @@ func (a Answer) Action() string {
 }
 
 // ValidateAnswer checks a against the prompt p it answers and returns it
-// normalized (content compact). On failure the error is an
+// normalized (content compact, in the order written, a negative zero
+// written as 0). On failure the error is an
 // *askuser.AnswerError (422 invalid_answer, nothing consumed) whose fields
 // are "decision", "content" or "content.<name>":
 //   - cancelled: nothing else is looked at;
@@ -342,11 +344,42 @@ func ValidateAnswer(p *api.Prompt, a Answer) (Answer, error) {
 		}
 		return Answer{}, &askuser.AnswerError{Details: schemaerr.Fields(ve, "content", "unknown field: the form has no such field")}
 	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, a.Content); err != nil {
-		return Answer{}, bad("content", api.DetailInvalidJSON, nil, err.Error())
+	names, vals, err := orderedObject(a.Content)
+	if err != nil {
+		// The one way a JSON object that validated fails here: a name
+		// written twice (JSON Schema sees only one of the values).
+		return Answer{}, bad("content", api.DetailDuplicate, nil, err.Error())
 	}
-	return Answer{Decision: api.DecisionAccept, Content: compact.Bytes()}, nil
+	var out bytes.Buffer
+	out.WriteByte('{')
+	for i, name := range names {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		k, _ := json.Marshal(name)
+		out.Write(k)
+		out.WriteByte(':')
+		if err := json.Compact(&out, positiveZero(vals[i])); err != nil {
+			return Answer{}, bad("content", api.DetailInvalidJSON, nil, err.Error())
+		}
+	}
+	out.WriteByte('}')
+	return Answer{Decision: api.DecisionAccept, Content: out.Bytes()}, nil
+}
+
+// positiveZero writes a negative zero (-0, -0.0, -0e3) as the same number
+// without its sign: JSON Schema counts -0 as the integer 0, so it passes
+// "integer" and "minimum: 0", and the server it goes to must not see a
+// sign the person never meant. Every other value is returned as it is.
+func positiveZero(v json.RawMessage) json.RawMessage {
+	t := bytes.TrimSpace(v)
+	if len(t) < 2 || t[0] != '-' {
+		return v
+	}
+	if f, err := strconv.ParseFloat(string(t), 64); err == nil && f == 0 {
+		return t[1:]
+	}
+	return v
 }
 
 // Result is the MCP ElicitResult of a validated answer.

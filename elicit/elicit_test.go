@@ -108,3 +108,25 @@ func TestValidateAnswer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, tool.ElicitAnswer{Action: "decline"}, elicit.Result(a))
 }
+
+// A negative zero is the integer 0 to JSON Schema: it is accepted where an
+// integer of at least 0 is asked, and sent on without its sign; a name
+// written twice is refused (the schema saw only one of its values).
+func TestValidateAnswerNegativeZeroAndDuplicates(t *testing.T) {
+	p, err := elicit.Prompt(tool.Elicitation{Server: "s", Mode: "form", Message: "m", RequestedSchema: json.RawMessage(`{"type":"object","properties":{
+		"count":{"type":"integer","minimum":0},"ratio":{"type":"number"},"tags":{"type":"array","items":{"type":"string","enum":["a","b"]}}}}`)})
+	require.NoError(t, err)
+	a, err := elicit.ValidateAnswer(p, elicit.Answer{Decision: api.DecisionAccept, Content: json.RawMessage(`{"count": -0, "ratio": -0.0, "tags": ["a"]}`)})
+	require.NoError(t, err)
+	assert.Equal(t, `{"count":0,"ratio":0.0,"tags":["a"]}`, string(a.Content))
+	assert.Equal(t, map[string]any{"count": 0.0, "ratio": 0.0, "tags": []any{"a"}}, elicit.Result(a).Content)
+	a, err = elicit.ValidateAnswer(p, elicit.Answer{Decision: api.DecisionAccept, Content: json.RawMessage(`{"ratio":-0.5}`)})
+	require.NoError(t, err)
+	assert.Equal(t, `{"ratio":-0.5}`, string(a.Content))
+
+	_, err = elicit.ValidateAnswer(p, elicit.Answer{Decision: api.DecisionAccept, Content: json.RawMessage(`{"count":1,"count":2}`)})
+	var ae *askuser.AnswerError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, api.DetailDuplicate, ae.Details[0].Code)
+	assert.Equal(t, "content", ae.Details[0].Field)
+}

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/internal/fakeopenai"
 	"github.com/lubanhq/luban/internal/lubantest"
@@ -710,4 +711,37 @@ func TestConcurrentRetriesGetOneResult(t *testing.T) {
 		got++
 	}
 	require.Equal(t, 8, got)
+}
+
+// A session an MCP call created keeps the default agent (a message sent in
+// it later runs that agent), the same in the session list and in the
+// transcript; the question's own run is agent "@external" (no model), as
+// the inbox shows (docs/mcp.md).
+func TestMCPSessionShowsItsAgent(t *testing.T) {
+	t.Parallel()
+	s := startLuban(t)
+	cs, _ := connect(t, s.URL, s.Token, "", &sdk.ClientOptions{MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true}})
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs)})
+	require.NoError(t, err)
+	sessionID, _ := res.Meta["sessionId"].(string)
+	require.NotEmpty(t, sessionID)
+
+	var agents api.AgentList
+	require.Equal(t, 200, s.JSON("GET", "/api/agents", nil, &agents))
+	def := agents.Agents[0].Name
+	require.NotEmpty(t, def)
+	var list api.SessionList
+	require.Equal(t, 200, s.JSON("GET", "/api/sessions", nil, &list))
+	require.Len(t, list.Sessions, 1)
+	require.Equal(t, sessionID, list.Sessions[0].ID)
+	require.Equal(t, def, list.Sessions[0].Agent, "the list names the agent the session keeps")
+	var tr api.Transcript
+	require.Equal(t, 200, s.JSON("GET", "/api/sessions/"+sessionID, nil, &tr))
+	require.Equal(t, def, tr.Session.Agent, "the transcript names the same agent")
+	var inbox api.InteractionList
+	require.Equal(t, 200, s.JSON("GET", "/api/interactions?status=pending", nil, &inbox))
+	require.Len(t, inbox.Interactions, 1)
+	require.Equal(t, "@external", inbox.Interactions[0].Agent, "the question's run has no model")
 }

@@ -32,6 +32,11 @@ type Inbox struct {
 	// pending request of an unknown agent's run is not resumable (DESIGN
 	// §4). Nil means every agent exists.
 	AgentExists func(name string) bool
+	// DefaultAgent is the agent a session that keeps none runs (one an
+	// outside program's question created, or one older than configurable
+	// agents): GET /api/sessions shows it as the session's agent, as GET
+	// /api/sessions/{id} does.
+	DefaultAgent string
 }
 
 // clampLimit applies api.DefaultPageLimit and api.MaxPageLimit.
@@ -110,7 +115,11 @@ func (in *Inbox) Sessions(ctx context.Context, owner, before string, limit int) 
 	}
 	out := &api.SessionList{Sessions: make([]api.SessionView, 0, len(list))}
 	for _, ss := range list {
-		out.Sessions = append(out.Sessions, api.SessionView{ID: ss.ID, Title: ss.Title, Status: ss.Status, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, Agent: ss.Agent})
+		agent := ss.Agent
+		if agent == "" {
+			agent = in.DefaultAgent
+		}
+		out.Sessions = append(out.Sessions, api.SessionView{ID: ss.ID, Title: ss.Title, Status: ss.Status, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt, Agent: agent})
 	}
 	if len(list) == limit {
 		out.Next = list[len(list)-1].ID

@@ -254,6 +254,9 @@ func fieldValue(f api.FormField, in string, lang chatLang) (any, bool, string) {
 		if f.Type == api.FieldInteger {
 			return int64(n), true, ""
 		}
+		if n == 0 {
+			n = 0 // -0 is sent as 0, as the server would store it
+		}
 		return n, true, ""
 	case api.FieldDate:
 		if !dateRE.MatchString(in) {
