@@ -22,8 +22,9 @@ test('a rejected answer shows the Chinese sentence in zh and the English one in 
   await expect(shown.locator('li')).toHaveText('“../../etc”不在工作区内：请填写工作区内的相对路径')
   await expect(shown.locator('li')).toHaveAttribute('data-code', 'outside_workspace')
   await expect(shown).not.toContainText(details[0].message)
-  // The control it names is marked and points at it.
+  // The control it names is marked, points at it and gets the focus.
   await expect(card.getByTestId('custom-input')).toHaveAttribute('aria-invalid', 'true')
+  await expect(card.getByTestId('custom-input')).toBeFocused()
   const describedBy = (await card.getByTestId('custom-input').getAttribute('aria-describedby'))!.split(' ')
   expect(describedBy).toContain(await shown.getAttribute('id'))
   await lab.shot(card, 'rejected-zh')

@@ -1,4 +1,4 @@
-import { useEffect, useId } from 'react'
+import { useEffect, useId, useRef } from 'react'
 import type { CardItem } from '../card'
 import { formatTime, useLang, useT } from '../i18n'
 import type { Answer } from '../types'
@@ -59,6 +59,15 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
       ? t.batchTitle(req.questions.length)
       : visible(req.title)
 
+  // A rejected answer (422) moves the focus to the first control its
+  // details name (marked aria-invalid), so the person lands on what to fix.
+  const sectionRef = useRef<HTMLElement>(null)
+  const fieldErrors = card.fieldErrors
+  useEffect(() => {
+    if (!fieldErrors?.length) return
+    sectionRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]:not([disabled])')?.focus()
+  }, [fieldErrors])
+
   useEffect(() => {
     if (!editing || !onExpire || !req.expiresAt) return
     const ms = new Date(req.expiresAt).getTime() - Date.now()
@@ -73,6 +82,7 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
 
   return (
     <section
+      ref={sectionRef}
       className={`card card-${card.phase}`}
       data-testid="input-card"
       data-request-id={req.id}
