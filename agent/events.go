@@ -48,10 +48,11 @@ func (r *Runner) emit(ctx context.Context, ex store.Executor, sessionID, name st
 }
 
 // emitContent appends an event whose payload v carries the content of
-// message msgID (a message or tool_result event): the event references the
-// message instead of copying its content (store.EventAppendParams.
-// MessageRef), and reads back byte for byte as v marshalled. v is the
-// payload with its Content field empty.
+// message msgID (a message or tool_result event) or the arguments of one
+// of its tool calls (a tool_call event): the event references the message
+// instead of copying them (store.EventAppendParams.MessageRef), and reads
+// back byte for byte as the whole payload marshalled. v is the payload with
+// its Content (or Arguments) field empty.
 func (r *Runner) emitContent(ctx context.Context, ex store.Executor, sessionID, name, msgID string, v any) (*store.Event, error) {
 	data, err := json.Marshal(v)
 	if err != nil {

@@ -90,7 +90,7 @@ func (r *Runner) start(ctx context.Context, nr newRun) (*store.Run, int64, error
 		}
 		if c := nr.call; c != nil {
 			r.trace(ctx, tx, run, "tool_call", toolCallTrace(*c))
-			if _, err := r.emit(ctx, tx, run.SessionID, EventToolCall, ToolCallEvent{ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments}); err != nil {
+			if _, err := r.emitContent(ctx, tx, run.SessionID, EventToolCall, msgID, ToolCallEvent{ToolCallID: c.ID, Name: c.Name}); err != nil {
 				return err
 			}
 		}
@@ -183,7 +183,7 @@ func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*
 		}
 		for i, c := range t.calls {
 			r.trace(ctx, tx, run, "tool_call", t.traces[i])
-			if _, err := r.emit(ctx, tx, run.SessionID, EventToolCall, ToolCallEvent{ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments}); err != nil {
+			if _, err := r.emitContent(ctx, tx, run.SessionID, EventToolCall, t.msgID, ToolCallEvent{ToolCallID: c.ID, Name: c.Name}); err != nil {
 				return err
 			}
 		}

@@ -147,12 +147,15 @@ type EventAppendParams struct {
 	// entry of the event (FeedEvents) references the interaction too.
 	Ref string
 	// MessageRef, when not empty, is the id of a message of the session
-	// (written first, in the same transaction or before) whose content the
-	// event carries: Data is the event with "" as the value of its first
-	// "content" key, and EventList returns Data with the message's content
-	// in that place, encoded as encoding/json encodes a string (SpliceContent),
-	// so the content is stored once, in the message. The caller guarantees
-	// that no "content" key comes earlier in Data.
+	// (written first, in the same transaction or before) whose content, or
+	// the arguments of one of whose tool calls, the event carries: Data is
+	// the event with "" as the value of its first "content" key (or, with
+	// no such key, of its "arguments" key, the call being the one Data's
+	// "toolCallId" names), and EventList returns Data with the message's
+	// part in that place (SpliceMessage), so it is stored once, in the
+	// message. The caller guarantees that the result is the event byte for
+	// byte: no such key comes earlier in Data, and the message holds what
+	// encoding/json wrote for it.
 	MessageRef string
 	Now        time.Time
 }

@@ -191,8 +191,9 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 		limit = 1000
 	}
 	// A reference names an interaction (the event is its request) or a
-	// message (the event carries its content, store.SpliceContent).
-	rows, err := e.q.Query(ctx, `SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content, e.created_at
+	// message (the event carries its content or a call's arguments,
+	// store.SpliceMessage).
+	rows, err := e.q.Query(ctx, `SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content, m.tool_calls, e.created_at
 		FROM events e LEFT JOIN interactions i ON i.id = e.ref LEFT JOIN messages m ON m.id = e.ref AND i.id IS NULL
 		WHERE e.session_id = $1 AND e.seq > $2 ORDER BY e.seq LIMIT $3`, p.SessionID, p.AfterSeq, limit)
 	if err != nil {
@@ -201,14 +202,14 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	return collect(rows, "event list", func(row pgx.Row) (*store.Event, error) {
 		ev := &store.Event{SessionID: p.SessionID}
 		var data string
-		var content pgtype.Text // NULL without a message reference
+		var content, calls pgtype.Text // NULL without a message reference
 		var at pgtype.Timestamptz
-		if err := row.Scan(&ev.Seq, &ev.Name, &data, &content, &at); err != nil {
+		if err := row.Scan(&ev.Seq, &ev.Name, &data, &content, &calls, &at); err != nil {
 			return nil, err
 		}
 		ev.Data, ev.CreatedAt = json.RawMessage(data), tm(at)
 		if content.Valid {
-			ev.Data = store.SpliceContent(ev.Data, content.String)
+			ev.Data = store.SpliceMessage(ev.Data, content.String, []byte(calls.String))
 		}
 		return ev, nil
 	})

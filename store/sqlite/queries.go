@@ -167,8 +167,9 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 		limit = 1000
 	}
 	// A reference names an interaction (the event is its request) or a
-	// message (the event carries its content, store.SpliceContent).
-	rows, err := e.r.QueryContext(ctx, `SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content, e.created_at
+	// message (the event carries its content or a call's arguments,
+	// store.SpliceMessage).
+	rows, err := e.r.QueryContext(ctx, `SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content, m.tool_calls, e.created_at
 		FROM events e LEFT JOIN interactions i ON i.id = e.ref LEFT JOIN messages m ON m.id = e.ref AND i.id IS NULL
 		WHERE e.session_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`, p.SessionID, p.AfterSeq, limit)
 	if err != nil {
@@ -179,14 +180,14 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	for rows.Next() {
 		ev := &store.Event{SessionID: p.SessionID}
 		var data string
-		var content sql.NullString
+		var content, calls sql.NullString
 		var at int64
-		if err := rows.Scan(&ev.Seq, &ev.Name, &data, &content, &at); err != nil {
+		if err := rows.Scan(&ev.Seq, &ev.Name, &data, &content, &calls, &at); err != nil {
 			return nil, err
 		}
 		ev.Data, ev.CreatedAt = json.RawMessage(data), tm(at)
 		if content.Valid {
-			ev.Data = store.SpliceContent(ev.Data, content.String)
+			ev.Data = store.SpliceMessage(ev.Data, content.String, []byte(calls.String))
 		}
 		out = append(out, ev)
 	}

@@ -130,6 +130,55 @@ func exerciseEvents(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.Equal(t, string(want), string(evs[0].Data), "the event reads as it was marshalled with the message's content, byte for byte")
 		require.Equal(t, `{"content":""}`, string(evs[1].Data), "an event without a reference is read as stored")
 	})
+	t.Run("MessageRefReadsTheArguments", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		s := b.session(t)
+		type call struct {
+			ID        string `json:"id"`
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		}
+		type payload struct {
+			ToolCallID string `json:"toolCallId"`
+			Name       string `json:"name"`
+			Arguments  string `json:"arguments"`
+		}
+		// Arguments as a model may send them: not JSON, text a driver
+		// might escape, a byte that is not UTF-8, the hole's own text.
+		args := []string{`{"title":"选择 <b>&</b>"}`, "not json \x00 \xff \"arguments\":\"\" ﷐"}
+		calls := []call{{ID: "call_a", Name: "ask_user", Arguments: args[0]}, {ID: "call_b", Name: "x", Arguments: args[1]}}
+		stored, err := json.Marshal(calls)
+		require.NoError(t, err)
+		var want []string
+		require.NoError(t, b.st.InTx(b.ctx, func(tx store.Tx) error {
+			if _, err := tx.MessageInsert(b.ctx, &store.MessageInsertParams{ID: "msg_calls", SessionID: s.ID, Role: "assistant", Content: "看看",
+				ToolCalls: stored, Now: T0}); err != nil {
+				return err
+			}
+			for _, c := range []call{calls[1], calls[0]} {
+				full, err := json.Marshal(payload{ToolCallID: c.ID, Name: c.Name, Arguments: c.Arguments})
+				if err != nil {
+					return err
+				}
+				want = append(want, string(full))
+				tmpl, err := json.Marshal(payload{ToolCallID: c.ID, Name: c.Name})
+				if err != nil {
+					return err
+				}
+				if _, err := tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "tool_call", Data: tmpl, MessageRef: "msg_calls", Now: T0}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+		evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: s.ID})
+		require.NoError(t, err)
+		require.Len(t, evs, 2)
+		for i, ev := range evs {
+			require.Equal(t, want[i], string(ev.Data), "the event reads as it was marshalled with its call's arguments, byte for byte")
+		}
+	})
 	t.Run("DeleteDeltas", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, newStore)
