@@ -17,6 +17,7 @@ import (
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/internal/fakeopenai"
 	"github.com/lubanhq/luban/internal/lubantest"
+	"github.com/lubanhq/luban/internal/mcptest"
 	"github.com/lubanhq/luban/model/openai"
 )
 
@@ -36,52 +37,15 @@ func startLuban(t *testing.T) *lubantest.Server {
 	return lubantest.Start(t, lubantest.Options{Provider: p})
 }
 
-// bearer adds a token to every request of the MCP client.
-type bearer struct{ token string }
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-// progress is one progress notification's naming of the question.
-type progress struct{ sessionID, requestID string }
-
 // connect opens an official Go SDK client session to base/mcp with token,
-// speaking protocol version (empty: the SDK's newest). Progress
-// notifications are sent to the returned channel.
-func connect(t *testing.T, base, token, version string, opts *sdk.ClientOptions) (*sdk.ClientSession, <-chan progress) {
+// speaking protocol version (empty: the SDK's newest), as client
+// "luban-go-test".
+func connect(t *testing.T, base, token, version string, opts *sdk.ClientOptions) (*sdk.ClientSession, <-chan mcptest.Progress) {
 	t.Helper()
-	ch := make(chan progress, 64)
-	if opts == nil {
-		opts = &sdk.ClientOptions{}
-	}
-	opts.ProgressNotificationHandler = func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
-		sid, _ := req.Params.Meta["sessionId"].(string)
-		rid, _ := req.Params.Meta["requestId"].(string)
-		select {
-		case ch <- progress{sid, rid}:
-		default:
-		}
-	}
-	c := sdk.NewClient(&sdk.Implementation{Name: "luban-go-test", Version: "1"}, opts)
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearer{token}}, MaxRetries: -1},
-		&sdk.ClientSessionOptions{ProtocolVersion: version})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs, ch
+	return mcptest.Connect(t, base, token, version, "luban-go-test", opts)
 }
 
-func text(t *testing.T, res *sdk.CallToolResult) string {
-	t.Helper()
-	require.Len(t, res.Content, 1)
-	tc, ok := res.Content[0].(*sdk.TextContent)
-	require.True(t, ok, "content %T", res.Content[0])
-	return tc.Text
-}
+func text(t *testing.T, res *sdk.CallToolResult) string { t.Helper(); return mcptest.Text(t, res) }
 
 type pendingView struct {
 	Pending map[string]any `json:"pending"`
@@ -107,16 +71,7 @@ func toolMessage(t *testing.T, s *lubantest.Server, sessionID string) (string, i
 	return content, n
 }
 
-func recv[T any](t *testing.T, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(callTimeout):
-		t.Fatal("timed out waiting")
-		panic("unreachable")
-	}
-}
+func recv[T any](t *testing.T, ch <-chan T) T { t.Helper(); return mcptest.Recv(t, ch) }
 
 // An older client's ask_user call is held open; the question shows on
 // luban like a model's (marked with the client), is answered through
@@ -140,23 +95,23 @@ func TestHeldCallAnsweredOnThePage(t *testing.T) {
 		done <- out{res, err}
 	}()
 	pr := recv(t, prog)
-	require.NotEmpty(t, pr.sessionID)
+	require.NotEmpty(t, pr.SessionID)
 
 	var pv pendingView
-	require.Equal(t, 200, s.JSON("GET", "/api/interactions/pending?sessionId="+pr.sessionID, nil, &pv))
+	require.Equal(t, 200, s.JSON("GET", "/api/interactions/pending?sessionId="+pr.SessionID, nil, &pv))
 	require.NotNil(t, pv.Pending)
-	require.Equal(t, pr.requestID, pv.Pending["id"])
+	require.Equal(t, pr.RequestID, pv.Pending["id"])
 	require.Equal(t, "ask_user", pv.Pending["tool"])
 	require.Equal(t, "部署到哪个环境？", pv.Pending["title"])
 	require.Equal(t, map[string]any{"kind": "mcp", "client": "luban-go-test"}, pv.Pending["source"])
 	require.Equal(t, true, pv.Pending["resumable"])
 
 	// Another principal cannot see or answer it.
-	resp := s.Request("GET", "/api/interactions/pending?sessionId="+pr.sessionID, nil, "other-token")
+	resp := s.Request("GET", "/api/interactions/pending?sessionId="+pr.SessionID, nil, "other-token")
 	resp.Body.Close()
 	require.Equal(t, 404, resp.StatusCode)
 
-	resp = s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": pr.sessionID, "requestId": pr.requestID,
+	resp = s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": pr.SessionID, "requestId": pr.RequestID,
 		"selections": []string{"prod"}, "customInput": "", "cancelled": false}, "", "Accept", "application/json")
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -170,15 +125,15 @@ func TestHeldCallAnsweredOnThePage(t *testing.T) {
 		Options: []askuser.Option{{ID: "dev", Label: "开发"}, {ID: "prod", Label: "生产", Recommended: true}}},
 		askuser.Answer{Selections: []string{"prod"}})
 	require.Equal(t, want.Content, got)
-	stored, n := toolMessage(t, s, pr.sessionID)
+	stored, n := toolMessage(t, s, pr.SessionID)
 	require.Equal(t, 1, n)
 	require.Equal(t, stored, got, "the MCP result is the ToolResult luban stored")
-	require.Equal(t, pr.sessionID, o.res.Meta["sessionId"])
+	require.Equal(t, pr.SessionID, o.res.Meta["sessionId"])
 	require.Equal(t, "answered", o.res.Meta["status"])
 
 	// The run that held the question completed; the trace has the same
 	// interaction lifecycle and audit as a model's question.
-	evs := s.EventsUntil(pr.sessionID, 0, "done", callTimeout)
+	evs := s.EventsUntil(pr.SessionID, 0, "done", callTimeout)
 	names := lubantest.Names(evs)
 	require.Contains(t, names, "user_input_required")
 	require.Contains(t, names, "user_input_resolved")
@@ -191,7 +146,7 @@ func TestHeldCallAnsweredOnThePage(t *testing.T) {
 			Action string `json:"action"`
 		} `json:"audit"`
 	}
-	require.Equal(t, 200, s.JSON("GET", "/api/sessions/"+pr.sessionID+"/trace", nil, &trace))
+	require.Equal(t, 200, s.JSON("GET", "/api/sessions/"+pr.SessionID+"/trace", nil, &trace))
 	var actions []string
 	for _, a := range trace.Audit {
 		actions = append(actions, a.Action)
@@ -205,7 +160,7 @@ func TestHeldAskUserBatchAndSessionReuse(t *testing.T) {
 	t.Parallel()
 	s := startLuban(t)
 	cs, prog := connect(t, s.URL, s.Token, legacyProtocol, nil)
-	ask := func(args string, sessionID string) (<-chan *sdk.CallToolResult, progress) {
+	ask := func(args string, sessionID string) (<-chan *sdk.CallToolResult, mcptest.Progress) {
 		done := make(chan *sdk.CallToolResult, 1)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
@@ -224,7 +179,7 @@ func TestHeldAskUserBatchAndSessionReuse(t *testing.T) {
 		return done, recv(t, prog)
 	}
 	done, pr := ask(batchArgs, "")
-	answer := map[string]any{"sessionId": pr.sessionID, "requestId": pr.requestID, "selections": []string{}, "customInput": "", "cancelled": false,
+	answer := map[string]any{"sessionId": pr.SessionID, "requestId": pr.RequestID, "selections": []string{}, "customInput": "", "cancelled": false,
 		"answers": []map[string]any{{"question": "用哪个数据库？", "selected": []string{"PostgreSQL"}, "other": ""}}}
 	resp := s.Request("POST", "/api/chat/continue", answer, "", "Accept", "application/json")
 	resp.Body.Close()
@@ -236,12 +191,12 @@ func TestHeldAskUserBatchAndSessionReuse(t *testing.T) {
 	sc, err := json.Marshal(res.StructuredContent)
 	require.NoError(t, err)
 	require.Contains(t, string(sc), `"selected":["PostgreSQL"]`)
-	s.EventsUntil(pr.sessionID, 0, "done", callTimeout)
+	s.EventsUntil(pr.SessionID, 0, "done", callTimeout)
 
-	done2, pr2 := ask(batchArgs, pr.sessionID)
-	require.Equal(t, pr.sessionID, pr2.sessionID)
-	require.NotEqual(t, pr.requestID, pr2.requestID)
-	resp = s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": pr2.sessionID, "requestId": pr2.requestID, "cancelled": true}, "", "Accept", "application/json")
+	done2, pr2 := ask(batchArgs, pr.SessionID)
+	require.Equal(t, pr.SessionID, pr2.SessionID)
+	require.NotEqual(t, pr.RequestID, pr2.RequestID)
+	resp = s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": pr2.SessionID, "requestId": pr2.RequestID, "cancelled": true}, "", "Accept", "application/json")
 	resp.Body.Close()
 	require.Equal(t, 202, resp.StatusCode)
 	res2 := recv(t, done2)
@@ -287,7 +242,7 @@ func TestUnauthenticated(t *testing.T) {
 	c := sdk.NewClient(&sdk.Implementation{Name: "x"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	_, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{"wrong"}}, MaxRetries: -1}, nil)
+	_, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.URL + "/mcp", HTTPClient: &http.Client{Transport: mcptest.Bearer{Token: "wrong"}}, MaxRetries: -1}, nil)
 	require.Error(t, err)
 }
 
@@ -518,13 +473,13 @@ func TestSDKLoopRetryIsHeldUntilAnswered(t *testing.T) {
 	// The held retry announces itself with a progress notification naming
 	// the question.
 	pr := recv(t, prog)
-	require.Equal(t, s.URL+"/q/"+pr.requestID, u)
+	require.Equal(t, s.URL+"/q/"+pr.RequestID, u)
 	select {
 	case o := <-done:
 		t.Fatalf("the retry returned before the answer: %+v %v", o.res, o.err)
 	default:
 	}
-	resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": pr.sessionID, "requestId": pr.requestID,
+	resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": pr.SessionID, "requestId": pr.RequestID,
 		"selections": []string{"dev"}, "customInput": "", "cancelled": false}, "", "Accept", "application/json")
 	resp.Body.Close()
 	require.Equal(t, 202, resp.StatusCode)
@@ -607,19 +562,19 @@ func TestRequestIDNamesTheSameQuestion(t *testing.T) {
 	}()
 	pr := recv(t, prog)
 	other, _ := connect(t, s.URL, "other-token", legacyProtocol, nil)
-	_, err := call(other, sdk.Meta{"requestId": pr.requestID})
+	_, err := call(other, sdk.Meta{"requestId": pr.RequestID})
 	require.ErrorContains(t, err, "interaction_not_found")
 
 	second := make(chan *sdk.CallToolResult, 1)
 	go func() {
-		res, err := call(cs, sdk.Meta{"requestId": pr.requestID})
+		res, err := call(cs, sdk.Meta{"requestId": pr.RequestID})
 		if err != nil {
 			t.Errorf("second call: %v", err)
 		}
 		second <- res
 	}()
-	require.Equal(t, pr.requestID, recv(t, prog).requestID)
-	resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": pr.sessionID, "requestId": pr.requestID,
+	require.Equal(t, pr.RequestID, recv(t, prog).RequestID)
+	resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": pr.SessionID, "requestId": pr.RequestID,
 		"selections": []string{"prod"}, "customInput": "", "cancelled": false}, "", "Accept", "application/json")
 	resp.Body.Close()
 	require.Equal(t, 202, resp.StatusCode)
@@ -627,10 +582,10 @@ func TestRequestIDNamesTheSameQuestion(t *testing.T) {
 	require.NotNil(t, a)
 	require.NotNil(t, b)
 	require.Equal(t, text(t, a), text(t, b))
-	c, err := call(cs, sdk.Meta{"requestId": pr.requestID})
+	c, err := call(cs, sdk.Meta{"requestId": pr.RequestID})
 	require.NoError(t, err)
 	require.Equal(t, text(t, a), text(t, c))
-	_, n := toolMessage(t, s, pr.sessionID)
+	_, n := toolMessage(t, s, pr.SessionID)
 	require.Equal(t, 1, n)
 	var list struct {
 		Sessions []any `json:"sessions"`

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,60 +44,16 @@ func twoLives(t *testing.T) (*lubantest.Proc, func(name string) *lubantest.Proc)
 	return start("first"), start
 }
 
-type bearer struct{ token string }
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-type progress struct{ sessionID, requestID string }
-
 // connect opens a Go SDK client session (protocol version, "" = newest)
-// with the SDK's multi round-trip loop off; progress notifications go to
-// the channel.
-func connect(t *testing.T, base, token, version string) (*sdk.ClientSession, <-chan progress) {
+// with the SDK's multi round-trip loop off.
+func connect(t *testing.T, base, token, version string) (*sdk.ClientSession, <-chan mcptest.Progress) {
 	t.Helper()
-	ch := make(chan progress, 64)
-	c := sdk.NewClient(&sdk.Implementation{Name: "luban-go-host", Version: "1"}, &sdk.ClientOptions{
-		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
-		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
-			sid, _ := req.Params.Meta["sessionId"].(string)
-			rid, _ := req.Params.Meta["requestId"].(string)
-			select {
-			case ch <- progress{sid, rid}:
-			default:
-			}
-		},
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearer{token}}, MaxRetries: -1},
-		&sdk.ClientSessionOptions{ProtocolVersion: version})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs, ch
+	return mcptest.Connect(t, base, token, version, "luban-go-host", &sdk.ClientOptions{MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true}})
 }
 
-func recv[T any](t *testing.T, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(wait):
-		t.Fatal("timed out waiting")
-		panic("unreachable")
-	}
-}
+func recv[T any](t *testing.T, ch <-chan T) T { t.Helper(); return mcptest.Recv(t, ch) }
 
-func text(t *testing.T, res *sdk.CallToolResult) string {
-	t.Helper()
-	require.Len(t, res.Content, 1)
-	tc, ok := res.Content[0].(*sdk.TextContent)
-	require.True(t, ok, "content %T", res.Content[0])
-	return tc.Text
-}
+func text(t *testing.T, res *sdk.CallToolResult) string { t.Helper(); return mcptest.Text(t, res) }
 
 type callOut struct {
 	res *sdk.CallToolResult
@@ -188,7 +143,7 @@ func TestModernClientAcrossKill9(t *testing.T) {
 	// The host's user accepted the URL: the retry is held until the answer.
 	held := call(cs, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs), RequestState: state,
 		InputResponses: sdk.InputResponseMap{"luban": &sdk.ElicitResult{Action: "accept"}}})
-	require.Equal(t, requestID, recv(t, prog).requestID)
+	require.Equal(t, requestID, recv(t, prog).RequestID)
 	first.Kill9()
 	require.Error(t, recv(t, held).err, "the held retry ends with the process")
 
@@ -239,25 +194,25 @@ func TestOlderClientAcrossKill9(t *testing.T) {
 	cs, prog := connect(t, first.URL, "test-token", legacyProtocol)
 	held := call(cs, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs)})
 	pr := recv(t, prog)
-	require.NotEmpty(t, pr.requestID)
+	require.NotEmpty(t, pr.RequestID)
 	first.Kill9()
 	require.Error(t, recv(t, held).err, "the held call ends with the process")
 
 	second := start("second")
 	cs2, prog2 := connect(t, second.URL, "test-token", legacyProtocol)
-	held2 := call(cs2, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs), Meta: sdk.Meta{"sessionId": pr.sessionID}})
+	held2 := call(cs2, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs), Meta: sdk.Meta{"sessionId": pr.SessionID}})
 	pr2 := recv(t, prog2)
 	require.Equal(t, pr, pr2, "the same question, not a second one")
-	answer(t, second, pr.sessionID, pr.requestID, "prod")
+	answer(t, second, pr.SessionID, pr.RequestID, "prod")
 	o := recv(t, held2)
 	require.NoError(t, o.err)
 	require.Equal(t, wantProd, text(t, o.res))
 	require.Equal(t, "answered", o.res.Meta["status"])
 
-	again := recv(t, call(cs2, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs), Meta: sdk.Meta{"requestId": pr.requestID}}))
+	again := recv(t, call(cs2, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs), Meta: sdk.Meta{"requestId": pr.RequestID}}))
 	require.NoError(t, again.err)
 	require.Equal(t, wantProd, text(t, again.res))
-	tools, audit := stored(t, second, pr.sessionID)
+	tools, audit := stored(t, second, pr.SessionID)
 	require.Equal(t, []string{wantProd}, tools)
 	require.Equal(t, []string{"requested", "answered"}, audit)
 	require.Equal(t, 1, sessionCount(t, second))
