@@ -51,7 +51,9 @@ describe('agents on the page', () => {
     // session has no picker (it keeps its agent).
     const header = await screen.findByTestId('session-header')
     await waitFor(() => expect(within(header).getByTestId('session-agent')).toHaveTextContent('writer'))
-    expect(within(header).getByRole('heading')).toHaveTextContent('写计划')
+    // The title comes with the session list, which the page reloads after
+    // the run's first frame: wait for it rather than race it.
+    await waitFor(() => expect(within(header).getByRole('heading')).toHaveTextContent('写计划'))
     expect(await screen.findByTestId('session-agent-s9')).toHaveTextContent('writer')
     expect(screen.queryByTestId('agent-picker')).toBeNull()
 
