@@ -26,6 +26,12 @@ describe('fieldErrorText', () => {
       }
   })
 
+  it('an unknown field is said by what holds it', () => {
+    expect(fieldErrorText('zh', { field: 'arguments.mode', code: 'unknown_field', message: 'x' })).toBe('工具的参数里没有这一项')
+    expect(fieldErrorText('en', { field: 'content.extra', code: 'unknown_field', message: 'x' })).toBe('The form has no such field')
+    expect(fieldErrorText('en', { field: 'answers[0].note', code: 'unknown_field', message: 'x' })).toBe('This question has no such field')
+  })
+
   it('params of the wrong type are not shown', () => {
     expect(fieldErrorText('en', { field: 'x', code: 'too_few', params: { min: { evil: 1 } }, message: 'm' })).toBe('Too few')
     expect(fieldErrorText('en', { field: 'x', code: 'enum', params: { allowed: [{}, 'a'] }, message: 'm' })).toBe('Must be one of a')

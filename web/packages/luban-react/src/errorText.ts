@@ -162,6 +162,11 @@ export const fieldCodeText: Record<Lang, Record<string, Words>> = {
  * with its params, else the server's message (English), else the code.
  */
 export function fieldErrorText(lang: Lang, e: CodedFieldError): string {
+  if (e.code === 'unknown_field') {
+    // Said by what holds the field: a tool's arguments, a form, the answer.
+    if (e.field.startsWith('arguments')) return lang === 'zh' ? '工具的参数里没有这一项' : 'The tool takes no such argument'
+    if (e.field.startsWith('content')) return lang === 'zh' ? '表单里没有这一项' : 'The form has no such field'
+  }
   const words = e.code ? fieldCodeText[lang][e.code] : undefined
   if (words) return words(e.params && typeof e.params === 'object' ? e.params : {})
   return e.message || e.code || ''
