@@ -111,6 +111,26 @@ func (r *Runner) session(ctx context.Context, owner, id string) (*store.Session,
 	return s, err
 }
 
+// interaction loads request requestID of one of owner's sessions (a
+// request that does not exist or is in another principal's session is
+// ErrInteractionNotFound).
+func (r *Runner) interaction(ctx context.Context, owner, requestID string) (*store.Interaction, error) {
+	it, err := r.st.InteractionGet(ctx, requestID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrInteractionNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.session(ctx, owner, it.SessionID); err != nil {
+		if errors.Is(err, ErrSessionNotFound) {
+			return nil, ErrInteractionNotFound
+		}
+		return nil, err
+	}
+	return it, nil
+}
+
 // ContinueParams answers request RequestID of SessionID (POST
 // /api/chat/continue, seed 000 §2).
 type ContinueParams struct {

@@ -82,17 +82,8 @@ type Asked struct {
 // AskedState reads question requestID of owner. A request of another
 // principal's session is ErrInteractionNotFound like an unknown one.
 func (r *Runner) AskedState(ctx context.Context, owner, requestID string) (*Asked, error) {
-	it, err := r.st.InteractionGet(ctx, requestID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrInteractionNotFound
-	}
+	it, err := r.interaction(ctx, owner, requestID)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := r.session(ctx, owner, it.SessionID); err != nil {
-		if errors.Is(err, ErrSessionNotFound) {
-			return nil, ErrInteractionNotFound
-		}
 		return nil, err
 	}
 	req, err := r.inputRequest(ctx, it)

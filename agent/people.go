@@ -148,17 +148,8 @@ func (r *Runner) RunState(ctx context.Context, owner, id string) (*RunState, err
 // sessions (ErrInteractionNotFound for a request that does not exist or is
 // in another principal's session).
 func (r *Runner) RequestRun(ctx context.Context, owner, requestID string) (*RunState, error) {
-	it, err := r.st.InteractionGet(ctx, requestID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, ErrInteractionNotFound
-	}
+	it, err := r.interaction(ctx, owner, requestID)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := r.session(ctx, owner, it.SessionID); err != nil {
-		if errors.Is(err, ErrSessionNotFound) {
-			return nil, ErrInteractionNotFound
-		}
 		return nil, err
 	}
 	return r.RunState(ctx, owner, it.RunID)
