@@ -3,7 +3,7 @@
 // the request resolves (answered here or elsewhere, expired), so a reload
 // after that shows the receipt and no draft is left in the browser.
 import type { Page } from '@playwright/test'
-import { askUser, expect, openAndSend, test, toolMessages, type Scenario } from './harness'
+import { askUser, expect, openAndSend, OTHER_TOKEN, test, toolMessages, type Scenario } from './harness'
 
 const PREFIX = 'luban.draft.v1:'
 
@@ -155,4 +155,32 @@ test('a draft goes when another client answers, while the page watches', async (
   expect(res.status).toBe(202)
   await expect(card.getByTestId('receipt')).toHaveAttribute('data-status', 'answered')
   await expect.poll(() => drafts(page)).toEqual({})
+})
+
+test('two people on one browser: a draft is keyed by session and request, so the other never gets it', async ({ page, lab }) => {
+  const luban = await lab.serve({ scenario: oneQuestion('two-people') })
+  const a = await openAndSend(page, luban, '开始')
+  await a.card.getByTestId('option-b').check()
+  await expect.poll(async () => Object.keys(await drafts(page))).toHaveLength(1)
+  const [aKey] = Object.keys(await drafts(page))
+  expect(aKey).toContain(encodeURIComponent(a.sessionId))
+
+  // The second principal signs in on the same browser (confirming the
+  // switch) and gets the same question in its own session.
+  await page.goto(luban.pageURL(OTHER_TOKEN))
+  await page.getByTestId('login-switch').click()
+  await expect(page.getByTestId('model-name')).toBeVisible()
+  await page.getByTestId('composer').fill('开始')
+  await page.getByTestId('composer').press('Enter')
+  const bCard = page.locator('[data-testid="input-card"][data-phase="editing"]')
+  await expect(bCard).toBeVisible()
+  await expect(page).toHaveURL(/\/s\/[^/]+$/)
+  expect(decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!)).not.toBe(a.sessionId)
+  await expect(bCard.getByTestId('option-b')).not.toBeChecked()
+  await expect(bCard.getByTestId('option-a')).not.toBeChecked()
+  // A's session is not theirs to open: no card, and A's draft stays where it was, unread.
+  await page.goto(`${luban.url}/s/${a.sessionId}`)
+  await expect(page.locator('[data-testid="notice"][data-code="session_not_found"]')).toBeVisible()
+  await expect(page.getByTestId('input-card')).toHaveCount(0)
+  expect(Object.keys(await drafts(page))).toEqual([aKey])
 })
