@@ -212,3 +212,18 @@ agents:
   const result = (tr.body.messages ?? []).filter((m: any) => m.role === 'tool').map((m: any) => String(m.content))
   expect(result[0]).toContain('hero-3')
 })
+
+test.describe('on a phone (touch, no keyboard)', () => {
+  test.use({ viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true })
+
+  test('the key hints and option numbers are not shown; the recommended action still is', async ({ page, lab }) => {
+    const luban = await lab.serve({ scenario })
+    const { card } = await openAndSend(page, luban, '开始')
+    await expect(card.getByTestId('option-safe')).toBeVisible()
+    await expect(card.getByTestId('key-hints')).toBeHidden()
+    await expect(card.locator('.key-num').first()).toBeHidden()
+    await expect(card.getByTestId('accept-recommended')).toBeVisible()
+    await card.getByTestId('accept-recommended').tap()
+    await expect(card.getByTestId('receipt')).toHaveAttribute('data-status', 'answered')
+  })
+})
