@@ -99,6 +99,8 @@ test('two pages on one session: an answer in one shows in the other, and so does
   const cardB = pageB.locator(`[data-testid="input-card"][data-request-id="${requestId}"]`)
   await expect(cardB).toHaveAttribute('data-phase', 'editing')
   await expect(pageB.getByTestId('composer-hint')).toHaveText('请先回答上面的问题')
+  // Said once: the box itself has no placeholder while the hint shows.
+  await expect(pageB.getByTestId('composer')).toHaveAttribute('placeholder', '')
   await expect(pageB.getByTestId('send')).toBeDisabled()
 
   // Answered in A: B shows the receipt and then the next question, live.

@@ -340,8 +340,9 @@ function CardSlot({ card, onAnswer, onExpire }: { card: CardItem; onAnswer: (c: 
 /**
  * Composer is the message box. Its text lives in the page (a refused
  * message comes back into it). While a question waits it does not send:
- * the hint says to answer the card first (the server would refuse with 409
- * interaction_pending); the text can still be written.
+ * the hint above it says to answer the card first (the server would refuse
+ * with 409 interaction_pending), once: the box then has no placeholder of
+ * its own; the text can still be written.
  */
 function Composer({
   t,
@@ -382,7 +383,7 @@ function Composer({
         id="composer-input"
         data-testid="composer"
         rows={2}
-        placeholder={waiting ? t.composerWaiting : t.messagePlaceholder}
+        placeholder={waiting ? '' : t.messagePlaceholder}
         aria-describedby={waiting ? 'composer-hint' : undefined}
         value={text}
         onChange={(e) => setText(e.target.value)}
