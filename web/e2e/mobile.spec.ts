@@ -78,6 +78,9 @@ test('at 360 px a whole cycle works with the keyboard and nothing overflows', as
   // The session's row shows its rename and delete buttons whole: the
   // sidebar strip does not cut them (IntersectionObserver counts the
   // sidebar's clipping), and they sit inside the sidebar's box.
+  // The header takes two rows at most (about 40 px each), so the chat keeps the screen.
+  const header = (await page.locator('header').boundingBox())!
+  expect(header.height, 'header rows').toBeLessThan(110)
   const nav = await page.getByTestId('session-list').boundingBox()
   for (const id of [`rename-${sessionId}`, `delete-${sessionId}`]) {
     const button = page.getByTestId(id)
@@ -125,4 +128,11 @@ test('at 360 px a whole cycle works with the keyboard and nothing overflows', as
   await expect(batch.page().getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
   await noSidewaysScroll(page)
   await lab.shot(page, 'page-360-done')
+
+  // In English (longer button texts) the header still takes two rows at most.
+  await page.getByTestId('lang-switch').click()
+  await expect(page.getByTestId('theme-toggle')).toHaveText('Theme: system')
+  expect((await page.locator('header').boundingBox())!.height, 'header rows in English').toBeLessThan(110)
+  await noSidewaysScroll(page)
+  await lab.shot(page, 'page-360-done-en')
 })
