@@ -10,7 +10,9 @@ type Executor interface {
 	AuditList(ctx context.Context, sessionID string) ([]*AuditEntry, error)
 
 	// EventAppend assigns the session's next sequence number. Inside InTx the
-	// event reaches Subscribe channels only after the commit.
+	// event reaches Subscribe channels only after the commit. It returns the
+	// event with Data as passed (with a MessageRef, its hole still empty:
+	// EventList fills it).
 	EventAppend(ctx context.Context, p *EventAppendParams) (*Event, error)
 	// EventDelete deletes events (EventDeleteParams) and returns how many.
 	EventDelete(ctx context.Context, p *EventDeleteParams) (int64, error)
