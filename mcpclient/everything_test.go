@@ -5,11 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -25,14 +21,6 @@ import (
 	"github.com/lubanhq/luban/mcpclient"
 	"github.com/lubanhq/luban/tool"
 )
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 // waitTool polls the registry until name is registered.
 func waitTool(t *testing.T, reg *tool.Registry, name string) *tool.Entry {
@@ -176,14 +164,14 @@ func TestEverythingStdio(t *testing.T) {
 	assert.Equal(t, mcpclient.StateReady, st.State)
 	assert.Equal(t, "stdio", st.Transport)
 	assert.Greater(t, st.Tools, 10)
-	require.NotEmpty(t, processesWith(marker), "the stdio server runs")
+	require.NotEmpty(t, everythingtest.Processes(marker), "the stdio server runs")
 	m.Close()
-	assert.Empty(t, processesWith(marker), "Close stops the stdio server's process")
+	assert.Empty(t, everythingtest.Processes(marker), "Close stops the stdio server's process")
 }
 
 func TestEverythingStreamableHTTP(t *testing.T) {
 	t.Parallel()
-	url := everythingtest.StartHTTP(t, freePort(t))
+	url := everythingtest.StartHTTP(t, everythingtest.FreePort(t))
 	reg := tool.NewRegistry()
 	m := mcpclient.New([]config.MCPServer{{Name: "everything", URL: url, Headers: map[string]string{"X-Luban-Test": "1"}}}, mcpclient.Options{Registry: reg})
 	ready := make(chan struct{})
@@ -199,7 +187,7 @@ func TestEverythingStreamableHTTP(t *testing.T) {
 func TestDownServerRetried(t *testing.T) {
 	t.Parallel()
 	everythingtest.Entry(t)
-	port := freePort(t)
+	port := everythingtest.FreePort(t)
 	reg := tool.NewRegistry()
 	m := mcpclient.New([]config.MCPServer{{Name: "late", URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port)}},
 		mcpclient.Options{Registry: reg, MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
@@ -223,19 +211,6 @@ func TestDownServerRetried(t *testing.T) {
 	assert.Equal(t, "Echo: back", res.Content)
 }
 
-// processesWith lists the pids whose command line holds marker.
-func processesWith(marker string) []string {
-	var out []string
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(b), marker) {
-			out = append(out, d.Name())
-		}
-	}
-	return out
-}
-
 // A stdio server that dies is started again (with backoff) and its tools
 // stay served.
 func TestStdioServerRestarted(t *testing.T) {
@@ -250,7 +225,7 @@ func TestStdioServerRestarted(t *testing.T) {
 	defer m.Close()
 	<-ready
 	echo := waitTool(t, reg, "ev__echo")
-	pids := processesWith(mk)
+	pids := everythingtest.Processes(mk)
 	require.Len(t, pids, 1)
 	pid, err := strconv.Atoi(pids[0])
 	require.NoError(t, err)
@@ -258,7 +233,7 @@ func TestStdioServerRestarted(t *testing.T) {
 
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		now := processesWith(mk)
+		now := everythingtest.Processes(mk)
 		if len(now) == 1 && now[0] != pids[0] && m.Status()[0].State == mcpclient.StateReady {
 			break
 		}

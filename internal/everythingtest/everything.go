@@ -8,6 +8,7 @@ package everythingtest
 import (
 	"bufio"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,4 +75,29 @@ func StartHTTP(t *testing.T, port int) string {
 		t.Fatal("server-everything (streamableHttp) did not start listening")
 	}
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago (for
+// StartHTTP, or a URL where no server listens).
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// Processes lists the pids (from /proc) whose command line contains
+// marker: a stdio server started with a unique marker argument can be
+// found, and seen gone, by it.
+func Processes(marker string) []string {
+	var out []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), marker) {
+			out = append(out, d.Name())
+		}
+	}
+	return out
 }

@@ -24,7 +24,7 @@ func TestEverythingStdio(t *testing.T) {
 	t.Parallel()
 	entry := everythingtest.Entry(t)
 	mk := marker()
-	down := freePort(t)
+	down := everythingtest.FreePort(t)
 	cfg := writeConfig(t, fmt.Sprintf(`
 mcp:
   servers:
@@ -153,7 +153,7 @@ agents:
 // declined, a form cancelled, and a URL elicitation accepted.
 func TestEverythingStreamableHTTP(t *testing.T) {
 	t.Parallel()
-	url := everythingtest.StartHTTP(t, freePort(t))
+	url := everythingtest.StartHTTP(t, everythingtest.FreePort(t))
 	cfg := writeConfig(t, fmt.Sprintf(`
 mcp:
   servers:
@@ -231,7 +231,7 @@ mcp:
 	evs := until(t, p1.API.Chat("", "go"), "user_input_required")
 	q := decode(t, last(evs))
 	sid, rid := q["sessionId"].(string), q["id"].(string)
-	require.NotEmpty(t, processesWith(mk))
+	require.NotEmpty(t, everythingtest.Processes(mk))
 	p1.Kill9()
 	p1.WaitKilled()
 	waitGone(t, mk)

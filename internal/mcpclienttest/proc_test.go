@@ -9,15 +9,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/internal/everythingtest"
 	"github.com/lubanhq/luban/internal/fakeopenai"
 	"github.com/lubanhq/luban/internal/lubantest"
 )
@@ -94,38 +93,17 @@ func continueJSON(t *testing.T, p *lubantest.Proc, body map[string]any) (int, ma
 	return resp.StatusCode, m
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// processesWith lists the pids whose command line holds marker.
-func processesWith(marker string) []string {
-	var out []string
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(b), marker) {
-			out = append(out, d.Name())
-		}
-	}
-	return out
-}
-
 // waitGone polls until no process holds marker.
 func waitGone(t *testing.T, marker string) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
-		if len(processesWith(marker)) == 0 {
+		if len(everythingtest.Processes(marker)) == 0 {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("the stdio MCP server (%s) outlived luban: pids %v", marker, processesWith(marker))
+	t.Fatalf("the stdio MCP server (%s) outlived luban: pids %v", marker, everythingtest.Processes(marker))
 }
 
 func marker() string { return fmt.Sprintf("--luban-mcpclienttest-%d", time.Now().UnixNano()) }
