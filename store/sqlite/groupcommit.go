@@ -105,7 +105,7 @@ func (s *Store) commitBatch(batch []*txJob) {
 		return
 	}
 	solo := len(batch) == 1
-	ctxTx := cachedTx{sqlTx, s.wc, &misses, !solo}
+	ctxTx := cachedTx{sqlTx, s.wc, &misses}
 	for i, j := range batch {
 		if err := j.ctx.Err(); err != nil {
 			results[i] = err

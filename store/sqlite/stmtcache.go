@@ -87,8 +87,29 @@ type cachedDB struct {
 	c *stmtCache
 }
 
+// stmtContext is the context a statement runs with: ctx without its
+// cancellation, after checking that ctx is not done yet. A statement whose
+// context can be cancelled costs two goroutines (database/sql watches it for
+// the rows, modernc.org/sqlite to interrupt the connection) and a progress
+// handler, more than most of luban's statements cost themselves; luban's
+// statements are short (point reads, bounded lists, single-row writes), so
+// a cancelled caller fails at its next statement instead of inside one.
+func stmtContext(ctx context.Context) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if ctx.Done() == nil {
+		return ctx, nil
+	}
+	return context.WithoutCancel(ctx), nil
+}
+
 func (d cachedDB) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	d.c.count()
+	ctx, err := stmtContext(ctx)
+	if err != nil {
+		return nil, err
+	}
 	st, err := d.c.get(ctx, q)
 	if err != nil {
 		return nil, err
@@ -98,6 +119,10 @@ func (d cachedDB) ExecContext(ctx context.Context, q string, args ...any) (sql.R
 
 func (d cachedDB) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
 	d.c.count()
+	ctx, err := stmtContext(ctx)
+	if err != nil {
+		return nil, err
+	}
 	st, err := d.c.get(ctx, q)
 	if err != nil {
 		return nil, err
@@ -107,6 +132,9 @@ func (d cachedDB) QueryContext(ctx context.Context, q string, args ...any) (*sql
 
 func (d cachedDB) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
 	d.c.count()
+	if sctx, err := stmtContext(ctx); err == nil {
+		ctx = sctx
+	} // else database/sql reports ctx's error through the Row
 	st, err := d.c.get(ctx, q)
 	if err != nil {
 		// Let database/sql report the prepare error through the Row.
@@ -125,18 +153,18 @@ type cachedTx struct {
 	*sql.Tx
 	c    *stmtCache
 	miss *[]string
-	// detach runs statements without their context's cancellation: in a
-	// shared transaction (group commit) a cancelled statement would
-	// interrupt SQLite, which rolls back the whole transaction, every
-	// member's writes with it.
-	detach bool
 }
 
-func (t cachedTx) ctx(ctx context.Context) context.Context {
-	if t.detach {
-		return context.WithoutCancel(ctx)
+// ctx is stmtContext for a statement of the transaction. Besides its cost,
+// a cancelled statement would interrupt SQLite, which in a shared
+// transaction (group commit) rolls back every member's writes; a member
+// whose context is done fails at its next statement, alone.
+func (t cachedTx) ctx(ctx context.Context) (context.Context, bool) {
+	sctx, err := stmtContext(ctx)
+	if err != nil {
+		return ctx, false
 	}
-	return ctx
+	return sctx, true
 }
 
 func (t cachedTx) stmt(ctx context.Context, q string) *sql.Stmt {
@@ -152,7 +180,10 @@ func (t cachedTx) stmt(ctx context.Context, q string) *sql.Stmt {
 }
 
 func (t cachedTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	ctx = t.ctx(ctx)
+	ctx, ok := t.ctx(ctx)
+	if !ok {
+		return nil, ctx.Err()
+	}
 	if st := t.stmt(ctx, q); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -160,7 +191,10 @@ func (t cachedTx) ExecContext(ctx context.Context, q string, args ...any) (sql.R
 }
 
 func (t cachedTx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	ctx = t.ctx(ctx)
+	ctx, ok := t.ctx(ctx)
+	if !ok {
+		return nil, ctx.Err()
+	}
 	if st := t.stmt(ctx, q); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
@@ -168,7 +202,10 @@ func (t cachedTx) QueryContext(ctx context.Context, q string, args ...any) (*sql
 }
 
 func (t cachedTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	ctx = t.ctx(ctx)
+	ctx, ok := t.ctx(ctx)
+	if !ok { // database/sql reports ctx's error through the Row
+		return t.Tx.QueryRowContext(ctx, q, args...)
+	}
 	if st := t.stmt(ctx, q); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
@@ -184,5 +221,5 @@ func (s *Store) beginCached(ctx context.Context) (cachedTx, func(), error) {
 		return cachedTx{}, func() {}, err
 	}
 	misses := new([]string)
-	return cachedTx{tx, s.wc, misses, false}, func() { s.wc.warm(context.WithoutCancel(ctx), *misses) }, nil
+	return cachedTx{tx, s.wc, misses}, func() { s.wc.warm(context.WithoutCancel(ctx), *misses) }, nil
 }
