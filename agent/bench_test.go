@@ -19,8 +19,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -243,7 +248,7 @@ func benchParallel8(b *testing.B, bb *benchBundle) {
 func BenchmarkPausedRunBytes(b *testing.B) {
 	bb := setupBench(b)
 	ctx := context.Background()
-	db, err := sql.Open("sqlite", "file:"+bb.sq.Path()+"?_pragma=query_only(1)")
+	db, err := sql.Open(sqlite.DriverName, "file:"+bb.sq.Path()+"?_pragma=query_only(1)")
 	require.NoError(b, err)
 	defer db.Close()
 	size := func() int64 {
@@ -385,4 +390,73 @@ func (bb *benchBundle) counts() sqlite.Counts {
 		return sqlite.Counts{Writes: bb.pg.RoundTrips()} // round trips, see reportCounts
 	}
 	return bb.sq.Counts()
+}
+
+// BenchmarkPausedRunRSS leaves b.N runs paused on a one-question ask_user
+// through the Runner (8 in flight) and reports what each costs the
+// process's memory: the growth of RSS and of the live Go heap (after a GC
+// and returning freed memory to the OS) between b.N/10 and b.N paused runs,
+// divided by the runs in between, and the goroutines left per paused run.
+// luban-bench's -paused phase measures the same over HTTP; this one skips
+// HTTP and takes minutes instead of half an hour at 100,000.
+//
+//	go test -run '^$' -bench PausedRunRSS -benchtime 100000x ./agent
+func BenchmarkPausedRunRSS(b *testing.B) {
+	if b.N < 10 {
+		return // the probe run before -benchtime's count; nothing to measure
+	}
+	bb := setupBench(b)
+	ctx := context.Background()
+	settled := func() (rss int64, heap uint64, goroutines int) {
+		runtime.GC()
+		debug.FreeOSMemory()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		status, err := os.ReadFile("/proc/self/status")
+		require.NoError(b, err)
+		for line := range strings.SplitSeq(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				require.NoError(b, err)
+				rss = kb << 10
+			}
+		}
+		return rss, ms.HeapInuse, runtime.NumGoroutine()
+	}
+	pauseN := func(n int) {
+		work := make(chan struct{}, n)
+		for range n {
+			work <- struct{}{}
+		}
+		close(work)
+		errs := make(chan error, 8)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for range work {
+					if _, _, err := bb.pause(ctx); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	first := b.N / 10
+	pauseN(first)
+	rss0, heap0, g0 := settled()
+	pauseN(b.N - first)
+	rss1, heap1, g1 := settled()
+	b.StopTimer()
+	n := float64(b.N - first)
+	b.ReportMetric(float64(rss1-rss0)/n, "B-RSS/paused-run")
+	b.ReportMetric((float64(heap1)-float64(heap0))/n, "B-heap/paused-run")
+	b.ReportMetric(float64(g1-g0)/n, "goroutines/paused-run")
+	b.ReportMetric(float64(rss1)/(1<<20), "MiB-RSS-at-N")
 }

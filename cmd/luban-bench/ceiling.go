@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lubanhq/luban/store/sqlite"
 )
 
 type ceilingResult struct {
@@ -17,7 +19,7 @@ type ceilingResult struct {
 }
 
 // ceiling is the floor the hardware allows: plain Go on the settings
-// store/sqlite opens with (modernc.org/sqlite, WAL, synchronous NORMAL,
+// store/sqlite opens with (its driver, sqlite.DriverName; WAL, synchronous NORMAL,
 // busy_timeout 5000, BEGIN IMMEDIATE, one writer connection), committing
 // small transactions (one ~200-byte row into an indexed table each) from
 // `sessions` goroutines for d. A ceiling cycle is commitsPerCycle commits.
@@ -28,7 +30,7 @@ func ceiling(ctx context.Context, path string, sessions int, d time.Duration, co
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := sql.Open(sqlite.DriverName, "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, err
 	}

@@ -112,7 +112,7 @@ func TestIndexesServeQueries(t *testing.T) {
 	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "plans.db"), nil)
 	require.NoError(t, err)
 	defer s.Close()
-	db, err := sql.Open("sqlite", "file:"+s.Path()+"?_pragma=query_only(1)")
+	db, err := sql.Open(DriverName, "file:"+s.Path()+"?_pragma=query_only(1)")
 	require.NoError(t, err)
 	defer db.Close()
 

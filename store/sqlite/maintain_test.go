@@ -80,7 +80,7 @@ func TestBackupDuringLoadIsConsistent(t *testing.T) {
 	require.NoError(t, <-done)
 	require.Greater(t, committed.Load(), before, "the writer went on during the backup")
 
-	raw, err := sql.Open("sqlite", "file:"+out)
+	raw, err := sql.Open(sqlite.DriverName, "file:"+out)
 	require.NoError(t, err)
 	defer raw.Close()
 	var sessions, mismatched int64

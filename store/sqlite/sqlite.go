@@ -1,5 +1,5 @@
 // Package sqlite is luban's embedded store driver: SQLite through the pure-Go
-// modernc.org/sqlite driver (no cgo), WAL journal, a busy timeout, one writer
+// modernc.org/sqlite driver (no cgo; see DriverName), WAL journal, a busy timeout, one writer
 // connection (SQLite allows one writer; funnelling writes through one
 // connection avoids SQLITE_BUSY between our own goroutines) and a pool of
 // reader connections. Migrations are embedded and applied by goose at Open.
@@ -20,10 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pressly/goose/v3"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
-
 	"github.com/lubanhq/luban/store"
+	"github.com/pressly/goose/v3"
 )
 
 //go:embed migrations/*.sql
@@ -124,7 +122,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + path + "?" + q.Encode()
 
-	wdb, err := sql.Open("sqlite", dsn)
+	wdb, err := sql.Open(DriverName, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -142,7 +140,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	rq := url.Values{}
 	rq.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy))
 	rq.Add("_pragma", "query_only(1)")
-	rdb, err := sql.Open("sqlite", "file:"+path+"?"+rq.Encode())
+	rdb, err := sql.Open(DriverName, "file:"+path+"?"+rq.Encode())
 	if err != nil {
 		wdb.Close()
 		return nil, fmt.Errorf("sqlite: open readers %s: %w", path, err)
@@ -155,7 +153,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	rdb.SetMaxIdleConns(n)
 	cq := url.Values{}
 	cq.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy))
-	cdb, err := sql.Open("sqlite", "file:"+path+"?"+cq.Encode())
+	cdb, err := sql.Open(DriverName, "file:"+path+"?"+cq.Encode())
 	if err != nil {
 		rdb.Close()
 		wdb.Close()
