@@ -396,7 +396,9 @@ func (bb *benchBundle) counts() sqlite.Counts {
 // through the Runner (8 in flight) and reports what each costs the
 // process's memory: the growth of RSS and of the live Go heap (after a GC
 // and returning freed memory to the OS) between b.N/10 and b.N paused runs,
-// divided by the runs in between, and the goroutines left per paused run.
+// divided by the runs in between (and the same over the second half alone:
+// SQLite's page caches fill up early and then stop growing), and the
+// goroutines left per paused run.
 // luban-bench's -paused phase measures the same over HTTP; this one skips
 // HTTP and takes minutes instead of half an hour at 100,000.
 //
@@ -448,15 +450,19 @@ func BenchmarkPausedRunRSS(b *testing.B) {
 		}
 	}
 	b.ResetTimer()
-	first := b.N / 10
+	first, half := b.N/10, b.N/2
 	pauseN(first)
 	rss0, heap0, g0 := settled()
-	pauseN(b.N - first)
+	pauseN(half - first)
+	rssH, _, _ := settled()
+	pauseN(b.N - half)
 	rss1, heap1, g1 := settled()
 	b.StopTimer()
 	n := float64(b.N - first)
 	b.ReportMetric(float64(rss1-rss0)/n, "B-RSS/paused-run")
+	b.ReportMetric(float64(rss1-rssH)/float64(b.N-half), "B-RSS/paused-run-2nd-half")
 	b.ReportMetric((float64(heap1)-float64(heap0))/n, "B-heap/paused-run")
 	b.ReportMetric(float64(g1-g0)/n, "goroutines/paused-run")
+	b.ReportMetric(float64(rss0)/(1<<20), "MiB-RSS-at-N/10")
 	b.ReportMetric(float64(rss1)/(1<<20), "MiB-RSS-at-N")
 }
