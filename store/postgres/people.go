@@ -16,7 +16,11 @@ import (
 // appendFeed writes the feed entry of an event just appended as seq of its
 // session, when the event is one of store.FeedEvents, on q (the event's own
 // transaction). The principals row lock orders the owner's entries, so
-// they commit in sequence order. It returns the keys to NOTIFY.
+// they commit in sequence order. Every transaction of the owner's runs
+// takes that lock, so in a transaction (pipeTx) the bump and the insert are
+// one statement queued after all the others (pipeTx.atEnd): the lock is held
+// for the NOTIFY's round trip and the commit, not for the rest of the
+// transaction. It returns the keys to NOTIFY.
 func appendFeed(ctx context.Context, q querier, p *store.EventAppendParams, seq int64) ([]string, error) {
 	if !store.IsFeedEvent(p.Name) {
 		return nil, nil
@@ -25,19 +29,20 @@ func appendFeed(ctx context.Context, q querier, p *store.EventAppendParams, seq 
 	if err := q.QueryRow(ctx, `SELECT owner FROM sessions WHERE id = $1`, p.SessionID).Scan(&owner); err != nil {
 		return nil, notFound(err, "feed append: session "+p.SessionID)
 	}
-	var fseq int64
-	if err := q.QueryRow(ctx, `INSERT INTO principals (owner, last_seq) VALUES ($1, 1)
-		ON CONFLICT (owner) DO UPDATE SET last_seq = principals.last_seq + 1 RETURNING last_seq`, owner).Scan(&fseq); err != nil {
-		return nil, fmt.Errorf("postgres: feed append: %w", err)
-	}
 	// An event that references its interaction has a feed entry that
 	// does too (FeedList reads the request).
 	data, ref := string(p.Data), any(nil)
 	if p.Ref != "" {
 		data, ref = "", p.Ref
 	}
-	if _, err := q.Exec(ctx, `INSERT INTO feed (owner, seq, session_id, session_seq, name, data, ref, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		owner, fseq, p.SessionID, seq, p.Name, data, ref, p.Now.UTC()); err != nil {
+	const insert = `WITH p AS (INSERT INTO principals (owner, last_seq) VALUES ($1, 1)
+			ON CONFLICT (owner) DO UPDATE SET last_seq = principals.last_seq + 1 RETURNING last_seq)
+		INSERT INTO feed (owner, seq, session_id, session_seq, name, data, ref, created_at)
+		SELECT $1, p.last_seq, $2, $3, $4, $5, $6, $7 FROM p`
+	args := []any{owner, p.SessionID, seq, p.Name, data, ref, p.Now.UTC()}
+	if pipe, ok := q.(*pipeTx); ok {
+		pipe.atEnd(insert, args...)
+	} else if _, err := q.Exec(ctx, insert, args...); err != nil {
 		return nil, fmt.Errorf("postgres: feed append: %w", err)
 	}
 	return []string{store.PrincipalKey(owner), store.FeedKey}, nil

@@ -19,9 +19,34 @@ import (
 type pipeTx struct {
 	tx    pgx.Tx
 	queue *pgx.Batch
+	// last holds writes that go after every other statement of the
+	// transaction, with its NOTIFY: those that take a row lock many
+	// transactions share (the owner's feed sequence), so the lock is held
+	// for the last round trip and the commit only.
+	last []queued
+}
+
+type queued struct {
+	sql  string
+	args []any
 }
 
 func newPipeTx(tx pgx.Tx) *pipeTx { return &pipeTx{tx: tx, queue: &pgx.Batch{}} }
+
+// atEnd queues a write whose result nobody reads to run after every other
+// statement of the transaction (see last).
+func (p *pipeTx) atEnd(sql string, args ...any) {
+	p.last = append(p.last, queued{sql, encodeArgs(args)})
+}
+
+// flushEnd moves the atEnd writes to the end of the queue; InTx calls it
+// once fn has returned, before the NOTIFY and COMMIT.
+func (p *pipeTx) flushEnd() {
+	for _, q := range p.last {
+		p.queue.Queue(q.sql, q.args...)
+	}
+	p.last = nil
+}
 
 // later queues a write whose result nobody reads.
 func (p *pipeTx) later(sql string, args ...any) {

@@ -277,6 +277,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
 		}
 		return err
 	}
+	pipe.flushEnd()
 	if len(sessions) > 0 {
 		keys := make([]string, 0, len(sessions))
 		for id := range sessions {
