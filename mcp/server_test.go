@@ -81,19 +81,7 @@ func TestHeldCallAnsweredOnThePage(t *testing.T) {
 	s := startLuban(t)
 	cs, prog := connect(t, s.URL, s.Token, legacyProtocol, nil)
 
-	type out struct {
-		res *sdk.CallToolResult
-		err error
-	}
-	done := make(chan out, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-		defer cancel()
-		p := &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs)}
-		p.SetProgressToken("tok-1")
-		res, err := cs.CallTool(ctx, p)
-		done <- out{res, err}
-	}()
+	done := mcptest.CallAsync(cs, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs)}, "tok-1")
 	pr := recv(t, prog)
 	require.NotEmpty(t, pr.SessionID)
 
@@ -118,9 +106,9 @@ func TestHeldCallAnsweredOnThePage(t *testing.T) {
 	require.Equal(t, 202, resp.StatusCode, "%s", b)
 
 	o := recv(t, done)
-	require.NoError(t, o.err)
-	require.False(t, o.res.IsError)
-	got := text(t, o.res)
+	require.NoError(t, o.Err)
+	require.False(t, o.Res.IsError)
+	got := text(t, o.Res)
 	want := askuser.AnsweredResult(&askuser.Prompt{Tool: "ask_user", Title: "部署到哪个环境？", Mode: "single",
 		Options: []askuser.Option{{ID: "dev", Label: "开发"}, {ID: "prod", Label: "生产", Recommended: true}}},
 		askuser.Answer{Selections: []string{"prod"}})
@@ -128,8 +116,8 @@ func TestHeldCallAnsweredOnThePage(t *testing.T) {
 	stored, n := toolMessage(t, s, pr.SessionID)
 	require.Equal(t, 1, n)
 	require.Equal(t, stored, got, "the MCP result is the ToolResult luban stored")
-	require.Equal(t, pr.SessionID, o.res.Meta["sessionId"])
-	require.Equal(t, "answered", o.res.Meta["status"])
+	require.Equal(t, pr.SessionID, o.Res.Meta["sessionId"])
+	require.Equal(t, "answered", o.Res.Meta["status"])
 
 	// The run that held the question completed; the trace has the same
 	// interaction lifecycle and audit as a model's question.
@@ -456,19 +444,7 @@ func TestSDKLoopRetryIsHeldUntilAnswered(t *testing.T) {
 			return &sdk.ElicitResult{Action: "accept"}, nil
 		},
 	})
-	type out struct {
-		res *sdk.CallToolResult
-		err error
-	}
-	done := make(chan out, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-		defer cancel()
-		p := &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs)}
-		p.SetProgressToken("mrtr")
-		res, err := cs.CallTool(ctx, p)
-		done <- out{res, err}
-	}()
+	done := mcptest.CallAsync(cs, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs)}, "mrtr")
 	u := recv(t, asked)
 	// The held retry announces itself with a progress notification naming
 	// the question.
@@ -476,7 +452,7 @@ func TestSDKLoopRetryIsHeldUntilAnswered(t *testing.T) {
 	require.Equal(t, s.URL+"/q/"+pr.RequestID, u)
 	select {
 	case o := <-done:
-		t.Fatalf("the retry returned before the answer: %+v %v", o.res, o.err)
+		t.Fatalf("the retry returned before the answer: %+v %v", o.Res, o.Err)
 	default:
 	}
 	resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": pr.SessionID, "requestId": pr.RequestID,
@@ -484,9 +460,9 @@ func TestSDKLoopRetryIsHeldUntilAnswered(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, 202, resp.StatusCode)
 	o := recv(t, done)
-	require.NoError(t, o.err)
-	require.Equal(t, "answered", o.res.Meta["status"])
-	require.Contains(t, text(t, o.res), "dev")
+	require.NoError(t, o.Err)
+	require.Equal(t, "answered", o.Res.Meta["status"])
+	require.Contains(t, text(t, o.Res), "dev")
 	require.Empty(t, asked, "the host was asked once")
 }
 

@@ -84,3 +84,24 @@ func Recv[T any](t testing.TB, ch <-chan T) T {
 		panic("unreachable")
 	}
 }
+
+// CallResult is what one CallTool returned.
+type CallResult struct {
+	Res *sdk.CallToolResult
+	Err error
+}
+
+// CallAsync runs cs.CallTool(p) in the background, within Wait, with
+// progress token token (so that the server sends progress notifications
+// naming its question); the result arrives on the returned channel.
+func CallAsync(cs *sdk.ClientSession, p *sdk.CallToolParams, token any) <-chan CallResult {
+	done := make(chan CallResult, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), Wait)
+		defer cancel()
+		p.SetProgressToken(token)
+		res, err := cs.CallTool(ctx, p)
+		done <- CallResult{res, err}
+	}()
+	return done
+}

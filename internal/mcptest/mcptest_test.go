@@ -2,7 +2,6 @@ package mcptest_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -55,22 +54,9 @@ func recv[T any](t *testing.T, ch <-chan T) T { t.Helper(); return mcptest.Recv(
 
 func text(t *testing.T, res *sdk.CallToolResult) string { t.Helper(); return mcptest.Text(t, res) }
 
-type callOut struct {
-	res *sdk.CallToolResult
-	err error
-}
-
 // call runs CallTool in the background with a progress token.
-func call(cs *sdk.ClientSession, p *sdk.CallToolParams) <-chan callOut {
-	done := make(chan callOut, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		defer cancel()
-		p.SetProgressToken("tok")
-		res, err := cs.CallTool(ctx, p)
-		done <- callOut{res, err}
-	}()
-	return done
+func call(cs *sdk.ClientSession, p *sdk.CallToolParams) <-chan mcptest.CallResult {
+	return mcptest.CallAsync(cs, p, "tok")
 }
 
 func answer(t *testing.T, p *lubantest.Proc, sessionID, requestID, option string) {
@@ -133,11 +119,11 @@ func TestModernClientAcrossKill9(t *testing.T) {
 	cs, prog := connect(t, first.URL, "test-token", "")
 	require.Equal(t, "2026-07-28", cs.InitializeResult().ProtocolVersion)
 	res := recv(t, call(cs, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs)}))
-	require.NoError(t, res.err)
-	require.True(t, res.res.NeedsInput())
-	state := res.res.RequestState
-	sessionID, _ := res.res.Meta["sessionId"].(string)
-	requestID, _ := res.res.Meta["requestId"].(string)
+	require.NoError(t, res.Err)
+	require.True(t, res.Res.NeedsInput())
+	state := res.Res.RequestState
+	sessionID, _ := res.Res.Meta["sessionId"].(string)
+	requestID, _ := res.Res.Meta["requestId"].(string)
 	require.NotEmpty(t, state)
 
 	// The host's user accepted the URL: the retry is held until the answer.
@@ -145,7 +131,7 @@ func TestModernClientAcrossKill9(t *testing.T) {
 		InputResponses: sdk.InputResponseMap{"luban": &sdk.ElicitResult{Action: "accept"}}})
 	require.Equal(t, requestID, recv(t, prog).RequestID)
 	first.Kill9()
-	require.Error(t, recv(t, held).err, "the held retry ends with the process")
+	require.Error(t, recv(t, held).Err, "the held retry ends with the process")
 
 	second := start("second")
 	cs2, _ := connect(t, second.URL, "test-token", "")
@@ -156,8 +142,8 @@ func TestModernClientAcrossKill9(t *testing.T) {
 			p.InputResponses = sdk.InputResponseMap{"luban": &sdk.ElicitResult{Action: action}}
 		}
 		o := recv(t, call(cs2, p))
-		require.NoError(t, o.err)
-		return o.res
+		require.NoError(t, o.Err)
+		return o.Res
 	}
 	again := retry("")
 	require.True(t, again.NeedsInput(), "still pending after the restart")
@@ -168,7 +154,7 @@ func TestModernClientAcrossKill9(t *testing.T) {
 	// Another principal's host cannot use the state.
 	other, _ := connect(t, second.URL, "other-token", "")
 	o := recv(t, call(other, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs), RequestState: state}))
-	require.ErrorContains(t, o.err, "invalid requestState")
+	require.ErrorContains(t, o.Err, "invalid requestState")
 
 	answer(t, second, sessionID, requestID, "prod")
 	for _, action := range []string{"", "accept", "decline", "cancel", ""} {
@@ -196,7 +182,7 @@ func TestOlderClientAcrossKill9(t *testing.T) {
 	pr := recv(t, prog)
 	require.NotEmpty(t, pr.RequestID)
 	first.Kill9()
-	require.Error(t, recv(t, held).err, "the held call ends with the process")
+	require.Error(t, recv(t, held).Err, "the held call ends with the process")
 
 	second := start("second")
 	cs2, prog2 := connect(t, second.URL, "test-token", legacyProtocol)
@@ -205,13 +191,13 @@ func TestOlderClientAcrossKill9(t *testing.T) {
 	require.Equal(t, pr, pr2, "the same question, not a second one")
 	answer(t, second, pr.SessionID, pr.RequestID, "prod")
 	o := recv(t, held2)
-	require.NoError(t, o.err)
-	require.Equal(t, wantProd, text(t, o.res))
-	require.Equal(t, "answered", o.res.Meta["status"])
+	require.NoError(t, o.Err)
+	require.Equal(t, wantProd, text(t, o.Res))
+	require.Equal(t, "answered", o.Res.Meta["status"])
 
 	again := recv(t, call(cs2, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs), Meta: sdk.Meta{"requestId": pr.RequestID}}))
-	require.NoError(t, again.err)
-	require.Equal(t, wantProd, text(t, again.res))
+	require.NoError(t, again.Err)
+	require.Equal(t, wantProd, text(t, again.Res))
 	tools, audit := stored(t, second, pr.SessionID)
 	require.Equal(t, []string{wantProd}, tools)
 	require.Equal(t, []string{"requested", "answered"}, audit)
