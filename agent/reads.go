@@ -55,7 +55,10 @@ const eventBatch = 500
 // /api/sessions/{id}/events). Nothing is missed or repeated: a commit only
 // wakes the reader, which reads the log again after the last Seq it
 // yielded. When the log cannot be read it yields the error once and stops.
-// It does not check who owns the session: call Session first.
+// It ends (with no error) when it finds nothing new and the session
+// deleted (checked before each wait), so a client that reconnects learns
+// it from a 404. It does not check who owns the session: call Session
+// first.
 func (r *Runner) Events(ctx context.Context, sessionID string, after int64) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		wake, unsubscribe := r.st.Subscribe(sessionID)
@@ -67,6 +70,13 @@ func (r *Runner) Events(ctx context.Context, sessionID string, after int64) iter
 					yield(Event{}, err)
 				}
 				return
+			}
+			if len(evs) == 0 {
+				// Nothing new: the session may have been deleted (its
+				// events with it), before this reader subscribed or since.
+				if _, err := r.st.SessionGet(ctx, sessionID); errors.Is(err, store.ErrNotFound) {
+					return
+				}
 			}
 			for _, ev := range evs {
 				e := Event{Seq: ev.Seq, Name: ev.Name, Data: ev.Data, At: ev.CreatedAt, Payload: api.NewEventPayload(ev.Name)}

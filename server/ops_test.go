@@ -262,9 +262,18 @@ func TestDeleteEndedSessionWithoutForce(t *testing.T) {
 	require.NoError(t, first.Decode(&sess))
 	var st map[string]string
 	require.Equal(t, http.StatusOK, s.JSON("POST", "/api/sessions/"+sess.SessionID+"/cancel", nil, &st))
+	// A subscriber of the session (a tab, luban chat) is told it is gone:
+	// its stream ends once the session is deleted, and a reconnect is 404.
+	watch := s.Events(sess.SessionID, evs[len(evs)-1].ID)
+	defer watch.Close()
 	resp := s.Request("DELETE", "/api/sessions/"+sess.SessionID, nil, "")
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+	_, err = watch.All(10 * time.Second)
+	require.NoError(t, err, "the stream of a deleted session ends")
+	resp = s.Request("GET", "/api/sessions/"+sess.SessionID+"/events", nil, "", "Last-Event-ID", "1")
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 	msgs, err := s.Store.MessageList(context.Background(), sess.SessionID)
 	require.NoError(t, err)
 	require.Empty(t, msgs)

@@ -535,6 +535,10 @@ func (s *chatSession) answerOne(ctx context.Context, w *watcher, req *api.InputR
 		if rc, id := w.resolved(); rc != nil && ctx.Err() == nil {
 			return s.elsewhere(ctx, rc, id)
 		}
+		if gone := w.refused(); gone != nil && ctx.Err() == nil {
+			s.printf("%s%s\n", lang.pick("错误：", "error: "), refusalText(gone, lang))
+			return nil, 0, nil
+		}
 		if errors.Is(err, errCancel) {
 			body, err = api.ContinueRequest{Selections: []string{}, Cancelled: true}, nil
 		}

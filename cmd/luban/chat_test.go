@@ -551,3 +551,41 @@ func (s *syncBuf) waitFor(t *testing.T, sub string) {
 		}
 	}
 }
+
+// A session deleted elsewhere (DELETE ?force=true) while its question
+// waits ends the wait (the session's stream ends, or shows the question
+// cancelled elsewhere, as the deletion outran it or not), and the next
+// message is refused as "no such session" (404 session_not_found), worded
+// by its code in the terminal's language, never as a restart.
+func TestChatWordsARefusedAnswerByItsCode(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.push(asks("", "ask_user", chatSingleArgs))
+	stdout := &syncBuf{grew: make(chan struct{}, 1)}
+	stdin, feed := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		ch := &Chat{Stdin: stdin, Stdout: stdout, Stderr: io.Discard,
+			Getenv: envOf(map[string]string{"LUBAN_URL": b.srv.URL, "LUBAN_AUTH_TOKEN": "test-token", "LANG": "zh_CN.UTF-8"})}
+		done <- ch.Run(b.ctx, nil)
+	}()
+	_, err := io.WriteString(feed, "问我\n")
+	require.NoError(t, err)
+	stdout.waitFor(t, "选择一项 (1-2): ")
+	resp := b.srv.Request("DELETE", "/api/sessions/"+b.sessionID()+"?force=true", nil, "")
+	resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+	for strings.Count(stdout.String(), "\n> ") < 2 { // back at the message prompt
+		select {
+		case <-stdout.grew:
+		case <-b.ctx.Done():
+			t.Fatalf("the wait did not end: %s", stdout.String())
+		}
+	}
+	_, err = io.WriteString(feed, "再问\n")
+	require.NoError(t, err)
+	stdout.waitFor(t, "错误：找不到这个会话（它不存在，或属于另一个令牌）\n")
+	require.NoError(t, feed.Close())
+	require.NoError(t, <-done)
+	require.NotContains(t, stdout.String(), "服务已重启")
+}

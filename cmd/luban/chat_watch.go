@@ -17,17 +17,18 @@ import (
 // ctx is cancelled when the request's user_input_resolved arrives, and
 // resolved then returns that receipt and its event id. A dropped stream is
 // reopened with Last-Event-ID (the last id seen), after a short pause that
-// grows to watchMaxDelay; a refusal (404, 401) ends the watch quietly, the
-// terminal then learns of an answer elsewhere from its own continue (409
-// already_resolved).
+// grows to watchMaxDelay. A refusal of the stream (404 session_not_found:
+// the session was deleted elsewhere; 401) ends the wait too, and refused
+// returns it.
 type watcher struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu sync.Mutex
-	rc *api.Receipt
-	id int64
+	mu   sync.Mutex
+	rc   *api.Receipt
+	id   int64
+	gone error
 }
 
 // watchMaxDelay bounds the pause before the watch stream is reopened.
@@ -45,6 +46,10 @@ func (s *chatSession) watch(ctx context.Context, sessionID, requestID string, af
 			st, err := s.c.Events(wctx, sessionID, after)
 			var ce *client.Error
 			if errors.As(err, &ce) {
+				w.mu.Lock()
+				w.gone = err
+				w.mu.Unlock()
+				cancel()
 				return
 			}
 			if err == nil {
@@ -82,6 +87,14 @@ func (w *watcher) resolved() (*api.Receipt, int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.rc, w.id
+}
+
+// refused is the server's refusal of the watch (the session is gone), nil
+// while it is watched.
+func (w *watcher) refused() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.gone
 }
 
 // stop ends the watch and waits for it.

@@ -57,6 +57,7 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("postgres: commit: %w", err)
 	}
+	s.hub.Notify(id) // an open stream of the session (on this replica) learns that it is gone
 	return nil
 }
 

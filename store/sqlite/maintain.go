@@ -55,6 +55,7 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
 	}
+	s.hub.Notify(id) // an open stream of the session learns that it is gone
 	return nil
 }
 
