@@ -190,7 +190,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a=="n/a" || b=="n/a" || b+0==0) p
 
 cat <<EOF
 
-## bench-peers: $(date -u '+%Y-%m-%d %H:%M UTC'), luban $LUBAN_REV, $ROUNDS rounds (medians; each round's value in order)
+### bench-peers: $(date -u '+%Y-%m-%d %H:%M UTC'), luban $LUBAN_REV, $ROUNDS rounds (medians; each round's value in order)
 
 machine: $(nproc) CPU, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(go version | cut -d' ' -f3-4), node $(node --version 2>/dev/null || echo none)
 load average at each round's start: $(values machine load1); at the end: $(cut -d' ' -f1-3 /proc/loadavg)
