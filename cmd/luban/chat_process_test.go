@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -59,6 +60,15 @@ func startChatProcServer(t *testing.T, turns ...fakeopenai.Turn) *chatProcServer
 // workspace.
 func startServeProc(t *testing.T, env []string, args ...string) (string, string) {
 	t.Helper()
+	url, work, _ := startServeProcStop(t, env, args...)
+	return url, work
+}
+
+// startServeProcStop is startServeProc that also returns a stop function
+// (SIGTERM, then wait; idempotent). Later args win over the defaults, so
+// "--db" and "--addr" may name a database and an address of the test's.
+func startServeProcStop(t *testing.T, env []string, args ...string) (string, string, func()) {
+	t.Helper()
 	dir := t.TempDir()
 	work := filepath.Join(dir, "work")
 	require.NoError(t, os.Mkdir(work, 0o755))
@@ -72,9 +82,15 @@ func startServeProc(t *testing.T, env []string, args ...string) (string, string)
 	var errb syncBuffer
 	cmd.Stderr = &errb
 	require.NoError(t, cmd.Start())
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			_ = cmd.Wait()
+		})
+	}
 	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
+		stop()
 		require.NotContains(t, errb.String(), "panic:")
 	})
 	sc := bufio.NewScanner(stdout)
@@ -87,7 +103,7 @@ func startServeProc(t *testing.T, env []string, args ...string) (string, string)
 	}
 	require.NotEmpty(t, url, "serve did not start: %s", errb.String())
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	return url, work
+	return url, work, stop
 }
 
 // chatPiped runs `luban chat` with input on a pipe and returns its output.
@@ -388,4 +404,39 @@ func TestChatProcessFollowsAnAnswerGivenElsewhere(t *testing.T) {
 	out := p.out.String()
 	require.Equal(t, 1, strings.Count(out, "已提交："+first.Options[1].Label), "the receipt shows once:\n%s", out)
 	require.Equal(t, 1, strings.Count(out, "启用哪些功能？"), "the next question shows once:\n%s", out)
+}
+
+// The terminal's watch survives a server restart: `luban serve` stops
+// (SIGTERM) while a question waits in `luban chat` and starts again on the
+// same address and database; the watch reconnects with Last-Event-ID, and
+// an answer given through the API after the restart shows in the terminal
+// as its receipt, followed by the next question.
+func TestChatProcessWatchReconnectsAfterARestart(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	db := filepath.Join(t.TempDir(), "luban.db")
+	url, _, stop := startServeProcStop(t, nil, "--model", "scripted", "--db", db, "--addr", addr)
+	p := startChatProc(t, url, "LANG=en_US.UTF-8")
+	p.send(t, "start the demo")
+	waitFor(t, &p.out, p.done, "choose one (1-3): ")
+	stop()
+	url2, _, _ := startServeProcStop(t, nil, "--model", "scripted", "--db", db, "--addr", addr)
+	require.Equal(t, url, url2)
+
+	cl, err := client.New(url2, chatProcToken, nil)
+	require.NoError(t, err)
+	list, err := cl.Sessions(context.Background())
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	first := waitPending(t, cl, list[0].ID, "")
+	_, err = cl.ContinueNoStream(context.Background(), api.ContinueRequest{SessionID: first.SessionID, RequestID: first.ID, Selections: []string{first.Options[0].ID}})
+	require.NoError(t, err)
+	waitFor(t, &p.out, p.done, "(answered elsewhere)\n✓ answered: "+first.Options[0].Label+"\n")
+	waitFor(t, &p.out, p.done, "启用哪些功能？")
+	p.send(t, "/quit")
+	<-p.done
+	require.Equal(t, 1, strings.Count(p.out.String(), "启用哪些功能？"), "the next question shows once:\n%s", p.out.String())
 }
