@@ -69,8 +69,9 @@ var hotQueries = []struct{ name, sql, index string }{
 	{"EventList (message reference)", "SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content", "sqlite_autoindex_messages_1"},
 	{"EventDelete", "DELETE FROM events WHERE session_id = ? AND seq BETWEEN", "PRIMARY KEY"},
 	{"MessageList", "FROM messages WHERE session_id = ? ORDER BY seq", "messages_session"},
-	{"InteractionGetPending", "WHERE session_id = ? AND status = 'pending' ORDER BY created_at LIMIT 1", "interactions_session"},
-	{"InteractionList", "FROM interactions WHERE session_id = ? ORDER BY created_at, id", "interactions_session"},
+	{"InteractionGetPending", "WHERE session_id = ? AND status = 'pending' ORDER BY created_at LIMIT 1", "interactions_session_pending"},
+	{"InboxList (pending)", "WHERE s.owner = ? AND i.status = 'pending'", "interactions_session_pending"},
+	{"InteractionList", "FROM interactions WHERE session_id = ? ORDER BY created_at, id", "interactions_resolved"},
 	{"InteractionGetByToolCall", "FROM interactions WHERE session_id = ? AND tool_call_id = ?", "interactions_tool_call"},
 	{"InteractionListExpired", "WHERE status = 'pending' AND expires_at", "interactions_pending"},
 	{"RunGet", "FROM runs WHERE id = ?", "sqlite_autoindex_runs_1"},
@@ -164,15 +165,17 @@ func TestIndexesServeQueries(t *testing.T) {
 	}
 	for _, h := range hotQueries {
 		found, uses := false, false
+		var seen []string
 		for q := range plans {
 			if !strings.Contains(q, h.sql) {
 				continue
 			}
 			found = true
 			uses = uses || slices.Contains(used[h.index], q)
+			seen = append(seen, plans[q]...)
 		}
 		require.True(t, found, "%s: no query like %q was made", h.name, h.sql)
-		require.True(t, uses, "%s does not use %s", h.name, h.index)
+		require.True(t, uses, "%s does not use %s (plan: %q)", h.name, h.index, seen)
 	}
 }
 

@@ -68,7 +68,7 @@ func (e executor) InboxList(ctx context.Context, p *store.InboxListParams) ([]*s
 	args = append(args, limit)
 	rows, err := e.r.QueryContext(ctx, `SELECT i.id, i.session_id, i.run_id, i.tool_call_id, i.tool, i.request, i.status, i.answer,
 		i.created_at, i.expires_at, i.resolved_at, s.title, COALESCE(r.agent, ''), COALESCE(r.status, '')
-		FROM interactions i JOIN sessions s ON s.id = i.session_id LEFT JOIN runs r ON r.id = i.run_id
+		FROM sessions s CROSS JOIN interactions i ON i.session_id = s.id LEFT JOIN runs r ON r.id = i.run_id
 		WHERE s.owner = ?`+q+` LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: inbox list: %w", err)
