@@ -14,12 +14,16 @@ import (
 
 var _ store.Store = (*postgres.Store)(nil)
 
+// openSchema opens a new store in a schema of its own in the test
+// database (the conformance suites' constructor).
+func openSchema(t *testing.T) store.Store {
+	st, err := postgres.Open(context.Background(), pgtest.Schema(t), nil)
+	require.NoError(t, err)
+	return st
+}
+
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	pgtest.Skip(t)
-	storetest.Exercise(t, func(t *testing.T) store.Store {
-		st, err := postgres.Open(context.Background(), pgtest.Schema(t), nil)
-		require.NoError(t, err)
-		return st
-	})
+	storetest.Exercise(t, openSchema)
 }

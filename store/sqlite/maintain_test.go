@@ -19,11 +19,7 @@ import (
 
 func TestMaintainerConformance(t *testing.T) {
 	t.Parallel()
-	storetest.ExerciseMaintainer(t, func(t *testing.T) store.Store {
-		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "luban.db"), nil)
-		require.NoError(t, err)
-		return st
-	})
+	storetest.ExerciseMaintainer(t, openFile)
 }
 
 // A backup taken while a writer commits holds every transaction committed

@@ -14,13 +14,17 @@ import (
 
 var _ store.Store = (*sqlite.Store)(nil)
 
+// openFile opens a new store in a SQLite file of the test (the
+// conformance suites' constructor).
+func openFile(t *testing.T) store.Store {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "luban.db"), nil)
+	require.NoError(t, err)
+	return st
+}
+
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	storetest.Exercise(t, func(t *testing.T) store.Store {
-		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "luban.db"), nil)
-		require.NoError(t, err)
-		return st
-	})
+	storetest.Exercise(t, openFile)
 }
 
 func TestConformanceMemory(t *testing.T) {
