@@ -45,8 +45,8 @@ fi
 # is built when an engine runs and can get the base images.
 if ! command -v docker >/dev/null 2>&1; then
   echo "== container image: skipped (no docker command)"
-elif ! docker_err=$(docker info 2>&1 >/dev/null); then
-  echo "== container image: skipped (no docker engine: docker info: $(printf '%s' "$docker_err" | grep -m1 -i error || printf '%s' "$docker_err" | head -1))"
+elif ! docker_err=$(docker version --format '{{.Server.Version}}' 2>&1 >/dev/null); then
+  echo "== container image: skipped (no docker engine: $(printf '%s' "$docker_err" | head -1))"
 else
   missing=""
   for image in $(awk 'toupper($1) == "FROM" { print $2 }' Dockerfile); do
