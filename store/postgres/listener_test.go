@@ -73,6 +73,21 @@ func TestCrossReplicaWake(t *testing.T) {
 	require.Len(t, evs, 2)
 }
 
+// A session deleted on one replica wakes its subscribers on the other, so
+// an open stream there ends (Runner.Events finds the session gone).
+func TestCrossReplicaDeleteWakes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, err := b.a.SessionCreate(b.ctx, &store.SessionCreateParams{ID: "sess_1", Owner: "alice", Now: time.Now()})
+	require.NoError(t, err)
+	wakeA, unsubscribe := b.a.Subscribe("sess_1")
+	defer unsubscribe()
+	require.NoError(t, b.b.SessionDelete(b.ctx, "sess_1"))
+	waitWake(t, wakeA, "session deleted on the other replica")
+	_, err = b.a.SessionGet(b.ctx, "sess_1")
+	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
 func TestListenerReconnectWakesEverySubscriber(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

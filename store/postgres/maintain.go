@@ -54,10 +54,16 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 			return fmt.Errorf("postgres: session delete: %w", err)
 		}
 	}
+	// An open stream of the session on any replica learns that it is gone:
+	// the NOTIFY is delivered at the commit; this replica's hub is woken at
+	// once as well.
+	if err := notifyAll(ctx, tx, s.channel, []string{id}); err != nil {
+		return err
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("postgres: commit: %w", err)
 	}
-	s.hub.Notify(id) // an open stream of the session (on this replica) learns that it is gone
+	s.hub.Notify(id)
 	return nil
 }
 
