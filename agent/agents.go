@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/store"
 )
@@ -44,7 +45,8 @@ func (r *Runner) startAgent(sess *store.Session, name string) (*Agent, error) {
 			keep = r.first.Name
 		}
 		if name != "" && name != keep {
-			return nil, fmt.Errorf("%w: agent %q: this session keeps its agent %q", ErrInvalidRequest, name, keep)
+			return nil, fieldRequest("agent", api.DetailEnum, map[string]any{"allowed": []string{keep}},
+				fmt.Sprintf("agent %q: this session keeps its agent %q", name, keep))
 		}
 		name = keep
 	}
@@ -58,7 +60,8 @@ func (r *Runner) startAgent(sess *store.Session, name string) (*Agent, error) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return nil, fmt.Errorf("%w: unknown agent %q (agents: %s)", ErrInvalidRequest, name, strings.Join(names, ", "))
+		return nil, fieldRequest("agent", api.DetailEnum, map[string]any{"allowed": names},
+			fmt.Sprintf("unknown agent %q (agents: %s)", name, strings.Join(names, ", ")))
 	}
 	return a, nil
 }

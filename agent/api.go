@@ -41,7 +41,7 @@ type StartResult struct {
 // ErrRunInProgress.
 func (r *Runner) Start(ctx context.Context, p StartParams) (*StartResult, error) {
 	if strings.TrimSpace(p.Message) == "" {
-		return nil, fmt.Errorf("%w: message is empty", ErrInvalidRequest)
+		return nil, fieldRequest("message", api.DetailRequired, nil, "message is empty")
 	}
 	if utf8.RuneCountInString(p.Message) > MaxMessageRunes {
 		return nil, fmt.Errorf("%w: message is longer than %d characters", ErrPayloadTooLarge, MaxMessageRunes)
@@ -162,7 +162,13 @@ type ContinueResult struct {
 // stays pending).
 func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResult, error) {
 	if p.SessionID == "" || p.RequestID == "" {
-		return nil, fmt.Errorf("%w: sessionId and requestId are required", ErrInvalidRequest)
+		e := &RequestFieldError{Msg: "sessionId and requestId are required"}
+		for _, f := range []struct{ name, v string }{{"sessionId", p.SessionID}, {"requestId", p.RequestID}} {
+			if f.v == "" {
+				e.Details = append(e.Details, api.FieldError{Field: f.name, Code: api.DetailRequired, Message: "required"})
+			}
+		}
+		return nil, e
 	}
 	if _, err := r.session(ctx, p.Owner, p.SessionID); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 )
 
@@ -21,13 +22,32 @@ var (
 	ErrInteractionExpired = errors.New("the request has expired")
 	// ErrNotResumable: the stored state cannot be resumed, e.g. its agent no
 	// longer exists (410 not_resumable).
-	ErrNotResumable = errors.New("the run cannot be resumed: 服务已重启，请重新发起任务")
+	ErrNotResumable = errors.New("the run cannot be resumed (its state did not survive a restart, or its agent is gone); start the task again")
 	// ErrPayloadTooLarge: free text above askuser.MaxCustomInput or a
 	// message above MaxMessageRunes (413 payload_too_large).
 	ErrPayloadTooLarge = errors.New("payload too large")
 	// ErrInvalidRequest: a required field is missing (400 invalid_request).
 	ErrInvalidRequest = errors.New("invalid request")
 )
+
+// RequestFieldError is ErrInvalidRequest (400 invalid_request) naming the
+// fields of the body at fault, each with its api.FieldCode, so a client can
+// word it: Msg is the English sentence after "invalid request: ".
+type RequestFieldError struct {
+	Msg     string
+	Details []api.FieldError
+}
+
+// Error is "invalid request: " + Msg.
+func (e *RequestFieldError) Error() string { return ErrInvalidRequest.Error() + ": " + e.Msg }
+
+// Unwrap makes errors.Is(err, ErrInvalidRequest) hold.
+func (e *RequestFieldError) Unwrap() error { return ErrInvalidRequest }
+
+// fieldRequest is a RequestFieldError of one field.
+func fieldRequest(field string, code api.FieldCode, params map[string]any, msg string) error {
+	return &RequestFieldError{Msg: msg, Details: []api.FieldError{{Field: field, Code: code, Params: params, Message: msg}}}
+}
 
 // InteractionPendingError: a new message was sent while a question is
 // pending (409 interaction_pending); Pending is that question.

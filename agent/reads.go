@@ -278,7 +278,14 @@ func (r *Runner) RenameSession(ctx context.Context, owner, id, title string) (*a
 	title = strings.Join(strings.Fields(title), " ")
 	n := utf8.RuneCountInString(title)
 	if n == 0 || n > MaxTitleRunes || !utf8.ValidString(title) || strings.IndexFunc(title, unicode.IsControl) >= 0 {
-		return nil, fmt.Errorf("%w: title must be 1 to %d characters without control characters", ErrInvalidRequest, MaxTitleRunes)
+		msg := fmt.Sprintf("title must be 1 to %d characters without control characters", MaxTitleRunes)
+		switch {
+		case n == 0:
+			return nil, fieldRequest("title", api.DetailRequired, nil, msg)
+		case n > MaxTitleRunes:
+			return nil, fieldRequest("title", api.DetailTooLong, map[string]any{"max": MaxTitleRunes, "got": n, "unit": "characters"}, msg)
+		}
+		return nil, fieldRequest("title", api.DetailInvalid, nil, msg)
 	}
 	if _, err := r.session(ctx, owner, id); err != nil {
 		return nil, err

@@ -76,7 +76,12 @@ func errorFor(err error) (int, api.ErrorDetail) {
 	case errors.As(err, &tooBig), errors.Is(err, agent.ErrPayloadTooLarge):
 		return http.StatusRequestEntityTooLarge, api.ErrorDetail{Code: api.CodePayloadTooLarge, Message: err.Error()}
 	case errors.Is(err, agent.ErrInvalidRequest):
-		return http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: err.Error()}
+		d := api.ErrorDetail{Code: api.CodeInvalidRequest, Message: err.Error()}
+		var fe *agent.RequestFieldError
+		if errors.As(err, &fe) {
+			d.Details = fe.Details
+		}
+		return http.StatusBadRequest, d
 	case errors.Is(err, agent.ErrSessionNotFound):
 		return http.StatusNotFound, api.ErrorDetail{Code: api.CodeSessionNotFound, Message: err.Error()}
 	case errors.Is(err, agent.ErrInteractionNotFound):

@@ -265,4 +265,27 @@ func TestErrorBodiesCarryFieldCodes(t *testing.T) {
 	require.Equal(t, "body must be a JSON object, not array", out.Error.Message)
 	require.NotContains(t, string(raw), "ChatRequest")
 	require.JSONEq(t, `[{"field":"","code":"invalid_type","params":{"expected":"object","got":"array"}}]`, coded(t, out.Error.Details))
+
+	// The Runner's own 400s name their field too.
+	for _, tc := range []struct {
+		path string
+		body map[string]any
+		want string
+	}{
+		{"/api/chat", map[string]any{"message": "  "}, `[{"field":"message","code":"required"}]`},
+		{"/api/chat", map[string]any{"message": "hi", "agent": "nope"}, `[{"field":"agent","code":"enum","params":{"allowed":["` + e.agentName() + `"]}}]`},
+		{"/api/chat/continue", map[string]any{"sessionId": p.sessionID, "selections": []string{}}, `[{"field":"requestId","code":"required"}]`},
+	} {
+		ae := e.expectError(e.srv.Request("POST", tc.path, tc.body, ""), http.StatusBadRequest, "invalid_request")
+		require.JSONEq(t, tc.want, coded(t, ae.Error.Details), tc.path)
+	}
+}
+
+// agentName is the one configured agent's name.
+func (e *env) agentName() string {
+	e.t.Helper()
+	var agents api.AgentList
+	e.get("/api/agents", &agents)
+	require.Len(e.t, agents.Agents, 1)
+	return agents.Agents[0].Name
 }
