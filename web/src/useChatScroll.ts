@@ -20,16 +20,32 @@ const FOCUSABLE = 'input:not([disabled]), textarea:not([disabled]), select:not([
 export function useChatScroll(ref: RefObject<HTMLElement | null>, items: Item[]): () => void {
   const stick = useRef(true)
   const seen = useRef(new Set<string>())
+  // The scroller as of the last scroll event handled or the last scroll
+  // made here: a scroll whose event has not come yet shows as a scrollTop
+  // that differs from top.
+  const top = useRef(0)
+  const height = useRef(0)
 
   const onScroll = useCallback(() => {
     const el = ref.current
     if (!el) return
     stick.current = el.scrollHeight - el.scrollTop - el.clientHeight <= NEAR_BOTTOM_PX
+    top.current = el.scrollTop
+    height.current = el.scrollHeight
   }, [ref])
 
   useLayoutEffect(() => {
     const el = ref.current
-    if (el && stick.current) el.scrollTop = el.scrollHeight
+    if (!el) return
+    // Scroll events come at the next frame, so new items can render between
+    // the user's scroll and its event: that scroll decides, measured against
+    // the height it was made at (items only grow below it).
+    if (el.scrollTop !== top.current && el.scrollHeight >= height.current) {
+      stick.current = height.current - el.scrollTop - el.clientHeight <= NEAR_BOTTOM_PX
+    }
+    if (stick.current) el.scrollTop = el.scrollHeight
+    top.current = el.scrollTop
+    height.current = el.scrollHeight
   }, [ref, items])
 
   useEffect(() => {

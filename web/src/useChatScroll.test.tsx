@@ -1,0 +1,58 @@
+import { renderHook } from '@testing-library/react'
+import { describe, expect, it } from 'vitest'
+import type { Item } from 'luban-react'
+import { useChatScroll } from './useChatScroll'
+
+// scroller is a div with the box of a scrolled transcript (jsdom lays
+// nothing out): clientHeight 100, scrollHeight as set, scrollTop clamped
+// to [0, scrollHeight - clientHeight] like a browser's.
+function scroller(height: number) {
+  const el = document.createElement('div')
+  let top = 0
+  const box = { height }
+  Object.defineProperty(el, 'clientHeight', { get: () => 100 })
+  Object.defineProperty(el, 'scrollHeight', { get: () => box.height })
+  Object.defineProperty(el, 'scrollTop', {
+    get: () => top,
+    set: (v: number) => {
+      top = Math.max(0, Math.min(v, box.height - 100))
+    },
+  })
+  return { el, box }
+}
+
+const msg = (n: number): Item[] =>
+  Array.from({ length: n }, (_, i) => ({ kind: 'message', key: `m${i}`, role: 'assistant', text: `${i}` }) as unknown as Item)
+
+describe('useChatScroll', () => {
+  it('sticks to the bottom while items grow', () => {
+    const { el, box } = scroller(1000)
+    const ref = { current: el }
+    const { rerender } = renderHook(({ items }) => useChatScroll(ref, items), { initialProps: { items: msg(1) } })
+    expect(el.scrollTop).toBe(900)
+    box.height = 1500
+    rerender({ items: msg(2) })
+    expect(el.scrollTop).toBe(1400)
+  })
+
+  it('a scroll up whose event has not come yet keeps the transcript where the user put it', () => {
+    const { el, box } = scroller(1000)
+    const ref = { current: el }
+    const { rerender, result } = renderHook(({ items }) => useChatScroll(ref, items), { initialProps: { items: msg(1) } })
+    expect(el.scrollTop).toBe(900)
+    el.scrollTop = 0 // the user scrolls up; the scroll event is still to come
+    box.height = 1500
+    rerender({ items: msg(2) }) // an event of the run renders first
+    expect(el.scrollTop).toBe(0)
+    result.current() // the scroll event
+    box.height = 2000
+    rerender({ items: msg(3) })
+    expect(el.scrollTop).toBe(0)
+
+    // Back at the bottom (event still to come): it sticks again.
+    el.scrollTop = 1900
+    box.height = 2500
+    rerender({ items: msg(4) })
+    expect(el.scrollTop).toBe(2400)
+  })
+})
