@@ -117,6 +117,9 @@ test('at 360 px a whole cycle works with the keyboard and nothing overflows', as
 
   const batch = page.locator('[data-testid="input-card"][data-mode="questions"]')
   await expect(batch).toHaveAttribute('data-phase', 'editing')
+  // The batch is taller than the transcript at 360 px: it arrives with its
+  // heading on screen, not its bottom.
+  await expect(batch.locator('.card-title')).toBeInViewport({ ratio: 1 })
   await noSidewaysScroll(page)
   await fits(page, '[data-testid="input-card"]')
   await batch.getByTestId('q0-option-0').focus()

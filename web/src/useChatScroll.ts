@@ -60,7 +60,9 @@ export function useChatScroll(ref: RefObject<HTMLElement | null>, items: Item[])
     if (!fresh) return
     const card = Array.from(el.querySelectorAll<HTMLElement>('[data-testid="input-card"]')).find((c) => c.dataset.requestId === fresh)
     if (!card) return
-    card.scrollIntoView?.({ block: 'nearest' })
+    // A card taller than the scroller (a phone, a batch) shows its top, the
+    // question, rather than its bottom; a shorter one moves only as needed.
+    card.scrollIntoView?.({ block: card.offsetHeight > el.clientHeight ? 'start' : 'nearest' })
     card.querySelector<HTMLElement>(FOCUSABLE)?.focus({ preventScroll: true })
     onScroll()
   }, [ref, items, onScroll])
