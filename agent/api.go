@@ -350,10 +350,18 @@ func (r *Runner) Cancel(ctx context.Context, p CancelParams) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// A reply streaming here is kept: the text streamed so far becomes the
+	// assistant message, marked stopped, in the transaction that ends the
+	// run (a run driven by another process loses its partial reply).
+	lt := r.claimLive(run.ID)
 	won := false
 	err = r.st.InTx(ctx, func(tx store.Tx) error {
+		var extra func() error
+		if lt != nil {
+			extra = func() error { return r.storeStopped(ctx, tx, run, lt) }
+		}
 		var ferr error
-		won, ferr = r.finish(ctx, tx, run, []store.RunStatus{store.RunRunning, store.RunWaitingInput}, store.RunCancelled, nil, nil)
+		won, ferr = r.finish(ctx, tx, run, []store.RunStatus{store.RunRunning, store.RunWaitingInput}, store.RunCancelled, nil, extra)
 		return ferr
 	})
 	if err != nil {
@@ -372,6 +380,28 @@ func (r *Runner) Cancel(ctx context.Context, p CancelParams) (string, error) {
 		return string(cur.Status), nil
 	}
 	return string(store.RunCancelled), nil
+}
+
+// storeStopped stores the text lt streamed so far as run's assistant
+// message, marked stopped, with its message event, and deletes lt's delta
+// events (as recordModelTurn does for a complete turn). A turn that streamed
+// no text stores no message.
+func (r *Runner) storeStopped(ctx context.Context, tx store.Tx, run *store.Run, lt *liveTurn) error {
+	if text := lt.deltas.streamed(); text != "" {
+		if _, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: lt.msgID, SessionID: run.SessionID, RunID: run.ID, Role: "assistant",
+			Content: text, Metadata: mustJSON(messageMetadata{Stopped: true}), Now: r.now()}); err != nil {
+			return err
+		}
+		if _, err := r.emitContent(ctx, tx, run.SessionID, EventMessage, lt.msgID, MessageEvent{MessageID: lt.msgID, Role: "assistant", Stopped: true}); err != nil {
+			return err
+		}
+	}
+	if span := lt.seqs.span(); span[0] > 0 {
+		_, err := tx.EventDelete(ctx, &store.EventDeleteParams{SessionID: run.SessionID, FromSeq: span[0], ToSeq: span[1],
+			Names: []string{EventMessageDelta, api.EventReasoningDelta}})
+		return err
+	}
+	return nil
 }
 
 // PendingResult is GET /api/interactions/pending: the pending request (nil

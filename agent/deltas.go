@@ -23,6 +23,7 @@ type deltaBatcher struct {
 
 	mu        sync.Mutex
 	pending   strings.Builder
+	all       strings.Builder // every text add queued, committed or not
 	lastFlush time.Time
 	timer     *time.Timer
 	closed    bool
@@ -43,6 +44,7 @@ func (b *deltaBatcher) add(text string) {
 		return
 	}
 	b.pending.WriteString(text)
+	b.all.WriteString(text)
 	if wait := deltaFlushInterval - time.Since(b.lastFlush); wait <= 0 {
 		b.flushLocked()
 	} else if b.timer == nil {
@@ -86,6 +88,57 @@ func (b *deltaBatcher) take() string {
 	rest := b.pending.String()
 	b.pending.Reset()
 	return rest
+}
+
+// streamed is all the text add queued while the batcher was open, the
+// committed batches and the rest alike.
+func (b *deltaBatcher) streamed() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.all.String()
+}
+
+// liveTurn is the model call a run is making in this process: its message
+// id, its streamed text and the Seqs of its delta events. A cancel that
+// claims it (Runner.claimLive) stores the text streamed so far as the
+// stopped assistant message; the driver then records nothing of the turn.
+type liveTurn struct {
+	msgID  string
+	deltas *deltaBatcher
+	seqs   *streamedSeqs
+	stop   func() // ends both delta streams; safe to call more than once
+}
+
+// setLive registers run runID's model call lt.
+func (r *Runner) setLive(runID string, lt *liveTurn) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.live[runID] = lt
+}
+
+// unlive removes lt from the runs' model calls. It reports false when a
+// cancel claimed lt first: the turn is the cancel's to record.
+func (r *Runner) unlive(runID string, lt *liveTurn) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.live[runID] != lt {
+		return false
+	}
+	delete(r.live, runID)
+	return true
+}
+
+// claimLive takes run runID's model call in this process away from its
+// driver (nil when none) and ends its delta streams.
+func (r *Runner) claimLive(runID string) *liveTurn {
+	r.mu.Lock()
+	lt := r.live[runID]
+	delete(r.live, runID)
+	r.mu.Unlock()
+	if lt != nil {
+		lt.stop()
+	}
+	return lt
 }
 
 // streamedSeqs collects the Seqs of the delta events a model call

@@ -422,6 +422,9 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 		seqs.add(ev)
 	})
 	defer deltas.take()
+	lt := &liveTurn{msgID: msgID, deltas: deltas, seqs: &seqs, stop: func() { stopReasoning(); deltas.take() }}
+	r.setLive(run.ID, lt)
+	defer r.unlive(run.ID, lt)
 	onDelta := func(text string) {
 		deltas.add(text)
 		r.fault("model_stream")
@@ -475,6 +478,11 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 	// event carries the whole text (a turn that arrives whole streams no
 	// delta at all), and the deltas committed so far go in its transaction.
 	deltas.take()
+	if !r.unlive(run.ID, lt) {
+		// A cancel claimed the turn: it stores the text streamed so far
+		// and ends the run.
+		return nil, true, nil
+	}
 	t.streamed = seqs.span()
 	// A turn the model completed is committed even when a shutdown began
 	// meanwhile: it is the checkpoint, and the call is not made twice.

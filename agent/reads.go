@@ -164,6 +164,7 @@ func (r *Runner) Transcript(ctx context.Context, owner, id string) (*api.Transcr
 		}
 		if m.Role == "assistant" {
 			v.Metadata = nil
+			v.Stopped = MessageStopped(m)
 			if rs := MessageReasoning(m); rs != nil {
 				v.Reasoning = rs.Text
 			}

@@ -15,6 +15,8 @@ import (
 // (docs/models.md "Reasoning models").
 type messageMetadata struct {
 	Reasoning *model.Reasoning `json:"reasoning,omitempty"`
+	// Stopped marks an assistant reply a cancel cut short (api.MessageView.Stopped).
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // assistantMetadata is the metadata column of the assistant message m; nil
@@ -38,6 +40,16 @@ func MessageReasoning(m *store.Message) *model.Reasoning {
 		return nil
 	}
 	return md.Reasoning
+}
+
+// MessageStopped reports whether m is an assistant reply a cancel cut
+// short: its content is the text streamed until the cancel.
+func MessageStopped(m *store.Message) bool {
+	if m.Role != "assistant" || len(m.Metadata) == 0 {
+		return false
+	}
+	var md messageMetadata
+	return json.Unmarshal(m.Metadata, &md) == nil && md.Stopped
 }
 
 // reasoningText is the readable reasoning of m, "" when none.

@@ -106,6 +106,9 @@ type Runner struct {
 	// flight here waits for the answer to its server's in-session
 	// elicitation (elicit.go).
 	elicits map[string]chan elicit.Answer
+	// live holds, by run id, the model call each run driven here is
+	// making (deltas.go).
+	live map[string]*liveTurn
 }
 
 // New validates opts and returns a Runner. Call Run to start the sweeper
@@ -132,7 +135,7 @@ func New(opts Options) (*Runner, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Runner{opts: opts, st: opts.Store, tools: opts.Tools, agents: map[string]*Agent{}, log: opts.Logger, active: map[string]context.CancelFunc{}, elicits: map[string]chan elicit.Answer{}}
+	r := &Runner{opts: opts, st: opts.Store, tools: opts.Tools, agents: map[string]*Agent{}, log: opts.Logger, active: map[string]context.CancelFunc{}, elicits: map[string]chan elicit.Answer{}, live: map[string]*liveTurn{}}
 	for _, a := range opts.Agents {
 		if a.Name == "" {
 			a.Name = defaultAgentName

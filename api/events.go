@@ -105,6 +105,9 @@ type MessageEvent struct {
 	Role      Role   `json:"role"`
 	Content   string `json:"content"`
 	Reasoning string `json:"reasoning,omitempty"`
+	// Stopped marks an assistant reply the user's cancel cut short: Content
+	// is the text streamed until then, and the model saw no more of it.
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // ToolCallEvent is the payload of "tool_call": the model called tool Name

@@ -104,7 +104,10 @@ type MessageView struct {
 	// Reasoning is the readable reasoning of an assistant message, as in
 	// MessageEvent; never part of Content. The provider's own data
 	// (signatures) stays on the server.
-	Reasoning string    `json:"reasoning,omitempty"`
+	Reasoning string `json:"reasoning,omitempty"`
+	// Stopped marks an assistant reply the user's cancel cut short, as in
+	// MessageEvent.
+	Stopped   bool      `json:"stopped,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 }
 

@@ -207,6 +207,11 @@ export interface MessageEvent {
   role: Role
   content: string
   reasoning?: string
+  /**
+   * Stopped marks an assistant reply the user's cancel cut short: Content
+   * is the text streamed until then, and the model saw no more of it.
+   */
+  stopped?: boolean
 }
 
 /**
@@ -392,6 +397,11 @@ export interface MessageView {
    * (signatures) stays on the server.
    */
   reasoning?: string
+  /**
+   * Stopped marks an assistant reply the user's cancel cut short, as in
+   * MessageEvent.
+   */
+  stopped?: boolean
   createdAt: string
 }
 
