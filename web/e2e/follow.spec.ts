@@ -4,7 +4,8 @@
 // that finishes streaming afterwards is shown once. The model is a small
 // OpenAI-compatible server in this file whose stream is held open until the
 // test releases it, so the run is still running when the page reloads (or
-// when the user stops it mid-stream: the text so far stays, marked stopped).
+// when the user stops it mid-stream: the text so far stays, marked stopped,
+// and the server stores it so a reload shows it too).
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { expect, test } from './harness'
@@ -83,7 +84,7 @@ test('a reload while the run streams resumes after lastEventId (Last-Event-ID), 
   }
 })
 
-test('a stop while the reply streams keeps the text so far, marked stopped; the run ends cancelled', async ({ page, lab }) => {
+test('a stop while the reply streams keeps the text so far, marked stopped, after a reload too; the run ends cancelled', async ({ page, lab }) => {
   const model = await gatedModel()
   try {
     const luban = await lab.serve({ model: 'openai:fake-model', env: { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: 'sk-fake' } })
@@ -104,6 +105,17 @@ test('a stop while the reply streams keeps the text so far, marked stopped; the 
     await expect(page.getByTestId('send')).toBeVisible()
     await lab.shot(page, 'page-stopped-mid-stream')
     await expect.poll(async () => (await luban.api('GET', `/api/sessions/${sessionId}`)).body.session.status).toBe('cancelled')
+    // The server stored the text streamed so far, marked stopped: a reload
+    // shows it with its mark, once.
+    const tr = (await luban.api('GET', `/api/sessions/${sessionId}`)).body
+    expect(tr.messages.filter((m: { role: string }) => m.role === 'assistant')).toMatchObject([{ content: '第一段，', stopped: true }])
+    await page.reload()
+    await expect(assistant).toHaveCount(1)
+    await expect(assistant).toContainText('第一段，')
+    await expect(assistant.getByTestId('message-stopped')).toHaveText('（已停止）')
+    await expect(page.getByTestId('message-user')).toHaveCount(1)
+    await expect(page.getByTestId('run-status')).toHaveAttribute('data-run-status', 'cancelled')
+    await lab.shot(page, 'page-stopped-after-reload')
     expect(model.calls()).toBe(1)
   } finally {
     await model.close()

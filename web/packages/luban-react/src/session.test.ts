@@ -24,6 +24,31 @@ describe('session reducer', () => {
     expect(s.items.filter((i) => i.kind === 'notice').map((i) => (i.kind === 'notice' ? i.code : ''))).toEqual(['run_completed'])
   })
 
+  it('a stopped reply the server stored keeps its mark, live (message event) and from the transcript', () => {
+    const s = run(
+      initialState,
+      ev(1, 'message', { messageId: 'u1', role: 'user', content: '写一首诗' }),
+      ev(2, 'message_delta', { messageId: 'a1', delta: '床前' }),
+      ev(3, 'message', { messageId: 'a1', role: 'assistant', content: '床前明月光，', stopped: true }),
+      ev(4, 'done', { runId: 'r1', status: 'cancelled' }),
+    )
+    expect(s.items.filter((i) => i.kind === 'message')).toMatchObject([{ role: 'user' }, { role: 'assistant', content: '床前明月光，', stopped: true, streaming: false }])
+    const t = reduce(initialState, {
+      type: 'transcript',
+      transcript: {
+        session: { id: 's', title: '', status: 'cancelled', updatedAt: '' },
+        lastEventId: 4,
+        messages: [
+          { id: 'u1', runId: 'r1', role: 'user', content: '写一首诗', createdAt: '' },
+          { id: 'a1', runId: 'r1', role: 'assistant', content: '床前明月光，', stopped: true, createdAt: '' },
+        ],
+        interactions: [],
+        errors: [],
+      },
+    } as unknown as Parameters<typeof reduce>[1])
+    expect(t.items.filter((i) => i.kind === 'message')).toMatchObject([{ role: 'user' }, { role: 'assistant', content: '床前明月光，', stopped: true }])
+  })
+
   it('a dead attempt (no final message, a run that did not stop by the user) goes', () => {
     const s = run(initialState, ev(1, 'message_delta', { messageId: 'a1', delta: '半句' }), ev(2, 'done', { runId: 'r1', status: 'completed' }))
     expect(s.items.filter((i) => i.kind === 'message')).toHaveLength(0)

@@ -13,9 +13,8 @@ export type MessageItem = {
   key: string
   id: string
   /**
-   * stopped marks an assistant reply cut by the user's stop: its text so
-   * far stays shown in this page; the server does not store an unfinished
-   * reply, so a reload shows the transcript without it (docs/design.md).
+   * stopped marks an assistant reply cut by the user's stop: the text
+   * streamed until then, as the server stores it (message.stopped).
    */
   stopped?: boolean
   role: 'user' | 'assistant'
@@ -153,6 +152,7 @@ function fromTranscript(t: Transcript): Item[] {
     if (m.content || m.reasoning) {
       const item: MessageItem = { kind: 'message', key: `msg-${m.id}`, id: m.id, role: m.role, content: m.content }
       if (m.reasoning) item.reasoning = m.reasoning
+      if (m.stopped) item.stopped = true
       items.push(item)
     }
     for (const tc of m.toolCalls ?? []) {
@@ -253,7 +253,11 @@ function applyEvent(s: SessionState, ev: SSEEvent): SessionState {
       if (role !== 'user' && role !== 'assistant') return s
       const content = text(d.content)
       const reasoning = role === 'assistant' ? text(d.reasoning) : ''
-      const withReasoning = (i: MessageItem): MessageItem => (reasoning ? { ...i, reasoning } : i)
+      const stopped = role === 'assistant' && d.stopped === true
+      const withReasoning = (i: MessageItem): MessageItem => {
+        const r = reasoning ? { ...i, reasoning } : i
+        return stopped ? { ...r, stopped } : r
+      }
       // A final assistant message ends every earlier streaming bubble that
       // never got its own: those are attempts that died (kill -9) before
       // another process took the run over, and a reload would not show them.
@@ -306,9 +310,9 @@ function applyEvent(s: SessionState, ev: SSEEvent): SessionState {
       const status = text(payload(ev, 'done').status)
       // A run's end without a final message for a bubble: that text was
       // never committed as a message. When the user stopped the run, the
-      // reply cut short stays shown, marked stopped (it is not stored: a
-      // reload shows the transcript without it, docs/design.md); otherwise
-      // it is a dead attempt that another process took over, and goes.
+      // reply cut short stays shown, marked stopped (a server that stores
+      // it sent its message, stopped, before done); otherwise it is a dead
+      // attempt that another process took over, and goes.
       const items = status === 'cancelled' ? stopStreams(s.items) : dropDeadStreams(s.items)
       return { ...s, running: false, items: withRunEnd(items, status) }
     }
