@@ -52,6 +52,7 @@ type chatSession struct {
 	lines     *lineReader
 	editor    string // $VISUAL or $EDITOR: how an approval's arguments are edited when set
 	sessionID string
+	resumeCmd string // "luban chat" with the --url of this chat when it is not the default
 	lang      chatLang
 	asked     map[string]*api.InputRequest // requestId → request, for receipts
 	receipted map[string]bool              // requestId → its receipt is printed
@@ -88,7 +89,7 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 		}
 	}
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-	baseURL := fs.String("url", env("LUBAN_URL", "http://127.0.0.1:8080"), lang.pick("luban 服务的地址 (LUBAN_URL)", "the luban server (LUBAN_URL)"))
+	baseURL := fs.String("url", env("LUBAN_URL", defaultChatURL), lang.pick("luban 服务的地址 (LUBAN_URL)", "the luban server (LUBAN_URL)"))
 	token := fs.String("token", env("LUBAN_AUTH_TOKEN", ""), lang.pick("访问令牌 (LUBAN_AUTH_TOKEN)；默认使用 luban serve 生成并保存在数据库旁的令牌", "bearer token (LUBAN_AUTH_TOKEN); default: the token luban serve generated and kept beside its database"))
 	session := fs.String("session", "", lang.pick("继续这个会话：再次显示它等待回答的问题", "continue this session: shows its pending question again"))
 	langFlag := fs.String("lang", getenv("LUBAN_LANG"), lang.pick("终端使用的语言：zh 或 en (LUBAN_LANG)；默认取自 LC_ALL、LC_MESSAGES 或 LANG", "the terminal's language: zh or en (LUBAN_LANG); default from LC_ALL, LC_MESSAGES or LANG"))
@@ -110,8 +111,9 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 	}
 	tok, _, _ := strings.Cut(*token, ",")
 	tok = strings.TrimSpace(tok)
+	tokenFile := ""
 	if tok == "" {
-		tok = generatedToken(getenv)
+		tok, tokenFile = generatedToken(getenv)
 	}
 	if tok == "" {
 		return &usageError{lang.pick("没有令牌：请用 --token 或设置 LUBAN_AUTH_TOKEN（luban serve 会打印它）", "no token: pass --token or set LUBAN_AUTH_TOKEN (luban serve prints it)")}
@@ -122,7 +124,14 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &chatSession{c: cl, out: c.Stdout, lines: readLines(ctx, c.Stdin), sessionID: *session, lang: lang,
+	if err := checkServer(ctx, cl, *session, tokenFile, lang); err != nil {
+		return err
+	}
+	resumeCmd := "luban chat"
+	if u := strings.TrimRight(*baseURL, "/"); u != defaultChatURL {
+		resumeCmd += " --url " + safeLine(u)
+	}
+	s := &chatSession{c: cl, out: c.Stdout, lines: readLines(ctx, c.Stdin), sessionID: *session, lang: lang, resumeCmd: resumeCmd,
 		asked: map[string]*api.InputRequest{}, receipted: map[string]bool{}, root: ctx, open: map[string]string{}, thought: map[string]bool{}, echo: !isTerminal(c.Stdin)}
 	if isTerminal(c.Stdin) {
 		s.editor = or(getenv("VISUAL"), getenv("EDITOR"))
@@ -150,19 +159,59 @@ func isTerminal(r io.Reader) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// defaultChatURL is where `luban chat` looks for the server without --url
+// or LUBAN_URL.
+const defaultChatURL = "http://127.0.0.1:8080"
+
 // generatedToken reads the token `luban serve` generated when it was started
 // without --auth-token: luban.token beside the SQLite file of LUBAN_DB, or in
-// the default data directory. "" when there is none.
-func generatedToken(getenv func(string) string) string {
+// the default data directory. It returns the token and the file it was read
+// from; "", "" when there is none.
+func generatedToken(getenv func(string) string) (string, string) {
 	dir := filepath.Dir(defaultDB(getenv))
 	if db := getenv("LUBAN_DB"); db != "" && db != "memory" && !strings.Contains(db, "://") {
 		dir = filepath.Dir(db)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "luban.token"))
+	path := filepath.Join(dir, "luban.token")
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	return strings.TrimSpace(string(b))
+	return strings.TrimSpace(string(b)), path
+}
+
+// checkServer asks the server, before the chat starts, whether it answers
+// and takes the token: GET /api/sessions/{id} for --session (so a session
+// that is not there is refused before anything else is printed), GET
+// /api/info otherwise. The error it returns is worded in the chat's
+// language: the server cannot be reached, the token was refused (and how to
+// give one; tokenFile is where a token read without --token came from), or
+// the server's refusal by its code.
+func checkServer(ctx context.Context, cl *client.Client, sessionID, tokenFile string, lang chatLang) error {
+	var err error
+	if sessionID != "" {
+		_, err = cl.Session(ctx, sessionID)
+	} else {
+		_, err = cl.Info(ctx)
+	}
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	var ce *client.Error
+	if !errors.As(err, &ce) {
+		return errors.New(lang.pick("无法连接 ", "cannot reach ") + safeLine(cl.BaseURL()) + lang.pick("（服务是否在运行？地址用 --url 或 LUBAN_URL 指定）", " (is luban serve running there? the address is --url or LUBAN_URL)"))
+	}
+	if ce.Status == http.StatusUnauthorized {
+		if tokenFile != "" {
+			return errors.New(lang.pick("服务拒绝了从 ", "the server refused the token read from ") + safeLine(tokenFile) +
+				lang.pick(" 读取的令牌：请用 --token 或 LUBAN_AUTH_TOKEN 传入 luban serve 打印的令牌", ": pass the token luban serve printed with --token or LUBAN_AUTH_TOKEN"))
+		}
+		return errors.New(lang.pick("服务拒绝了这个令牌：请用 --token 或 LUBAN_AUTH_TOKEN 传入 luban serve 打印的令牌", "the server refused the token: pass the token luban serve printed with --token or LUBAN_AUTH_TOKEN"))
+	}
+	if sessionID != "" && api.ErrorCode(ce.Code) == api.CodeSessionNotFound {
+		return errors.New(lang.pick("找不到会话 ", "no session ") + safeLine(sessionID) + lang.pick("（它不存在，或属于另一个令牌）", " (it does not exist, or belongs to another token)"))
+	}
+	return errors.New(refusalText(ce, lang))
 }
 
 // lineReader reads stdin one line at a time, and only when asked: no read
@@ -262,7 +311,7 @@ func (s *chatSession) endLine() {
 
 func (s *chatSession) leave() {
 	if s.sessionID != "" {
-		s.printf(s.lang.pick("再见。之后继续：luban chat --session %s\n", "bye. continue with: luban chat --session %s\n"), s.sessionID)
+		s.printf(s.lang.pick("再见。之后继续：%s --session %s\n", "bye. continue with: %s --session %s\n"), s.resumeCmd, safeLine(s.sessionID))
 	}
 }
 
@@ -406,8 +455,8 @@ func (s *chatSession) renderEvents(ctx context.Context, st *client.Stream) (*api
 			// The server ended the stream (it is shutting down) or the
 			// connection broke before the run paused or ended: the run
 			// goes on in the server, and its events stay in the log.
-			s.printf(s.lang.pick("[连接在任务暂停或结束前断开；luban chat --session %s 可以继续跟随]\n",
-				"[the stream ended before the run paused or finished; luban chat --session %s follows it]\n"), safeLine(s.sessionID))
+			s.printf(s.lang.pick("[连接在任务暂停或结束前断开；%s --session %s 可以继续跟随]\n",
+				"[the stream ended before the run paused or finished; %s --session %s follows it]\n"), s.resumeCmd, safeLine(s.sessionID))
 			return nil, nil
 		}
 		switch v := ev.Value.(type) {

@@ -137,7 +137,7 @@ func (s *chatProcServer) trace(t *testing.T, sessionID string) map[string]any {
 
 func sessionOf(t *testing.T, out string) string {
 	t.Helper()
-	_, after, ok := strings.Cut(out, "luban chat --session ")
+	_, after, ok := strings.Cut(out, " --session ")
 	require.True(t, ok, "the chat names its session: %s", out)
 	return strings.Fields(after)[0]
 }
@@ -215,6 +215,7 @@ func TestChatProcessRemember(t *testing.T) {
 	out := s.chatPiped(t, "写两个\na!\n/quit\n")
 	require.Equal(t, 1, strings.Count(out, `"path": `), "asked once: %s", out)
 	require.Contains(t, out, "两个都写好了。")
+	require.Contains(t, out, "bye. continue with: luban chat --url "+s.url+" --session sess_", "the way back keeps the non-default --url")
 	for name, want := range map[string]string{"one.txt": "1", "two.txt": "2"} {
 		got, _ := readWork(t, s, name)
 		require.Equal(t, want, got)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -106,7 +107,8 @@ func (b *chatBundle) chatErr(stdin string, args ...string) (string, error) {
 	c := &Chat{Stdin: strings.NewReader(stdin), Stdout: &stdout, Stderr: &stderr,
 		Getenv: envOf(map[string]string{"LUBAN_URL": b.srv.URL, "LUBAN_AUTH_TOKEN": "test-token", "XDG_DATA_HOME": b.t.TempDir(), "LANG": b.locale})}
 	err := c.Run(b.ctx, args)
-	return sessRE.ReplaceAllString(stdout.String(), "SESS") + stderr.String(), err
+	out := sessRE.ReplaceAllString(stdout.String(), "SESS") + stderr.String()
+	return strings.ReplaceAll(out, b.srv.URL, "URL"), err
 }
 
 var sessRE = regexp.MustCompile(`sess_[a-z0-9]+`)
@@ -159,7 +161,7 @@ func TestChatSingleChoiceChecksLocallyAndResumes(t *testing.T) {
 好的，先分析。
 [任务已完成]
 > /quit
-再见。之后继续：luban chat --session SESS
+再见。之后继续：luban chat --url URL --session SESS
 `, out)
 	reqs := b.model.requests()
 	require.Len(t, reqs, 2)
@@ -204,7 +206,7 @@ func TestChatAskUserBatchWithOther(t *testing.T) {
 收到。
 [任务已完成]
 > 
-再见。之后继续：luban chat --session SESS
+再见。之后继续：luban chat --url URL --session SESS
 `, out)
 	p := b.pending(b.sessionID())
 	require.Equal(t, []api.QuestionAnswer{
@@ -293,7 +295,7 @@ func TestChatQuitThenResumeWithSession(t *testing.T) {
 	out := b.chat("问我\n/quit\n")
 	require.Contains(t, out, `选择一项 (1-2): /quit
 问题保留，稍后可以继续回答。
-再见。之后继续：luban chat --session SESS
+再见。之后继续：luban chat --url URL --session SESS
 `)
 	id := b.sessionID()
 	p := b.pending(id)
@@ -313,12 +315,12 @@ func TestChatQuitThenResumeWithSession(t *testing.T) {
 好，直接实现。
 [任务已完成]
 > 
-再见。之后继续：luban chat --session SESS
+再见。之后继续：luban chat --url URL --session SESS
 `, out)
 
 	// A finished session shows its last receipt.
 	out = b.chat("", "--session", id)
-	require.Equal(t, "会话 SESS · 问我 · 任务已完成\n✓ 已提交：直接实现\n> \n再见。之后继续：luban chat --session SESS\n", out)
+	require.Equal(t, "会话 SESS · 问我 · 任务已完成\n✓ 已提交：直接实现\n> \n再见。之后继续：luban chat --url URL --session SESS\n", out)
 }
 
 // Nothing the model writes can drive the terminal: escapes, bell, bidi
@@ -387,8 +389,33 @@ func TestChatFlagsEnvAndGeneratedToken(t *testing.T) {
 	require.ErrorAs(t, err, &u)
 	stdout.Reset()
 	out, err := b.chatErr("hello\n", "--token", "wrong")
+	require.EqualError(t, err, "the server refused the token: pass the token luban serve printed with --token or LUBAN_AUTH_TOKEN")
+	require.Empty(t, out, "a refused token is said before the chat starts")
+	data = t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(data, "luban"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(data, "luban", "luban.token"), []byte("another-servers-token\n"), 0o600))
+	c = &Chat{Stdin: strings.NewReader("hello\n"), Stdout: &stdout, Stderr: &stderr,
+		Getenv: envOf(map[string]string{"LUBAN_URL": b.srv.URL, "XDG_DATA_HOME": data, "LANG": "zh_CN.UTF-8"})}
+	require.EqualError(t, c.Run(b.ctx, nil), "服务拒绝了从 "+filepath.Join(data, "luban", "luban.token")+" 读取的令牌：请用 --token 或 LUBAN_AUTH_TOKEN 传入 luban serve 打印的令牌")
+
+	// An unknown --session is refused in the chat's language, with no goodbye.
+	out, err = b.chatErr("", "--session", "sess_nosuch", "--lang", "zh")
+	require.EqualError(t, err, "找不到会话 sess_nosuch（它不存在，或属于另一个令牌）")
+	require.Empty(t, out)
+	out, err = b.chatErr("", "--session", "sess_nosuch", "--token", "wrong")
+	require.EqualError(t, err, "the server refused the token: pass the token luban serve printed with --token or LUBAN_AUTH_TOKEN")
+	require.Empty(t, out)
+
+	// A server that is not there is said at the start, naming the URL.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	require.Contains(t, out, "> hello\nerror: the token was refused (--token or LUBAN_AUTH_TOKEN)\n")
+	gone := "http://" + ln.Addr().String()
+	require.NoError(t, ln.Close())
+	stdout.Reset()
+	c = &Chat{Stdin: strings.NewReader("hello\n"), Stdout: &stdout, Stderr: &stderr, Getenv: envOf(map[string]string{"LUBAN_AUTH_TOKEN": "t", "LANG": "zh_CN.UTF-8"})}
+	err = c.Run(b.ctx, []string{"--url", gone})
+	require.EqualError(t, err, "无法连接 "+gone+"（服务是否在运行？地址用 --url 或 LUBAN_URL 指定）")
+	require.Empty(t, stdout.String())
 
 	// The subcommand is wired into luban's command line.
 	var o, e bytes.Buffer
@@ -475,7 +502,7 @@ func TestChatFollowsARunStillGoing(t *testing.T) {
 	close(release)
 	_, _ = io.Copy(io.Discard, br)
 	require.NoError(t, <-done)
-	require.Equal(t, "session "+id+" · take your time · running\nthe run is still going; following it (Ctrl-C to stop watching)\nslow answer\n[run completed]\n> \nbye. continue with: luban chat --session "+id+"\n", stdout.String())
+	require.Equal(t, "session "+id+" · take your time · running\nthe run is still going; following it (Ctrl-C to stop watching)\nslow answer\n[run completed]\n> \nbye. continue with: luban chat --url "+srv.URL+" --session "+id+"\n", stdout.String())
 }
 
 // A server that shuts down mid-run ends the stream cleanly; the terminal
@@ -507,8 +534,8 @@ func TestChatSaysWhenTheStreamEndsEarly(t *testing.T) {
 	srv.Stop()
 	require.NoError(t, feed.Close())
 	require.NoError(t, <-done)
-	out := sessRE.ReplaceAllString(stdout.String(), "SESS")
-	require.Contains(t, out, "> hello\n[session SESS]\n[the stream ended before the run paused or finished; luban chat --session SESS follows it]\n> \nbye. continue with: luban chat --session SESS\n")
+	out := strings.ReplaceAll(sessRE.ReplaceAllString(stdout.String(), "SESS"), srv.URL, "URL")
+	require.Contains(t, out, "> hello\n[session SESS]\n[the stream ended before the run paused or finished; luban chat --url URL --session SESS follows it]\n> \nbye. continue with: luban chat --url URL --session SESS\n")
 
 	// A usage error names the chat command's help.
 	var o, e bytes.Buffer
