@@ -117,6 +117,11 @@ export function App({ api: given, initialLang }: AppProps) {
 
   const waiting = chat.pending.length > 0
   const lastError = lastOf(chat.items, (i): i is RunErrorItem => i.kind === 'run_error')
+  const approvals = useMemo(() => {
+    const m = new Map<string, CardItem>()
+    for (const i of chat.items) if (i.kind === 'input' && i.request.mode === 'approval') m.set(i.request.toolCallId, i)
+    return m
+  }, [chat.items])
   const canRetryRun = !chat.running && !waiting && !!lastError?.retryText && chat.items[chat.items.length - 1] === lastError
 
   const onFeed = useCallback(() => refreshSessions(), [refreshSessions])
@@ -193,6 +198,7 @@ export function App({ api: given, initialLang }: AppProps) {
                   <ItemView
                     key={it.key}
                     item={it}
+                    approval={it.kind === 'tool' ? approvals.get(it.toolCallId) : undefined}
                     t={t}
                     onAnswer={answer}
                     onExpire={chat.expire}
@@ -262,12 +268,15 @@ function Welcome({ t, model }: { t: Dict; model: string }) {
 
 function ItemView({
   item,
+  approval,
   t,
   onAnswer,
   onExpire,
   onRetryRun,
 }: {
   item: Item
+  /** approval is a tool item's approval card, when it has one. */
+  approval?: CardItem
   t: Dict
   onAnswer: (c: CardItem, a: Answer) => void
   onExpire: (requestId: string) => void
@@ -290,7 +299,7 @@ function ItemView({
     case 'tool':
       // An ask tool is shown by its card; only a rejected call shows as a row.
       if (ASK_TOOLS.has(item.name) && !item.result?.isError) return null
-      return <ToolCallView item={item} />
+      return <ToolCallView item={item} approval={approval} />
     case 'input':
       return <CardSlot card={item} onAnswer={onAnswer} onExpire={onExpire} />
     case 'run_error':
