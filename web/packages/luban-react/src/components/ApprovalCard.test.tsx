@@ -106,6 +106,17 @@ describe('approval card (DESIGN §10)', () => {
     expect(screen.getByTestId('field-error-arguments')).toHaveTextContent('minLength: got 0, want 1')
   })
 
+  it("hides the server's details about the arguments once the edited text changes, and shows the next ones", async () => {
+    const first = [{ field: 'arguments.path', code: 'outside_workspace', message: '"../x" leads outside the workspace' }]
+    const { user, card, rerender } = setup({ fieldErrors: first })
+    expect(screen.getByTestId('field-error-arguments')).toHaveTextContent('inside the workspace')
+    await user.type(screen.getByTestId('approval-editor'), ' ')
+    expect(screen.queryByTestId('field-error-arguments')).toBeNull()
+    expect(screen.getByTestId('approval-editor')).toHaveAttribute('aria-invalid', 'false')
+    rerender({ ...card, fieldErrors: [{ field: 'arguments.path', message: 'minLength: got 0, want 1' }] })
+    expect(screen.getByTestId('field-error-arguments')).toHaveTextContent('minLength: got 0, want 1')
+  })
+
   it('reject with an optional reason; cancel stops the run', async () => {
     const { user, onSubmit, onCancel } = setup()
     await user.click(screen.getByTestId('approval-reject'))

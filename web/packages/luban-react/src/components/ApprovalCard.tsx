@@ -23,6 +23,10 @@ function restoreApproval(raw: unknown): ApprovalDraft | undefined {
   }
 }
 
+function isArgumentsField(field: string): boolean {
+  return field === 'arguments' || field.startsWith('arguments.') || field.startsWith('arguments[')
+}
+
 type Props = {
   card: CardItem
   /** onSubmit sends the decision (POST /api/chat/continue). */
@@ -61,7 +65,11 @@ export function ApprovalForm({ card, onSubmit, onCancel }: Props) {
   const setReason = (v: string) => setDraft((d) => ({ ...d, reason: v }))
   const setRemember = (v: boolean) => setDraft((d) => ({ ...d, remember: v }))
   const [localErrors, setLocalErrors] = useState<FieldError[]>([])
-  const errs = [...localErrors, ...(card.fieldErrors ?? [])]
+  // The server's details about the arguments judged the text that was
+  // sent; once that text is edited they are hidden until the next answer.
+  const [editedSince, setEditedSince] = useState<FieldError[] | undefined>()
+  const server = (card.fieldErrors ?? []).filter((e) => !(card.fieldErrors === editedSince && isArgumentsField(e.field)))
+  const errs = [...localErrors, ...server]
   const extra = remember ? { remember: 'session' as const } : {}
 
   const approve = () => !busy && onSubmit({ decision: 'approve', cancelled: false, ...extra })
@@ -113,6 +121,7 @@ export function ApprovalForm({ card, onSubmit, onCancel }: Props) {
               onChange={(e) => {
                 setText(e.target.value)
                 setLocalErrors([])
+                setEditedSince(card.fieldErrors)
               }}
             />
             <FieldMessages errors={errs} field="arguments" />
