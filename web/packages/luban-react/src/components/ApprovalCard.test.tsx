@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event'
 import { describe, expect, it, vi } from 'vitest'
 import type { CardItem } from '../card'
 import { LangContext, type Lang } from '../i18n'
-import type { InputRequest, Receipt } from '../types'
+import type { FieldError, InputRequest, Receipt } from '../types'
 import { parseArguments, type ApprovalReceipt, type ApprovalRequest } from './approval'
 import { UserInputCard } from './UserInputCard'
 
@@ -107,7 +107,7 @@ describe('approval card (DESIGN §10)', () => {
   })
 
   it("hides the server's details about the arguments once the edited text changes, and shows the next ones", async () => {
-    const first = [{ field: 'arguments.path', code: 'outside_workspace', message: '"../x" leads outside the workspace' }]
+    const first: FieldError[] = [{ field: 'arguments.path', code: 'outside_workspace', message: '"../x" leads outside the workspace' }]
     const { user, card, rerender } = setup({ fieldErrors: first })
     expect(screen.getByTestId('field-error-arguments')).toHaveTextContent('inside the workspace')
     await user.type(screen.getByTestId('approval-editor'), ' ')
