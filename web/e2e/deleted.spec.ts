@@ -29,5 +29,15 @@ test('a session deleted in one tab shows as gone in the other', async ({ browser
   const gone = pageB.locator('[data-testid="notice"][data-code="session_not_found"]')
   await expect(gone).toBeVisible()
   await lab.shot(pageB, 'deleted-in-another-tab')
+
+  // Opened afresh at its URL: said neutrally, no raw id as a title, nothing
+  // can be typed into it, and a new session is one click away.
+  await pageB.reload()
+  await expect(gone).toHaveText(/这个会话不存在或已被删除/)
+  await expect(pageB.getByTestId('chat')).not.toContainText(sessionId)
+  await expect(pageB.getByTestId('composer')).toBeDisabled()
+  await gone.getByTestId('gone-new-session').click()
+  await expect.poll(() => new URL(pageB.url()).pathname).toBe('/')
+  await expect(pageB.getByTestId('composer')).toBeEnabled()
   await other.close()
 })

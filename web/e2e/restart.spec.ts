@@ -7,7 +7,7 @@
 import { askUser, expect, openAndSend, test, toolMessages, type FakeTurn, type Scenario } from './harness'
 
 const NOT_RESUMABLE = '服务已重启，请重新发起任务'
-const SESSION_GONE = '找不到这个会话（服务重启且未保存数据时会这样），请重新发起任务'
+const SESSION_GONE = '这个会话不存在或已被删除'
 
 const releaseScenario: Scenario = {
   name: 'release',

@@ -181,14 +181,23 @@ describe('App', () => {
     expect(srv.requests.filter((r) => r.method === 'POST')).toHaveLength(0)
   })
 
-  it('an unknown session (e.g. after a restart with --db memory) says to start again', async () => {
-    await setup('/s/gone', {
+  it('an unknown session (deleted, or forgotten by a server without storage) says so neutrally and offers a new session', async () => {
+    const { user } = await setup('/s/gone', {
       'GET /api/sessions/gone': json(404, { error: { code: 'session_not_found', message: 'session not found' } }),
     })
     const notice = await screen.findByTestId('notice')
     expect(notice).toHaveAttribute('data-code', 'session_not_found')
-    expect(notice).toHaveTextContent('请重新发起任务')
+    expect(notice).toHaveTextContent('这个会话不存在或已被删除')
+    expect(notice).not.toHaveTextContent('重启')
     expect(screen.queryByTestId('input-card')).toBeNull()
+    // No raw id as a title, and nothing can be typed into a session that does not exist.
+    expect(screen.getByTestId('chat')).not.toHaveTextContent('gone')
+    expect(screen.getByTestId('composer')).toBeDisabled()
+    expect(screen.getByTestId('composer-hint')).toHaveTextContent('请新建会话')
+    await user.click(within(notice).getByTestId('gone-new-session'))
+    await waitFor(() => expect(window.location.pathname).toBe('/'))
+    expect(screen.getByTestId('composer')).toBeEnabled()
+    expect(screen.queryByTestId('notice')).toBeNull()
   })
 
   it.each([

@@ -116,6 +116,9 @@ export function App({ api: given, initialLang }: AppProps) {
   const retryCard = useCallback((card: CardItem) => void chat.retry(card.request.id), [chat.retry])
 
   const waiting = chat.pending.length > 0
+  // The session could not be read because it does not exist (deleted, or
+  // forgotten by a server without storage): nothing can be sent to it.
+  const gone = chat.items.some((i) => i.kind === 'notice' && i.context === 'load' && i.code === 'session_not_found')
   const lastError = lastOf(chat.items, (i): i is RunErrorItem => i.kind === 'run_error')
   const approvals = useMemo(() => {
     const m = new Map<string, CardItem>()
@@ -185,7 +188,7 @@ export function App({ api: given, initialLang }: AppProps) {
             />
           </nav>
           <main className="chat" data-testid="chat" data-session-id={chat.sessionId ?? ''}>
-            {chat.sessionId && (() => {
+            {chat.sessionId && !gone && (() => {
               const listed = sessions.find((s) => s.id === chat.sessionId)
               const own = chat.session?.id === chat.sessionId ? chat.session : undefined
               const agent = listed?.agent || own?.agent || sentAgent
@@ -203,6 +206,7 @@ export function App({ api: given, initialLang }: AppProps) {
                     onAnswer={answer}
                     onExpire={chat.expire}
                     onRetryRun={canRetryRun && it === lastError ? () => send(lastError.retryText!) : undefined}
+                    onNewSession={() => open(undefined)}
                   />
                 ))}
               </RetryContext.Provider>
@@ -218,7 +222,7 @@ export function App({ api: given, initialLang }: AppProps) {
               )}
             </div>
             {!chat.sessionId && <AgentPicker t={t} agents={agents} value={pick} onChange={setPick} disabled={chat.running} />}
-            <Composer t={t} running={chat.running} waiting={waiting} text={draft} setText={setDraft} onSend={send} onStop={stop} />
+            <Composer t={t} running={chat.running} waiting={waiting} gone={gone} text={draft} setText={setDraft} onSend={send} onStop={stop} />
           </main>
         </div>
       </div>
@@ -273,6 +277,7 @@ function ItemView({
   onAnswer,
   onExpire,
   onRetryRun,
+  onNewSession,
 }: {
   item: Item
   /** approval is a tool item's approval card, when it has one. */
@@ -281,6 +286,8 @@ function ItemView({
   onAnswer: (c: CardItem, a: Answer) => void
   onExpire: (requestId: string) => void
   onRetryRun?: () => void
+  /** onNewSession opens a new session (the action of a session that does not exist). */
+  onNewSession?: () => void
 }) {
   switch (item.kind) {
     case 'message':
@@ -324,6 +331,17 @@ function ItemView({
             {run}
           </div>
         )
+      if (item.context === 'load' && item.code === 'session_not_found')
+        return (
+          <div className="notice notice-info" role="status" data-testid="notice" data-code={item.code}>
+            <div>{t.sessionGone}</div>
+            {onNewSession && (
+              <button type="button" className="primary" data-testid="gone-new-session" onClick={onNewSession}>
+                {t.newSession}
+              </button>
+            )}
+          </div>
+        )
       return (
         <div className={`notice notice-${item.level}`} role={item.level === 'error' ? 'alert' : 'status'} data-testid="notice" data-code={item.code}>
           {item.level === 'error' ? `${t.errorPrefix}: ${noticeText(t, item)}` : item.message}
@@ -357,6 +375,7 @@ function Composer({
   t,
   running,
   waiting,
+  gone,
   text,
   setText,
   onSend,
@@ -365,12 +384,15 @@ function Composer({
   t: Dict
   running: boolean
   waiting: boolean
+  /** gone is a session that does not exist: the composer is disabled, text kept. */
+  gone: boolean
   text: string
   setText: (s: string) => void
   onSend: (s: string) => void
   onStop: () => void
 }) {
-  const blocked = running || waiting
+  const blocked = running || waiting || gone
+  const hint = gone ? t.composerGone : waiting ? t.composerWaiting : ''
   const send = () => {
     const v = text.trim()
     if (!v || blocked) return
@@ -392,8 +414,9 @@ function Composer({
         id="composer-input"
         data-testid="composer"
         rows={2}
-        placeholder={waiting ? '' : t.messagePlaceholder}
-        aria-describedby={waiting ? 'composer-hint' : undefined}
+        placeholder={hint ? '' : t.messagePlaceholder}
+        aria-describedby={hint ? 'composer-hint' : undefined}
+        disabled={gone}
         value={text}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={(e) => {
@@ -403,9 +426,9 @@ function Composer({
           }
         }}
       />
-      {waiting && (
+      {hint && (
         <span className="hint composer-hint" id="composer-hint" data-testid="composer-hint">
-          {t.composerWaiting}
+          {hint}
         </span>
       )}
       {running ? (
@@ -413,7 +436,7 @@ function Composer({
           {t.stop}
         </button>
       ) : (
-        <button type="submit" className="primary" data-testid="send" disabled={!text.trim() || waiting}>
+        <button type="submit" className="primary" data-testid="send" disabled={!text.trim() || waiting || gone}>
           {t.send}
         </button>
       )}
