@@ -138,7 +138,7 @@ test('server restart without a reload: the open card submits to the new process'
   expect(tr.trace.filter((t: any) => t.kind === 'tool_result')).toHaveLength(1)
 })
 
-test('--db memory: after a restart the card says the session is gone (a restart without storage) and sends nothing more', async ({ page, lab }) => {
+test('--db memory: after a restart the card says the session does not exist and sends nothing more', async ({ page, lab }) => {
   const first = await lab.serve({ name: 'before', scenario: releaseScenario, db: 'memory' })
   const { card } = await openAndSend(page, first, '发布')
   await first.kill9()
@@ -159,13 +159,14 @@ test('--db memory: after a restart the card says the session is gone (a restart 
   // The page's follow of the session reconnects to the new process, which
   // does not know the session either: the transcript says so too, once.
   const gone = page.locator('[data-testid="notice"][data-code="session_not_found"]')
-  await expect(gone).toContainText('请重新发起任务', { timeout: 30_000 })
+  await expect(gone).toContainText(SESSION_GONE, { timeout: 30_000 })
   await expect(gone).toHaveCount(1)
 
   // A reload finds no session at all (nothing was kept) and says so.
   await page.reload()
   const notice = page.locator('[data-testid="notice"][data-code="session_not_found"]')
-  await expect(notice).toContainText('请重新发起任务')
+  await expect(notice).toContainText(SESSION_GONE)
+  await expect(page.getByTestId('composer')).toBeDisabled()
   await expect(page.getByTestId('input-card')).toHaveCount(0)
   await lab.shot(page, 'page-after-memory-restart')
 })
