@@ -64,7 +64,9 @@ func TestAgentGoneIsNotResumable(t *testing.T) {
 	require.Equal(t, http.StatusGone, p2.API.JSON("POST", "/api/chat/continue", map[string]any{
 		"sessionId": a.SessionID, "requestId": a.RequestID, "selections": []string{"safe"}, "customInput": "", "cancelled": false}, &e))
 	require.Equal(t, "not_resumable", e.Error.Code)
-	require.Contains(t, e.Error.Message, "服务已重启，请重新发起任务")
+	// The page and the terminal word not_resumable in their language
+	// ("服务已重启，请重新发起任务", DESIGN §4); the message is the English fallback.
+	require.Contains(t, e.Error.Message, "cannot be resumed")
 	require.NotNil(t, getPending(t, p2, a.SessionID).Pending, "a refused continue consumes nothing")
 	p2.Term()
 
