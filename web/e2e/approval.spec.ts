@@ -25,6 +25,11 @@ test('approve: the card shows the call, the tool runs once after approve', async
   // shows once.
   await expect(card.getByRole('heading')).toHaveText('运行 write_file？')
   await expect(card).toHaveAttribute('aria-label', '运行 write_file？')
+  // The card itself has the focus, not its "always allow" box, and its tool
+  // line says it waits for the approval.
+  await expect(card).toBeFocused()
+  await expect(card.getByTestId('approval-remember')).not.toBeFocused()
+  await expect(page.locator('[data-testid="tool-call"][data-tool="write_file"] [data-testid="tool-state"]')).toHaveText('等待批准')
   await expect(card.getByTestId('approval-tool')).toHaveText('write_file')
   await expect(card.getByTestId('approval-description')).toContainText('Writes a text file')
   await expect(card.getByText(/Writes a text file/)).toHaveCount(1)
@@ -108,6 +113,10 @@ test.describe('at 360 px', () => {
     await expect(receipt).toHaveAttribute('data-decision', 'reject')
     await expect(receipt.getByTestId('receipt-message')).toContainText('先别写文件')
     await expect(receipt.page().getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
+    // A deliberate rejection is not an error on the tool line.
+    const line = page.locator('[data-testid="tool-call"][data-tool="write_file"]')
+    await expect(line.getByTestId('tool-state')).toHaveText('已拒绝')
+    await expect(line).not.toHaveClass(/tool-error/)
     const tm = await toolMessages(luban, sessionId, 'call_1_0_0')
     expect(tm).toHaveLength(1)
     expect(tm[0].isError).toBe(true)

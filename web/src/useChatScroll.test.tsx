@@ -55,4 +55,28 @@ describe('useChatScroll', () => {
     rerender({ items: msg(4) })
     expect(el.scrollTop).toBe(2400)
   })
+
+  it('focuses a new question card\'s first control, and an approval card itself, never its "always allow" box', () => {
+    const { el } = scroller(1000)
+    document.body.append(el)
+    const card = (id: string, mode: string) => {
+      const c = document.createElement('section')
+      c.dataset.testid = 'input-card'
+      c.dataset.requestId = id
+      c.dataset.mode = mode
+      c.tabIndex = -1
+      c.innerHTML = '<input type="checkbox" data-testid="first"><button>ok</button>'
+      el.append(c)
+      return c
+    }
+    const item = (id: string, mode: string) => ({ kind: 'input', key: id, phase: 'editing', request: { id, mode } }) as unknown as Item
+    const q = card('q1', 'single')
+    const ref = { current: el }
+    const { rerender } = renderHook(({ items }) => useChatScroll(ref, items), { initialProps: { items: [item('q1', 'single')] } })
+    expect(document.activeElement).toBe(q.querySelector('[data-testid="first"]'))
+    const a = card('ap1', 'approval')
+    rerender({ items: [item('q1', 'single'), item('ap1', 'approval')] })
+    expect(document.activeElement).toBe(a)
+    el.remove()
+  })
 })

@@ -1,7 +1,8 @@
 // The chat's scrolling (issue "a chat a person would choose"): the
 // transcript sticks to the bottom while it grows unless the user scrolled
 // up to read; a question card that arrives is scrolled into view and its
-// first control focused, so it is never below the fold unnoticed.
+// first control focused (an approval: the card), so it is never below the
+// fold unnoticed.
 import { useCallback, useEffect, useLayoutEffect, useRef, type RefObject } from 'react'
 import type { Item } from 'luban-react'
 
@@ -15,7 +16,7 @@ const FOCUSABLE = 'input:not([disabled]), textarea:not([disabled]), select:not([
  * useChatScroll keeps the scroller ref at the bottom while items change,
  * unless the user scrolled away from it (the returned onScroll tracks
  * that); and scrolls each new editable card into view and focuses its
- * first control, once per request id.
+ * first control (an approval card: the card itself), once per request id.
  */
 export function useChatScroll(ref: RefObject<HTMLElement | null>, items: Item[]): () => void {
   const stick = useRef(true)
@@ -63,7 +64,11 @@ export function useChatScroll(ref: RefObject<HTMLElement | null>, items: Item[])
     // A card taller than the scroller (a phone, a batch) shows its top, the
     // question, rather than its bottom; a shorter one moves only as needed.
     card.scrollIntoView?.({ block: card.offsetHeight > el.clientHeight ? 'start' : 'nearest' })
-    card.querySelector<HTMLElement>(FOCUSABLE)?.focus({ preventScroll: true })
+    // An approval's first control is "always allow this tool", a standing
+    // permission one Space would grant: the card itself takes the focus
+    // (its name is the question; Ctrl+Enter approves, Tab reaches the rest).
+    const first = card.dataset.mode === 'approval' ? card : card.querySelector<HTMLElement>(FOCUSABLE)
+    first?.focus({ preventScroll: true })
     onScroll()
   }, [ref, items, onScroll])
 
