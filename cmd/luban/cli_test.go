@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -135,6 +136,37 @@ func TestInvalidValuesRefuseToStart(t *testing.T) {
 		require.Equal(t, 2, r.code, "%v %v: %s", tc.env, tc.args, r.stderr)
 		require.Contains(t, r.stderr, tc.want, "%v %v", tc.env, tc.args)
 		require.NotContains(t, r.stdout, "serving on", "%v %v", tc.env, tc.args)
+	}
+}
+
+// A listen address that cannot be served is refused before anything is
+// written: no default database, no generated token.
+func TestBadAddrRefusesBeforeAnySideEffect(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	busy := ln.Addr().String()
+	for _, tc := range []struct {
+		env  []string
+		args []string
+		code int
+		want string
+	}{
+		{args: []string{"--addr", "nonsense"}, code: 2, want: "--addr (LUBAN_ADDR)"},
+		{args: []string{"--addr", "127.0.0.1:http-nope"}, code: 2, want: "--addr (LUBAN_ADDR)"},
+		{args: []string{"--addr", "127.0.0.1:"}, code: 2, want: "--addr (LUBAN_ADDR)"},
+		{env: []string{"LUBAN_ADDR=also nonsense"}, code: 2, want: "LUBAN_ADDR"},
+		{args: []string{"--addr", "127.0.0.1:99999"}, code: 2, want: "--addr (LUBAN_ADDR)"},
+		{args: []string{"--addr", busy}, code: 1, want: "listen on " + busy},
+	} {
+		data := t.TempDir()
+		r := luban(t, append([]string{"XDG_DATA_HOME=" + data}, tc.env...), append([]string{"serve", "--model", "scripted"}, tc.args...)...)
+		require.Equal(t, tc.code, r.code, "%v %v: %s", tc.env, tc.args, r.stderr)
+		require.Contains(t, r.stderr, tc.want, "%v %v", tc.env, tc.args)
+		entries, err := os.ReadDir(data)
+		require.NoError(t, err)
+		require.Empty(t, entries, "%v %v: nothing created in the data directory", tc.env, tc.args)
 	}
 }
 

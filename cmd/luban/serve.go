@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -126,6 +127,16 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkAddr(cfg.addr); err != nil {
+		return err
+	}
+	// Listen before the store is opened: an address that cannot be served
+	// leaves no database or token file behind.
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
+	}
+	defer ln.Close()
 	rawStore, err := openStore(ctx, cfg.db)
 	if err != nil {
 		return err
@@ -201,10 +212,6 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
-	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	hs.RegisterOnShutdown(srv.Close)
 
@@ -262,6 +269,23 @@ func parseAskTools(v string) ([]string, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// checkAddr refuses a listen address that is not host:port with a port
+// number or service name (a usage error naming --addr and LUBAN_ADDR);
+// an empty host means every interface.
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil && port == "" {
+		err = errors.New("missing port")
+	}
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
+		return &usageError{fmt.Sprintf("--addr (LUBAN_ADDR) %q: must be host:port such as 127.0.0.1:8080 or :8080 (%v)", addr, err)}
+	}
+	return nil
 }
 
 // tokens returns the accepted bearer tokens: the --auth-token list, or else
