@@ -18,9 +18,8 @@ test('a session deleted in one tab shows as gone in the other', async ({ browser
   const cardB = pageB.locator(`[data-testid="input-card"][data-request-id="${requestId}"]`)
   await expect(cardB).toHaveAttribute('data-phase', 'editing')
 
-  // Deleted in A (its question waits: forced).
+  // Deleted in A (its question waits: asked once, forced).
   await page.getByTestId(`delete-${sessionId}`).click()
-  await page.getByTestId('delete-yes').click()
   await page.getByTestId('delete-force').click()
   await expect(page.getByTestId('session-list').getByTestId(`session-${sessionId}`)).toHaveCount(0)
   expect((await luban.api('GET', `/api/sessions/${sessionId}`)).status).toBe(404)

@@ -63,13 +63,14 @@ test('search, rename and delete sessions, force-deleting one whose question wait
   await search.fill('')
   await lab.shot(page, 'sessions-renamed')
 
-  // Delete the open session whose question waits: asked twice, then forced.
+  // Delete the open session whose question waits: asked once, worded as a
+  // waiting question, the focus on Cancel; confirmed, it is forced.
   await page.getByTestId(`session-${alpha.sessionId}`).click()
   await expect(page.getByTestId('chat')).toHaveAttribute('data-session-id', alpha.sessionId)
   await page.getByTestId(`delete-${alpha.sessionId}`).click()
-  await expect(page.getByTestId('delete-confirm')).toContainText('删除这个会话')
-  await page.getByTestId('delete-yes').click()
-  await expect(page.getByTestId('delete-confirm')).toContainText('任务仍在运行')
+  await expect(page.getByTestId('delete-confirm')).toContainText('有问题在等待回答')
+  await expect(page.getByTestId('delete-confirm')).not.toContainText('任务仍在运行')
+  await expect(page.getByTestId('delete-no')).toBeFocused()
   await expectNoSeriousViolations(page, 'confirming a forced delete')
   await lab.shot(page, 'delete-running')
   expect((await luban.api('GET', `/api/sessions/${alpha.sessionId}`)).status, 'the refused delete changed nothing').toBe(200)
@@ -84,6 +85,10 @@ test('search, rename and delete sessions, force-deleting one whose question wait
   await page.getByTestId(`delete-${beta}`).click()
   await page.getByTestId('delete-no').click()
   await expect(list.getByTestId(`session-${beta}`)).toBeVisible()
+  await page.getByTestId(`delete-${beta}`).click()
+  await expect(page.getByTestId('delete-no')).toBeFocused()
+  await page.keyboard.press('Escape')
+  await expect(page.getByTestId('delete-confirm')).toHaveCount(0)
   await page.getByTestId(`delete-${beta}`).click()
   await page.getByTestId('delete-yes').click()
   await expect(list.getByTestId(`session-${beta}`)).toHaveCount(0)

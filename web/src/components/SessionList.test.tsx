@@ -17,12 +17,13 @@ describe('SessionList', () => {
     expect(matches(s, 'quarterly final')).toBe(false)
   })
 
-  it('renames with PATCH and deletes, asking again before ?force=true when the run is active', async () => {
+  it('renames with PATCH and deletes: a waiting question asked about once with ?force=true, an active run asked again', async () => {
     const srv = await startServer({
       'PATCH /api/sessions/s1': json(200, session('s1', '新标题')),
-      'DELETE /api/sessions/s2': (req, res) => {
+      'DELETE /api/sessions/s2': json(200, { sessionId: 's2', deleted: true }),
+      'DELETE /api/sessions/s3': (req, res) => {
         const forced = (req.url ?? '').endsWith('?force=true')
-        json(forced ? 200 : 409, forced ? { sessionId: 's2', deleted: true } : { error: { code: 'run_in_progress', message: 'active' } })(req, res, null)
+        json(forced ? 200 : 409, forced ? { sessionId: 's3', deleted: true } : { error: { code: 'run_in_progress', message: 'active' } })(req, res, null)
       },
     })
     const changed: [string, boolean][] = []
@@ -30,12 +31,13 @@ describe('SessionList', () => {
     render(
       <SessionList
         api={new Api({ base: srv.base })}
-        sessions={[session('s1', '旧标题'), session('s2', '运行中的', 'waiting_input')]}
+        sessions={[session('s1', '旧标题'), session('s2', '等回答的', 'waiting_input'), session('s3', '运行中的', 'running')]}
         onOpen={() => undefined}
         onChanged={(id, deleted) => changed.push([id, deleted])}
       />,
     )
     await user.type(screen.getByTestId('session-search'), '运行')
+    expect(screen.queryByTestId('session-s2')).toBeNull()
     expect(screen.queryByTestId('session-s1')).toBeNull()
     await user.clear(screen.getByTestId('session-search'))
 
@@ -45,12 +47,29 @@ describe('SessionList', () => {
     await waitFor(() => expect(changed).toEqual([['s1', false]]))
     expect(srv.requests.find((r) => r.method === 'PATCH')?.body).toEqual({ title: '新标题' })
 
+    // The confirm opens with the focus on Cancel; Esc closes it, back to the row.
+    await user.click(screen.getByRole('button', { name: '删除: 运行中的' }))
+    expect(screen.getByTestId('delete-no')).toHaveFocus()
+    await user.keyboard('{Escape}')
+    expect(screen.queryByTestId('delete-confirm')).toBeNull()
+    expect(screen.getByTestId('session-s3')).toHaveFocus()
+
+    // A waiting question: said so (not "still running"), one confirmation, forced.
+    await user.click(screen.getByRole('button', { name: '删除: 等回答的' }))
+    const waiting = screen.getByTestId('delete-confirm')
+    expect(waiting).toHaveTextContent('有问题在等待回答')
+    expect(waiting).not.toHaveTextContent('任务仍在运行')
+    expect(within(waiting).getByTestId('delete-no')).toHaveFocus()
+    await user.click(within(waiting).getByTestId('delete-force'))
+    await waitFor(() => expect(changed).toEqual([['s1', false], ['s2', true]]))
+
+    // An active run: asked again before ?force=true.
     await user.click(screen.getByRole('button', { name: '删除: 运行中的' }))
     await user.click(within(screen.getByTestId('delete-confirm')).getByTestId('delete-yes'))
     await waitFor(() => expect(screen.getByTestId('delete-confirm')).toHaveTextContent('任务仍在运行'))
-    expect(changed).toHaveLength(1)
+    expect(changed).toHaveLength(2)
     await user.click(screen.getByTestId('delete-force'))
-    await waitFor(() => expect(changed).toEqual([['s1', false], ['s2', true]]))
-    expect(srv.requests.filter((r) => r.method === 'DELETE').map((r) => r.url)).toEqual(['/api/sessions/s2', '/api/sessions/s2?force=true'])
+    await waitFor(() => expect(changed).toEqual([['s1', false], ['s2', true], ['s3', true]]))
+    expect(srv.requests.filter((r) => r.method === 'DELETE').map((r) => r.url)).toEqual(['/api/sessions/s2?force=true', '/api/sessions/s3', '/api/sessions/s3?force=true'])
   })
 })

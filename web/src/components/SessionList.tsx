@@ -29,7 +29,13 @@ export type SessionListProps = {
   meta?: (s: SessionSummary) => ReactNode
 }
 
-type Editing = { id: string; kind: 'rename'; title: string } | { id: string; kind: 'delete'; running: boolean }
+/**
+ * Editing is the row being renamed or asked about a delete. A delete's
+ * force is whether confirming sends ?force=true (the run is active), and
+ * waiting whether that run waits for an answer (worded as a question that
+ * waits, not as a running task).
+ */
+type Editing = { id: string; kind: 'rename'; title: string } | { id: string; kind: 'delete'; force: boolean; waiting: boolean }
 
 /** matches reports whether a session's title (or id) holds every word of the query, case-insensitively. */
 export function matches(s: SessionSummary, query: string): boolean {
@@ -44,8 +50,10 @@ export function matches(s: SessionSummary, query: string): boolean {
 /**
  * SessionList is the sidebar: a search box filtering by title, then one row
  * per session with open, rename (inline; Enter saves, Esc cancels) and
- * delete (asks first; a session whose run is active asks again before
- * DELETE ?force=true, which stops the run). Titles are text nodes.
+ * delete (asks first, the focus on Cancel, Esc cancels; a session whose
+ * question waits is asked about once, for DELETE ?force=true; another whose
+ * run turns out active is asked again before ?force=true, which stops the
+ * run). Titles are text nodes.
  */
 export function SessionList({ api, sessions, currentId, onOpen, onChanged, onError, meta }: SessionListProps) {
   const t = useT()
@@ -98,7 +106,7 @@ export function SessionList({ api, sessions, currentId, onOpen, onChanged, onErr
       close('')
       onChanged(id, true)
     } catch (e) {
-      if (e instanceof ApiError && e.code === 'run_in_progress') setEditing({ id, kind: 'delete', running: true })
+      if (e instanceof ApiError && e.code === 'run_in_progress') setEditing({ id, kind: 'delete', force: true, waiting: false })
       else failed(id, e)
     } finally {
       setBusy(false)
@@ -189,7 +197,7 @@ export function SessionList({ api, sessions, currentId, onOpen, onChanged, onErr
                       aria-label={`${t.delete}: ${title}`}
                       title={t.delete}
                       data-testid={`delete-${s.id}`}
-                      onClick={() => setEditing({ id: s.id, kind: 'delete', running: false })}
+                      onClick={() => setEditing({ id: s.id, kind: 'delete', force: s.status === 'waiting_input', waiting: s.status === 'waiting_input' })}
                     >
                       🗑
                     </button>
@@ -197,19 +205,29 @@ export function SessionList({ api, sessions, currentId, onOpen, onChanged, onErr
                 </div>
               )}
               {ed?.kind === 'delete' && (
-                <div className="session-confirm" role="group" aria-label={t.delete} data-testid="delete-confirm">
-                  <span>{ed.running ? t.deleteRunning : t.deleteConfirm}</span>
+                <div
+                  className="session-confirm"
+                  role="group"
+                  aria-label={t.delete}
+                  data-testid="delete-confirm"
+                  onKeyDown={(e) => {
+                    if (e.key === 'Escape') {
+                      e.preventDefault()
+                      close(s.id)
+                    }
+                  }}
+                >
+                  <span>{ed.waiting ? t.deleteWaiting : ed.force ? t.deleteRunning : t.deleteConfirm}</span>
                   <button
                     type="button"
                     className="danger"
                     disabled={busy}
-                    autoFocus
-                    data-testid={ed.running ? 'delete-force' : 'delete-yes'}
-                    onClick={() => void remove(s.id, ed.running)}
+                    data-testid={ed.force ? 'delete-force' : 'delete-yes'}
+                    onClick={() => void remove(s.id, ed.force)}
                   >
-                    {ed.running ? t.stopAndDelete : t.delete}
+                    {ed.waiting ? t.deleteWaitingAction : ed.force ? t.stopAndDelete : t.delete}
                   </button>
-                  <button type="button" onClick={() => close(s.id)} data-testid="delete-no">
+                  <button type="button" autoFocus onClick={() => close(s.id)} data-testid="delete-no">
                     {t.cancel}
                   </button>
                 </div>
