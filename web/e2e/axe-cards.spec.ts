@@ -2,24 +2,12 @@
 // light and the dark theme: the MCP form and url elicitation cards and
 // their receipts, the /q/{requestId} page, and the inbox panel open with an
 // AskUser batch and an approval waiting; no serious or critical violation.
-import path from 'node:path'
 import { expectNoSeriousViolations } from './axe'
 import { expect, openAndSend, test, TOKEN, type Luban, type Scenario } from './harness'
-import { repoRoot } from './paths'
+import { everythingConfig } from './paths'
 
-const everything = path.resolve(repoRoot, 'mcpclient/testdata/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js')
 
-const mcpConfig = `
-mcp:
-  servers:
-    - name: everything
-      command: node
-      args: [${JSON.stringify(everything)}, stdio]
-      timeout: 60s
-agents:
-  - name: mcp
-    tools: ["everything__*"]
-`
+const mcpConfig = everythingConfig
 
 const elicitations: Scenario = {
   name: 'elicitations',

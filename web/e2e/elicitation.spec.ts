@@ -4,21 +4,10 @@
 // page an MCP host's URL-mode request points at (luban as an MCP server).
 import path from 'node:path'
 import { expect, openAndSend, OTHER_TOKEN, test, TOKEN, type Luban, type Scenario } from './harness'
-import { repoRoot } from './paths'
+import { everythingConfig } from './paths'
 
-const everything = path.resolve(repoRoot, 'mcpclient/testdata/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js')
 
-const config = `
-mcp:
-  servers:
-    - name: everything
-      command: node
-      args: [${JSON.stringify(everything)}, stdio]
-      timeout: 60s
-agents:
-  - name: mcp
-    tools: ["everything__*"]
-`
+const config = everythingConfig
 
 const scenario: Scenario = {
   name: 'elicitations',

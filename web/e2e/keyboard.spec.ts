@@ -4,10 +4,9 @@
 // the page language. A single choice, a multiple choice with a note, an
 // AskUser batch, an approval and an MCP form elicitation, answered without
 // the mouse; what the run received is checked at the server.
-import path from 'node:path'
 import type { Locator, Page } from '@playwright/test'
 import { askUser, expect, openAndSend, test, toolMessages, type Luban, type Scenario } from './harness'
-import { repoRoot } from './paths'
+import { everythingConfig } from './paths'
 
 const scenario: Scenario = {
   name: 'keyboard',
@@ -171,20 +170,9 @@ test('the key hints follow the page language', async ({ page, lab }) => {
   await expect(card.getByTestId('option-safe')).toHaveAttribute('aria-keyshortcuts', '2')
 })
 
-const everything = path.resolve(repoRoot, 'mcpclient/testdata/everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js')
 
 test('a form elicitation answered with the keyboard alone', async ({ page, lab }) => {
-  const config = `
-mcp:
-  servers:
-    - name: everything
-      command: node
-      args: [${JSON.stringify(everything)}, stdio]
-      timeout: 60s
-agents:
-  - name: mcp
-    tools: ["everything__*"]
-`
+  const config = everythingConfig
   const luban = await lab.serve({
     scenario: { name: 'form', turns: [{ toolCalls: [{ name: 'everything__trigger-elicitation-request', arguments: {} }] }], final: '完成：{{results}}' },
     config,
