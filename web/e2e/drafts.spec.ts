@@ -3,7 +3,7 @@
 // the request resolves (answered here or elsewhere, expired), so a reload
 // after that shows the receipt and no draft is left in the browser.
 import type { Page } from '@playwright/test'
-import { askUser, expect, openAndSend, OTHER_TOKEN, test, toolMessages, type Scenario } from './harness'
+import { askUser, deployQuestion, expect, layoutBatch, openAndSend, OTHER_TOKEN, test, toolMessages, type Scenario } from './harness'
 
 const PREFIX = 'luban.draft.v1:'
 
@@ -25,29 +25,12 @@ const three: Scenario = {
     {
       text: '先问部署。',
       toolCalls: [
-        askUser({
-          title: '部署到哪些环境？',
-          mode: 'multiple',
-          allowCustom: true,
-          options: [
-            { id: 'dev', label: '开发' },
-            { id: 'staging', label: '预发' },
-            { id: 'prod', label: '生产' },
-          ],
-        }),
+        deployQuestion,
       ],
     },
     {
       toolCalls: [
-        {
-          name: 'AskUser',
-          arguments: {
-            questions: [
-              { question: '用哪种布局？', header: '布局', multi_select: false, options: [{ label: '网格', description: '两列' }, { label: '列表', description: '一列' }] },
-              { question: '支持哪些平台？', header: '平台', multi_select: true, options: [{ label: 'Linux', description: '服务器' }, { label: 'macOS', description: '桌面' }] },
-            ],
-          },
-        },
+        layoutBatch,
       ],
     },
     { text: '写计划。', toolCalls: [{ name: 'write_file', arguments: { path: 'plan.md', content: '# Plan\n' } }] },

@@ -305,3 +305,30 @@ export async function toolMessages(luban: Luban, sessionId: string, toolCallId: 
 export function askUser(args: Record<string, unknown>): ScriptedToolCall {
   return { name: 'ask_user', arguments: args }
 }
+
+/**
+ * deployQuestion is an ask_user tool call of mode multiple with a note
+ * (部署到哪些环境？ dev/staging/prod), the multiple-choice card the drafts
+ * and keyboard specs answer.
+ */
+export const deployQuestion: ScriptedToolCall = askUser({
+  title: '部署到哪些环境？',
+  mode: 'multiple',
+  allowCustom: true,
+  options: [
+    { id: 'dev', label: '开发' },
+    { id: 'staging', label: '预发' },
+    { id: 'prod', label: '生产' },
+  ],
+})
+
+/** layoutBatch is an AskUser tool call of two questions (布局: single; 平台: multi_select), the batch card those specs answer. */
+export const layoutBatch: ScriptedToolCall = {
+  name: 'AskUser',
+  arguments: {
+    questions: [
+      { question: '用哪种布局？', header: '布局', multi_select: false, options: [{ label: '网格', description: '两列' }, { label: '列表', description: '一列' }] },
+      { question: '支持哪些平台？', header: '平台', multi_select: true, options: [{ label: 'Linux', description: '服务器' }, { label: 'macOS', description: '桌面' }] },
+    ],
+  },
+}

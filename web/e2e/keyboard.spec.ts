@@ -5,7 +5,7 @@
 // AskUser batch, an approval and an MCP form elicitation, answered without
 // the mouse; what the run received is checked at the server.
 import type { Locator, Page } from '@playwright/test'
-import { askUser, expect, openAndSend, test, toolMessages, type Luban, type Scenario } from './harness'
+import { askUser, deployQuestion, expect, layoutBatch, openAndSend, test, toolMessages, type Luban, type Scenario } from './harness'
 import { everythingConfig } from './paths'
 
 const scenario: Scenario = {
@@ -26,29 +26,12 @@ const scenario: Scenario = {
     },
     {
       toolCalls: [
-        askUser({
-          title: '部署到哪些环境？',
-          mode: 'multiple',
-          allowCustom: true,
-          options: [
-            { id: 'dev', label: '开发' },
-            { id: 'staging', label: '预发' },
-            { id: 'prod', label: '生产' },
-          ],
-        }),
+        deployQuestion,
       ],
     },
     {
       toolCalls: [
-        {
-          name: 'AskUser',
-          arguments: {
-            questions: [
-              { question: '用哪种布局？', header: '布局', multi_select: false, options: [{ label: '网格', description: '两列' }, { label: '列表', description: '一列' }] },
-              { question: '支持哪些平台？', header: '平台', multi_select: true, options: [{ label: 'Linux', description: '服务器' }, { label: 'macOS', description: '桌面' }] },
-            ],
-          },
-        },
+        layoutBatch,
       ],
     },
     { toolCalls: [{ name: 'write_file', arguments: { path: 'plan.md', content: '# Plan\n' } }] },
