@@ -17,6 +17,16 @@ import (
 
 var _ store.Maintainer = (*Store)(nil)
 
+// keepFeedSeq … keepFeedSeqEnd, around a WHERE clause on feed, keeps in
+// principals.last_seq the largest number of the feed entries it selects,
+// before they are deleted: the feed's next number is one past the larger of
+// the owner's last entry and last_seq (appendFeed), so a number a client
+// saw is never given again.
+const (
+	keepFeedSeq    = `INSERT INTO principals (owner, last_seq) SELECT owner, MAX(seq) FROM feed `
+	keepFeedSeqEnd = ` GROUP BY owner ON CONFLICT (owner) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq)`
+)
+
 // SessionDelete implements store.Maintainer in one write transaction.
 func (s *Store) SessionDelete(ctx context.Context, id string) error {
 	tx, warm, err := s.beginCached(ctx)
@@ -40,6 +50,7 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 	}
 	for _, q := range []string{
 		`DELETE FROM events WHERE session_id = ?`,
+		keepFeedSeq + `WHERE session_id = ?` + keepFeedSeqEnd,
 		`DELETE FROM feed WHERE session_id = ?`,
 		`DELETE FROM webhook_deliveries WHERE session_id = ?`,
 		`DELETE FROM trace WHERE session_id = ?`,
@@ -126,8 +137,11 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 			}
 			res.Trace, _ = r.RowsAffected()
 		}
-		r, err := tx.ExecContext(ctx, `DELETE FROM feed WHERE (owner, seq) IN
-			(SELECT owner, seq FROM feed WHERE fanned = 1 AND created_at < ? ORDER BY created_at LIMIT ?)`, ts(p.EventsBefore), limit*100)
+		prunable := `(owner, seq) IN (SELECT owner, seq FROM feed WHERE fanned = 1 AND created_at < ? ORDER BY created_at LIMIT ?)`
+		if _, err := tx.ExecContext(ctx, keepFeedSeq+`WHERE `+prunable+keepFeedSeqEnd, ts(p.EventsBefore), limit*100); err != nil {
+			return nil, fmt.Errorf("sqlite: prune feed: %w", err)
+		}
+		r, err := tx.ExecContext(ctx, `DELETE FROM feed WHERE `+prunable, ts(p.EventsBefore), limit*100)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: prune feed: %w", err)
 		}

@@ -17,24 +17,24 @@ func appendFeed(ctx context.Context, w querier, p *store.EventAppendParams, seq 
 	if !store.IsFeedEvent(p.Name) {
 		return nil, nil
 	}
-	var owner string
-	if err := w.QueryRowContext(ctx, `SELECT owner FROM sessions WHERE id = ?`, p.SessionID).Scan(&owner); err != nil {
-		return nil, notFound(err, "feed append: session "+p.SessionID)
-	}
-	var fseq int64
-	if err := w.QueryRowContext(ctx, `INSERT INTO principals (owner, last_seq) VALUES (?, 1)
-		ON CONFLICT (owner) DO UPDATE SET last_seq = last_seq + 1 RETURNING last_seq`, owner).Scan(&fseq); err != nil {
-		return nil, fmt.Errorf("sqlite: feed append: %w", err)
-	}
 	// An event that references its interaction has a feed entry that
 	// does too (FeedList reads the request).
 	data, ref := string(p.Data), any(nil)
 	if p.Ref != "" {
 		data, ref = "", p.Ref
 	}
-	if _, err := w.ExecContext(ctx, `INSERT INTO feed (owner, seq, session_id, session_seq, name, data, ref, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		owner, fseq, p.SessionID, seq, p.Name, data, ref, ts(p.Now)); err != nil {
-		return nil, fmt.Errorf("sqlite: feed append: %w", err)
+	// One statement, as for events: the next number is one past the
+	// owner's last entry (the primary key's last) or past principals.last_seq,
+	// which keeps the numbers of entries that SessionDelete and Prune
+	// deleted (keepFeedSeq); the single writer makes it atomic.
+	var owner string
+	var fseq int64
+	if err := w.QueryRowContext(ctx, `INSERT INTO feed (owner, seq, session_id, session_seq, name, data, ref, created_at)
+		SELECT s.owner, MAX(COALESCE((SELECT p.last_seq FROM principals p WHERE p.owner = s.owner), 0),
+			COALESCE((SELECT MAX(f.seq) FROM feed f WHERE f.owner = s.owner), 0)) + 1, s.id, ?, ?, ?, ?, ?
+		FROM sessions s WHERE s.id = ? RETURNING owner, seq`,
+		seq, p.Name, data, ref, ts(p.Now), p.SessionID).Scan(&owner, &fseq); err != nil {
+		return nil, notFound(err, "feed append: session "+p.SessionID)
 	}
 	return []string{store.PrincipalKey(owner), store.FeedKey}, nil
 }
@@ -160,10 +160,8 @@ func (e executor) FeedList(ctx context.Context, p *store.FeedListParams) ([]*sto
 // FeedLastSeq implements store.People.
 func (e executor) FeedLastSeq(ctx context.Context, owner string) (int64, error) {
 	var n int64
-	err := e.r.QueryRowContext(ctx, `SELECT last_seq FROM principals WHERE owner = ?`, owner).Scan(&n)
-	if err == sql.ErrNoRows {
-		return 0, nil
-	}
+	err := e.r.QueryRowContext(ctx, `SELECT MAX(COALESCE((SELECT last_seq FROM principals WHERE owner = ?1), 0),
+		COALESCE((SELECT MAX(seq) FROM feed WHERE owner = ?1), 0))`, owner).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: feed last seq: %w", err)
 	}

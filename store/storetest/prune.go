@@ -125,6 +125,25 @@ func exerciseSessionDelete(t *testing.T, newStore func(t *testing.T) store.Store
 	evs, err = b.st.EventList(b.ctx, &store.EventListParams{SessionID: kept})
 	require.NoError(t, err)
 	require.Len(t, evs, 1)
+
+	// The owner's feed numbers go on past a deleted session that held the
+	// last of them.
+	last, _ := b.filled(t, store.RunCompleted, T0)
+	_, err = b.st.EventAppend(b.ctx, &store.EventAppendParams{SessionID: last, Name: "done", Data: json.RawMessage(`{}`), Now: T0})
+	require.NoError(t, err)
+	seen, err := b.st.FeedLastSeq(b.ctx, "owner")
+	require.NoError(t, err)
+	require.Positive(t, seen)
+	require.NoError(t, m.SessionDelete(b.ctx, last))
+	n, err := b.st.FeedLastSeq(b.ctx, "owner")
+	require.NoError(t, err)
+	require.Equal(t, seen, n, "a deleted session's feed numbers stay taken")
+	_, err = b.st.EventAppend(b.ctx, &store.EventAppendParams{SessionID: kept, Name: "done", Data: json.RawMessage(`{}`), Now: T0})
+	require.NoError(t, err)
+	feed, err := b.st.FeedList(b.ctx, &store.FeedListParams{Owner: "owner"})
+	require.NoError(t, err)
+	require.Len(t, feed, 1)
+	require.Equal(t, seen+1, feed[0].Seq, "the next entry is not given a deleted one's number")
 }
 
 func exercisePrune(t *testing.T, newStore func(t *testing.T) store.Store) {
