@@ -83,9 +83,24 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 	var rc *askuser.Receipt
 	var seq int64
 	err = r.st.InTx(ctx, func(tx store.Tx) error {
-		run, err := tx.RunGet(ctx, it.RunID)
-		if err != nil {
-			return err
+		// An answer resumes a paused run: try that first, a conditional
+		// write of the run's row, and read the row only when it loses.
+		resumed := false
+		var run *store.Run
+		if status == askuser.StatusAnswered {
+			ok, err := tx.RunResume(ctx, &store.RunResumeParams{ID: it.RunID, LeaseOwner: r.opts.InstanceID, LeaseUntil: now.Add(r.opts.LeaseDuration), Now: now})
+			if err != nil {
+				return err
+			}
+			if resumed = ok; ok {
+				run = &store.Run{ID: it.RunID, SessionID: it.SessionID, Status: store.RunRunning}
+			}
+		}
+		if run == nil {
+			var err error
+			if run, err = tx.RunGet(ctx, it.RunID); err != nil {
+				return err
+			}
 		}
 		// consume writes the question's own rows; it is called once the
 		// run's row is written (every transaction of a run writes the run's
@@ -126,18 +141,11 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 			return nil
 		}
 		switch {
-		case status == askuser.StatusAnswered && run.Status != store.RunWaitingInput:
+		case status == askuser.StatusAnswered && !resumed:
 			return errNotWaiting
 		case run.Status.Terminal():
 			return consume()
-		case status == askuser.StatusAnswered:
-			ok, err := tx.RunResume(ctx, &store.RunResumeParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, LeaseUntil: now.Add(r.opts.LeaseDuration), Now: now})
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return errNotWaiting
-			}
+		case resumed:
 			if err := consume(); err != nil {
 				return err
 			}
@@ -204,8 +212,13 @@ func closedResult(p *askuser.Prompt, status askuser.Status) askuser.ToolResult {
 // the rows of whatever ended the run (a question's own resolution) right
 // after the run's row; its error rolls the transaction back.
 func (r *Runner) finish(ctx context.Context, tx store.Tx, run *store.Run, from []store.RunStatus, to store.RunStatus, errEv *ErrorEvent, extra func() error) (bool, error) {
-	now := r.now()
-	p := &store.RunFinishParams{ID: run.ID, From: from, To: to, Now: now}
+	return r.finishRun(ctx, tx, run, &store.RunFinishParams{ID: run.ID, From: from, To: to, Now: r.now()}, errEv, extra)
+}
+
+// finishRun is finish with the run's row written as p says (p.Error is
+// set from errEv).
+func (r *Runner) finishRun(ctx context.Context, tx store.Tx, run *store.Run, p *store.RunFinishParams, errEv *ErrorEvent, extra func() error) (bool, error) {
+	now, to := p.Now, p.To
 	if errEv != nil {
 		p.Error = encodeRunError(errEv)
 	}

@@ -61,9 +61,11 @@ func (r *Runner) start(ctx context.Context, nr newRun) (*store.Run, int64, error
 	}
 	var first int64
 	err := r.st.InTx(ctx, func(tx store.Tx) error {
+		created := false
 		if run.SessionID == "" {
-			run.SessionID = NewID("sess")
-			if _, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: run.SessionID, Owner: nr.owner, Title: nr.title, Agent: sessionAgent(nr.agent), Now: now}); err != nil {
+			run.SessionID, created = NewID("sess"), true
+			if _, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: run.SessionID, Owner: nr.owner, Title: nr.title, Agent: sessionAgent(nr.agent),
+				Status: string(store.RunRunning), Now: now}); err != nil {
 				return err
 			}
 		}
@@ -93,6 +95,9 @@ func (r *Runner) start(ctx context.Context, nr newRun) (*store.Run, int64, error
 			if _, err := r.emitContent(ctx, tx, run.SessionID, EventToolCall, msgID, ToolCallEvent{ToolCallID: c.ID, Name: c.Name}); err != nil {
 				return err
 			}
+		}
+		if created { // created running
+			return nil
 		}
 		return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunRunning), Now: now})
 	})
@@ -158,14 +163,15 @@ func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*
 	}
 	now := r.now()
 	var stored *store.Message
-	err := r.st.InTx(ctx, func(tx store.Tx) error {
-		won, err := tx.RunCheckpoint(ctx, &store.RunCheckpointParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Steps: &steps, InvalidStreak: &t.streak, Now: now})
-		if err != nil || !won {
-			return errLost(err)
-		}
+	// rows are the turn's own writes; the run's row is written first (the
+	// order every transaction of a run keeps), in one statement: the
+	// step's checkpoint, or the pause or the end of the run it leads to
+	// with the step's counts.
+	rows := func(tx store.Tx) error {
 		if err := tx.TraceInsert(ctx, &store.TraceInsertParams{SessionID: run.SessionID, RunID: run.ID, Kind: "model_call", Data: mustJSON(t.callTrace), Now: now}); err != nil {
 			return err
 		}
+		var err error
 		if stored, err = tx.MessageInsert(ctx, &store.MessageInsertParams{ID: t.msgID, SessionID: run.SessionID, RunID: run.ID, Role: "assistant",
 			Content: t.message.Content, ToolCalls: callsJSON, Metadata: assistantMetadata(t.message), Now: now}); err != nil {
 			return err
@@ -187,14 +193,32 @@ func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*
 				return err
 			}
 		}
-		if len(t.calls) == 0 {
-			_, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunRunning}, store.RunCompleted, nil, nil)
-			return err
-		}
-		if t.pause != nil {
-			return r.pauseTx(ctx, tx, run, *t.pause, now)
-		}
 		return nil
+	}
+	err := r.st.InTx(ctx, func(tx store.Tx) error {
+		switch {
+		case len(t.calls) == 0:
+			won, err := r.finishRun(ctx, tx, run, &store.RunFinishParams{ID: run.ID, From: []store.RunStatus{store.RunRunning}, LeaseOwner: r.opts.InstanceID,
+				To: store.RunCompleted, Steps: &steps, InvalidStreak: &t.streak, Now: r.now()}, nil, func() error { return rows(tx) })
+			if err != nil || !won {
+				return errLost(err)
+			}
+			return nil
+		case t.pause != nil:
+			won, err := tx.RunPause(ctx, &store.RunPauseParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Steps: &steps, InvalidStreak: &t.streak, Now: now})
+			if err != nil || !won {
+				return errLost(err)
+			}
+			if err := rows(tx); err != nil {
+				return err
+			}
+			return r.pauseRows(ctx, tx, run, *t.pause, now)
+		}
+		won, err := tx.RunCheckpoint(ctx, &store.RunCheckpointParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Steps: &steps, InvalidStreak: &t.streak, Now: now})
+		if err != nil || !won {
+			return errLost(err)
+		}
+		return rows(tx)
 	})
 	if err != nil {
 		return nil, err
@@ -269,6 +293,11 @@ func (r *Runner) pauseTx(ctx context.Context, tx store.Tx, run *store.Run, in in
 	if err != nil || !won {
 		return errLost(err)
 	}
+	return r.pauseRows(ctx, tx, run, in, now)
+}
+
+// pauseRows is pauseTx's writes after the run's row (RunPause won in tx).
+func (r *Runner) pauseRows(ctx context.Context, tx store.Tx, run *store.Run, in interaction, now time.Time) error {
 	it, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: in.ID, SessionID: run.SessionID, RunID: run.ID,
 		ToolCallID: in.ToolCallID, Tool: in.Tool, Request: in.Request, Now: now, ExpiresAt: in.ExpiresAt})
 	if errors.Is(err, store.ErrDuplicate) {

@@ -5,12 +5,14 @@ import (
 	"time"
 )
 
-// SessionCreateParams creates a session with status "idle".
+// SessionCreateParams creates a session with status Status ("idle" when
+// empty).
 type SessionCreateParams struct {
 	ID, Owner, Title string
 	// Agent is the name of the agent the session keeps (DESIGN §9).
-	Agent string
-	Now   time.Time
+	Agent  string
+	Status string
+	Now    time.Time
 }
 
 // SessionListParams lists a principal's sessions, newest first.
@@ -47,8 +49,12 @@ type RunCheckpointParams struct {
 
 // RunPauseParams moves a run that is running and leased to LeaseOwner to
 // waiting_input (DESIGN §4: a question was put). A paused run holds no lease.
+// Steps and InvalidStreak, when not nil, are written in the same statement
+// (a step's RunCheckpoint and the pause in one write of the row).
 type RunPauseParams struct {
 	ID, LeaseOwner string
+	Steps          *int
+	InvalidStreak  *int
 	Now            time.Time
 }
 
@@ -63,14 +69,17 @@ type RunResumeParams struct {
 // RunFinishParams ends a run in To, a terminal status (DESIGN §4), from one
 // of From (running and waiting_input when empty); when LeaseOwner is set the
 // run must also be leased to it. Error is stored when not empty. An ended
-// run holds no lease.
+// run holds no lease. Steps and InvalidStreak, when not nil, are written in
+// the same statement (a step's RunCheckpoint and the end in one write).
 type RunFinishParams struct {
-	ID         string
-	From       []RunStatus
-	LeaseOwner string
-	To         RunStatus
-	Error      string
-	Now        time.Time
+	ID            string
+	From          []RunStatus
+	LeaseOwner    string
+	To            RunStatus
+	Error         string
+	Steps         *int
+	InvalidStreak *int
+	Now           time.Time
 }
 
 // RunLeaseParams takes or extends the lease of a running run: it wins when

@@ -492,8 +492,9 @@ func (e executor) RunCheckpoint(ctx context.Context, p *store.RunCheckpointParam
 
 // RunPause implements store.Executor.
 func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, error) {
-	return won("run pause")(e.q.Exec(ctx, `UPDATE runs SET status = 'waiting_input', updated_at = $1, `+releaseLease+`
-		WHERE id = $2 AND status = 'running' AND lease_owner = $3`, p.Now.UTC(), p.ID, p.LeaseOwner))
+	return won("run pause")(e.q.Exec(ctx, `UPDATE runs SET status = 'waiting_input', updated_at = $1, `+releaseLease+`,
+		steps = COALESCE($4, steps), invalid_streak = COALESCE($5, invalid_streak)
+		WHERE id = $2 AND status = 'running' AND lease_owner = $3`, p.Now.UTC(), p.ID, p.LeaseOwner, p.Steps, p.InvalidStreak))
 }
 
 // RunResume implements store.Executor.
@@ -515,9 +516,10 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 	for i, f := range from {
 		fs[i] = string(f)
 	}
-	return won("run finish")(e.q.Exec(ctx, `UPDATE runs SET status = $1, updated_at = $2, error = CASE WHEN $3 <> '' THEN $3 ELSE error END, `+releaseLease+`
+	return won("run finish")(e.q.Exec(ctx, `UPDATE runs SET status = $1, updated_at = $2, error = CASE WHEN $3 <> '' THEN $3 ELSE error END, `+releaseLease+`,
+		steps = COALESCE($7, steps), invalid_streak = COALESCE($8, invalid_streak)
 		WHERE id = $4 AND status = ANY($5) AND ($6 = '' OR lease_owner = $6)`,
-		string(p.To), p.Now.UTC(), p.Error, p.ID, fs, p.LeaseOwner))
+		string(p.To), p.Now.UTC(), p.Error, p.ID, fs, p.LeaseOwner, p.Steps, p.InvalidStreak))
 }
 
 // ---- sessions
@@ -536,11 +538,15 @@ func scanSession(row pgx.Row) (*store.Session, error) {
 
 // SessionCreate implements store.Executor.
 func (e executor) SessionCreate(ctx context.Context, p *store.SessionCreateParams) (*store.Session, error) {
-	if _, err := e.q.Exec(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at, agent) VALUES ($1, $2, $3, 'idle', $4, $4, $5)`,
-		p.ID, p.Owner, p.Title, p.Now.UTC(), p.Agent); err != nil {
+	status := p.Status
+	if status == "" {
+		status = "idle"
+	}
+	if _, err := e.q.Exec(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at, agent) VALUES ($1, $2, $3, $6, $4, $4, $5)`,
+		p.ID, p.Owner, p.Title, p.Now.UTC(), p.Agent, status); err != nil {
 		return nil, fmt.Errorf("postgres: session create: %w", err)
 	}
-	return &store.Session{ID: p.ID, Owner: p.Owner, Title: p.Title, Status: "idle", Agent: p.Agent, CreatedAt: p.Now, UpdatedAt: p.Now}, nil
+	return &store.Session{ID: p.ID, Owner: p.Owner, Title: p.Title, Status: status, Agent: p.Agent, CreatedAt: p.Now, UpdatedAt: p.Now}, nil
 }
 
 // SessionGet implements store.Executor.

@@ -504,8 +504,9 @@ func (e executor) RunCheckpoint(ctx context.Context, p *store.RunCheckpointParam
 
 // RunPause implements store.Executor.
 func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, error) {
-	res, err := e.w.ExecContext(ctx, `UPDATE runs SET status = 'waiting_input', updated_at = ?, `+releaseLease+`
-		WHERE id = ? AND status = 'running' AND lease_owner = ?`, ts(p.Now), p.ID, p.LeaseOwner)
+	res, err := e.w.ExecContext(ctx, `UPDATE runs SET status = 'waiting_input', updated_at = ?, `+releaseLease+`,
+		steps = COALESCE(?, steps), invalid_streak = COALESCE(?, invalid_streak)
+		WHERE id = ? AND status = 'running' AND lease_owner = ?`, ts(p.Now), nullInt(p.Steps), nullInt(p.InvalidStreak), p.ID, p.LeaseOwner)
 	return affected(res, err, "run pause")
 }
 
@@ -525,13 +526,14 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 	if len(from) == 0 {
 		from = []store.RunStatus{store.RunRunning, store.RunWaitingInput}
 	}
-	args := []any{string(p.To), ts(p.Now), p.Error, p.ID}
+	args := []any{string(p.To), ts(p.Now), p.Error, p.ID, nullInt(p.Steps), nullInt(p.InvalidStreak)}
 	ph := make([]string, len(from))
 	for i, f := range from {
 		ph[i] = "?"
 		args = append(args, string(f))
 	}
-	q := `UPDATE runs SET status = ?1, updated_at = ?2, error = CASE WHEN ?3 <> '' THEN ?3 ELSE error END, ` + releaseLease + `
+	q := `UPDATE runs SET status = ?1, updated_at = ?2, error = CASE WHEN ?3 <> '' THEN ?3 ELSE error END, ` + releaseLease + `,
+		steps = COALESCE(?5, steps), invalid_streak = COALESCE(?6, invalid_streak)
 		WHERE id = ?4 AND status IN (` + strings.Join(ph, ", ") + `)`
 	if p.LeaseOwner != "" {
 		q += ` AND lease_owner = ?`
@@ -560,11 +562,15 @@ func scanSession(sc interface{ Scan(...any) error }) (*store.Session, error) {
 
 // SessionCreate implements store.Executor.
 func (e executor) SessionCreate(ctx context.Context, p *store.SessionCreateParams) (*store.Session, error) {
-	if _, err := e.w.ExecContext(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at, agent) VALUES (?, ?, ?, 'idle', ?, ?, ?)`,
-		p.ID, p.Owner, p.Title, ts(p.Now), ts(p.Now), p.Agent); err != nil {
+	status := p.Status
+	if status == "" {
+		status = "idle"
+	}
+	if _, err := e.w.ExecContext(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at, agent) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		p.ID, p.Owner, p.Title, status, ts(p.Now), ts(p.Now), p.Agent); err != nil {
 		return nil, fmt.Errorf("sqlite: session create: %w", err)
 	}
-	return &store.Session{ID: p.ID, Owner: p.Owner, Title: p.Title, Status: "idle", Agent: p.Agent, CreatedAt: p.Now, UpdatedAt: p.Now}, nil
+	return &store.Session{ID: p.ID, Owner: p.Owner, Title: p.Title, Status: status, Agent: p.Agent, CreatedAt: p.Now, UpdatedAt: p.Now}, nil
 }
 
 // SessionGet implements store.Executor.

@@ -89,9 +89,29 @@ func exerciseRuns(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.Equal(t, "inst_a", got.LeaseOwner, "a checkpoint keeps the lease")
 		require.Equal(t, T0.Add(time.Minute), got.LeaseUntil)
 		require.Equal(t, T0.Add(2*time.Second), got.UpdatedAt)
-		_, err = b.st.RunPause(b.ctx, &store.RunPauseParams{ID: r.ID, LeaseOwner: "inst_a", Now: T0})
+		won, err := b.st.RunPause(b.ctx, &store.RunPauseParams{ID: r.ID, LeaseOwner: "inst_a", Steps: ptr(4), Now: T0})
 		require.NoError(t, err)
+		require.True(t, won)
 		require.False(t, check(store.RunCheckpointParams{ID: r.ID, LeaseOwner: "inst_a", Now: T0}), "a paused run takes no checkpoint")
+		got, err = b.st.RunGet(b.ctx, r.ID)
+		require.NoError(t, err)
+		require.Equal(t, 4, got.Steps, "the pause writes the step count it is given")
+		require.Equal(t, 2, got.InvalidStreak, "and keeps what it is not given")
+
+		// The end of a run writes its step's counts in the same statement.
+		r2 := b.run(t)
+		won, err = b.st.RunFinish(b.ctx, &store.RunFinishParams{ID: r2.ID, LeaseOwner: "inst_b", To: store.RunCompleted, Steps: ptr(5), Now: T0})
+		require.NoError(t, err)
+		require.False(t, won, "another lease owner")
+		won, err = b.st.RunFinish(b.ctx, &store.RunFinishParams{ID: r2.ID, From: []store.RunStatus{store.RunRunning}, LeaseOwner: "inst_a", To: store.RunCompleted,
+			Steps: ptr(5), InvalidStreak: ptr(1), Now: T0})
+		require.NoError(t, err)
+		require.True(t, won)
+		got, err = b.st.RunGet(b.ctx, r2.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.RunCompleted, got.Status)
+		require.Equal(t, 5, got.Steps)
+		require.Equal(t, 1, got.InvalidStreak)
 	})
 	// DESIGN §4: a run that pauses or ends holds no lease; only its owner
 	// pauses it; only a paused run resumes; only a live run ends, once.

@@ -115,8 +115,11 @@ func exerciseSessions(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.Equal(t, "idle", s1.Status)
 		_, err = b.st.SessionCreate(b.ctx, &store.SessionCreateParams{ID: "sess_new", Owner: "alice", Title: "new", Agent: "writer", Now: T0.Add(time.Second)})
 		require.NoError(t, err)
-		_, err = b.st.SessionCreate(b.ctx, &store.SessionCreateParams{ID: "sess_bob", Owner: "bob", Title: "bob's", Now: T0.Add(2 * time.Second)})
+		_, err = b.st.SessionCreate(b.ctx, &store.SessionCreateParams{ID: "sess_bob", Owner: "bob", Title: "bob's", Status: "running", Now: T0.Add(2 * time.Second)})
 		require.NoError(t, err)
+		bob, err := b.st.SessionGet(b.ctx, "sess_bob")
+		require.NoError(t, err)
+		require.Equal(t, "running", bob.Status, "a session created with a status")
 
 		got, err := b.st.SessionGet(b.ctx, "sess_old")
 		require.NoError(t, err)
