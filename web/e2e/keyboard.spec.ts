@@ -149,7 +149,7 @@ test('the key hints follow the page language', async ({ page, lab }) => {
   await expect(card.getByTestId('key-hints')).toContainText('采用推荐')
   await page.getByTestId('lang-switch').press('Enter')
   await expect(card.getByTestId('key-hints')).toHaveText('Keys:1–9 choose an optionEnter submitEsc leave the fieldR accept recommended')
-  await expect(card.getByTestId('accept-recommended')).toHaveText('accept recommended: 小步修改')
+  await expect(card.getByTestId('accept-recommended')).toHaveText('Accept recommended: 小步修改')
   await expect(card.getByTestId('option-safe')).toHaveAttribute('aria-keyshortcuts', '2')
 })
 

@@ -37,6 +37,13 @@ test('cancel: a cancel receipt, the ToolResult says cancelled, the run stops wit
   const { sessionId, card } = await openAndSend(page, luban, '开始')
   await card.getByTestId('option-a').check() // a cancel ignores the form
   await card.getByTestId('cancel').click()
+  // The cancel asks first, the focus on the safe choice; Esc closes and sends nothing.
+  await expect(card.getByTestId('cancel-no')).toBeFocused()
+  await page.keyboard.press('Escape')
+  await expect(card.getByTestId('cancel-confirm')).toHaveCount(0)
+  await expect(card.getByTestId('cancel')).toBeFocused()
+  await card.getByTestId('cancel').click()
+  await card.getByTestId('cancel-yes').click()
 
   const receipt = card.getByTestId('receipt')
   await expect(receipt).toHaveAttribute('data-status', 'cancelled')

@@ -211,6 +211,7 @@ describe('App', () => {
     })
     const card = await screen.findByTestId('input-card')
     await user.click(within(card).getByTestId('cancel'))
+    await user.click(within(card).getByTestId('cancel-yes'))
     expect(await screen.findByTestId('not-resumable')).toBeInTheDocument()
     expect(posts('/api/chat/continue')).toHaveLength(1)
     expect(posts('/api/chat/continue')[0].body).toEqual({ sessionId: 's1', requestId: 'ask_1', selections: [], customInput: '', cancelled: true })
@@ -426,6 +427,48 @@ describe('App', () => {
     expect(screen.getByText('半句')).toBeInTheDocument()
     expect(screen.getAllByTestId('message-assistant').map((m) => m.getAttribute('data-message-id'))).toEqual(['m1', 'm2'])
     expect(screen.getAllByTestId('message-user')).toHaveLength(1)
+  })
+
+  it('a sign-in link with a rejected token: says so and what to do, in both languages, and drops the token from the address', async () => {
+    const { user } = await setup('/?token=wrong', {
+      'GET /api/info': json(401, { error: { code: 'unauthorized', message: 'authentication required' } }),
+      'GET /api/sessions': json(401, { error: { code: 'unauthorized', message: 'authentication required' } }),
+    })
+    const box = await screen.findByTestId('unauthorized')
+    expect(box).toHaveAttribute('data-reason', 'token_rejected')
+    expect(within(box).getByRole('heading')).toHaveTextContent('令牌无效')
+    expect(box).toHaveTextContent('服务器不接受这个链接里的令牌')
+    expect(box).toHaveTextContent('luban serve 启动时')
+    expect(box).not.toHaveTextContent('authentication required')
+    expect(window.location.search).toBe('')
+    expect(screen.queryByTestId('composer')).toBeNull()
+    await user.click(screen.getByTestId('lang-switch'))
+    expect(within(box).getByRole('heading')).toHaveTextContent('Token rejected')
+    expect(box).toHaveTextContent('does not accept the token in this link')
+    expect(box).toHaveTextContent('Open the URL that luban serve printed')
+  })
+
+  it('the header shows a placeholder, not the session id, until the title is known', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    await setup('/s/sess_raw_id_123', {
+      'GET /api/sessions': json(200, { sessions: [] }),
+      'GET /api/sessions/sess_raw_id_123': async (_req, res) => {
+        await gate
+        const tr = transcript('sess_raw_id_123', 'completed')
+        res.writeHead(200, { 'Content-Type': 'application/json' })
+        res.end(JSON.stringify({ ...tr, session: { ...tr.session, title: '部署计划' }, messages: [] }))
+      },
+      'GET /api/sessions/sess_raw_id_123/events': (_req, res) => {
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' })
+      },
+    })
+    const header = await screen.findByTestId('session-header')
+    expect(within(header).getByTestId('session-title-loading')).toHaveAttribute('aria-busy', 'true')
+    expect(header).not.toHaveTextContent('sess_raw_id_123')
+    release()
+    await waitFor(() => expect(within(header).getByRole('heading')).toHaveTextContent('部署计划'))
+    expect(screen.queryByTestId('session-title-loading')).toBeNull()
   })
 
   it('asks to open the printed URL on 401, and switches to English', async () => {

@@ -15,6 +15,12 @@ const zh = {
   submit: '提交',
   submitting: '提交中…',
   cancel: '取消',
+  /** cancelTask is the cards' action that ends the run (ask_user, AskUser, approval), the same words on each. */
+  cancelTask: '取消任务',
+  cancelTaskConfirm: '取消任务？助手会停下，这个问题不再等你回答。',
+  keepAnswering: '继续回答',
+  /** unanswered names the batch's questions still without an answer (1-based numbers). */
+  unanswered: (ns: number[]) => `还有 ${ns.length} 题未答：第 ${ns.join('、')} 题`,
   other: '其他',
   /** batchTitle heads an AskUser card: its questions follow, each with its own text. */
   batchTitle: (n: number) => (n === 1 ? '请回答这个问题' : `请回答以下 ${n} 个问题`),
@@ -69,6 +75,11 @@ const en: Dict = {
   submit: 'Submit',
   submitting: 'Submitting…',
   cancel: 'Cancel',
+  cancelTask: 'Cancel the task',
+  cancelTaskConfirm: 'Cancel the task? The assistant stops and this question is no longer asked.',
+  keepAnswering: 'Keep answering',
+  unanswered: (ns: number[]) =>
+    ns.length === 1 ? `1 unanswered: question ${ns[0]}` : `${ns.length} unanswered: questions ${ns.slice(0, -1).join(', ')} and ${ns[ns.length - 1]}`,
   other: 'Other',
   batchTitle: (n: number) => (n === 1 ? 'One question for you' : `${n} questions for you`),
   otherPlaceholder: 'Type another answer',

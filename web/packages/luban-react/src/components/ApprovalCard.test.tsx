@@ -127,6 +127,8 @@ describe('approval card (DESIGN §10)', () => {
     await user.click(screen.getByTestId('approval-confirm-reject'))
     expect(onSubmit).toHaveBeenLastCalledWith({ decision: 'reject', cancelled: false })
     await user.click(screen.getByTestId('cancel'))
+    expect(onCancel).not.toHaveBeenCalled()
+    await user.click(screen.getByTestId('cancel-yes'))
     expect(onCancel).toHaveBeenCalledOnce()
   })
 
@@ -150,7 +152,7 @@ describe('approval card (DESIGN §10)', () => {
     const { rerender, card } = setup({ phase: 'resolved', receipt: edited as unknown as Receipt })
     expect(screen.getByTestId('receipt-status')).toHaveTextContent('Approved with edits')
     expect(screen.getByTestId('receipt-arguments')).toHaveTextContent('"b.md"')
-    expect(screen.getByTestId('receipt-remember')).toHaveTextContent('always allowed in this session')
+    expect(screen.getByTestId('receipt-remember')).toHaveTextContent('Always allowed in this session')
     const rejected: ApprovalReceipt = { ...base, decision: 'reject', message: 'not now' }
     rerender({ ...card, phase: 'resolved', receipt: rejected as unknown as Receipt })
     expect(screen.getByTestId('receipt-status')).toHaveTextContent('Rejected')

@@ -8,6 +8,7 @@ import { approvalText, parseArguments, type ApprovalAnswer, type ApprovalReceipt
 import { CardError, FieldMessages, otherErrors } from './fieldErrors'
 import { JsonView } from './JsonView'
 import { KeyHints } from './KeyHints'
+import { CancelTask } from './CancelTask'
 
 /** ApprovalDraft is what the approval form keeps across reloads: the open panel, the edited arguments, the reason, the remember box. */
 type ApprovalDraft = { mode: 'idle' | 'edit' | 'reject'; text: string; reason: string; remember: boolean }
@@ -167,9 +168,7 @@ export function ApprovalForm({ card, onSubmit, onCancel }: Props) {
               {a.reject}
             </button>
           )}
-          <button type="button" data-testid="cancel" onClick={onCancel}>
-            {a.cancel}
-          </button>
+          <CancelTask onCancel={onCancel} disabled={busy} />
         </div>
         <KeyHints primary="approve" />
       </fieldset>

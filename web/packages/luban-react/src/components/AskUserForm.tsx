@@ -1,11 +1,12 @@
-import { useId } from 'react'
+import { useId, useRef } from 'react'
 import { record, strings, useDraft } from '../drafts'
 import type { CardItem } from '../card'
 import { useT } from '../i18n'
 import type { Answer, Question } from '../types'
-import { CardError, FieldMessages, otherErrors } from './fieldErrors'
+import { CardError, FieldMessages, matchField, otherErrors } from './fieldErrors'
 import { visible } from '../visible'
 import { KeyHints } from './KeyHints'
+import { CancelTask } from './CancelTask'
 
 type QState = { selected: string[]; otherOn: boolean; other: string; focused: number }
 
@@ -51,13 +52,23 @@ export function AskUserForm({ card, onSubmit, onCancel }: { card: CardItem; onSu
     })
   }
 
+  // The questions (0-based) without an answer yet, in order.
+  const open = questions.flatMap((_, i) => (state[i] && answered(state[i]) ? [] : [i]))
+  const formRef = useRef<HTMLFormElement>(null)
+  const jumpToUnanswered = () => {
+    const q = formRef.current?.querySelector<HTMLElement>('[data-unanswered]')
+    const first = q?.querySelector<HTMLElement>('input:not([disabled])')
+    q?.scrollIntoView?.({ block: 'nearest' })
+    first?.focus()
+  }
+
   const fields = questions.map((_, i) => `answers[${i}]`)
   const hintId = `${uid}-hint`
   return (
-    <form onSubmit={submit} noValidate>
+    <form onSubmit={submit} noValidate ref={formRef}>
       <fieldset disabled={busy} className="card-body">
         {questions.map((q, i) => (
-          <QuestionField key={i} index={i} q={q} s={state[i]} uid={uid} errs={card.fieldErrors} set={(f) => set(i, f)} />
+          <QuestionField key={i} index={i} q={q} s={state[i]} uid={uid} errs={card.fieldErrors} set={(f) => set(i, f)} unanswered={!answered(state[i])} />
         ))}
         <FieldMessages errors={card.fieldErrors?.filter((e) => e.field === 'answers')} field="answers" />
         <CardError card={card} unmatched={otherErrors(card.fieldErrors, [...fields, 'answers'])} />
@@ -73,13 +84,12 @@ export function AskUserForm({ card, onSubmit, onCancel }: { card: CardItem; onSu
           >
             {busy ? t.submitting : visible(card.request.submitLabel) || t.submit}
           </button>
-          <button type="button" data-testid="cancel" onClick={onCancel} disabled={busy}>
-            {t.cancel}
-          </button>
+          <CancelTask onCancel={onCancel} disabled={busy} />
           {!ready && (
-            <span className="hint" id={hintId} data-testid="hint">
-              {t.questionNeedsAnswer}
-            </span>
+            // The hint names the questions still open; pressing it goes to the first.
+            <button type="button" className="hint hint-jump" id={hintId} data-testid="hint" onClick={jumpToUnanswered}>
+              {open.length ? t.unanswered(open.map((i) => i + 1)) : t.questionNeedsAnswer}
+            </button>
           )}
         </div>
         <KeyHints options enter multiline />
@@ -117,9 +127,11 @@ type QProps = {
   uid: string
   errs: CardItem['fieldErrors']
   set: (f: (q: QState) => QState) => void
+  /** unanswered marks the question (data-unanswered) for the hint's jump and the chat's first focus. */
+  unanswered: boolean
 }
 
-function QuestionField({ index: i, q, s, uid, errs, set }: QProps) {
+function QuestionField({ index: i, q, s, uid, errs, set, unanswered }: QProps) {
   const t = useT()
   const multi = q.multi_select
   const withPreview = !multi && q.options.some((o) => o.preview)
@@ -134,6 +146,10 @@ function QuestionField({ index: i, q, s, uid, errs, set }: QProps) {
   const setOther = (on: boolean) => set((cur) => ({ ...cur, otherOn: on, selected: multi || !on ? cur.selected : [] }))
   const focus = (j: number) => set((cur) => (cur.focused === j ? cur : { ...cur, focused: j }))
   const preview = q.options[s.focused]?.preview
+  // A 422 about this question marks its choices invalid, described by the message under them.
+  const errId = `${name}-err`
+  const invalid = (errs ?? []).some((e) => matchField(e.field, `answers[${i}]`))
+  const described = (own?: string) => [own, invalid ? errId : ''].filter(Boolean).join(' ') || undefined
 
   const options = (
     <div className="options" role="group" aria-labelledby={`${name}-legend`} data-key-group>
@@ -155,7 +171,8 @@ function QuestionField({ index: i, q, s, uid, errs, set }: QProps) {
                 choose(o.label, e.target.checked)
                 focus(j)
               }}
-              aria-describedby={o.description ? `${id}-desc` : undefined}
+              aria-invalid={invalid || undefined}
+              aria-describedby={described(o.description ? `${id}-desc` : undefined)}
             />
             <label htmlFor={id}>
               <span className="option-head">
@@ -185,6 +202,8 @@ function QuestionField({ index: i, q, s, uid, errs, set }: QProps) {
           data-key-option={q.options.length < 9 ? '' : undefined}
           data-key-focus={`${otherId}-text`}
           aria-keyshortcuts={q.options.length < 9 ? String(q.options.length + 1) : undefined}
+          aria-invalid={invalid || undefined}
+          aria-describedby={described()}
           onChange={(e) => setOther(e.target.checked)}
         />
         <label htmlFor={otherId}>
@@ -215,7 +234,7 @@ function QuestionField({ index: i, q, s, uid, errs, set }: QProps) {
   )
 
   return (
-    <fieldset className="question" data-testid={`question-${i}`}>
+    <fieldset className="question" data-testid={`question-${i}`} data-unanswered={unanswered || undefined}>
       <legend id={`${name}-legend`}>
         <span className="chip" data-testid={`question-header-${i}`}>
           {visible(q.header)}
@@ -240,7 +259,7 @@ function QuestionField({ index: i, q, s, uid, errs, set }: QProps) {
       ) : (
         options
       )}
-      <FieldMessages errors={errs} field={`answers[${i}]`} />
+      <FieldMessages errors={errs} field={`answers[${i}]`} id={errId} />
     </fieldset>
   )
 }

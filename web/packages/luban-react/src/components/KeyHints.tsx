@@ -1,6 +1,10 @@
 import { useLang, type Lang } from '../i18n'
 
-/** keyText holds the strings of the cards' keyboard hints and the "accept recommended" action. */
+/**
+ * keyText holds the strings of the cards' keyboard hints (lower case after
+ * their key: "R accept recommended") and the "Accept recommended" button's
+ * label (sentence case, like every button).
+ */
 export const keyText = {
   zh: {
     label: '快捷键',
@@ -9,6 +13,7 @@ export const keyText = {
     submitMultiline: '在多行框里提交',
     leave: '离开输入框',
     recommended: '采用推荐',
+    acceptRecommended: '采用推荐',
     approve: '批准（在编辑或理由框里：发送）',
     done: '我已完成',
   },
@@ -19,6 +24,7 @@ export const keyText = {
     submitMultiline: 'submit from a multi-line box',
     leave: 'leave the field',
     recommended: 'accept recommended',
+    acceptRecommended: 'Accept recommended',
     approve: 'approve (in the editor or the reason: send)',
     done: "I'm done",
   },

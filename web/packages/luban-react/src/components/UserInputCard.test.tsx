@@ -146,6 +146,7 @@ describe('UserInputCard modes (seed 000 §3 table)', () => {
   it('cancel has its own button and is never validated', async () => {
     const { user, onCancel, onSubmit } = setup({ request: { mode: 'toggle' } })
     await user.click(screen.getByTestId('cancel'))
+    await user.click(screen.getByTestId('cancel-yes'))
     expect(onCancel).toHaveBeenCalledOnce()
     expect(onSubmit).not.toHaveBeenCalled()
   })
@@ -170,7 +171,7 @@ describe('UserInputCard modes (seed 000 §3 table)', () => {
 
   it('English strings by the switch', () => {
     setup({ request: { mode: 'toggle' } }, 'en')
-    expect(screen.getByTestId('cancel')).toHaveTextContent('Cancel')
+    expect(screen.getByTestId('cancel')).toHaveTextContent('Cancel the task')
     expect(screen.getByTestId('hint')).toHaveTextContent('Turn on at least one to submit')
   })
 })

@@ -14,6 +14,7 @@ import { visible } from '../visible'
 import { errorText } from '../errorText'
 import { onCardKeyDown } from '../keys'
 import { KeyHints, keyText } from './KeyHints'
+import { CancelTask } from './CancelTask'
 import { record, strings, useDraft, useDraftStore } from '../drafts'
 
 /** CardProps are the props of UserInputCard. */
@@ -59,14 +60,18 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
       ? t.batchTitle(req.questions.length)
       : visible(req.title)
 
-  // A rejected answer (422) moves the focus to the first control its
-  // details name (marked aria-invalid), so the person lands on what to fix.
+  // A submit that came back to editing (a 422, a network error, a 5xx)
+  // had its controls disabled while it was sent, so the focus fell to the
+  // page: it goes to the control that needs attention (attentionControl),
+  // where the error is announced (role=alert) and describes it.
   const sectionRef = useRef<HTMLElement>(null)
-  const fieldErrors = card.fieldErrors
+  const lastPhase = useRef(card.phase)
   useEffect(() => {
-    if (!fieldErrors?.length) return
-    sectionRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]:not([disabled])')?.focus()
-  }, [fieldErrors])
+    const was = lastPhase.current
+    lastPhase.current = card.phase
+    if (was !== 'submitting' || card.phase !== 'editing' || !sectionRef.current) return
+    attentionControl(sectionRef.current)?.focus()
+  }, [card.phase, card.fieldErrors, card.error])
 
   useEffect(() => {
     if (!editing || !onExpire || !req.expiresAt) return
@@ -133,6 +138,20 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
         </>
       )}
     </section>
+  )
+}
+
+/**
+ * attentionControl is where the focus goes after a failed submit: the
+ * first field a 422 marked invalid, else the retry of a card-level error,
+ * else the card's submit (its main action), else the card itself.
+ */
+export function attentionControl(card: HTMLElement): HTMLElement | null {
+  return (
+    card.querySelector<HTMLElement>('[aria-invalid="true"]:not([disabled])') ??
+    card.querySelector<HTMLElement>('[data-testid="retry"]:not([disabled])') ??
+    card.querySelector<HTMLElement>('[data-testid="submit"]:not([disabled]), [data-primary]:not([disabled])') ??
+    card
   )
 }
 
@@ -295,12 +314,10 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
           </button>
           {recommended.length > 0 && (
             <button type="button" data-testid="accept-recommended" data-key-recommended aria-keyshortcuts="R" disabled={busy} onClick={acceptRecommended}>
-              {k.recommended}: {recommended.map((o) => visible(o.label)).join(', ')}
+              {k.acceptRecommended}: {recommended.map((o) => visible(o.label)).join(', ')}
             </button>
           )}
-          <button type="button" data-testid="cancel" onClick={onCancel} disabled={busy}>
-            {t.cancel}
-          </button>
+          <CancelTask onCancel={onCancel} disabled={busy} />
           {hint && (
             <span className="hint" id={hintId} data-testid="hint">
               {hint}

@@ -1,4 +1,4 @@
-import { useContext } from 'react'
+import { useContext, useId } from 'react'
 import type { CardItem } from '../card'
 import { RetryContext } from '../cardRetry'
 import { errorText, fieldErrorText, retryable, type CodedFieldError } from '../errorText'
@@ -51,13 +51,14 @@ export function CardError({ card, unmatched }: { card: CardItem; unmatched: Fiel
   const t = useT()
   const lang = useLang()
   const retry = useContext(RetryContext)
+  const msgId = useId()
   if (!card.error && !unmatched.length) return null
   const canRetry = !!retry && !!card.error && !!card.lastAnswer && card.phase === 'editing' && retryable(card.error)
   return (
     <div className="card-error" data-testid="card-error" data-code={card.error?.code} role="alert">
-      {card.error && <div>{errorText(t, card.error)}</div>}
+      {card.error && <div id={msgId}>{errorText(t, card.error)}</div>}
       {canRetry && (
-        <button type="button" data-testid="retry" onClick={() => retry(card)}>
+        <button type="button" data-testid="retry" aria-describedby={msgId} onClick={() => retry(card)}>
           {t.retry}
         </button>
       )}
