@@ -79,7 +79,7 @@ func (s *Server) tokenLogin(w http.ResponseWriter, r *http.Request) bool {
 	}
 	to := s.authenticate(tok)
 	if to == "" {
-		plain(w, http.StatusUnauthorized, "invalid token: open the URL printed by `luban serve`\n")
+		s.rejectedToken(w, r)
 		return true
 	}
 	if dest := r.Header.Get("Sec-Fetch-Dest"); dest != "" && dest != "document" {
@@ -97,6 +97,61 @@ func (s *Server) tokenLogin(w http.ResponseWriter, r *http.Request) bool {
 		s.page(w, confirmTmpl, confirmView{From: from, To: to, Token: tok, CSRF: s.loginMAC(cookie, tok)})
 	}
 	return true
+}
+
+// rejectedToken answers a sign-in link whose token is not valid: 401 and
+// no cookie. A browser opening it as a page gets the page itself (with the
+// 401 status), which sees the token still in its URL, says in the user's
+// language that the token was rejected and what to do, and drops the token
+// from the address; anything else (curl, a fetch, no page built) gets the
+// plain-text sentence.
+func (s *Server) rejectedToken(w http.ResponseWriter, r *http.Request) {
+	page := r.Header.Get("Sec-Fetch-Dest") == "document"
+	if r.Header.Get("Sec-Fetch-Dest") == "" {
+		// A browser without fetch metadata: a page is what asks for HTML.
+		page = strings.Contains(r.Header.Get("Accept"), "text/html")
+	}
+	if s.opts.Web == nil || !page {
+		plain(w, http.StatusUnauthorized, "invalid token: open the URL printed by `luban serve`\n")
+		return
+	}
+	req := r.Clone(r.Context())
+	// The page's file handler answers a conditional request with 304,
+	// which would hide the 401.
+	req.Header.Del("If-Modified-Since")
+	req.Header.Del("If-None-Match")
+	req.Header.Del("Range")
+	w.Header().Set("Cache-Control", "no-store")
+	pageHeaders(w)
+	s.opts.Web.ServeHTTP(&statusWriter{ResponseWriter: w, status: http.StatusUnauthorized}, req)
+}
+
+// statusWriter is a ResponseWriter that sends status in place of a success
+// status the wrapped handler writes (an error status passes as it is).
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+// WriteHeader sends the writer's status for any 2xx code, else code.
+func (w *statusWriter) WriteHeader(code int) {
+	if w.wrote {
+		return
+	}
+	w.wrote = true
+	if code >= 200 && code < 300 {
+		code = w.status
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Write sends the writer's status first when the handler did not.
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // fromOtherSite reports whether a navigation was started by another site:

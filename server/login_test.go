@@ -241,3 +241,42 @@ func TestPageHeadersForbidSameOriginImages(t *testing.T) {
 	require.Contains(t, csp, "form-action 'self'")
 	require.Contains(t, csp, "frame-ancestors 'none'")
 }
+
+// A sign-in link with a wrong token opened as a page gets the page itself
+// with 401 (the page words "token rejected" in the user's language) and no
+// cookie; anything else gets the plain sentence; the API's 401 stays JSON.
+func TestRejectedTokenServesThePageWith401(t *testing.T) {
+	t.Parallel()
+	srv := lubantest.Start(t, lubantest.Options{Provider: setupProvider(), Web: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, "<!doctype html><p>page</p>")
+	})})
+	c := noFollow(t)
+	resp, body := open(t, c, srv.URL+"/?token=wrong", navigation)
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	require.Equal(t, "<!doctype html><p>page</p>", body)
+	require.Contains(t, resp.Header.Get("Content-Security-Policy"), "img-src data:")
+	require.Equal(t, "same-origin", resp.Header.Get("Referrer-Policy"))
+	require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
+	require.Empty(t, resp.Cookies())
+	require.Empty(t, cookieOf(t, c, srv))
+
+	// A conditional request cannot turn it into a 304.
+	resp, _ = open(t, c, srv.URL+"/?token=wrong", map[string]string{"Sec-Fetch-Dest": "document", "If-Modified-Since": "Mon, 01 Jan 2035 00:00:00 GMT"})
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+
+	// Not a page: the plain sentence, as before.
+	resp, _ = open(t, c, srv.URL+"/?token=wrong", map[string]string{"Accept": "text/html,application/xhtml+xml"})
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	require.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
+	for _, hdr := range []map[string]string{nil, {"Sec-Fetch-Dest": "image", "Accept": "text/html"}} {
+		resp, body = open(t, c, srv.URL+"/?token=wrong", hdr)
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+		require.Equal(t, "text/plain; charset=utf-8", resp.Header.Get("Content-Type"))
+		require.Contains(t, body, "invalid token")
+	}
+
+	resp, body = open(t, c, srv.URL+"/api/sessions", nil)
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	require.Contains(t, body, `"code":"unauthorized"`)
+}

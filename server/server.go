@@ -121,14 +121,20 @@ func New(opts Options) (*Server, error) {
 			http.NotFound(w, r)
 			return
 		}
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.Header().Set("X-Frame-Options", "DENY")
-		w.Header().Set("Content-Security-Policy", pageCSP)
-		w.Header().Set("Referrer-Policy", "same-origin")
+		pageHeaders(w)
 		s.opts.Web.ServeHTTP(w, r)
 	})
 	s.api, s.handler = api.ServeMux, s.observe(s.mux)
 	return s, nil
+}
+
+// pageHeaders are the headers of every response of the page (Options.Web):
+// no sniffing, no framing, its CSP, and no Referer to another site.
+func pageHeaders(w http.ResponseWriter) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Content-Security-Policy", pageCSP)
+	w.Header().Set("Referrer-Policy", "same-origin")
 }
 
 // ServeHTTP implements http.Handler. Every request body is bounded in size

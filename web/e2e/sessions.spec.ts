@@ -24,9 +24,12 @@ test('search, rename and delete sessions, force-deleting one whose question wait
   const beta = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!)
   expect(beta).not.toBe(alpha.sessionId)
   await betaCard.getByTestId('cancel').click()
+  await betaCard.getByTestId('cancel-yes').click()
   await expect(page.getByTestId('receipt')).toHaveAttribute('data-status', 'cancelled')
   await expect.poll(async () => (await luban.api('GET', `/api/sessions/${beta}`)).body.session.status).toBe('cancelled')
   const list = page.getByTestId('session-list')
+  // At 360 px the list is a drawer, closed by default.
+  await page.getByTestId('sessions-toggle').click()
   await expect(list.getByTestId(`session-${alpha.sessionId}`)).toBeVisible()
   await expect(list.getByTestId(`session-${beta}`)).toBeVisible()
 
@@ -67,6 +70,9 @@ test('search, rename and delete sessions, force-deleting one whose question wait
   // waiting question, the focus on Cancel; confirmed, it is forced.
   await page.getByTestId(`session-${alpha.sessionId}`).click()
   await expect(page.getByTestId('chat')).toHaveAttribute('data-session-id', alpha.sessionId)
+  // Picking a session on a phone closes the drawer; open it again.
+  await expect(page.getByTestId('sessions-toggle')).toHaveAttribute('aria-expanded', 'false')
+  await page.getByTestId('sessions-toggle').click()
   await page.getByTestId(`delete-${alpha.sessionId}`).click()
   await expect(page.getByTestId('delete-confirm')).toContainText('有问题在等待回答')
   await expect(page.getByTestId('delete-confirm')).not.toContainText('任务仍在运行')

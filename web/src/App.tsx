@@ -17,6 +17,23 @@ const ASK_TOOLS = new Set(['ask_user', 'AskUser'])
 /** AppProps lets tests inject a client; the page uses the same-origin default. */
 export type AppProps = { api?: Api; initialLang?: Lang }
 
+/** NARROW is the phone layout's media query (styles.css uses the same width). */
+const NARROW = '(max-width: 640px)'
+
+function narrow(): boolean {
+  return typeof window.matchMedia === 'function' && window.matchMedia(NARROW).matches
+}
+
+/**
+ * rejectedToken reports whether the page was opened as /?token=…: the
+ * server sends a valid token's link on to / (with the cookie), so a page
+ * that still has the token in its URL was served for a token the server
+ * rejected.
+ */
+function rejectedToken(): boolean {
+  return new URLSearchParams(window.location.search).has('token')
+}
+
 function sessionFromPath(): string | undefined {
   const m = /^\/s\/([^/]+)$/.exec(window.location.pathname)
   return m ? decodeURIComponent(m[1]) : undefined
@@ -40,6 +57,11 @@ export function App({ api: given, initialLang }: AppProps) {
   const [pick, setPick] = useState('')
   const [sentAgent, setSentAgent] = useState('')
   const [unauthorized, setUnauthorized] = useState(false)
+  // A sign-in link whose token the server refused (the page then drops it from the address).
+  const [tokenRejected] = useState(rejectedToken)
+  // The session list: open beside the chat on a wide screen, closed by
+  // default on a phone so the transcript and a card get the screen.
+  const [sessionsOpen, setSessionsOpen] = useState(() => !narrow())
   // The session in the URL (/s/{id}); undefined on / (a new session).
   const [route, setRoute] = useState<string | undefined>(sessionFromPath)
   const [draft, setDraft] = useState('')
@@ -80,6 +102,11 @@ export function App({ api: given, initialLang }: AppProps) {
   }, [api, fail, refreshSessions])
 
   useEffect(() => {
+    // The refused token is not kept in the address bar or the history.
+    if (tokenRejected) window.history.replaceState(null, '', window.location.pathname)
+  }, [tokenRejected])
+
+  useEffect(() => {
     document.documentElement.lang = lang === 'zh' ? 'zh-CN' : 'en'
   }, [lang])
 
@@ -95,6 +122,12 @@ export function App({ api: given, initialLang }: AppProps) {
     if (id !== undefined && id === chat.sessionId && id === route) chat.reload()
     else setRoute(id)
     setSentAgent('')
+  }
+
+  // On a phone the list closes once a session is picked in it: the chat takes the screen.
+  const openPicked = (id: string) => {
+    open(id)
+    if (narrow()) setSessionsOpen(false)
   }
 
   /**
@@ -166,65 +199,85 @@ export function App({ api: given, initialLang }: AppProps) {
           <ThemeToggle />
           <LanguageButton t={t} lang={lang} onSwitch={switchLang} />
         </header>
-        {unauthorized && (
-          <div className="banner banner-error" role="alert" data-testid="unauthorized">
-            {t.unauthorized}
+        {tokenRejected || unauthorized ? (
+          <SignIn t={t} rejected={tokenRejected} />
+        ) : (
+          <div className="main">
+            <nav className={`sessions${sessionsOpen ? '' : ' sessions-closed'}`} aria-label={t.sessions} data-testid="session-list">
+              <h2 className="sessions-heading">
+                <button
+                  type="button"
+                  className="sessions-toggle"
+                  aria-expanded={sessionsOpen}
+                  aria-controls="session-list-body"
+                  data-testid="sessions-toggle"
+                  onClick={() => setSessionsOpen((o) => !o)}
+                >
+                  <span className="sessions-chevron" aria-hidden="true">
+                    {sessionsOpen ? '▾' : '▸'}
+                  </span>
+                  {t.sessions}
+                  {sessions.length > 0 && <span className="sessions-count"> ({sessions.length})</span>}
+                </button>
+              </h2>
+              <div id="session-list-body" hidden={!sessionsOpen}>
+                <SessionList
+                  api={api}
+                  sessions={sessions}
+                  currentId={chat.sessionId}
+                  onOpen={openPicked}
+                  onError={fail}
+                  meta={(s) => showAgents(agents, s.agent) && <AgentName t={t} name={s.agent} testId={`session-agent-${s.id}`} />}
+                  onChanged={(id, deleted) => {
+                    if (deleted && id === chat.sessionId) open(undefined)
+                    refreshSessions()
+                  }}
+                />
+              </div>
+            </nav>
+            <main className="chat" data-testid="chat" data-session-id={chat.sessionId ?? ''}>
+              {chat.sessionId && !gone && (() => {
+                const listed = sessions.find((s) => s.id === chat.sessionId)
+                const own = chat.session?.id === chat.sessionId ? chat.session : undefined
+                const agent = listed?.agent || own?.agent || sentAgent
+                // Until the list or the transcript names the session, the
+                // title is a neutral placeholder (never the raw id).
+                const known = !!listed || !!own
+                const title = listed?.title || own?.title || (known ? t.untitledSession : '')
+                return <SessionHeader t={t} title={title} agent={agent} named={showAgents(agents, agent)} />
+              })()}
+              <div className="items" aria-live="polite" ref={itemsRef} onScroll={onItemsScroll} data-testid="transcript">
+                {chat.items.length === 0 && !chat.sessionId && <Welcome t={t} model={model} />}
+                <RetryContext.Provider value={retryCard}>
+                  {chat.items.map((it) => (
+                    <ItemView
+                      key={it.key}
+                      item={it}
+                      approval={it.kind === 'tool' ? approvals.get(it.toolCallId) : undefined}
+                      t={t}
+                      onAnswer={answer}
+                      onExpire={chat.expire}
+                      onRetryRun={canRetryRun && it === lastError ? () => send(lastError.retryText!) : undefined}
+                      onNewSession={() => open(undefined)}
+                    />
+                  ))}
+                </RetryContext.Provider>
+                {chat.running && (
+                  <div className="muted" data-testid="running">
+                    {t.running}
+                  </div>
+                )}
+                {chat.connection === 'reconnecting' && (
+                  <div className="banner" role="status" data-testid="reconnecting">
+                    {t.reconnecting}
+                  </div>
+                )}
+              </div>
+              {!chat.sessionId && <AgentPicker t={t} agents={agents} value={pick} onChange={setPick} disabled={chat.running} />}
+              <Composer t={t} running={chat.running} waiting={waiting} gone={gone} text={draft} setText={setDraft} onSend={send} onStop={stop} />
+            </main>
           </div>
         )}
-        <div className="main">
-          <nav className="sessions" aria-label={t.sessions} data-testid="session-list">
-            <h2>{t.sessions}</h2>
-            <SessionList
-              api={api}
-              sessions={sessions}
-              currentId={chat.sessionId}
-              onOpen={open}
-              onError={fail}
-              meta={(s) => showAgents(agents, s.agent) && <AgentName t={t} name={s.agent} testId={`session-agent-${s.id}`} />}
-              onChanged={(id, deleted) => {
-                if (deleted && id === chat.sessionId) open(undefined)
-                refreshSessions()
-              }}
-            />
-          </nav>
-          <main className="chat" data-testid="chat" data-session-id={chat.sessionId ?? ''}>
-            {chat.sessionId && !gone && (() => {
-              const listed = sessions.find((s) => s.id === chat.sessionId)
-              const own = chat.session?.id === chat.sessionId ? chat.session : undefined
-              const agent = listed?.agent || own?.agent || sentAgent
-              return <SessionHeader t={t} title={listed?.title || own?.title || chat.sessionId} agent={agent} named={showAgents(agents, agent)} />
-            })()}
-            <div className="items" aria-live="polite" ref={itemsRef} onScroll={onItemsScroll} data-testid="transcript">
-              {chat.items.length === 0 && !chat.sessionId && <Welcome t={t} model={model} />}
-              <RetryContext.Provider value={retryCard}>
-                {chat.items.map((it) => (
-                  <ItemView
-                    key={it.key}
-                    item={it}
-                    approval={it.kind === 'tool' ? approvals.get(it.toolCallId) : undefined}
-                    t={t}
-                    onAnswer={answer}
-                    onExpire={chat.expire}
-                    onRetryRun={canRetryRun && it === lastError ? () => send(lastError.retryText!) : undefined}
-                    onNewSession={() => open(undefined)}
-                  />
-                ))}
-              </RetryContext.Provider>
-              {chat.running && (
-                <div className="muted" data-testid="running">
-                  {t.running}
-                </div>
-              )}
-              {chat.connection === 'reconnecting' && (
-                <div className="banner" role="status" data-testid="reconnecting">
-                  {t.reconnecting}
-                </div>
-              )}
-            </div>
-            {!chat.sessionId && <AgentPicker t={t} agents={agents} value={pick} onChange={setPick} disabled={chat.running} />}
-            <Composer t={t} running={chat.running} waiting={waiting} gone={gone} text={draft} setText={setDraft} onSend={send} onStop={stop} />
-          </main>
-        </div>
       </div>
     </LangContext.Provider>
   )
@@ -240,6 +293,22 @@ function LanguageButton({ t, lang, onSwitch }: { t: Dict; lang: Lang; onSwitch: 
     <button type="button" onClick={onSwitch} title={t.languageLabel} lang={lang === 'zh' ? 'en' : 'zh-CN'} data-testid="lang-switch">
       {t.language}
     </button>
+  )
+}
+
+/**
+ * SignIn takes the place of the chat while the page is not signed in: a
+ * sign-in link whose token the server refused ("token rejected"), or no
+ * valid cookie (a 401 from the API); each says what to do, in the page
+ * language.
+ */
+function SignIn({ t, rejected }: { t: Dict; rejected: boolean }) {
+  return (
+    <main className="signin" data-testid="unauthorized" data-reason={rejected ? 'token_rejected' : 'signed_out'} aria-labelledby="signin-title">
+      <h2 id="signin-title">{rejected ? t.tokenRejectedTitle : t.signInTitle}</h2>
+      <p role="alert">{rejected ? t.tokenRejected : t.unauthorized}</p>
+      <p>{t.signInHow}</p>
+    </main>
   )
 }
 

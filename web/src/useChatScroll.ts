@@ -1,8 +1,8 @@
 // The chat's scrolling (issue "a chat a person would choose"): the
 // transcript sticks to the bottom while it grows unless the user scrolled
 // up to read; a question card that arrives is scrolled into view and its
-// first control focused (an approval: the card), so it is never below the
-// fold unnoticed.
+// first control focused (an approval: the card; a batch: its first
+// unanswered question), so it is never below the fold unnoticed.
 import { useCallback, useEffect, useLayoutEffect, useRef, type RefObject } from 'react'
 import type { Item } from 'luban-react'
 
@@ -67,7 +67,14 @@ export function useChatScroll(ref: RefObject<HTMLElement | null>, items: Item[])
     // An approval's first control is "always allow this tool", a standing
     // permission one Space would grant: the card itself takes the focus
     // (its name is the question; Ctrl+Enter approves, Tab reaches the rest).
-    const first = card.dataset.mode === 'approval' ? card : card.querySelector<HTMLElement>(FOCUSABLE)
+    // A batch restored from its draft starts at its first question still
+    // unanswered (AskUserForm marks them data-unanswered), scrolled into
+    // view within the card when the card is taller than the transcript.
+    const open = card.dataset.mode === 'approval' ? null : card.querySelector<HTMLElement>('[data-unanswered]')
+    const first = card.dataset.mode === 'approval' ? card : (open?.querySelector<HTMLElement>(FOCUSABLE) ?? card.querySelector<HTMLElement>(FOCUSABLE))
+    // A later question than the first: the whole of it when it fits, else
+    // its top (its text, then the choices).
+    if (open && open !== card.querySelector('fieldset.question')) open.scrollIntoView?.({ block: open.offsetHeight > el.clientHeight ? 'start' : 'nearest' })
     first?.focus({ preventScroll: true })
     onScroll()
   }, [ref, items, onScroll])

@@ -76,7 +76,15 @@ export function AgentName({ t, name, testId }: { t: Dict; name: string; testId: 
 export function SessionHeader({ t, title, agent, named }: { t: Dict; title: string; agent?: string; named: boolean }) {
   return (
     <div className="session-header" data-testid="session-header">
-      <h2 className="session-header-title">{title}</h2>
+      {title ? (
+        <h2 className="session-header-title">{title}</h2>
+      ) : (
+        // The title is not known yet: a placeholder, not the session's id.
+        <h2 className="session-header-title session-header-loading" aria-busy="true" data-testid="session-title-loading">
+          <span aria-hidden="true">…</span>
+          <span className="visually-hidden">{t.loadingTitle}</span>
+        </h2>
+      )}
       {named && agent ? <AgentName t={t} name={agent} testId="session-agent" /> : null}
     </div>
   )
