@@ -67,11 +67,13 @@ func (r *Runner) Start(ctx context.Context, p StartParams) (*StartResult, error)
 			return nil, err
 		}
 	}
-	run, first, err := r.start(ctx, newRun{sessionID: sessionID, owner: p.Owner, title: titleOf(p.Message), agent: agent.Name, user: p.Message})
+	run, msgs, first, err := r.start(ctx, newRun{sessionID: sessionID, owner: p.Owner, title: titleOf(p.Message), agent: agent.Name, user: p.Message})
 	if err != nil {
 		return nil, err
 	}
-	r.Drive(run.ID)
+	// The driver starts from the rows as start committed them.
+	copied := *run
+	r.driveFrom(run.ID, &state{run: &copied, msgs: msgs})
 	return &StartResult{SessionID: run.SessionID, RunID: run.ID, AfterSeq: first - 1}, nil
 }
 

@@ -23,7 +23,14 @@ import (
 // driver was finishing (an answer right after the pause) is not left waiting
 // for a lease to expire. During Shutdown it only releases the run's lease,
 // so that the next process continues it at once.
-func (r *Runner) Drive(id string) {
+func (r *Runner) Drive(id string) { r.driveFrom(id, nil) }
+
+// driveFrom is Drive, whose first step starts from st (nil: it reads the
+// run's rows) when this call starts the driver: the rows a transition of
+// this process just committed. Every write of a step is conditional on the
+// run still running under this process's lease, so a row that went stale
+// meanwhile loses its write, as a fresh read just before the change would.
+func (r *Runner) driveFrom(id string, st *state) {
 	r.mu.Lock()
 	if r.baseCtx.Err() != nil {
 		r.mu.Unlock()
@@ -46,7 +53,8 @@ func (r *Runner) Drive(id string) {
 		defer r.wg.Done()
 		defer cancel()
 		for {
-			r.drive(ctx, id)
+			r.drive(ctx, id, st)
+			st = nil
 			r.mu.Lock()
 			if r.again[id] && ctx.Err() == nil {
 				delete(r.again, id)
@@ -61,8 +69,8 @@ func (r *Runner) Drive(id string) {
 	}()
 }
 
-func (r *Runner) drive(ctx context.Context, id string) {
-	ok, st := r.leased(ctx, id)
+func (r *Runner) drive(ctx context.Context, id string, from *state) {
+	ok, st := r.leased(ctx, id, from)
 	if !ok {
 		return
 	}
@@ -123,11 +131,17 @@ const maxStepRetries = 3
 
 // leased takes the run's lease for this process. A run that Start or an
 // answer has just leased to this process needs no second write; the run row
-// read to find that out is the first step's state.
-func (r *Runner) leased(ctx context.Context, id string) (bool, *state) {
+// read to find that out (or from, the rows the transition that leased it
+// committed, when not nil) is the first step's state.
+func (r *Runner) leased(ctx context.Context, id string, from *state) (bool, *state) {
 	now := r.now()
-	if run, err := r.st.RunGet(ctx, id); err == nil && run.Status == store.RunRunning &&
-		run.LeaseOwner == r.opts.InstanceID && run.LeaseUntil.After(now.Add(r.opts.LeaseDuration/2)) {
+	fresh := func(run *store.Run) bool {
+		return run.Status == store.RunRunning && run.LeaseOwner == r.opts.InstanceID && run.LeaseUntil.After(now.Add(r.opts.LeaseDuration/2))
+	}
+	if from != nil && from.run != nil && fresh(from.run) {
+		return true, from
+	}
+	if run, err := r.st.RunGet(ctx, id); err == nil && fresh(run) {
 		return true, &state{run: run}
 	}
 	won, err := r.st.RunLease(ctx, &store.RunLeaseParams{ID: id, Owner: r.opts.InstanceID, Until: now.Add(r.opts.LeaseDuration), Now: now})

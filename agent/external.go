@@ -55,7 +55,7 @@ func (r *Runner) Ask(ctx context.Context, p AskParams) (*askuser.InputRequest, e
 		}
 	}
 	call := model.ToolCall{ID: NewID("call"), Name: p.Tool, Arguments: string(p.Arguments)}
-	run, _, err := r.start(ctx, newRun{sessionID: p.SessionID, owner: p.Owner, title: titleOf(prompt.Title), agent: externalAgent, call: &call})
+	run, _, _, err := r.start(ctx, newRun{sessionID: p.SessionID, owner: p.Owner, title: titleOf(prompt.Title), agent: externalAgent, call: &call})
 	if err != nil {
 		return nil, err
 	}

@@ -45,10 +45,11 @@ type newRun struct {
 // it), creating the session first when nr names none, writes the session
 // event, the first message and its events (a call's tool_call trace and
 // event too), and sets the session running. It returns the run as
-// committed and the Seq of its session event. Errors:
+// committed, the session's messages as committed when it created the
+// session (nil otherwise), and the Seq of its session event. Errors:
 // *InteractionPendingError when the session waits on a question,
 // ErrRunInProgress when another run of it is active.
-func (r *Runner) start(ctx context.Context, nr newRun) (*store.Run, int64, error) {
+func (r *Runner) start(ctx context.Context, nr newRun) (*store.Run, []*store.Message, int64, error) {
 	now := r.now()
 	run := &store.Run{ID: NewID("run"), SessionID: nr.sessionID, Agent: nr.agent, Status: store.RunRunning,
 		LeaseOwner: r.opts.InstanceID, LeaseUntil: now.Add(r.opts.LeaseDuration), CreatedAt: now, UpdatedAt: now}
@@ -56,12 +57,14 @@ func (r *Runner) start(ctx context.Context, nr newRun) (*store.Run, int64, error
 	if nr.call != nil {
 		var err error
 		if callsJSON, err = json.Marshal([]model.ToolCall{*nr.call}); err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 	}
 	var first int64
+	var msgs []*store.Message
 	err := r.st.InTx(ctx, func(tx store.Tx) error {
 		created := false
+		msgs = nil
 		if run.SessionID == "" {
 			run.SessionID, created = NewID("sess"), true
 			if _, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: run.SessionID, Owner: nr.owner, Title: nr.title, Agent: sessionAgent(nr.agent),
@@ -83,9 +86,13 @@ func (r *Runner) start(ctx context.Context, nr newRun) (*store.Run, int64, error
 		if nr.call != nil {
 			role = "assistant"
 		}
-		if _, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: msgID, SessionID: run.SessionID, RunID: run.ID, Role: role,
-			Content: nr.user, ToolCalls: callsJSON, Now: now}); err != nil {
+		m, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: msgID, SessionID: run.SessionID, RunID: run.ID, Role: role,
+			Content: nr.user, ToolCalls: callsJSON, Now: now})
+		if err != nil {
 			return err
+		}
+		if created {
+			msgs = []*store.Message{m}
 		}
 		if _, err := r.emitContent(ctx, tx, run.SessionID, EventMessage, msgID, MessageEvent{MessageID: msgID, Role: api.Role(role)}); err != nil {
 			return err
@@ -104,14 +111,14 @@ func (r *Runner) start(ctx context.Context, nr newRun) (*store.Run, int64, error
 	if errors.Is(err, store.ErrRunActive) {
 		if it, perr := r.st.InteractionGetPending(ctx, run.SessionID); perr == nil {
 			req, _ := r.inputRequest(ctx, it)
-			return nil, 0, &InteractionPendingError{Pending: req}
+			return nil, nil, 0, &InteractionPendingError{Pending: req}
 		}
-		return nil, 0, ErrRunInProgress
+		return nil, nil, 0, ErrRunInProgress
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	return run, first, nil
+	return run, msgs, first, nil
 }
 
 // sessionAgent is the agent a new session keeps: none for a session an
