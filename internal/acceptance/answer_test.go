@@ -112,7 +112,7 @@ func TestSingleChoice(t *testing.T) {
 	// The session's whole log replays as exactly what the two streams
 	// carried, but deltas a slow stream committed (deleted with their message).
 	all := e.replay(p.sessionID, 0, doneOf(p.runID))
-	both := logged(append(append([]lubantest.Event{}, p.events...), evs...))
+	both := lubantest.Logged(append(append([]lubantest.Event{}, p.events...), evs...))
 	require.Equal(t, lubantest.Names(both), lubantest.Names(all))
 	for i, ev := range both {
 		require.Equal(t, ev.ID, all[i].ID)

@@ -114,19 +114,6 @@ func setupHabits(t *testing.T, key string, retries int, base time.Duration, time
 	return e, hf
 }
 
-// logged is what the log keeps of live events evs once their messages
-// committed: all but the streamed deltas, which a message's transaction
-// deletes (a stream that was slow enough to commit one shows it live only).
-func logged(evs []lubantest.Event) []lubantest.Event {
-	var out []lubantest.Event
-	for _, ev := range evs {
-		if ev.Name != "message_delta" && ev.Name != "reasoning_delta" {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
-
 // deltas is the assistant text evs show a client: each message's
 // message_delta text (every delta whole UTF-8, together the beginning of
 // the message), completed by its message event. A turn that arrives whole

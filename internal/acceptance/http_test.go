@@ -144,7 +144,7 @@ func TestSSEHeaders(t *testing.T) {
 	require.NoError(t, err)
 	checkSSE(t, sub, all)
 	sub.Close()
-	require.Equal(t, len(logged(evs))+len(logged(cont)), len(all))
+	require.Equal(t, len(lubantest.Logged(evs))+len(lubantest.Logged(cont)), len(all))
 	requireSequence(t, all)
 
 	// An idle subscription stays open and sends heartbeat comments.

@@ -157,6 +157,21 @@ func names(evs []Event) []string {
 // Names lists the events' names, in order.
 func Names(evs []Event) []string { return names(evs) }
 
+// Logged is what a session's log keeps of the live events evs once their
+// messages committed: all but the streamed deltas (message_delta,
+// reasoning_delta), which a message's transaction deletes. A stream slow
+// enough to commit a delta shows it live only, and the ids of a later
+// replay skip it (DESIGN §3: ids increase; they may skip deleted deltas).
+func Logged(evs []Event) []Event {
+	var out []Event
+	for _, ev := range evs {
+		if ev.Name != "message_delta" && ev.Name != "reasoning_delta" {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 // Find returns the first event named name.
 func Find(evs []Event, name string) (Event, bool) {
 	for _, e := range evs {
