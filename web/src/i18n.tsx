@@ -4,7 +4,7 @@
 import { useContext } from 'react'
 import { cardDicts, LangContext, type Lang } from 'luban-react'
 
-export { formatTime, LangContext, useLang, type Lang } from 'luban-react'
+export { formatTime, LangContext, RelativeTime, relativeTime, useLang, useNow, type Lang } from 'luban-react'
 
 const zh = {
   ...cardDicts.zh,

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useRef, useState } from 'react'
 import { ApiError, Deduper, isInputRequest, UserInputCard, visible, type Answer, type Api, type InboxItem, type InputRequest, type SSEEvent } from 'luban-react'
 import { reduceSession as reduce, type CardItem, type SessionState as ChatState } from 'luban-react'
 import { followFeed } from '../feed'
-import { formatTime, useLang, type Lang } from '../i18n'
+import { RelativeTime, useLang, useNow, type Lang } from '../i18n'
 
 /** The inbox's own strings (DESIGN §12), by language. */
 const TEXT: Record<Lang, {
@@ -367,6 +367,7 @@ function InboxEntry({
   const expire = useRef(onExpire)
   expire.current = onExpire
   const stableExpire = useCallback(() => expire.current(), [])
+  const now = useNow()
   if (!card) return null
   return (
     <li className="inbox-item" data-testid="inbox-item" data-request-id={item.id} data-session-id={item.sessionId}>
@@ -379,7 +380,7 @@ function InboxEntry({
             {agentLabel}: {visible(item.agent)}
           </span>
         )}
-        <time dateTime={item.createdAt}>{formatTime(item.createdAt, lang)}</time>
+        <RelativeTime iso={item.createdAt} lang={lang} now={now} testId="inbox-time" />
       </div>
       <UserInputCard
         card={card}

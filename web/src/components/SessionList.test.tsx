@@ -3,6 +3,7 @@ import userEvent from '@testing-library/user-event'
 import { Api, type SessionSummary } from 'luban-react'
 import { describe, expect, it } from 'vitest'
 import { json, startServer } from '../../packages/luban-react/src/test/server'
+import { LangContext } from '../i18n'
 import { matches, SessionList } from './SessionList'
 
 const NOW = '2026-03-01T08:00:00Z'
@@ -71,5 +72,25 @@ describe('SessionList', () => {
     await user.click(screen.getByTestId('delete-force'))
     await waitFor(() => expect(changed).toEqual([['s1', false], ['s2', true], ['s3', true]]))
     expect(srv.requests.filter((r) => r.method === 'DELETE').map((r) => r.url)).toEqual(['/api/sessions/s2?force=true', '/api/sessions/s3', '/api/sessions/s3?force=true'])
+  })
+})
+
+describe('SessionList times', () => {
+  it('says how long ago a session changed, in the page language, the exact time as its title', () => {
+    const three = new Date(Date.now() - 3 * 60_000 - 5_000).toISOString()
+    const rows = [{ ...session('a', '甲'), updatedAt: three }, { ...session('b', '乙'), updatedAt: new Date().toISOString() }]
+    const ui = (lang: 'zh' | 'en') => (
+      <LangContext.Provider value={lang}>
+        <SessionList api={new Api({ base: 'http://127.0.0.1:9' })} sessions={rows} onOpen={() => {}} onChanged={() => {}} />
+      </LangContext.Provider>
+    )
+    const r = render(ui('zh'))
+    expect(screen.getByTestId('session-time-a')).toHaveTextContent(/^3分钟前$/)
+    expect(screen.getByTestId('session-time-a')).toHaveAttribute('dateTime', three)
+    expect(screen.getByTestId('session-time-a').getAttribute('title')).toMatch(/\d{4}\/\d{1,2}\/\d{1,2}/)
+    expect(screen.getByTestId('session-time-b')).toHaveTextContent(/^刚刚$/)
+    r.rerender(ui('en'))
+    expect(screen.getByTestId('session-time-a')).toHaveTextContent(/^3 minutes ago$/)
+    expect(screen.getByTestId('session-time-b')).toHaveTextContent(/^just now$/)
   })
 })

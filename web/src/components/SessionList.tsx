@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type ReactNode } from 'react'
 import { ApiError, type Api, type SessionSummary } from 'luban-react'
-import { formatTime, statusText, useLang, useT, type Dict } from '../i18n'
+import { RelativeTime, statusText, useLang, useNow, useT, type Dict } from '../i18n'
 
 /**
  * StatusBadge is a session status as a localized label with a coloured dot
@@ -58,6 +58,7 @@ export function matches(s: SessionSummary, query: string): boolean {
 export function SessionList({ api, sessions, currentId, onOpen, onChanged, onError, meta }: SessionListProps) {
   const t = useT()
   const lang = useLang()
+  const now = useNow()
   const [query, setQuery] = useState('')
   const [editing, setEditing] = useState<Editing | null>(null)
   const [busy, setBusy] = useState(false)
@@ -177,7 +178,7 @@ export function SessionList({ api, sessions, currentId, onOpen, onChanged, onErr
                     <span className="session-meta">
                       <StatusBadge t={t} status={s.status} testId={`session-status-${s.id}`} />
                       {meta?.(s)}
-                      <span>{formatTime(s.updatedAt, lang)}</span>
+                      <RelativeTime iso={s.updatedAt} lang={lang} now={now} testId={`session-time-${s.id}`} />
                     </span>
                   </button>
                   <span className="session-actions">

@@ -2,7 +2,7 @@
 // came from a model are never here; the cards render them as text. An app
 // that has its own strings spreads cardDicts[lang] into its dictionary and
 // provides the language through LangContext.
-import { createContext, useContext } from 'react'
+import { createContext, useContext, useEffect, useState } from 'react'
 
 const zh = {
   recommended: '推荐',
@@ -144,4 +144,54 @@ export function formatTime(iso: string | undefined, lang: Lang): string {
   const d = new Date(iso)
   if (Number.isNaN(d.getTime())) return iso
   return d.toLocaleString(lang === 'zh' ? 'zh-CN' : 'en-US', { hour12: false })
+}
+
+const MINUTE = 60_000
+const HOUR = 60 * MINUTE
+const DAY = 24 * HOUR
+
+/**
+ * relativeTime words how long ago an RFC 3339 time was, the same in every
+ * list of the page (sessions, inbox) and in `luban chat` (docs/design.md
+ * §14 "Times"): under a minute (or in the future) 刚刚 / just now; then
+ * whole minutes, hours, days by Intl.RelativeTimeFormat with numeric
+ * "always" (3分钟前 / 3 minutes ago, 1小时前 / 1 hour ago, 6天前 / 6 days
+ * ago); from 7 days on the local date as YYYY-MM-DD. '' stays ''; a time
+ * that does not parse is shown as sent.
+ */
+export function relativeTime(iso: string | undefined, lang: Lang, now = Date.now()): string {
+  if (!iso) return ''
+  const t = new Date(iso).getTime()
+  if (Number.isNaN(t)) return iso
+  const ago = now - t
+  if (ago < MINUTE) return lang === 'zh' ? '刚刚' : 'just now'
+  const rtf = new Intl.RelativeTimeFormat(lang === 'zh' ? 'zh-CN' : 'en-US', { numeric: 'always' })
+  if (ago < HOUR) return rtf.format(-Math.floor(ago / MINUTE), 'minute')
+  if (ago < DAY) return rtf.format(-Math.floor(ago / HOUR), 'hour')
+  if (ago < 7 * DAY) return rtf.format(-Math.floor(ago / DAY), 'day')
+  const d = new Date(t)
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`
+}
+
+/** useNow is the current time in ms, renewed every everyMs (a minute by default) while mounted. */
+export function useNow(everyMs = MINUTE): number {
+  const [now, setNow] = useState(() => Date.now())
+  useEffect(() => {
+    const id = setInterval(() => setNow(Date.now()), everyMs)
+    return () => clearInterval(id)
+  }, [everyMs])
+  return now
+}
+
+/**
+ * RelativeTime is a <time> worded by relativeTime, its exact local time
+ * (formatTime) as the tooltip.
+ */
+export function RelativeTime({ iso, lang, now, testId }: { iso: string | undefined; lang: Lang; now: number; testId?: string }) {
+  if (!iso) return null
+  return (
+    <time dateTime={iso} title={formatTime(iso, lang)} data-testid={testId}>
+      {relativeTime(iso, lang, now)}
+    </time>
+  )
 }
