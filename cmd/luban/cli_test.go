@@ -65,7 +65,8 @@ func cleanEnv(t *testing.T) []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, "XDG_DATA_HOME="+t.TempDir())
+	// The demo's paced text (model/scripted) would only slow the tests down.
+	return append(env, "XDG_DATA_HOME="+t.TempDir(), "LUBAN_SCRIPTED_DELAY=0")
 }
 
 func TestVersionFlag(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/model/anthropic"
@@ -21,7 +22,9 @@ import (
 // OPENAI_BASE_URL is set, else anthropic:<ANTHROPIC_MODEL or
 // claude-sonnet-4-5> when ANTHROPIC_API_KEY is set, otherwise the scripted
 // demo. A chosen model whose key is missing is a startup error that names
-// the variable (docs/models.md).
+// the variable (docs/models.md). A scripted scenario streams at its own pace
+// (the demo's "delay"), or at LUBAN_SCRIPTED_DELAY (a Go duration; 0 streams
+// at once) when that is set.
 func providerFor(spec string, getenv func(string) string) (model.Provider, error) {
 	if spec == "" {
 		switch {
@@ -36,14 +39,23 @@ func providerFor(spec string, getenv func(string) string) (model.Provider, error
 	kind, name, _ := strings.Cut(spec, ":")
 	switch kind {
 	case "scripted":
-		if name == "" {
-			return scripted.New(scripted.Demo()), nil
+		sc := scripted.Demo()
+		if name != "" {
+			var err error
+			if sc, err = scripted.Load(name); err != nil {
+				return nil, fmt.Errorf("--model %s: %w", spec, err)
+			}
 		}
-		sc, err := scripted.Load(name)
-		if err != nil {
-			return nil, fmt.Errorf("--model %s: %w", spec, err)
+		p := scripted.New(sc)
+		// LUBAN_SCRIPTED_DELAY paces any scenario's text ("0": at once, as tests want).
+		if v := getenv("LUBAN_SCRIPTED_DELAY"); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return nil, fmt.Errorf("LUBAN_SCRIPTED_DELAY=%q: a duration such as 15ms or 0 is required", v)
+			}
+			p.SetDelay(d)
 		}
-		return scripted.New(sc), nil
+		return p, nil
 	case "openai":
 		if name == "" {
 			return nil, &usageError{"--model openai:<name> needs a model name, e.g. openai:gpt-4o-mini"}

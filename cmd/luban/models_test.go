@@ -12,6 +12,7 @@ import (
 	"github.com/lubanhq/luban/internal/fakeanthropic"
 	"github.com/lubanhq/luban/internal/fakeopenai"
 	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/model/scripted"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -29,6 +30,8 @@ func TestProviderForChoosesAndNamesMissingKeys(t *testing.T) {
 		usage   bool   // the error is a usage error (exit 2)
 	}{
 		{name: "nothing set is the scripted demo", want: "scripted:demo"},
+		{name: "the demo without pacing", env: map[string]string{"LUBAN_SCRIPTED_DELAY": "0"}, want: "scripted:demo"},
+		{name: "the demo's pace not a duration", spec: "scripted", env: map[string]string{"LUBAN_SCRIPTED_DELAY": "fast"}, wantErr: "LUBAN_SCRIPTED_DELAY"},
 		{name: "openai key picks openai", env: map[string]string{"OPENAI_API_KEY": "sk"}, want: "openai:gpt-4o-mini"},
 		{name: "openai model variable", env: map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1", "OPENAI_MODEL": "qwen2.5:7b"}, want: "openai:qwen2.5:7b"},
 		{name: "anthropic key picks anthropic", env: map[string]string{"ANTHROPIC_API_KEY": "sk-ant"}, want: "anthropic:claude-sonnet-4-5"},
@@ -120,4 +123,18 @@ func TestAnthropicThinkingBudgetReachesTheRequest(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "想", resp.Message.Reasoning.Text)
 	require.Equal(t, map[string]any{"type": "enabled", "budget_tokens": float64(2048)}, fa.Requests()[0].Body["thinking"])
+}
+
+// The demo streams at its own pace; LUBAN_SCRIPTED_DELAY sets any scenario's
+// (0: at once, which the tests use).
+func TestScriptedDelayFromEnvironment(t *testing.T) {
+	t.Parallel()
+	delay := func(env map[string]string) time.Duration {
+		p, err := providerFor("scripted", envOf(env))
+		require.NoError(t, err)
+		return p.(*scripted.Provider).Delay()
+	}
+	require.Positive(t, delay(nil))
+	require.Zero(t, delay(map[string]string{"LUBAN_SCRIPTED_DELAY": "0"}))
+	require.Equal(t, 250*time.Millisecond, delay(map[string]string{"LUBAN_SCRIPTED_DELAY": "250ms"}))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/lubanhq/luban/model"
@@ -12,11 +13,20 @@ import (
 
 // Provider plays a Scenario. It is stateless and safe for concurrent use.
 type Provider struct {
-	s *Scenario
+	s     *Scenario
+	delay time.Duration
 }
 
-// New returns a Provider playing s; s must not be changed afterwards.
-func New(s *Scenario) *Provider { return &Provider{s: s} }
+// New returns a Provider playing s, paced by the scenario's delay; s must
+// not be changed afterwards.
+func New(s *Scenario) *Provider { return &Provider{s: s, delay: s.delay} }
+
+// SetDelay sets the pace of the streamed text (Scenario.Delay; 0 streams at
+// once). Call it before the provider is used.
+func (p *Provider) SetDelay(d time.Duration) { p.delay = max(d, 0) }
+
+// Delay is the pace of the streamed text, per piece of PaceRunes characters.
+func (p *Provider) Delay() time.Duration { return p.delay }
 
 // Name is "scripted:<scenario name>".
 func (p *Provider) Name() string { return "scripted:" + p.s.Name }
@@ -32,8 +42,10 @@ func (p *Provider) Scenario() *Scenario { return p.s }
 //
 // Tool call i of the turn gets the id "call_<u>_<k>_<i>", unique within a
 // conversation. {{results}} in the text is replaced by the tool results since
-// message u. The text goes through onDelta in a few pieces split on
-// character boundaries. Generate fails only when ctx is done.
+// message u. The text goes through onDelta in four pieces split on
+// character boundaries, or, with a delay, in pieces of PaceRunes characters
+// each after the delay. Generate fails only when ctx is done (a stop
+// mid-stream ends it between two pieces).
 func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta func(text string)) (*model.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("scripted: %w", err)
@@ -71,8 +83,12 @@ func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta fun
 	}
 	msg.Content = text
 	if onDelta != nil {
-		for _, piece := range pieces(text, 4) {
-			onDelta(piece)
+		if p.delay <= 0 {
+			for _, piece := range pieces(text, 4) {
+				onDelta(piece)
+			}
+		} else if err := p.pace(ctx, text, onDelta); err != nil {
+			return nil, err
 		}
 	}
 	finish := "stop"
@@ -80,6 +96,30 @@ func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta fun
 		finish = "tool_calls"
 	}
 	return &model.Response{Message: msg, FinishReason: finish}, nil
+}
+
+// pace sends text through onDelta PaceRunes characters at a time, waiting
+// p.delay before each; it stops with ctx's error once ctx is done.
+func (p *Provider) pace(ctx context.Context, text string, onDelta func(string)) error {
+	t := time.NewTimer(p.delay)
+	defer t.Stop()
+	for text != "" {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("scripted: %w", ctx.Err())
+		case <-t.C:
+		}
+		end, n := 0, 0
+		for end < len(text) && n < PaceRunes {
+			_, size := utf8.DecodeRuneInString(text[end:])
+			end += size
+			n++
+		}
+		onDelta(text[:end])
+		text = text[end:]
+		t.Reset(p.delay)
+	}
+	return nil
 }
 
 // pieces splits s into about n pieces on rune boundaries ("" gives none).

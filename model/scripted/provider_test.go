@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
@@ -251,4 +252,53 @@ func TestDemo(t *testing.T) {
 	final := msgs[len(msgs)-1].Content
 	require.Contains(t, final, "预发布 (Staging) (staging)")
 	require.Contains(t, final, "- AskUser: The user answered your questions: 1. 使用哪个数据库？; Selected: \"PostgreSQL\"")
+}
+
+// The demo is paced so a person sees its replies stream and can stop them;
+// paced text comes PaceRunes characters at a time, and a stop (ctx done)
+// mid-stream ends Generate before the next piece.
+func TestDemoIsPacedAndAStopEndsTheStream(t *testing.T) {
+	t.Parallel()
+	p := scripted.New(scripted.Demo())
+	require.Positive(t, p.Delay(), "the demo streams slowly enough to press Stop")
+	p.SetDelay(time.Microsecond) // the same path, without waiting in the test
+	req := &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}}
+	var deltas []string
+	resp, err := p.Generate(t.Context(), req, func(s string) { deltas = append(deltas, s) })
+	require.NoError(t, err)
+	require.Equal(t, resp.Message.Content, strings.Join(deltas, ""))
+	require.Len(t, deltas, (utf8.RuneCountInString(resp.Message.Content)+scripted.PaceRunes-1)/scripted.PaceRunes)
+	for _, d := range deltas[:len(deltas)-1] {
+		require.Equal(t, scripted.PaceRunes, utf8.RuneCountInString(d), d)
+	}
+
+	ctx, stop := context.WithCancel(t.Context())
+	var got []string
+	_, err = p.Generate(ctx, req, func(s string) {
+		got = append(got, s)
+		stop()
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Len(t, got, 1, "no piece after the stop")
+
+	// A delay of 0 (tests, LUBAN_SCRIPTED_DELAY=0) streams at once in four pieces.
+	p.SetDelay(0)
+	deltas = nil
+	_, err = p.Generate(t.Context(), req, func(s string) { deltas = append(deltas, s) })
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(deltas), 5)
+}
+
+func TestScenarioDelay(t *testing.T) {
+	t.Parallel()
+	s, err := scripted.Parse([]byte(`{"name":"slow","delay":"40ms","final":"ok"}`))
+	require.NoError(t, err)
+	require.Equal(t, 40*time.Millisecond, scripted.New(s).Delay())
+	s, err = scripted.Parse([]byte(`{"name":"fast","final":"ok"}`))
+	require.NoError(t, err)
+	require.Zero(t, scripted.New(s).Delay())
+	for _, bad := range []string{`"soon"`, `"-1s"`} {
+		_, err = scripted.Parse([]byte(`{"name":"x","delay":` + bad + `,"final":"ok"}`))
+		require.ErrorContains(t, err, "delay")
+	}
 }

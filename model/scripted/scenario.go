@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Scenario is a scripted conversation: after each user message the provider
@@ -28,7 +29,18 @@ type Scenario struct {
 	// Final is the text of every call past the last turn (no tool calls). It
 	// may use {{results}}.
 	Final string `json:"final"`
+	// Delay paces the streamed text: a Go duration ("15ms") waited before
+	// each piece of a few characters, so a person sees the reply stream and
+	// can stop it. Empty or "0" streams at once in four pieces. The built-in
+	// demo has "15ms" (about 200 characters a second, so its longer replies
+	// stream for seconds); a Provider's SetDelay overrides it.
+	Delay string `json:"delay,omitempty"`
+
+	delay time.Duration
 }
+
+// PaceRunes is the size of one paced piece of text, in characters.
+const PaceRunes = 3
 
 // Turn is one assistant turn: text, tool calls, or both.
 type Turn struct {
@@ -56,8 +68,8 @@ var demoJSON []byte
 // Demo returns the built-in demo scenario: every ask_user mode (single with a
 // recommended option, multiple with allowCustom, toggle, text, number, date,
 // directory), one AskUser batch of two questions (one with preview), two asks
-// in one turn, and a closing summary of the answers. Each call returns a
-// fresh copy.
+// in one turn, and a closing summary of the answers, paced (Delay).
+// Each call returns a fresh copy.
 func Demo() *Scenario {
 	s, err := Parse(demoJSON)
 	if err != nil {
@@ -113,6 +125,13 @@ func Parse(data []byte) (*Scenario, error) {
 	}
 	if strings.TrimSpace(s.Name) == "" {
 		return nil, errors.New("scripted: scenario: name is required")
+	}
+	if s.Delay != "" {
+		d, err := time.ParseDuration(s.Delay)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("scripted: scenario: delay %q: a duration such as \"15ms\" is required", s.Delay)
+		}
+		s.delay = d
 	}
 	if len(s.Turns) == 0 && s.Final == "" {
 		return nil, errors.New("scripted: scenario: needs turns or final")

@@ -197,6 +197,8 @@ async function startLuban(info: TestInfo, dir: string, opts: ServeOptions, n: nu
     HOME: dir,
     TMPDIR: dir, // a --db memory file left by a kill -9 stays in the test's directory
     LUBAN_SSE_HEARTBEAT: '2s',
+    // The demo's paced text (model/scripted "delay") only slows tests down; a test can set it back.
+    LUBAN_SCRIPTED_DELAY: '0',
     ...opts.env,
   }
   const out = createWriteStream(log)

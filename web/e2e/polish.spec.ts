@@ -125,3 +125,21 @@ test.describe('in English', () => {
     await lab.shot(page, 'token-rejected-en')
   })
 })
+
+test('the demo streams at a pace a person can stop', async ({ page, lab }) => {
+  // The demo's own pace in a slower setting (LUBAN_SCRIPTED_DELAY), so the stop lands mid-reply on a busy machine.
+  const luban = await lab.serve({ model: 'scripted', env: { LUBAN_SCRIPTED_DELAY: '100ms' } })
+  await page.goto(luban.pageURL())
+  await expect(page.getByTestId('welcome-demo')).toBeVisible()
+  await page.getByTestId('composer').fill('开始演示')
+  await page.getByTestId('composer').press('Enter')
+  const reply = page.getByTestId('message-assistant').last()
+  await expect(reply).toContainText('你好')
+  const stop = page.getByTestId('stop')
+  await expect(stop).toBeVisible()
+  await stop.click()
+  await expect(reply.getByTestId('message-stopped')).toBeVisible()
+  // Stopped before the end: the demo's first reply ends in "question style.)".
+  await expect(reply).not.toContainText('question style.)')
+  await expect(page.locator('[data-testid="input-card"]')).toHaveCount(0)
+})
