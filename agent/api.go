@@ -352,13 +352,14 @@ func (r *Runner) Cancel(ctx context.Context, p CancelParams) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// A reply streaming here is kept: the text streamed so far becomes the
+	// A streaming reply is kept: the text streamed so far becomes the
 	// assistant message, marked stopped, in the transaction that ends the
-	// run (a run driven by another process loses its partial reply).
+	// run. A reply streaming in another process (a replica) is read from
+	// the deltas it committed; that process sees the run end and stops.
 	lt := r.claimLive(run.ID)
 	won := false
 	err = r.st.InTx(ctx, func(tx store.Tx) error {
-		var extra func() error
+		extra := func() error { return r.storeLoggedStopped(ctx, tx, run) }
 		if lt != nil {
 			extra = func() error { return r.storeStopped(ctx, tx, run, lt) }
 		}

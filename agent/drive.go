@@ -439,13 +439,22 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 	lt := &liveTurn{msgID: msgID, deltas: deltas, seqs: &seqs, stop: func() { stopReasoning(); deltas.take() }}
 	r.setLive(run.ID, lt)
 	defer r.unlive(run.ID, lt)
+	// A stop committed by another process ends the call here too.
+	callCtx, stopCall := context.WithCancel(ctx)
+	defer stopCall()
+	go r.watchPeerStop(callCtx, run.SessionID, run.ID, lt, stopCall)
 	onDelta := func(text string) {
 		deltas.add(text)
 		r.fault("model_stream")
 	}
 	start := time.Now()
-	resp, err := agent.Provider.Generate(ctx, req, onDelta)
+	resp, err := agent.Provider.Generate(callCtx, req, onDelta)
 	stopReasoning()
+	if err != nil && ctx.Err() == nil && callCtx.Err() != nil {
+		// watchPeerStop claimed the turn: the run ended elsewhere, with
+		// the text streamed so far.
+		return nil, true, nil
+	}
 	latency := time.Since(start)
 	toolNames := make([]string, len(specs))
 	for i, s := range specs {

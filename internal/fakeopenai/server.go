@@ -82,6 +82,12 @@ type Turn struct {
 	// neither the finish_reason chunk nor [DONE]: a stream that stopped
 	// early without a transport error.
 	NoFinish bool
+	// Hold, when not nil, keeps the stream open after the content chunks
+	// until Hold is closed or the client goes away (a model still
+	// generating); a client that went away gets nothing more.
+	Hold <-chan struct{}
+	// Gone, when not nil, is closed when the client went away during Hold.
+	Gone chan struct{}
 }
 
 // Request is one recorded request to the fake server.
@@ -183,7 +189,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			usage = &Usage{PromptTokens: fakemodel.Tokens(string(raw)), CompletionTokens: OutputTokens(turn)}
 		}
 	}
-	streamTurn(w, id, req.Model, turn, s.reasoning.enabled(), usage)
+	streamTurn(r.Context(), w, id, req.Model, turn, s.reasoning.enabled(), usage)
 }
 
 func parseRequest(raw []byte, h http.Header) *Request {

@@ -1,6 +1,7 @@
 package fakeopenai
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -15,7 +16,7 @@ import (
 // In reasoning mode the reasoning field is sent at least once, empty when
 // the turn has no reasoning text. With usage, a last chunk with no choices
 // carries it before [DONE], as OpenAI's stream_options.include_usage does.
-func streamTurn(w http.ResponseWriter, id, model string, turn Turn, reasoningMode bool, usage *Usage) {
+func streamTurn(ctx context.Context, w http.ResponseWriter, id, model string, turn Turn, reasoningMode bool, usage *Usage) {
 	n := turn.ChunkBytes
 	if n <= 0 {
 		n = 4
@@ -75,6 +76,16 @@ func streamTurn(w http.ResponseWriter, id, model string, turn Turn, reasoningMod
 	}
 	for _, d := range deltas {
 		write(d, "")
+	}
+	if turn.Hold != nil {
+		select {
+		case <-turn.Hold:
+		case <-ctx.Done():
+			if turn.Gone != nil {
+				close(turn.Gone)
+			}
+			return
+		}
 	}
 	if turn.NoFinish {
 		return

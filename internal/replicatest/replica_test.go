@@ -288,3 +288,88 @@ func TestSweepersExpireOnce(t *testing.T) {
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM events WHERE session_id = $1 AND name = 'user_input_resolved'`, sessionID))
 	require.Len(t, b.fake.Requests(), 1, "no model call after an expiry")
 }
+
+// Stop on B while A streams the reply: the text A committed so far is
+// stored as the run's assistant message with stopped=true in B's cancel,
+// both streams get that message before done (raw SSE: A's own chat stream
+// and B's session stream), the transcript on both replicas has it, and A's
+// model call ends (its request to the model goes away) without writing more.
+func TestStopOnOtherReplicaKeepsPartialReply(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOptions{})
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	const partial = "床前明月光，疑是地上霜。"
+	gone := make(chan struct{})
+	b.fake.Push(fakeopenai.Turn{Text: partial, ChunkBytes: 6, Hold: hold, Gone: gone})
+
+	// A streams the reply until every piece is in the log.
+	st := b.a.API.Chat("", "背一首诗")
+	defer st.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), waitEvents)
+	defer cancel()
+	var onA []lubantest.Event
+	var sessionID, streamed string
+	for streamed != partial {
+		ev, err := st.Next(ctx)
+		require.NoError(t, err, "A's stream before the stop: %v", lubantest.Names(onA))
+		onA = append(onA, ev)
+		switch ev.Name {
+		case "session":
+			var se struct{ SessionID string }
+			require.NoError(t, ev.Decode(&se))
+			sessionID = se.SessionID
+		case "message_delta":
+			var d struct{ Delta string }
+			require.NoError(t, ev.Decode(&d))
+			streamed += d.Delta
+		}
+	}
+
+	var cancelled struct{ Status string }
+	require.Equal(t, http.StatusOK, b.b.API.JSON(http.MethodPost, "/api/sessions/"+sessionID+"/cancel", nil, &cancelled))
+	require.Equal(t, "cancelled", cancelled.Status)
+
+	rest, err := st.All(waitEvents)
+	require.NoError(t, err)
+	onA = append(onA, rest...)
+	requireDone(t, onA, "cancelled")
+	stopped := onA[len(onA)-2]
+	require.Equal(t, "message", stopped.Name, "A's stream: %v", lubantest.Names(onA))
+	var me struct {
+		MessageID, Role, Content string
+		Stopped                  bool
+	}
+	require.NoError(t, stopped.Decode(&me))
+	require.Equal(t, "assistant", me.Role)
+	require.Equal(t, partial, me.Content)
+	require.True(t, me.Stopped, "%s", stopped.Data)
+
+	onB := b.b.API.EventsUntil(sessionID, 0, "done", waitEvents)
+	require.Equal(t, []string{"session", "message", "message", "done"}, lubantest.Names(onB), "the log keeps no delta of the stopped reply")
+	require.Equal(t, string(stopped.Data), string(onB[2].Data), "B's stream has A's bytes")
+
+	for _, r := range []*replica{b.a, b.b} {
+		var tr struct {
+			Messages []struct {
+				ID, Role, Content string
+				Stopped           bool
+			}
+		}
+		require.Equal(t, http.StatusOK, r.API.JSON(http.MethodGet, "/api/sessions/"+sessionID, nil, &tr))
+		require.Len(t, tr.Messages, 2)
+		require.Equal(t, me.MessageID, tr.Messages[1].ID)
+		require.Equal(t, partial, tr.Messages[1].Content)
+		require.True(t, tr.Messages[1].Stopped)
+	}
+
+	// A ends its model call: the fake's handler sees the request go away.
+	select {
+	case <-gone:
+	case <-ctx.Done():
+		t.Fatal("A's model call is still open after the stop")
+	}
+	require.Len(t, b.fake.Requests(), 1)
+	require.Equal(t, 0, b.count(t, `SELECT count(*) FROM events WHERE session_id = $1 AND name = 'message_delta'`, sessionID))
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM messages WHERE session_id = $1 AND role = 'assistant' AND metadata::text LIKE '%stopped%'`, sessionID))
+}
