@@ -43,6 +43,9 @@ test('a submit while the server is down goes back to editing with the input kept
   await expect(card.getByTestId('card-error')).toHaveAttribute('data-code', 'network')
   await expect(card.getByTestId('card-error')).toContainText('连不上服务器')
   await expect(card.getByTestId('cancel')).toBeEnabled()
+  // The focus is on the retry (not lost to the page), and the error describes it.
+  await expect(card.getByTestId('retry')).toBeFocused()
+  await expect(card.getByTestId('retry')).toHaveAccessibleDescription(/连不上服务器/)
   await lab.shot(card, 'card-server-down')
 
   const second = await lab.serve({ name: 'after', scenario: twoQuestions, db, port: first.port })
