@@ -148,6 +148,7 @@ export function App({ api: given, initialLang }: AppProps) {
   const answer = (card: CardItem, a: Answer) => void chat.answer(card.request.id, a)
   const retryCard = useCallback((card: CardItem) => void chat.retry(card.request.id), [chat.retry])
 
+  const signedOut = tokenRejected || unauthorized
   const waiting = chat.pending.length > 0
   // The session could not be read because it does not exist (deleted, or
   // forgotten by a server without storage): nothing can be sent to it.
@@ -192,14 +193,19 @@ export function App({ api: given, initialLang }: AppProps) {
             </span>
           )}
           <span className="spacer" />
-          <Inbox api={api} onOpenSession={open} onAnswered={(sid) => sid === sessionRef.current && chat.reload()} onFeed={onFeed} />
-          <button type="button" onClick={() => open(undefined)} data-testid="new-session">
-            {t.newSession}
-          </button>
+          {/* Signed out, the inbox and a new session cannot work: only theme and language stay. */}
+          {!signedOut && (
+            <>
+              <Inbox api={api} onOpenSession={open} onAnswered={(sid) => sid === sessionRef.current && chat.reload()} onFeed={onFeed} />
+              <button type="button" onClick={() => open(undefined)} data-testid="new-session">
+                {t.newSession}
+              </button>
+            </>
+          )}
           <ThemeToggle />
           <LanguageButton t={t} lang={lang} onSwitch={switchLang} />
         </header>
-        {tokenRejected || unauthorized ? (
+        {signedOut ? (
           <SignIn t={t} rejected={tokenRejected} />
         ) : (
           <div className="main">
