@@ -39,6 +39,7 @@ test('cancel: a cancel receipt, the ToolResult says cancelled, the run stops wit
   await card.getByTestId('cancel').click()
   // The cancel asks first, the focus on the safe choice; Esc closes and sends nothing.
   await expect(card.getByTestId('cancel-no')).toBeFocused()
+  await lab.shot(card, 'cancel-confirm')
   await page.keyboard.press('Escape')
   await expect(card.getByTestId('cancel-confirm')).toHaveCount(0)
   await expect(card.getByTestId('cancel')).toBeFocused()

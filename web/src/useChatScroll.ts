@@ -44,7 +44,11 @@ export function useChatScroll(ref: RefObject<HTMLElement | null>, items: Item[])
     if (el.scrollTop !== top.current && el.scrollHeight >= height.current) {
       stick.current = height.current - el.scrollTop - el.clientHeight <= NEAR_BOTTOM_PX
     }
-    if (stick.current) el.scrollTop = el.scrollHeight
+    // A card being answered keeps its place: sticking to the bottom would
+    // scroll the question it focused (a batch's later question) out of view.
+    const active = el.ownerDocument.activeElement
+    const answering = !!active && el.contains(active) && !!active.closest('[data-testid="input-card"][data-phase="editing"]')
+    if (stick.current && !answering) el.scrollTop = el.scrollHeight
     top.current = el.scrollTop
     height.current = el.scrollHeight
   }, [ref, items])
