@@ -473,6 +473,21 @@ describe('App', () => {
     expect(screen.queryByTestId('session-title-loading')).toBeNull()
   })
 
+  it('every English button label is in sentence case', async () => {
+    const { user } = await setup('/s/s1', {
+      'GET /api/sessions/s1': json(200, transcript('s1', 'waiting_input', [{ request: request({ submitLabel: undefined }), status: 'pending', receipt: null }])),
+      'GET /api/sessions/s1/events': (_req, res) => {
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' })
+      },
+    })
+    await screen.findByTestId('input-card')
+    await user.click(screen.getByTestId('lang-switch'))
+    await user.click(screen.getByTestId('cancel'))
+    const labels = screen.getAllByRole('button').map((b) => b.textContent?.trim() ?? '')
+    expect(labels).toEqual(expect.arrayContaining(['New session', 'Accept recommended: 先分析', 'Keep answering', 'Cancel the task', 'Submit']))
+    for (const l of labels.filter((l) => /^[a-z]/i.test(l))) expect(l, l).toMatch(/^[A-Z]/)
+  })
+
   it('asks to open the printed URL on 401, and switches to English', async () => {
     const { user } = await setup('/', {
       'GET /api/info': json(401, { error: { code: 'unauthorized', message: 'no' } }),
