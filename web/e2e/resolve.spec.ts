@@ -1,6 +1,7 @@
 // One-time resolution through the page (seed 000 §6.4 rows 取消, 重复提交,
 // 跨会话提交, and an expiring request): every request ends in exactly one
 // ToolResult, a refused answer changes nothing, and nothing disappears silently.
+import { expectNoSeriousViolations } from './axe'
 import { askUser, expect, openAndSend, OTHER_TOKEN, test, toolMessages, type Scenario } from './harness'
 
 const NEVER = '这句话不该出现'
@@ -40,6 +41,7 @@ test('cancel: a cancel receipt, the ToolResult says cancelled, the run stops wit
   // The cancel asks first, the focus on the safe choice; Esc closes and sends nothing.
   await expect(card.getByTestId('cancel-no')).toBeFocused()
   await lab.shot(card, 'cancel-confirm')
+  await expectNoSeriousViolations(page, 'the cancel confirmation')
   await page.keyboard.press('Escape')
   await expect(card.getByTestId('cancel-confirm')).toHaveCount(0)
   await expect(card.getByTestId('cancel')).toBeFocused()
