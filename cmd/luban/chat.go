@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode"
@@ -36,6 +35,7 @@ import (
 // a model cannot drive the terminal. Flags have environment twins: --url
 // (LUBAN_URL), --token (LUBAN_AUTH_TOKEN; a comma list uses its first token;
 // default: the token `luban serve` generated and kept beside its database),
+// --db (LUBAN_DB: that database, as serve's --db names it; tokenPath),
 // --lang (LUBAN_LANG; default: the locale, LC_ALL, LC_MESSAGES or LANG: zh*
 // is Chinese, anything else English): the language of everything the
 // terminal says of its own, field errors included (chat_lang.go).
@@ -91,12 +91,13 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	baseURL := fs.String("url", env("LUBAN_URL", defaultChatURL), lang.pick("luban 服务的地址 (LUBAN_URL)", "the luban server (LUBAN_URL)"))
 	token := fs.String("token", env("LUBAN_AUTH_TOKEN", ""), lang.pick("访问令牌 (LUBAN_AUTH_TOKEN)；默认使用 luban serve 生成并保存在数据库旁的令牌", "bearer token (LUBAN_AUTH_TOKEN); default: the token luban serve generated and kept beside its database"))
+	db := fs.String("db", getenv("LUBAN_DB"), lang.pick("luban serve 使用的数据库 (LUBAN_DB)：没有 --token 时读取它旁边的 luban.token", "the database luban serve was started with (LUBAN_DB): without --token, the luban.token beside it is read"))
 	session := fs.String("session", "", lang.pick("继续这个会话：再次显示它等待回答的问题", "continue this session: shows its pending question again"))
 	langFlag := fs.String("lang", getenv("LUBAN_LANG"), lang.pick("终端使用的语言：zh 或 en (LUBAN_LANG)；默认取自 LC_ALL、LC_MESSAGES 或 LANG", "the terminal's language: zh or en (LUBAN_LANG); default from LC_ALL, LC_MESSAGES or LANG"))
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), lang.pick(
-			"用法：luban chat [--url http://127.0.0.1:8080] [--token …] [--session id] [--lang zh|en]\n\n输入消息后按回车。有问题显示时直接回答，\n或输入 /cancel 拒绝、/quit 稍后再答。\n\n参数：\n",
-			"Usage: luban chat [--url http://127.0.0.1:8080] [--token …] [--session id] [--lang zh|en]\n\nType a message and press Enter. While a question is shown, answer it,\nor type /cancel to decline it or /quit to answer later.\n\nFlags:\n"))
+			"用法：luban chat [--url http://127.0.0.1:8080] [--token …|--db path] [--session id] [--lang zh|en]\n\n输入消息后按回车。有问题显示时直接回答，\n或输入 /cancel 拒绝、/quit 稍后再答。\n\n参数：\n",
+			"Usage: luban chat [--url http://127.0.0.1:8080] [--token …|--db path] [--session id] [--lang zh|en]\n\nType a message and press Enter. While a question is shown, answer it,\nor type /cancel to decline it or /quit to answer later.\n\nFlags:\n"))
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args, c.Stdout); err != nil {
@@ -113,10 +114,12 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 	tok = strings.TrimSpace(tok)
 	tokenFile := ""
 	if tok == "" {
-		tok, tokenFile = generatedToken(getenv)
-	}
-	if tok == "" {
-		return &usageError{lang.pick("没有令牌：请用 --token 或设置 LUBAN_AUTH_TOKEN（luban serve 会打印它）", "no token: pass --token or set LUBAN_AUTH_TOKEN (luban serve prints it)")}
+		tok, tokenFile = generatedToken(*db, getenv)
+		if tok == "" {
+			return &usageError{lang.pick("没有令牌：", "no token: ") + safeLine(tokenFile) +
+				lang.pick(" 不存在或为空（luban serve 把它生成的令牌保存在 --db 数据库旁）；请用 --db（LUBAN_DB）指定服务使用的数据库，或用 --token（LUBAN_AUTH_TOKEN）传入 luban serve 打印的令牌",
+					" is missing or empty (luban serve keeps the token it generates beside its --db database); pass the server's database with --db (LUBAN_DB), or the token luban serve printed with --token (LUBAN_AUTH_TOKEN)")}
+		}
 	}
 	cl, err := client.New(*baseURL, tok, nil)
 	if err != nil {
@@ -163,19 +166,15 @@ func isTerminal(r io.Reader) bool {
 // or LUBAN_URL.
 const defaultChatURL = "http://127.0.0.1:8080"
 
-// generatedToken reads the token `luban serve` generated when it was started
-// without --auth-token: luban.token beside the SQLite file of LUBAN_DB, or in
-// the default data directory. It returns the token and the file it was read
-// from; "", "" when there is none.
-func generatedToken(getenv func(string) string) (string, string) {
-	dir := filepath.Dir(defaultDB(getenv))
-	if db := getenv("LUBAN_DB"); db != "" && db != "memory" && !strings.Contains(db, "://") {
-		dir = filepath.Dir(db)
-	}
-	path := filepath.Join(dir, "luban.token")
+// generatedToken reads the token `luban serve --db db` generated when it was
+// started without --auth-token (tokenPath: luban.token beside the SQLite
+// file, or in the default data directory). It returns the token ("" when
+// the file is missing, unreadable or empty) and the file it looked at.
+func generatedToken(db string, getenv func(string) string) (string, string) {
+	path := tokenPath(db, getenv)
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", ""
+		return "", path
 	}
 	return strings.TrimSpace(string(b)), path
 }
@@ -204,7 +203,8 @@ func checkServer(ctx context.Context, cl *client.Client, sessionID, tokenFile st
 	if ce.Status == http.StatusUnauthorized {
 		if tokenFile != "" {
 			return errors.New(lang.pick("服务拒绝了从 ", "the server refused the token read from ") + safeLine(tokenFile) +
-				lang.pick(" 读取的令牌：请用 --token 或 LUBAN_AUTH_TOKEN 传入 luban serve 打印的令牌", ": pass the token luban serve printed with --token or LUBAN_AUTH_TOKEN"))
+				lang.pick(" 读取的令牌：请用 --db（LUBAN_DB）指定这个服务使用的数据库，或用 --token 或 LUBAN_AUTH_TOKEN 传入 luban serve 打印的令牌",
+					": pass this server's database with --db (LUBAN_DB), or the token luban serve printed with --token or LUBAN_AUTH_TOKEN"))
 		}
 		return errors.New(lang.pick("服务拒绝了这个令牌：请用 --token 或 LUBAN_AUTH_TOKEN 传入 luban serve 打印的令牌", "the server refused the token: pass the token luban serve printed with --token or LUBAN_AUTH_TOKEN"))
 	}

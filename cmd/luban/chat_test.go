@@ -396,7 +396,7 @@ func TestChatFlagsEnvAndGeneratedToken(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(data, "luban", "luban.token"), []byte("another-servers-token\n"), 0o600))
 	c = &Chat{Stdin: strings.NewReader("hello\n"), Stdout: &stdout, Stderr: &stderr,
 		Getenv: envOf(map[string]string{"LUBAN_URL": b.srv.URL, "XDG_DATA_HOME": data, "LANG": "zh_CN.UTF-8"})}
-	require.EqualError(t, c.Run(b.ctx, nil), "服务拒绝了从 "+filepath.Join(data, "luban", "luban.token")+" 读取的令牌：请用 --token 或 LUBAN_AUTH_TOKEN 传入 luban serve 打印的令牌")
+	require.EqualError(t, c.Run(b.ctx, nil), "服务拒绝了从 "+filepath.Join(data, "luban", "luban.token")+" 读取的令牌：请用 --db（LUBAN_DB）指定这个服务使用的数据库，或用 --token 或 LUBAN_AUTH_TOKEN 传入 luban serve 打印的令牌")
 
 	// An unknown --session is refused in the chat's language, with no goodbye.
 	out, err = b.chatErr("", "--session", "sess_nosuch", "--lang", "zh")
@@ -420,7 +420,7 @@ func TestChatFlagsEnvAndGeneratedToken(t *testing.T) {
 	// The subcommand is wired into luban's command line.
 	var o, e bytes.Buffer
 	require.Equal(t, 0, Run(b.ctx, []string{"chat", "--help"}, &o, &e))
-	require.Contains(t, o.String(), "Usage: luban chat [--url http://127.0.0.1:8080] [--token …] [--session id] [--lang zh|en]")
+	require.Contains(t, o.String(), "Usage: luban chat [--url http://127.0.0.1:8080] [--token …|--db path] [--session id] [--lang zh|en]")
 	require.Contains(t, o.String(), "LUBAN_LANG", "--help names the environment twin")
 }
 

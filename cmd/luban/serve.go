@@ -43,6 +43,17 @@ type serveConfig struct {
 	env                                                         *envReader
 }
 
+// tokenPath is the file `luban serve --db db` keeps the token it generates
+// in: luban.token beside a SQLite file, or in the directory of the default
+// database for postgres://… and memory. `luban chat --db db` reads it.
+func tokenPath(db string, getenv func(string) string) string {
+	dir := filepath.Dir(defaultDB(getenv))
+	if db != "" && db != "memory" && !strings.Contains(db, "://") {
+		dir = filepath.Dir(db)
+	}
+	return filepath.Join(dir, "luban.token")
+}
+
 func defaultDB(getenv func(string) string) string {
 	if d := getenv("XDG_DATA_HOME"); d != "" {
 		return filepath.Join(d, "luban", "luban.db")
@@ -303,11 +314,8 @@ func (c *Serve) tokens(cfg serveConfig) ([]string, string, error) {
 	if len(out) > 0 {
 		return out, "", nil
 	}
-	dir := filepath.Dir(defaultDB(c.Getenv))
-	if cfg.db != "memory" && !strings.Contains(cfg.db, "://") {
-		dir = filepath.Dir(cfg.db)
-	}
-	path := filepath.Join(dir, "luban.token")
+	path := tokenPath(cfg.db, c.Getenv)
+	dir := filepath.Dir(path)
 	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 16 {
 		return []string{strings.TrimSpace(string(b))}, path, nil
 	}
