@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -394,10 +395,12 @@ func (s *chatSession) resume(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.printf("%s %s · %s · %s\n", s.lang.pick("会话", "session"), safeLine(tr.Session.ID), safeLine(tr.Session.Title), runStatusText(tr.Session.Status, s.lang))
+	s.printf("%s %s · %s · %s · %s\n", s.lang.pick("会话", "session"), safeLine(tr.Session.ID), safeLine(tr.Session.Title), runStatusText(tr.Session.Status, s.lang),
+		relativeTime(tr.Session.UpdatedAt, time.Now(), s.lang))
 	for _, it := range tr.Interactions {
 		s.asked[it.Request.ID] = &it.Request
 	}
+	s.replay(tr)
 	p, err := s.c.Pending(ctx, s.sessionID)
 	if err != nil {
 		return err
@@ -412,10 +415,55 @@ func (s *chatSession) resume(ctx context.Context) error {
 			return err
 		}
 		return s.follow(ctx, st)
-	case p.Last != nil:
+	case p.Last != nil && !s.receipted[p.Last.RequestID]:
 		s.receipt(p.Last)
 	}
 	return nil
+}
+
+// replay prints tr's conversation as the live stream showed it: the
+// person's messages after "> ", the assistant's text (a reply a stop cut
+// short with its stoppedMark), other tools' calls and results, and each
+// answered question's receipt after its ToolResult.
+func (s *chatSession) replay(tr *api.Transcript) {
+	receipts := map[string][]*api.Receipt{}
+	for _, it := range tr.Interactions {
+		if it.Receipt != nil {
+			receipts[it.Request.ToolCallID] = append(receipts[it.Request.ToolCallID], it.Receipt)
+		}
+	}
+	for _, m := range tr.Messages {
+		switch m.Role {
+		case api.RoleUser:
+			s.printf("> %s\n", safeLine(m.Content))
+		case api.RoleAssistant:
+			if m.Content != "" {
+				s.printf("%s", safeText(m.Content))
+				s.midLine = !strings.HasSuffix(m.Content, "\n")
+				s.endLine()
+			}
+			if m.Stopped {
+				s.printf("%s\n", stoppedMark(s.lang))
+			}
+			for _, c := range m.ToolCalls {
+				if !askuser.IsAskTool(c.Name) {
+					s.printf("  → %s %s\n", safeLine(c.Name), clipLine(c.Arguments, 100))
+				}
+			}
+		case api.RoleTool:
+			switch {
+			case m.IsError:
+				s.printf("  ✗ %s: %s\n", safeLine(m.Name), clipLine(m.Content, 200))
+			case !askuser.IsAskTool(m.Name):
+				s.printf("  ← %s: %s\n", safeLine(m.Name), clipLine(m.Content, 200))
+			}
+			for _, rc := range receipts[m.ToolCallID] {
+				if !s.receipted[rc.RequestID] {
+					s.receipt(rc)
+				}
+			}
+		}
+	}
 }
 
 // follow prints a stream until the run pauses or ends, then answers every
@@ -491,6 +539,9 @@ func (s *chatSession) renderEvents(ctx context.Context, st *client.Stream) (*api
 				s.midLine = !strings.HasSuffix(v.Content, "\n")
 			}
 			s.endLine()
+			if v.Stopped {
+				s.printf("%s\n", stoppedMark(s.lang))
+			}
 		case *api.ToolCallEvent:
 			if !askuser.IsAskTool(v.Name) {
 				s.printf("  → %s %s\n", safeLine(v.Name), clipLine(v.Arguments, 100))

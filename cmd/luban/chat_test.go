@@ -303,7 +303,8 @@ func TestChatQuitThenResumeWithSession(t *testing.T) {
 	require.Len(t, b.model.requests(), 1)
 
 	out = b.chat("2\n", "--session", id)
-	require.Equal(t, `会话 SESS · 问我 · 等待回答
+	require.Equal(t, `会话 SESS · 问我 · 等待回答 · 刚刚
+> 问我
 ? 请选择执行方式
   改代码之前
   先确认
@@ -320,7 +321,7 @@ func TestChatQuitThenResumeWithSession(t *testing.T) {
 
 	// A finished session shows its last receipt.
 	out = b.chat("", "--session", id)
-	require.Equal(t, "会话 SESS · 问我 · 任务已完成\n✓ 已提交：直接实现\n> \n再见。之后继续：luban chat --url URL --session SESS\n", out)
+	require.Equal(t, "会话 SESS · 问我 · 任务已完成 · 刚刚\n> 问我\n✓ 已提交：直接实现\n好，直接实现。\n> \n再见。之后继续：luban chat --url URL --session SESS\n", out)
 }
 
 // Nothing the model writes can drive the terminal: escapes, bell, bidi
@@ -502,7 +503,7 @@ func TestChatFollowsARunStillGoing(t *testing.T) {
 	close(release)
 	_, _ = io.Copy(io.Discard, br)
 	require.NoError(t, <-done)
-	require.Equal(t, "session "+id+" · take your time · running\nthe run is still going; following it (Ctrl-C to stop watching)\nslow answer\n[run completed]\n> \nbye. continue with: luban chat --url "+srv.URL+" --session "+id+"\n", stdout.String())
+	require.Equal(t, "session "+id+" · take your time · running · just now\n> take your time\nthe run is still going; following it (Ctrl-C to stop watching)\nslow answer\n[run completed]\n> \nbye. continue with: luban chat --url "+srv.URL+" --session "+id+"\n", stdout.String())
 }
 
 // A server that shuts down mid-run ends the stream cleanly; the terminal
