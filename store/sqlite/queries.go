@@ -356,10 +356,15 @@ func sortInteractions(its []*store.Interaction) {
 
 // MessageInsert implements store.Executor.
 func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParams) (*store.Message, error) {
+	// seq is the rowid: an Exec and its last insert id, not RETURNING,
+	// whose rows cost database/sql a goroutine inside a transaction.
+	res, err := e.w.ExecContext(ctx, `INSERT INTO messages (id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		p.ID, p.SessionID, p.RunID, p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata), p.ParentID, p.CallIndex, ts(p.Now))
 	var seq int64
-	err := e.w.QueryRowContext(ctx, `INSERT INTO messages (id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
-		p.ID, p.SessionID, p.RunID, p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata), p.ParentID, p.CallIndex, ts(p.Now)).Scan(&seq)
+	if err == nil {
+		seq, err = res.LastInsertId()
+	}
 	if isUnique(err) {
 		return nil, fmt.Errorf("tool result for %s: %w", p.ToolCallID, store.ErrDuplicate)
 	}
