@@ -171,11 +171,37 @@ func (e *elicitor) Elicit(ctx context.Context, el tool.Elicitation) (tool.Elicit
 		return tool.ElicitAnswer{}, err
 	}
 	r.fault("elicitation_committed")
-	select {
-	case a := <-ch:
-		return elicit.Result(a), nil
-	case <-ctx.Done():
-		return tool.ElicitAnswer{}, ctx.Err()
+	return r.awaitElicitation(ctx, run.SessionID, req.ID, ch)
+}
+
+// awaitElicitation waits for the answer to in-session elicitation id: from
+// ch (an answer given through this process, or the sweeper's cancel), or
+// from the store when another process (a replica) resolved the row: every
+// wake-up of the session (PG NOTIFY) re-reads it. An answered row gives its
+// stored answer, any other resolution (cancelled, expired) MCP's cancel.
+func (r *Runner) awaitElicitation(ctx context.Context, sessionID, id string, ch <-chan elicit.Answer) (tool.ElicitAnswer, error) {
+	wake, unsubscribe := r.st.Subscribe(sessionID)
+	defer unsubscribe()
+	for {
+		select {
+		case a := <-ch:
+			return elicit.Result(a), nil
+		case <-ctx.Done():
+			return tool.ElicitAnswer{}, ctx.Err()
+		case <-wake:
+			it, err := r.st.InteractionGet(ctx, id)
+			if err != nil || it.Status == string(askuser.StatusPending) {
+				continue
+			}
+			if it.Status != string(askuser.StatusAnswered) {
+				return elicit.Result(elicit.Answer{Cancelled: true}), nil
+			}
+			var a elicit.Answer
+			if err := json.Unmarshal(it.Answer, &a); err != nil {
+				return tool.ElicitAnswer{}, fmt.Errorf("agent: the stored answer of %s: %w", id, err)
+			}
+			return elicit.Result(a), nil
+		}
 	}
 }
 
@@ -268,21 +294,19 @@ func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction,
 		status = askuser.StatusCancelled
 	}
 	var ch chan elicit.Answer
+	elsewhere := false // another live process holds the call and its session
 	if meta.Kind == elicitSession {
 		if ch = r.waiter(it.ID); ch == nil {
-			if r.elicitLive(ctx, it) {
-				// Another process drives the call and holds the session:
-				// this one cannot hand the answer over.
-				return nil, ErrNotResumable
+			if elsewhere = r.elicitLive(ctx, it); !elsewhere {
+				rc, err := r.closeNotResumable(ctx, it)
+				if err != nil {
+					return nil, err
+				}
+				if rc == nil {
+					return nil, ErrNotResumable
+				}
+				return nil, &NotResumableError{Receipt: rc}
 			}
-			rc, err := r.closeNotResumable(ctx, it)
-			if err != nil {
-				return nil, err
-			}
-			if rc == nil {
-				return nil, ErrNotResumable
-			}
-			return nil, &NotResumableError{Receipt: rc}
 		}
 	}
 	now := r.now()
@@ -342,9 +366,13 @@ func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction,
 		return nil, err
 	}
 	r.fault("answer_committed")
-	if ch != nil {
+	switch {
+	case ch != nil:
 		ch <- norm
-	} else {
+	case elsewhere:
+		// The answer is stored; the process that holds the call reads it
+		// from there (awaitElicitation) and hands it to its server.
+	default:
 		r.Drive(it.RunID)
 	}
 	return &ContinueResult{Receipt: rc, RunID: it.RunID, AfterSeq: seq - 1}, nil
