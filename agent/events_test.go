@@ -109,8 +109,16 @@ func TestStreamedDeltasLastUntilTheMessage(t *testing.T) {
 					break
 				}
 			}
-			require.Len(t, named(live, api.EventMessageDelta), 1, "the live reader saw the text stream")
-			require.Equal(t, "从前有座山，", named(live, api.EventMessageDelta)[0].Payload.(*api.MessageDeltaEvent).Delta)
+			// The text after the wait streams as a batch of its own only when
+			// its 25 ms timer fires before the model call returns (a loaded
+			// machine); either way the deltas are the message's text in order.
+			deltas := named(live, api.EventMessageDelta)
+			require.NotEmpty(t, deltas, "the live reader saw the text stream")
+			require.LessOrEqual(t, len(deltas), 2)
+			require.Equal(t, "从前有座山，", deltas[0].Payload.(*api.MessageDeltaEvent).Delta)
+			if len(deltas) == 2 {
+				require.Equal(t, "山里有座庙。", deltas[1].Payload.(*api.MessageDeltaEvent).Delta)
+			}
 			require.Len(t, named(live, api.EventReasoningDelta), 1)
 			msgs := named(live, api.EventMessage)
 			require.Len(t, msgs, 2)
@@ -132,7 +140,7 @@ func TestStreamedDeltasLastUntilTheMessage(t *testing.T) {
 			all := replay(0)
 			require.Empty(t, named(all, api.EventMessageDelta), "the message's commit deleted its deltas")
 			require.Empty(t, named(all, api.EventReasoningDelta))
-			require.Len(t, all, len(live)-2)
+			require.Len(t, all, len(live)-len(deltas)-1)
 			for _, ev := range all {
 				if ev.Seq == final.Seq {
 					require.Equal(t, string(final.Data), string(ev.Data), "replayed byte for byte")
