@@ -1,14 +1,17 @@
 # luban — the two commands of the README, and the pieces they are made of.
 .PHONY: run test web web-dist web-dist-check build test-go test-web e2e
 
-# Build the page (if needed) and serve it with SQLite and the scripted demo model.
-run: web
+# Serve the committed page (web/dist) with SQLite and the scripted demo model:
+# only Go is needed. After a change of web/src, `make web` (or `make web-dist`)
+# rebuilds web/dist first.
+run:
 	go run ./cmd/luban serve
 
 # Every test: Go (SQLite and PostgreSQL), the page's component tests, Chromium end-to-end.
 test:
 	bash scripts/test.sh
 
+# Rebuild web/dist when web/src is newer (page development; needs Node).
 web: web/dist/index.html
 
 web/dist/index.html: web/package.json web/package-lock.json $(shell find web/src web/packages/luban-react/src web/packages/luban-react/package.json web/index.html -type f 2>/dev/null)
@@ -25,5 +28,5 @@ web-dist-check: web-dist
 	@git diff --exit-code --stat -- web/dist && test -z "$$(git status --porcelain -- web/dist)" || \
 	  { echo "web/dist is stale: run 'make web-dist' and commit web/dist" >&2; git status --short -- web/dist >&2; exit 1; }
 
-build: web
+build:
 	go build -o luban ./cmd/luban
