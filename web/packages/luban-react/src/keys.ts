@@ -6,6 +6,7 @@
 //   data-key-focus     on an option: the id of the element to focus once it is chosen
 //   data-key-recommended  the "accept recommended" button
 //   data-primary       the card's main action when no <form> holds the focus
+//   data-key-enter     on a textarea: Enter submits like a one-line field (Shift+Enter is a newline)
 import type React from 'react'
 
 const NOT_TEXT = new Set(['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'range', 'color'])
@@ -59,8 +60,8 @@ function chooseOption(card: HTMLElement, target: HTMLElement, n: number): boolea
 }
 
 /**
- * onCardKeyDown is a card's keyboard: Enter in a one-line field, a radio
- * or a checkbox submits the card's form (Ctrl+Enter or ⌘+Enter anywhere
+ * onCardKeyDown is a card's keyboard: Enter in a one-line field, a radio,
+ * a checkbox or a textarea marked data-key-enter submits the card's form (Ctrl+Enter or ⌘+Enter anywhere
  * in the card, textareas included; the primary action where no form holds
  * the focus); Esc moves the focus from a control to the card itself;
  * outside text fields, 1–9 choose or toggle the options of the focused
@@ -81,6 +82,7 @@ export function onCardKeyDown(e: React.KeyboardEvent<HTMLElement>): void {
     if (mod) done = submitFrom(card, target)
     else if (target instanceof HTMLInputElement && !['button', 'submit', 'reset', 'image', 'file'].includes(target.type) && target.closest('form'))
       done = submitFrom(card, target)
+    else if (target instanceof HTMLTextAreaElement && target.dataset.keyEnter !== undefined && target.closest('form')) done = submitFrom(card, target)
   } else if (!mod && !e.shiftKey && !isTextField(target)) {
     if (/^[1-9]$/.test(e.key)) done = chooseOption(card, target, Number(e.key) - 1)
     else if (e.key === 'r' || e.key === 'R') {

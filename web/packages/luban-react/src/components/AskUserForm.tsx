@@ -1,4 +1,4 @@
-import { useId, useRef } from 'react'
+import { useId, useRef, useState } from 'react'
 import { record, strings, useDraft } from '../drafts'
 import type { CardItem } from '../card'
 import { useT } from '../i18n'
@@ -37,9 +37,17 @@ export function AskUserForm({ card, onSubmit, onCancel }: { card: CardItem; onSu
 
   const set = (i: number, f: (q: QState) => QState) => setState((cur) => cur.map((q, n) => (n === i ? f(q) : q)))
 
+  // nudged counts submits tried with a question still open: each one moves
+  // the focus to the first open question and says so in a live region.
+  const [nudged, setNudged] = useState(0)
   const submit = (e: React.FormEvent) => {
     e.preventDefault()
-    if (!ready || busy) return
+    if (busy) return
+    if (!ready) {
+      setNudged((n) => n + 1)
+      jumpToUnanswered()
+      return
+    }
     onSubmit({
       selections: [],
       customInput: '',
@@ -78,7 +86,7 @@ export function AskUserForm({ card, onSubmit, onCancel }: { card: CardItem; onSu
             className="primary"
             data-testid="submit"
             data-primary
-            aria-keyshortcuts="Enter Control+Enter"
+            aria-keyshortcuts={ready ? 'Enter Control+Enter' : undefined}
             disabled={!ready || busy}
             aria-describedby={!ready ? hintId : undefined}
           >
@@ -92,6 +100,9 @@ export function AskUserForm({ card, onSubmit, onCancel }: { card: CardItem; onSu
             </button>
           )}
         </div>
+        <p className="visually-hidden" role="status" data-testid="batch-status">
+          {nudged > 0 && !ready ? (open.length ? t.unanswered(open.map((i) => i + 1)) : t.questionNeedsAnswer) + '\u200b'.repeat(nudged % 2) : ''}
+        </p>
         <KeyHints options enter multiline />
       </fieldset>
     </form>
@@ -223,6 +234,7 @@ function QuestionField({ index: i, q, s, uid, errs, set, unanswered }: QProps) {
           aria-label={`${t.other}: ${visible(q.question)}`}
           placeholder={t.otherPlaceholder}
           data-testid={`q${i}-other-input`}
+          data-key-enter=""
           value={s.other}
           onChange={(e) => {
             const v = e.target.value
@@ -250,10 +262,10 @@ function QuestionField({ index: i, q, s, uid, errs, set, unanswered }: QProps) {
         <div className="with-preview">
           {options}
           <div className="preview" aria-live="polite">
-            <div className="preview-label">
-              {t.preview}: {visible(q.options[s.focused]?.label)}
+            <div className="preview-label" data-testid={`q${i}-preview-label`}>
+              {t.preview}: {s.otherOn ? t.other : visible(q.options[s.focused]?.label)}
             </div>
-            <pre data-testid={`q${i}-preview`}>{visible(preview) ?? t.noPreview}</pre>
+            <pre data-testid={`q${i}-preview`}>{s.otherOn ? visible(s.other.trim()) || t.noPreview : (visible(preview) ?? t.noPreview)}</pre>
           </div>
         </div>
       ) : (
