@@ -122,8 +122,15 @@ func TestInvalidValuesRefuseToStart(t *testing.T) {
 		env  []string
 		args []string
 		want string
+		not  string // a key the message must not name
 	}{
 		{env: []string{"LUBAN_INTERACTION_TTL=abc"}, want: "LUBAN_INTERACTION_TTL"},
+		{env: []string{"LUBAN_LEASE=-3s"}, want: `--lease (LUBAN_LEASE) "-3s": must be a positive duration`, not: "heartbeat"},
+		{env: []string{"LUBAN_SSE_HEARTBEAT=0"}, want: `--sse-heartbeat (LUBAN_SSE_HEARTBEAT) "0s": must be a positive duration`, not: "lease"},
+		{args: []string{"--interaction-ttl", "-5s"}, want: `--interaction-ttl (LUBAN_INTERACTION_TTL) "-5s": must be a positive duration`},
+		{env: []string{"LUBAN_ASK_TOOLS=ask_me"}, want: `--ask-tools (LUBAN_ASK_TOOLS) "ask_me"`},
+		{args: []string{"--model", "gpt"}, want: `--model (LUBAN_MODEL) "gpt"`},
+		{env: []string{"LUBAN_CONFIG=/nonexistent/luban.yaml"}, want: "--config (LUBAN_CONFIG) /nonexistent/luban.yaml: no such file"},
 		{env: []string{"LUBAN_LEASE=5"}, want: "LUBAN_LEASE"},
 		{env: []string{"LUBAN_SSE_HEARTBEAT=soon"}, want: "LUBAN_SSE_HEARTBEAT"},
 		{env: []string{"LUBAN_RETAIN=forever"}, want: "LUBAN_RETAIN"},
@@ -136,6 +143,9 @@ func TestInvalidValuesRefuseToStart(t *testing.T) {
 		r := luban(t, tc.env, append(base, tc.args...)...)
 		require.Equal(t, 2, r.code, "%v %v: %s", tc.env, tc.args, r.stderr)
 		require.Contains(t, r.stderr, tc.want, "%v %v", tc.env, tc.args)
+		if tc.not != "" {
+			require.NotContains(t, r.stderr, tc.not, "%v %v", tc.env, tc.args)
+		}
 		require.NotContains(t, r.stdout, "serving on", "%v %v", tc.env, tc.args)
 	}
 }

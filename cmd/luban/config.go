@@ -317,7 +317,7 @@ func loadConfig(file string, getenv func(string) string) (*config.File, error) {
 	}
 	f, err := config.ReadFile(file, getenv)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, &usageError{fmt.Sprintf("--config %s: no such file", file)}
+		return nil, &usageError{fmt.Sprintf("--config (LUBAN_CONFIG) %s: no such file", file)}
 	}
 	return f, err
 }

@@ -189,7 +189,7 @@ func (c *Health) Run(ctx context.Context, args []string) error {
 	}
 	host, port, err := net.SplitHostPort(*addr)
 	if err != nil {
-		return &usageError{fmt.Sprintf("--addr %q: %v", *addr, err)}
+		return &usageError{fmt.Sprintf("--addr (LUBAN_ADDR) %q: %v", *addr, err)}
 	}
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"

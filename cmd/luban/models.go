@@ -58,7 +58,7 @@ func providerFor(spec string, getenv func(string) string) (model.Provider, error
 		return p, nil
 	case "openai":
 		if name == "" {
-			return nil, &usageError{"--model openai:<name> needs a model name, e.g. openai:gpt-4o-mini"}
+			return nil, &usageError{"--model (LUBAN_MODEL) openai:<name> needs a model name, e.g. openai:gpt-4o-mini"}
 		}
 		base, key := getenv("OPENAI_BASE_URL"), getenv("OPENAI_API_KEY")
 		if key == "" && base == "" {
@@ -73,7 +73,7 @@ func providerFor(spec string, getenv func(string) string) (model.Provider, error
 		return openai.New(openai.Options{BaseURL: base, APIKey: key, Model: name})
 	case "anthropic":
 		if name == "" {
-			return nil, &usageError{"--model anthropic:<name> needs a model name, e.g. anthropic:claude-sonnet-4-5"}
+			return nil, &usageError{"--model (LUBAN_MODEL) anthropic:<name> needs a model name, e.g. anthropic:claude-sonnet-4-5"}
 		}
 		base, key := getenv("ANTHROPIC_BASE_URL"), getenv("ANTHROPIC_API_KEY")
 		if key == "" && (base == "" || needsKey(base)) {
@@ -89,7 +89,7 @@ func providerFor(spec string, getenv func(string) string) (model.Provider, error
 		}
 		return anthropic.New(anthropic.Options{BaseURL: base, APIKey: key, Model: name, ThinkingBudget: budget})
 	default:
-		return nil, &usageError{fmt.Sprintf("--model %q: use openai:<name>, anthropic:<name>, scripted or scripted:<file>", spec)}
+		return nil, &usageError{fmt.Sprintf("--model (LUBAN_MODEL) %q: use openai:<name>, anthropic:<name>, scripted or scripted:<file>", spec)}
 	}
 }
 

@@ -117,11 +117,17 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		applyServerConfig(fs, &cfg, file.Server, c.Getenv)
 	}
 
-	if cfg.ttl <= 0 {
-		return &usageError{fmt.Sprintf("--interaction-ttl %s: must be a positive duration such as 30m or 24h", cfg.ttl)}
-	}
-	if cfg.lease <= 0 || cfg.heartbeat <= 0 {
-		return &usageError{"--lease and --sse-heartbeat must be positive durations"}
+	for _, d := range []struct {
+		v         time.Duration
+		flag, env string
+	}{
+		{cfg.ttl, "interaction-ttl", "LUBAN_INTERACTION_TTL"},
+		{cfg.lease, "lease", "LUBAN_LEASE"},
+		{cfg.heartbeat, "sse-heartbeat", "LUBAN_SSE_HEARTBEAT"},
+	} {
+		if d.v <= 0 {
+			return &usageError{fmt.Sprintf("--%s (%s) %q: must be a positive duration such as 30s, 15m or 24h", d.flag, d.env, d.v)}
+		}
 	}
 	askTools, err := parseAskTools(cfg.askTools)
 	if err != nil {
@@ -275,7 +281,7 @@ func parseAskTools(v string) ([]string, error) {
 			continue
 		}
 		if !askuser.IsAskTool(t) {
-			return nil, fmt.Errorf("--ask-tools: %q is not an ask tool (use ask_user, AskUser or both)", t)
+			return nil, fmt.Errorf("--ask-tools (LUBAN_ASK_TOOLS) %q: not an ask tool (use ask_user, AskUser or both)", t)
 		}
 		out = append(out, t)
 	}
