@@ -50,6 +50,9 @@ func (c *Migrate) Run(ctx context.Context, args []string) error {
 	if *db == "memory" {
 		return &usageError{"--db memory has nothing to migrate"}
 	}
+	if err := checkDBDir(*db, c.Getenv); err != nil {
+		return err
+	}
 	if sub == "up" {
 		before, _ := migrations(ctx, *db)
 		st, err := openStore(ctx, *db)

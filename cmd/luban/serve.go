@@ -147,6 +147,9 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	if err := checkAddr(cfg.addr); err != nil {
 		return err
 	}
+	if err := checkDBDir(cfg.db, c.Getenv); err != nil {
+		return err
+	}
 	// Listen before the store is opened: an address that cannot be served
 	// leaves no database or token file behind.
 	ln, err := net.Listen("tcp", cfg.addr)
@@ -344,6 +347,27 @@ func openStore(ctx context.Context, db string) (store.Store, error) {
 		return openPostgres(ctx, db)
 	}
 	return sqlite.Open(ctx, db, nil)
+}
+
+// checkDBDir refuses a SQLite --db (LUBAN_DB) other than the default whose
+// directory does not exist, naming the key and that directory, so that a
+// typo creates no tree of directories; the default data directory is
+// created (0700) by the store.
+func checkDBDir(db string, getenv func(string) string) error {
+	if db == "memory" || isPostgres(db) || db == defaultDB(getenv) {
+		return nil
+	}
+	dir := filepath.Dir(db)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return &usageError{fmt.Sprintf("--db (LUBAN_DB) %s: directory %s does not exist; create it first", db, dir)}
+	case err != nil:
+		return &usageError{fmt.Sprintf("--db (LUBAN_DB) %s: %v", db, err)}
+	case !fi.IsDir():
+		return &usageError{fmt.Sprintf("--db (LUBAN_DB) %s: %s is not a directory", db, dir)}
+	}
+	return nil
 }
 
 func describeDB(db string) string {

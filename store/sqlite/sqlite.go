@@ -99,6 +99,10 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 			return nil, fmt.Errorf("sqlite: create directory for %s: %w", path, err)
 		}
 	}
+	created, err := createPrivate(path)
+	if err != nil {
+		return nil, err
+	}
 	busy := opts.BusyTimeoutMS
 	if busy <= 0 {
 		busy = 5000
@@ -136,6 +140,16 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if err := migrate(ctx, wdb); err != nil {
 		wdb.Close()
 		return nil, err
+	}
+	if created {
+		// SQLite gives -wal and -shm the database's mode, but not every
+		// driver's file system layer does.
+		for _, f := range []string{path + "-wal", path + "-shm"} {
+			if err := os.Chmod(f, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				wdb.Close()
+				return nil, fmt.Errorf("sqlite: make %s private: %w", f, err)
+			}
+		}
 	}
 	rq := url.Values{}
 	rq.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy))
@@ -320,4 +334,22 @@ func (s *Store) checkpointLoop(interval time.Duration) {
 			s.ckMu.Unlock()
 		}
 	}
+}
+
+// createPrivate creates an empty database file at path with mode 0600 (the
+// answers it will hold are no one else's), reporting whether it did; an
+// existing file is left as it is. SQLite takes an empty file as a new
+// database.
+func createPrivate(path string) (bool, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("sqlite: create %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return true, fmt.Errorf("sqlite: create %s: %w", path, err)
+	}
+	return true, nil
 }
