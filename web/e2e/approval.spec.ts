@@ -29,6 +29,8 @@ test('approve: the card shows the call, the tool runs once after approve', async
   // line says it waits for the approval.
   await expect(card).toBeFocused()
   await expect(card.getByTestId('approval-remember')).not.toBeFocused()
+  // The composer's hint names what waits: an approval, not a question.
+  await expect(page.getByTestId('composer-hint')).toHaveText('请先批准或拒绝上面的工具调用')
   await expect(page.locator('[data-testid="tool-call"][data-tool="write_file"] [data-testid="tool-state"]')).toHaveText('等待批准')
   await expect(card.getByTestId('approval-tool')).toHaveText('write_file')
   await expect(card.getByTestId('approval-description')).toContainText('Writes a text file')
@@ -104,6 +106,12 @@ test.describe('at 360 px', () => {
     await page.keyboard.press('Enter')
     const reason = card.getByTestId('approval-reason')
     await expect(reason).toBeFocused()
+    // Writing a reject: Approve, "always allow" and Edit are gone; the key
+    // hint says Ctrl+Enter confirms the reject.
+    await expect(card.getByTestId('approval-approve')).toHaveCount(0)
+    await expect(card.getByTestId('approval-remember')).toHaveCount(0)
+    await expect(card.getByTestId('approval-edit')).toHaveCount(0)
+    await expect(card.getByTestId('key-hints')).toContainText('Ctrl+Enter 确认拒绝')
     await page.keyboard.type('先别写文件')
     await page.keyboard.press('Tab')
     await expect(card.getByTestId('approval-confirm-reject')).toBeFocused()

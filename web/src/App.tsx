@@ -150,6 +150,8 @@ export function App({ api: given, initialLang }: AppProps) {
 
   const signedOut = tokenRejected || unauthorized
   const waiting = chat.pending.length > 0
+  // The composer's hint names what waits: an approval reads differently from a question.
+  const waitingApproval = chat.pending.length > 0 && chat.pending.every((r) => r.mode === 'approval')
   // The session could not be read because it does not exist (deleted, or
   // forgotten by a server without storage): nothing can be sent to it.
   const gone = chat.items.some((i) => i.kind === 'notice' && i.context === 'load' && i.code === 'session_not_found')
@@ -280,7 +282,7 @@ export function App({ api: given, initialLang }: AppProps) {
                 )}
               </div>
               {!chat.sessionId && <AgentPicker t={t} agents={agents} value={pick} onChange={setPick} disabled={chat.running} />}
-              <Composer t={t} running={chat.running} waiting={waiting} gone={gone} text={draft} setText={setDraft} onSend={send} onStop={stop} />
+              <Composer t={t} running={chat.running} waiting={waiting} approval={waitingApproval} gone={gone} text={draft} setText={setDraft} onSend={send} onStop={stop} />
             </main>
           </div>
         )}
@@ -450,6 +452,7 @@ function Composer({
   t,
   running,
   waiting,
+  approval,
   gone,
   text,
   setText,
@@ -459,6 +462,8 @@ function Composer({
   t: Dict
   running: boolean
   waiting: boolean
+  /** approval: what waits is an approval (the hint says approve or reject). */
+  approval: boolean
   /** gone is a session that does not exist: the composer is disabled, text kept. */
   gone: boolean
   text: string
@@ -467,7 +472,7 @@ function Composer({
   onStop: () => void
 }) {
   const blocked = running || waiting || gone
-  const hint = gone ? t.composerGone : waiting ? t.composerWaiting : ''
+  const hint = gone ? t.composerGone : waiting ? (approval ? t.composerWaitingApproval : t.composerWaiting) : ''
   const send = () => {
     const v = text.trim()
     if (!v || blocked) return

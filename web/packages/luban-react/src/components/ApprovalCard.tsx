@@ -142,23 +142,31 @@ export function ApprovalForm({ card, onSubmit, onCancel }: Props) {
             <textarea id={reasonId} data-testid="approval-reason" rows={2} autoFocus value={reason} onChange={(e) => setReason(e.target.value)} />
             <FieldMessages errors={errs} field="message" />
             <div className="actions">
-              <button type="submit" className="danger" data-testid="approval-confirm-reject" aria-keyshortcuts="Control+Enter">
+              <button type="submit" className="danger" data-testid="approval-confirm-reject" data-primary aria-keyshortcuts="Control+Enter">
                 {busy ? a.submitting : a.confirmReject}
+              </button>
+              <button type="button" data-testid="approval-close-reject" onClick={() => setMode('idle')}>
+                {a.closeReject}
               </button>
             </div>
           </form>
         )}
-        <label className="approval-remember">
-          <input type="checkbox" data-testid="approval-remember" checked={remember} onChange={(e) => setRemember(e.target.checked)} />{' '}
-          {a.remember}
-        </label>
+        {/* While a reject is being written, approving is not on offer: back first. */}
+        {mode !== 'reject' && (
+          <label className="approval-remember">
+            <input type="checkbox" data-testid="approval-remember" checked={remember} onChange={(e) => setRemember(e.target.checked)} />{' '}
+            {a.remember}
+          </label>
+        )}
         <FieldMessages errors={errs} field="remember" />
         <CardError card={card} unmatched={otherErrors(errs, ['arguments', 'message', 'remember'])} />
         <div className="actions">
-          <button type="button" className="primary" data-testid="approval-approve" data-primary aria-keyshortcuts="Control+Enter" onClick={approve}>
-            {busy && mode === 'idle' ? a.submitting : a.approve}
-          </button>
-          {mode !== 'edit' && (
+          {mode !== 'reject' && (
+            <button type="button" className="primary" data-testid="approval-approve" data-primary aria-keyshortcuts="Control+Enter" onClick={approve}>
+              {busy && mode === 'idle' ? a.submitting : a.approve}
+            </button>
+          )}
+          {mode === 'idle' && (
             <button type="button" data-testid="approval-edit" onClick={() => setMode('edit')}>
               {a.edit}
             </button>
@@ -170,7 +178,7 @@ export function ApprovalForm({ card, onSubmit, onCancel }: Props) {
           )}
           <CancelTask onCancel={onCancel} disabled={busy} />
         </div>
-        <KeyHints primary="approve" />
+        <KeyHints primary={mode === 'reject' ? 'reject' : 'approve'} />
       </fieldset>
     </div>
   )

@@ -14,7 +14,8 @@ export const keyText = {
     leave: '离开输入框',
     recommended: '采用推荐',
     acceptRecommended: '采用推荐',
-    approve: '批准（在编辑或理由框里：发送）',
+    approve: '批准（在编辑框里：发送）',
+    reject: '确认拒绝',
     done: '我已完成',
   },
   en: {
@@ -25,7 +26,8 @@ export const keyText = {
     leave: 'leave the field',
     recommended: 'accept recommended',
     acceptRecommended: 'Accept recommended',
-    approve: 'approve (in the editor or the reason: send)',
+    approve: 'approve (in the editor: send)',
+    reject: 'confirm reject',
     done: "I'm done",
   },
 } satisfies Record<Lang, Record<string, string>>
@@ -41,7 +43,7 @@ export type KeyHintsProps = {
   /** recommended: R accepts the recommended option(s). */
   recommended?: boolean
   /** primary: what Ctrl+Enter does outside any form ("approve", "done"). */
-  primary?: 'approve' | 'done'
+  primary?: 'approve' | 'reject' | 'done'
 }
 
 /**
@@ -54,7 +56,7 @@ export function KeyHints({ options, enter, multiline, recommended, primary }: Ke
   const parts: [string, string][] = []
   if (options) parts.push(['1–9', k.choose])
   if (enter) parts.push(['Enter', k.submit])
-  if (primary) parts.push(['Ctrl+Enter', primary === 'approve' ? k.approve : k.done])
+  if (primary) parts.push(['Ctrl+Enter', k[primary]])
   else if (multiline) parts.push(['Ctrl+Enter', k.submitMultiline])
   parts.push(['Esc', k.leave])
   if (recommended) parts.push(['R', k.recommended])

@@ -85,11 +85,6 @@ export function ReceiptView({ card }: { card: CardItem }) {
       <div className="receipt-time" data-testid="receipt-time">
         {timeLabel(t, r)}: <time dateTime={r.resolvedAt}>{formatTime(r.resolvedAt, lang)}</time>
       </div>
-      {r.status === 'expired' && req.expiresAt && (
-        <div className="receipt-time" data-testid="receipt-expires">
-          {t.expiresAt}: <time dateTime={req.expiresAt}>{formatTime(req.expiresAt, lang)}</time>
-        </div>
-      )}
     </div>
   )
 }

@@ -231,7 +231,7 @@ describe('UserInputCard errors and receipts', () => {
     expect(screen.queryByRole('radio')).toBeNull()
   })
 
-  it('a cancelled receipt and an expired receipt with its expiry time', () => {
+  it('a cancelled receipt and an expired receipt with one time, when it expired', () => {
     const base = { requestId: 'ask_1', toolCallId: 'call_1', selections: [], customInput: '', resolvedAt: '2026-03-01T08:00:00Z' }
     const { rerender, card } = setup({ phase: 'resolved', receipt: { ...base, status: 'cancelled' } })
     expect(screen.getByTestId('receipt-status')).toHaveTextContent('已取消')
@@ -240,8 +240,12 @@ describe('UserInputCard errors and receipts', () => {
     rerender({ ...card, receipt: { ...base, status: 'expired' } })
     expect(screen.getByTestId('receipt')).toHaveAttribute('data-status', 'expired')
     expect(screen.getByTestId('receipt-status')).toHaveTextContent('已超时')
-    expect(screen.getByTestId('receipt-expires')).toHaveTextContent('有效期至')
-    expect(screen.getByTestId('receipt-expires').querySelector('time')).toHaveAttribute('dateTime', FUTURE)
+    expect(screen.getByTestId('receipt-time')).toHaveTextContent('超时时间')
+    expect(screen.getByTestId('receipt-time').querySelector('time')).toHaveAttribute('dateTime', base.resolvedAt)
+    // Only the one time: not "expires at" beside "expired at".
+    expect(screen.queryByTestId('receipt-expires')).toBeNull()
+    expect(screen.getByTestId('receipt')).not.toHaveTextContent('有效期至')
+    expect(screen.getByTestId('receipt').querySelectorAll('time')).toHaveLength(1)
   })
 
   it('not resumable: only the notice, nothing to send', () => {
