@@ -145,7 +145,9 @@ func pieces(s string, n int) []string {
 // ({"selections","customInput","cancelled",...}, DESIGN §3) is summarised as
 // the chosen labels with their ids, the typed text, or "已取消 (cancelled)" /
 // "已过期 (expired)"; any other result (an AskUser answer text, another tool)
-// is its text on one line, shortened to 300 characters. Without tool results
+// is its text on one line, shortened to 300 characters, with an AskUser
+// answer's framing for the model dropped and a line that is a JSON object
+// (edited arguments of an approval) shown as its fields, strings as text. Without tool results
 // it returns "（没有工具结果 / no tool results）".
 func Results(msgs []model.Message) string {
 	names := map[string]string{}
@@ -210,7 +212,69 @@ func summarize(m model.Message) string {
 		}
 		return strings.Join(parts, ", ")
 	}
-	return prefix + oneLine(m.Content, 300)
+	return prefix + oneLine(readable(m.Content), 300)
+}
+
+// The framing of an AskUser answer text (askuser's batch result), dropped
+// from a summary that lists the answers.
+const (
+	batchHead = "The user answered your questions:\n"
+	batchTail = "Continue the task with these answers."
+)
+
+// readable is a tool result as a person reads it: an AskUser answer without
+// its framing for the model, and every line that is a JSON object (the
+// arguments a person edited before approving, for one) as its fields,
+// strings quoted as text rather than JSON-escaped.
+func readable(s string) string {
+	if rest, ok := strings.CutPrefix(s, batchHead); ok {
+		s = strings.TrimSuffix(strings.TrimSpace(rest), batchTail)
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
+			if f, ok := fields(t); ok {
+				lines[i] = f
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// fields renders a JSON object as "key “value”, …" in its own key order,
+// strings on one line and shortened; ok is false when text is not one.
+func fields(text string) (string, bool) {
+	dec := json.NewDecoder(strings.NewReader(text))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", false
+	}
+	var parts []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		key, _ := tok.(string)
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return "", false
+		}
+		if str, ok := v.(string); ok {
+			parts = append(parts, fmt.Sprintf("%s “%s”", key, oneLine(str, 120)))
+			continue
+		}
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			return "", false
+		}
+		parts = append(parts, key+" "+strings.TrimSpace(b.String()))
+	}
+	if _, err := dec.Token(); err != nil || dec.More() {
+		return "", false
+	}
+	return strings.Join(parts, ", "), true
 }
 
 // oneLine joins s's non-blank lines with "; " (with a space after a line

@@ -2,6 +2,7 @@ package scripted_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/model/scripted"
@@ -242,16 +244,28 @@ func TestDemo(t *testing.T) {
 
 	// Played through, the final summary names what the user chose.
 	b := &testBundle{ctx: context.Background(), p: scripted.New(s)}
+	// The edited arguments as the server stores them: JSON with <, > and &
+	// escaped.
+	edited, err := json.Marshal(map[string]string{"path": "luban-demo/deploy-plan.md", "content": "# edited plan\n<script>alert(1)</script>\n"})
+	require.NoError(t, err)
+	require.Contains(t, string(edited), `\u003cscript\u003e`)
+	written := approval.EditedResult(&approval.Prompt{ToolName: "write_file"}, edited, askuser.ToolResult{Content: "wrote 40 bytes to luban-demo/deploy-plan.md"}).Content
 	msgs, resps := conversation(t, b, nil, func(c model.ToolCall) string {
-		if c.Name == askuser.ToolAskUserBatch {
-			return "The user answered your questions:\n1. 使用哪个数据库？\n   Selected: \"PostgreSQL\""
+		switch c.Name {
+		case askuser.ToolAskUserBatch:
+			return "The user answered your questions:\n1. 使用哪个数据库？\n   Selected: \"PostgreSQL\"\nContinue the task with these answers."
+		case "write_file":
+			return written
 		}
 		return `{"selections":["staging"],"labels":["预发布 (Staging)"],"customInput":"","cancelled":false}`
 	})
 	require.Len(t, resps, len(s.Turns)+1)
 	final := msgs[len(msgs)-1].Content
 	require.Contains(t, final, "预发布 (Staging) (staging)")
-	require.Contains(t, final, "- AskUser: The user answered your questions: 1. 使用哪个数据库？; Selected: \"PostgreSQL\"")
+	require.Contains(t, final, "- AskUser: 1. 使用哪个数据库？; Selected: \"PostgreSQL\"\n")
+	require.Contains(t, final, `content “# edited plan; <script>alert(1)</script>”, path “luban-demo/deploy-plan.md”; Result: wrote 40 bytes`)
+	require.NotContains(t, final, `\u003c`, "answers are quoted as text, not JSON-escaped")
+	require.NotContains(t, final, "Continue the task")
 }
 
 // The demo is paced so a person sees its replies stream and can stop them;
