@@ -248,12 +248,12 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 			r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
 			return nil, err
 		}
-		if utf8.RuneCountInString(ans.CustomInput) > askuser.MaxCustomInput {
-			return nil, fmt.Errorf("%w: customInput is longer than %d characters", ErrPayloadTooLarge, askuser.MaxCustomInput)
+		if n := utf8.RuneCountInString(ans.CustomInput); n > askuser.MaxCustomInput {
+			return nil, textTooLong("customInput", n, askuser.MaxCustomInput)
 		}
-		for _, a := range ans.Answers {
-			if utf8.RuneCountInString(a.Other) > askuser.MaxCustomInput {
-				return nil, fmt.Errorf("%w: an answer's other text is longer than %d characters", ErrPayloadTooLarge, askuser.MaxCustomInput)
+		for i, a := range ans.Answers {
+			if n := utf8.RuneCountInString(a.Other); n > askuser.MaxCustomInput {
+				return nil, textTooLong(fmt.Sprintf("answers[%d].other", i), n, askuser.MaxCustomInput)
 			}
 		}
 		norm, verr := askuser.ValidateAnswer(&req.Prompt, ans, askuser.AnswerOptions{Workspace: r.opts.Workspace})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -52,7 +51,7 @@ func (r *Runner) approvalDecision(ctx context.Context, it *store.Interaction, re
 		return "", nil, err
 	}
 	if n := utf8.RuneCountInString(a.Message); n > approval.MaxMessageLen {
-		return "", nil, fmt.Errorf("%w: message is longer than %d characters", ErrPayloadTooLarge, approval.MaxMessageLen)
+		return "", nil, textTooLong("message", n, approval.MaxMessageLen)
 	}
 	norm, err := approval.ValidateAnswer(&req.Prompt, a)
 	if err == nil && norm.Decision == approval.Edit {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
@@ -43,6 +44,26 @@ func (e *RequestFieldError) Error() string { return ErrInvalidRequest.Error() + 
 
 // Unwrap makes errors.Is(err, ErrInvalidRequest) hold.
 func (e *RequestFieldError) Unwrap() error { return ErrInvalidRequest }
+
+// PayloadTooLargeError is ErrPayloadTooLarge (413 payload_too_large) for
+// free text over its bound, naming the field with api.DetailTooLong and
+// params {max, got, unit: "characters"} so a client can show the limit.
+type PayloadTooLargeError struct {
+	Msg     string
+	Details []api.FieldError
+}
+
+// Error is "payload too large: " + Msg.
+func (e *PayloadTooLargeError) Error() string { return ErrPayloadTooLarge.Error() + ": " + e.Msg }
+
+// Unwrap makes errors.Is(err, ErrPayloadTooLarge) hold.
+func (e *PayloadTooLargeError) Unwrap() error { return ErrPayloadTooLarge }
+
+// textTooLong is a PayloadTooLargeError of one field holding got characters, max allowed.
+func textTooLong(field string, got, max int) error {
+	msg := fmt.Sprintf("%s is longer than %d characters", field, max)
+	return &PayloadTooLargeError{Msg: msg, Details: []api.FieldError{{Field: field, Code: api.DetailTooLong, Params: map[string]any{"max": max, "got": got, "unit": "characters"}, Message: msg}}}
+}
 
 // fieldRequest is a RequestFieldError of one field.
 func fieldRequest(field string, code api.FieldCode, params map[string]any, msg string) error {

@@ -74,7 +74,12 @@ func errorFor(err error) (int, api.ErrorDetail) {
 	case errors.As(err, &answer):
 		return http.StatusUnprocessableEntity, answerDetail(answer)
 	case errors.As(err, &tooBig), errors.Is(err, agent.ErrPayloadTooLarge):
-		return http.StatusRequestEntityTooLarge, api.ErrorDetail{Code: api.CodePayloadTooLarge, Message: err.Error()}
+		d := api.ErrorDetail{Code: api.CodePayloadTooLarge, Message: err.Error()}
+		var long *agent.PayloadTooLargeError
+		if errors.As(err, &long) {
+			d.Details = long.Details
+		}
+		return http.StatusRequestEntityTooLarge, d
 	case errors.Is(err, agent.ErrInvalidRequest):
 		d := api.ErrorDetail{Code: api.CodeInvalidRequest, Message: err.Error()}
 		var fe *agent.RequestFieldError

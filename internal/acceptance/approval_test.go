@@ -425,7 +425,7 @@ func fieldsOf(ae apiError) []string {
 }
 
 // DESIGN §3/§10: a reject's message longer than approval.MaxMessageLen is 413
-// payload_too_large and consumes nothing; the expired approval's 410 carries
+// payload_too_large naming the field and its bound, and consumes nothing; the expired approval's 410 carries
 // its receipt (status expired, no decision).
 func TestApprovalRejectMessageTooLongAndExpiredReceipt(t *testing.T) {
 	t.Parallel()
@@ -433,7 +433,14 @@ func TestApprovalRejectMessageTooLongAndExpiredReceipt(t *testing.T) {
 	e.model.push(turn{calls: []call{{id: "call_w", name: "write_file", args: writeArgs}}})
 	p := e.ask("", "写")
 	long := strings.Repeat("长", approval.MaxMessageLen+1)
-	e.reject(decisionBody(p.sessionID, p.req.ID, api.DecisionReject, map[string]any{"message": long}), http.StatusRequestEntityTooLarge, "payload_too_large")
+	big := e.reject(decisionBody(p.sessionID, p.req.ID, api.DecisionReject, map[string]any{"message": long}), http.StatusRequestEntityTooLarge, "payload_too_large")
+	// The 413 names the field and its bound, so the page can show the limit.
+	require.Len(t, big.Error.Details, 1)
+	require.Equal(t, "message", big.Error.Details[0].Field)
+	require.Equal(t, api.DetailTooLong, big.Error.Details[0].Code)
+	require.EqualValues(t, approval.MaxMessageLen, big.Error.Details[0].Params["max"])
+	require.EqualValues(t, approval.MaxMessageLen+1, big.Error.Details[0].Params["got"])
+	require.Equal(t, "characters", big.Error.Details[0].Params["unit"])
 	require.Equal(t, p.req.ID, e.pending(p.sessionID).Pending.ID)
 
 	sub := e.srv.Events(p.sessionID, p.events[len(p.events)-1].ID)

@@ -35,3 +35,33 @@ test('a rejected answer shows the Chinese sentence in zh and the English one in 
   await expect(card).toHaveAttribute('data-phase', 'editing')
   await expect(card.getByTestId('custom-input')).toHaveValue('../../etc')
 })
+
+test('free text over the bound: a counter near it, and the 413 names the limit by the field', async ({ page, lab }) => {
+  const luban = await lab.serve({
+    scenario: { name: 'text-limit', turns: [{ toolCalls: [askUser({ title: '写下说明', mode: 'text' })] }], final: '好的：{{results}}' },
+  })
+  await page.addInitScript(() => localStorage.setItem('luban.lang', 'zh'))
+  const { card } = await openAndSend(page, luban, '长文本')
+  const box = card.getByTestId('custom-input')
+  await box.fill('短')
+  await expect(card.getByTestId('text-counter')).toHaveCount(0)
+  await box.fill('字'.repeat(7500))
+  await expect(card.getByTestId('text-counter')).toHaveText('7,500 / 8,000 字')
+  await box.fill('字'.repeat(9000))
+  await expect(card.getByTestId('text-counter')).toHaveText('9,000 / 8,000 字，超出 1,000 字')
+  await expect(card.getByTestId('text-counter')).toHaveAttribute('data-over', 'true')
+  const refused = page.waitForResponse((r) => r.url().endsWith('/api/chat/continue'))
+  await card.getByTestId('submit').click()
+  const res = await refused
+  expect(res.status()).toBe(413)
+  const err = (await res.json()).error
+  expect(err.code).toBe('payload_too_large')
+  expect(err.details).toEqual([expect.objectContaining({ field: 'customInput', code: 'too_long', params: { max: 8000, got: 9000, unit: 'characters' } })])
+  const shown = card.getByTestId('field-error-customInput')
+  await expect(shown).toContainText('最多 8000')
+  await expect(card).toHaveAttribute('data-phase', 'editing')
+  await expect(box).toHaveValue('字'.repeat(9000))
+  await lab.shot(card, 'text-too-long-zh')
+  await page.getByTestId('lang-switch').click()
+  await expect(shown).toContainText('at most 8000 characters')
+})

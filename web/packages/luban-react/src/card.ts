@@ -92,13 +92,14 @@ export function resolvedCard(c: CardItem, rec: Receipt): CardItem {
  * server's receipt (a retry of an answer that did land is a success); 410
  * interaction_expired shows an expired receipt; 404 session_not_found /
  * interaction_not_found and 410 not_resumable make it not_resumable with
- * that code; anything else (413, 5xx, a network error) puts it back to
+ * that code; a 413 with details is shown by its field like a 422; anything else (413, 5xx, a network error) puts it back to
  * editing, the input kept, with a card-level error and lastAnswer ready to
  * retry.
  */
 export function failCard(c: CardItem, e: CardFailure): CardItem {
   if (c.phase !== 'submitting') return c
-  if (e.status === 422) return { ...c, phase: 'editing', fieldErrors: e.details ?? [], error: e.details?.length ? undefined : { code: e.code, message: e.message, status: e.status } }
+  // A 413 that names its field (free text over the bound, {max}) is shown by that field like a 422.
+  if (e.status === 422 || (e.status === 413 && e.details?.length)) return { ...c, phase: 'editing', fieldErrors: e.details ?? [], error: e.details?.length ? undefined : { code: e.code, message: e.message, status: e.status } }
   if (e.code === 'already_resolved' && e.receipt) return { ...c, phase: 'resolved', receipt: e.receipt, fieldErrors: undefined, error: undefined }
   if (e.code === 'interaction_expired') return { ...c, phase: 'resolved', receipt: e.receipt ?? expiredReceipt(c.request), fieldErrors: undefined, error: undefined }
   if (e.code === 'interaction_not_found' || e.code === 'not_resumable' || e.code === 'session_not_found')

@@ -7,6 +7,7 @@ import { visible } from '../visible'
 import { approvalText, parseArguments, type ApprovalAnswer, type ApprovalReceipt, type ApprovalRequest } from './approval'
 import { CardError, FieldMessages, otherErrors } from './fieldErrors'
 import { JsonView } from './JsonView'
+import { TextCounter } from './TextCounter'
 import { KeyHints } from './KeyHints'
 import { CancelTask } from './CancelTask'
 
@@ -140,6 +141,7 @@ export function ApprovalForm({ card, onSubmit, onCancel }: Props) {
           <form onSubmit={sendReject} noValidate className="approval-reject">
             <label htmlFor={reasonId}>{a.rejectReason}</label>
             <textarea id={reasonId} data-testid="approval-reason" rows={2} autoFocus value={reason} onChange={(e) => setReason(e.target.value)} />
+            <TextCounter value={reason} />
             <FieldMessages errors={errs} field="message" />
             <div className="actions">
               <button type="submit" className="danger" data-testid="approval-confirm-reject" data-primary aria-keyshortcuts="Control+Enter">

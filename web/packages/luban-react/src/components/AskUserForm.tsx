@@ -5,6 +5,7 @@ import { useT } from '../i18n'
 import type { Answer, Question } from '../types'
 import { CardError, FieldMessages, matchField, otherErrors } from './fieldErrors'
 import { visible } from '../visible'
+import { TextCounter } from './TextCounter'
 import { KeyHints } from './KeyHints'
 import { CancelTask } from './CancelTask'
 
@@ -241,6 +242,7 @@ function QuestionField({ index: i, q, s, uid, errs, set, unanswered }: QProps) {
             set((cur) => ({ ...cur, other: v, otherOn: v.trim() !== '' || cur.otherOn, selected: multi || !v.trim() ? cur.selected : [] }))
           }}
         />
+        <TextCounter value={s.other} />
       </div>
     </div>
   )

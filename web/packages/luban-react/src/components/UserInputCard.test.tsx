@@ -1,4 +1,4 @@
-import { render, screen, within } from '@testing-library/react'
+import { fireEvent, render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { describe, expect, it, vi } from 'vitest'
 import type { CardItem } from '../card'
@@ -201,6 +201,26 @@ describe('UserInputCard errors and receipts', () => {
     expect(screen.getByTestId('custom-input')).toHaveValue('abc')
     await user.click(screen.getByTestId('submit'))
     expect(onSubmit).toHaveBeenCalledOnce()
+  })
+
+  it('a text answer near the bound shows a counter, over it a marked one', async () => {
+    setup({ request: { mode: 'text', options: [] } })
+    const box = screen.getByTestId('custom-input')
+    fireEvent.change(box, { target: { value: 'x'.repeat(7199) } })
+    expect(screen.queryByTestId('text-counter')).toBeNull()
+    fireEvent.change(box, { target: { value: 'x'.repeat(7200) } })
+    expect(screen.getByTestId('text-counter')).toHaveTextContent('7,200 / 8,000 字')
+    expect(screen.getByTestId('text-counter')).not.toHaveAttribute('data-over')
+    // Code points, as the server counts: an emoji is one.
+    fireEvent.change(box, { target: { value: '😀'.repeat(8001) } })
+    expect(screen.getByTestId('text-counter')).toHaveTextContent('8,001 / 8,000 字，超出 1 字')
+    expect(screen.getByTestId('text-counter')).toHaveAttribute('data-over', 'true')
+  })
+
+  it('a 413 naming its field shows the limit by that field', () => {
+    setup({ request: { mode: 'text', options: [] }, fieldErrors: [{ field: 'customInput', code: 'too_long', params: { max: 8000, got: 9000, unit: 'characters' }, message: 'customInput is longer than 8000 characters' } as never] })
+    expect(screen.getByTestId('field-error-customInput')).toHaveTextContent('最多 8000')
+    expect(screen.queryByTestId('card-error')).toBeNull()
   })
 
   it('413 shows the too-large message on an editable card', () => {

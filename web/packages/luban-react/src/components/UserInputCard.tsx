@@ -13,6 +13,7 @@ import { ReceiptView } from './Receipt'
 import { visible } from '../visible'
 import { errorText } from '../errorText'
 import { onCardKeyDown } from '../keys'
+import { TextCounter } from './TextCounter'
 import { KeyHints, keyText } from './KeyHints'
 import { CancelTask } from './CancelTask'
 import { record, strings, useDraft, useDraftStore } from '../drafts'
@@ -296,6 +297,7 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
                 {t.directoryHint}
               </div>
             )}
+            {(mode === 'text' || !free) && <TextCounter value={custom} />}
             <FieldMessages errors={errs} field="customInput" id={`${customId}-err`} />
           </div>
         )}
