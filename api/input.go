@@ -64,14 +64,22 @@ type Question struct {
 // Questions holds the batch and Title is the first question's text (so every
 // card has a title to show).
 type Prompt struct {
-	Tool        string     `json:"tool"`
-	Title       string     `json:"title"`
-	Description string     `json:"description,omitempty"`
-	Mode        Mode       `json:"mode"`
-	Options     []Option   `json:"options,omitempty"`
-	AllowCustom bool       `json:"allowCustom,omitempty"`
-	SubmitLabel string     `json:"submitLabel,omitempty"`
-	Questions   []Question `json:"questions,omitempty"`
+	Tool        string   `json:"tool"`
+	Title       string   `json:"title"`
+	Description string   `json:"description,omitempty"`
+	Mode        Mode     `json:"mode"`
+	Options     []Option `json:"options,omitempty"`
+	AllowCustom bool     `json:"allowCustom,omitempty"`
+	SubmitLabel string   `json:"submitLabel,omitempty"`
+	// Minimum, Maximum and Integer bound an ask_user number answer (mode
+	// number only): customInput must be at least Minimum, at most Maximum,
+	// and a whole number when Integer; an answer beyond them is refused
+	// (FieldError out_of_range, or format "integer") and the question stays
+	// pending.
+	Minimum   *float64   `json:"minimum,omitempty"`
+	Maximum   *float64   `json:"maximum,omitempty"`
+	Integer   bool       `json:"integer,omitempty"`
+	Questions []Question `json:"questions,omitempty"`
 	// ToolName, Arguments and ArgumentsSchema are set for an approval (Tool
 	// ToolApproval, Mode ModeApproval, DESIGN §10): the tool the model
 	// called, its arguments (a JSON object) and the tool's JSON Schema;

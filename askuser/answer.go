@@ -63,7 +63,9 @@ type AnswerOptions struct {
 //     without its leading zero as browsers submit it); 42xyz, NaN, Inf, empty
 //     and values beyond float64 are rejected. Surrounding spaces are trimmed
 //     and a negative zero (-0, -0.0) loses its sign; otherwise the string is
-//     kept as written.
+//     kept as written. With the prompt's integer, a number with a fraction is
+//     refused (invalid_type, expected integer); below its minimum or above
+//     its maximum, out_of_range with {min} or {max}.
 //   - date: a real calendar day YYYY-MM-DD (year 0001–9999), kept as the same
 //     string with no time-zone conversion.
 //   - directory: a path relative to opts.Workspace that stays inside it after
@@ -161,6 +163,8 @@ func (v *answerValidator) askUser(p *Prompt, a Answer, opts AnswerOptions) Answe
 			}
 		case ModeNumber:
 			if s, pr := checkNumber(a.CustomInput); pr != nil {
+				v.addProblem("customInput", pr)
+			} else if pr := checkBounds(p, s); pr != nil {
 				v.addProblem("customInput", pr)
 			} else {
 				out.CustomInput = s
@@ -320,6 +324,22 @@ func checkNumber(s string) (string, *problem) {
 		t = t[1:]
 	}
 	return t, nil
+}
+
+// checkBounds returns the problem unless the number s (checkNumber's) is
+// within the prompt's minimum and maximum and, when it asks for one, whole.
+func checkBounds(p *Prompt, s string) *problem {
+	f, _ := strconv.ParseFloat(s, 64)
+	if p.Integer && f != math.Trunc(f) {
+		return newProblem(api.DetailInvalidType, map[string]any{"expected": "integer", "got": "number"}, "%s is not a whole number", clip(s))
+	}
+	if p.Minimum != nil && f < *p.Minimum {
+		return newProblem(api.DetailOutOfRange, map[string]any{"min": *p.Minimum}, "%s is less than the minimum %v", clip(s), *p.Minimum)
+	}
+	if p.Maximum != nil && f > *p.Maximum {
+		return newProblem(api.DetailOutOfRange, map[string]any{"max": *p.Maximum}, "%s is more than the maximum %v", clip(s), *p.Maximum)
+	}
+	return nil
 }
 
 var dateGrammar = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -145,6 +146,22 @@ func parseAskUser(normalized []byte) (*Prompt, error) {
 	p.Questions = nil
 	if isBlank(p.Title) {
 		return nil, &ArgsError{Path: "title", Rule: "must not be blank"}
+	}
+	if p.Mode != ModeNumber {
+		for _, b := range []struct {
+			name string
+			set  bool
+		}{{"minimum", p.Minimum != nil}, {"maximum", p.Maximum != nil}, {"integer", p.Integer}} {
+			if b.set {
+				return nil, &ArgsError{Path: b.name, Rule: fmt.Sprintf("only mode number takes %s (mode is %s)", b.name, p.Mode)}
+			}
+		}
+	}
+	if p.Minimum != nil && p.Maximum != nil && *p.Minimum > *p.Maximum {
+		return nil, &ArgsError{Path: "maximum", Rule: fmt.Sprintf("must not be less than minimum (%v < %v)", *p.Maximum, *p.Minimum)}
+	}
+	if p.Integer && p.Minimum != nil && p.Maximum != nil && math.Ceil(*p.Minimum) > math.Floor(*p.Maximum) {
+		return nil, &ArgsError{Path: "maximum", Rule: fmt.Sprintf("no whole number lies between minimum %v and maximum %v", *p.Minimum, *p.Maximum)}
 	}
 	n := len(p.Options)
 	switch p.Mode {

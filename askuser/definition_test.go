@@ -68,7 +68,9 @@ func TestAskUserSchemaIsTheSeeds(t *testing.T) {
 	// seed 000 §1 ASK_USER_SCHEMA: names, types, enum and required lists.
 	require.Equal(t, "object", s.Type)
 	require.Equal(t, []string{"title", "mode"}, s.Required)
-	want := map[string]string{"title": "string", "description": "string", "mode": "string", "options": "array", "allowCustom": "boolean", "submitLabel": "string"}
+	want := map[string]string{"title": "string", "description": "string", "mode": "string", "options": "array", "allowCustom": "boolean", "submitLabel": "string",
+		// luban's bounds of a number answer, beyond the seed's schema.
+		"minimum": "number", "maximum": "number", "integer": "boolean"}
 	require.Len(t, s.Properties, len(want))
 	for name, typ := range want {
 		require.Equal(t, typ, s.Properties[name].Type, name)

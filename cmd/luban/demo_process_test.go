@@ -40,6 +40,9 @@ func TestDemoEndsWithAnApprovedWrite(t *testing.T) {
 			break
 		}
 		modes = append(modes, string(req.Mode))
+		if req.Mode == api.ModeNumber {
+			refuseOutOfBounds(ctx, t, cl, req)
+		}
 		st, err = cl.Continue(ctx, demoAnswer(t, req))
 		require.NoError(t, err)
 	}
@@ -72,6 +75,29 @@ func TestDemoEndsWithAnApprovedWrite(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, started, "write_file ran once")
+}
+
+// refuseOutOfBounds checks the demo's "How many replicas?": a whole number,
+// 1 or more. -2.5 and 0 are refused (422, a FieldError code on customInput)
+// and the question stays pending.
+func refuseOutOfBounds(ctx context.Context, t *testing.T, cl *client.Client, req *api.InputRequest) {
+	t.Helper()
+	require.True(t, req.Integer)
+	require.NotNil(t, req.Minimum)
+	require.Equal(t, 1.0, *req.Minimum)
+	for in, code := range map[string]api.FieldCode{"-2.5": api.DetailInvalidType, "0": api.DetailOutOfRange} {
+		_, err := cl.Continue(ctx, api.ContinueRequest{SessionID: req.SessionID, RequestID: req.ID, Selections: []string{}, CustomInput: in})
+		var e *client.Error
+		require.ErrorAs(t, err, &e, in)
+		require.Equal(t, 422, e.Status, in)
+		require.Len(t, e.Details, 1, in)
+		require.Equal(t, "customInput", e.Details[0].Field, in)
+		require.Equal(t, code, e.Details[0].Code, in)
+		p, err := cl.Pending(ctx, req.SessionID)
+		require.NoError(t, err)
+		require.NotNil(t, p.Pending, "%s: the question stays pending", in)
+		require.Equal(t, req.ID, p.Pending.ID)
+	}
 }
 
 // pauseOf reads a stream to its end: the question it paused at, or the

@@ -590,6 +590,16 @@ export interface Prompt {
   options?: Option[]
   allowCustom?: boolean
   submitLabel?: string
+  /**
+   * Minimum, Maximum and Integer bound an ask_user number answer (mode
+   * number only): customInput must be at least Minimum, at most Maximum,
+   * and a whole number when Integer; an answer beyond them is refused
+   * (FieldError out_of_range, or format "integer") and the question stays
+   * pending.
+   */
+  minimum?: number
+  maximum?: number
+  integer?: boolean
   questions?: Question[]
   /**
    * ToolName, Arguments and ArgumentsSchema are set for an approval (Tool
@@ -634,6 +644,16 @@ export interface InputRequest {
   options?: Option[]
   allowCustom?: boolean
   submitLabel?: string
+  /**
+   * Minimum, Maximum and Integer bound an ask_user number answer (mode
+   * number only): customInput must be at least Minimum, at most Maximum,
+   * and a whole number when Integer; an answer beyond them is refused
+   * (FieldError out_of_range, or format "integer") and the question stays
+   * pending.
+   */
+  minimum?: number
+  maximum?: number
+  integer?: boolean
   questions?: Question[]
   /**
    * ToolName, Arguments and ArgumentsSchema are set for an approval (Tool
@@ -806,6 +826,16 @@ export interface InboxItem {
   options?: Option[]
   allowCustom?: boolean
   submitLabel?: string
+  /**
+   * Minimum, Maximum and Integer bound an ask_user number answer (mode
+   * number only): customInput must be at least Minimum, at most Maximum,
+   * and a whole number when Integer; an answer beyond them is refused
+   * (FieldError out_of_range, or format "integer") and the question stays
+   * pending.
+   */
+  minimum?: number
+  maximum?: number
+  integer?: boolean
   questions?: Question[]
   /**
    * ToolName, Arguments and ArgumentsSchema are set for an approval (Tool
