@@ -124,7 +124,7 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 	}
 	cl, err := client.New(*baseURL, tok, nil)
 	if err != nil {
-		return &usageError{err.Error()}
+		return &usageError{"--url (LUBAN_URL): " + err.Error()}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

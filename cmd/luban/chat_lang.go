@@ -38,7 +38,7 @@ func parseLang(v string) (chatLang, error) {
 	case strings.HasPrefix(l, "en"):
 		return langEN, nil
 	}
-	return langEN, fmt.Errorf("--lang %q: use zh or en", v)
+	return langEN, fmt.Errorf("--lang (LUBAN_LANG) %q: use zh or en", v)
 }
 
 // localeLang is the language of the locale (LC_ALL, else LC_MESSAGES, else

@@ -150,6 +150,23 @@ func TestInvalidValuesRefuseToStart(t *testing.T) {
 	}
 }
 
+// The other commands' refusals name the key and its environment twin too.
+func TestOtherCommandsNameTheKey(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"chat", "--url", "ftp://x", "--token", "t"}, "--url (LUBAN_URL): "},
+		{[]string{"chat", "--lang", "fr", "--token", "t"}, `--lang (LUBAN_LANG) "fr": use zh or en`},
+		{[]string{"health", "--addr", "nonsense"}, `--addr (LUBAN_ADDR) "nonsense"`},
+	} {
+		r := luban(t, nil, tc.args...)
+		require.Equal(t, 2, r.code, "%v: %s", tc.args, r.stderr)
+		require.Contains(t, r.stderr, tc.want, tc.args)
+	}
+}
+
 // A listen address that cannot be served is refused before anything is
 // written: no default database, no generated token.
 func TestBadAddrRefusesBeforeAnySideEffect(t *testing.T) {
