@@ -137,6 +137,8 @@ test('a draft goes when another client answers, while the page watches', async (
   const res = await luban.api('POST', '/api/chat/continue', { sessionId, requestId, selections: ['b'], customInput: '', cancelled: false })
   expect(res.status).toBe(202)
   await expect(card.getByTestId('receipt')).toHaveAttribute('data-status', 'answered')
+  // The card says it was answered elsewhere and that the choice made here went unsent.
+  await expect(card.getByTestId('resolved-elsewhere')).toHaveText('已在另一个窗口回答；你在这里未发送的草稿已丢弃')
   await expect.poll(() => drafts(page)).toEqual({})
 })
 

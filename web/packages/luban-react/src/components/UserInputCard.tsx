@@ -1,4 +1,4 @@
-import { useEffect, useId, useRef } from 'react'
+import { useEffect, useId, useRef, useState } from 'react'
 import type { CardItem } from '../card'
 import { formatTime, useLang, useT } from '../i18n'
 import type { Answer } from '../types'
@@ -29,6 +29,23 @@ export type CardProps = {
   onExpire?: () => void
 }
 
+/**
+ * draftText is the text a person typed into a card's draft (its custom,
+ * other and reason boxes, and string answers of a form), non-blank, in
+ * order; choices are not text and are left out.
+ */
+function draftText(raw: unknown): string[] {
+  const out: string[] = []
+  const walk = (v: unknown, key: string) => {
+    if (typeof v === 'string') {
+      if (['custom', 'other', 'reason', 'value', 'content'].includes(key) && v.trim()) out.push(v)
+    } else if (Array.isArray(v)) v.forEach((x) => walk(x, key))
+    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, key === 'content' || key === 'values' ? 'value' : k)
+  }
+  walk(raw, '')
+  return out
+}
+
 const FREE = new Set(['text', 'number', 'date', 'directory'])
 const MAX_TIMER = 2 ** 31 - 1
 
@@ -46,9 +63,24 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
 
   // A resolved request (answered here or elsewhere, cancelled, expired) or
   // one that can no longer be answered has no draft to come back to.
+  // A card with a draft that resolves while nobody here submitted it was
+  // answered (or cancelled) elsewhere: the receipt says so and keeps the
+  // text that was typed here, collapsed, since the draft itself goes.
+  const [discarded, setDiscarded] = useState<{ text: string[] } | null>(null)
+  const sawEditing = useRef(card.phase === 'editing')
   useEffect(() => {
-    if (!editing) drafts?.clear(req.sessionId, req.id)
-  }, [drafts, editing, req.sessionId, req.id])
+    if (card.phase === 'editing') sawEditing.current = true
+    else if (card.phase === 'submitting') sawEditing.current = false
+  }, [card.phase])
+  useEffect(() => {
+    if (editing) return
+    if (sawEditing.current && card.phase === 'resolved' && card.receipt && card.receipt.status !== 'expired') {
+      const raw = drafts?.load(req.sessionId, req.id)
+      if (raw !== undefined) setDiscarded({ text: draftText(raw) })
+    }
+    sawEditing.current = false
+    drafts?.clear(req.sessionId, req.id)
+  }, [drafts, editing, card.phase, card.receipt, req.sessionId, req.id])
 
   // An approval's heading is worded in the page language from its tool's
   // name; its description is the tool's, shown once by ApprovalForm.
@@ -98,6 +130,20 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
       tabIndex={-1}
       onKeyDown={editing ? onCardKeyDown : undefined}
     >
+      {card.phase === 'resolved' && card.receipt && discarded && (
+        <div className="elsewhere" data-testid="resolved-elsewhere" role="status">
+          <div>
+            {card.receipt.status === 'cancelled' ? t.cancelledElsewhere : t.answeredElsewhere}
+            {discarded.text.length === 0 && t.draftDiscarded}
+          </div>
+          {discarded.text.length > 0 && (
+            <details data-testid="unsent-draft">
+              <summary>{t.unsentDraft}</summary>
+              <pre className="unsent-draft">{discarded.text.map((s) => visible(s)).join('\n\n')}</pre>
+            </details>
+          )}
+        </div>
+      )}
       {card.phase === 'resolved' && card.receipt ? (
         isApproval(req) ? (
           <ApprovalReceiptView card={card} />

@@ -142,4 +142,48 @@ describe('card drafts', () => {
     await user.click(screen.getByTestId('approval-close-reject'))
     expect(screen.getByTestId('approval-remember')).toBeChecked()
   })
+
+  it('a card typed into that resolves elsewhere says so and keeps the unsent text, collapsed', async () => {
+    const store = new DraftStore({ storage: localStorage })
+    const card: CardItem = { kind: 'input', key: 'k', phase: 'editing', request: req({ id: 'ask_e' }) }
+    const user = userEvent.setup()
+    const r = mount(card, store)
+    await user.click(screen.getByTestId('option-a'))
+    await user.type(screen.getByTestId('custom-input'), 'deploy/b')
+    const receipt: Receipt = { requestId: 'ask_e', toolCallId: 'call_d', status: 'answered', selections: ['b'], customInput: 'deploy/a', resolvedAt: new Date().toISOString() }
+    r.rerender({ ...card, phase: 'resolved', receipt })
+    const note = screen.getByTestId('resolved-elsewhere')
+    expect(note).toHaveTextContent('已在另一个窗口回答')
+    expect(screen.getByTestId('unsent-draft')).not.toHaveAttribute('open')
+    expect(screen.getByTestId('unsent-draft')).toHaveTextContent('你未发送的草稿deploy/b')
+    expect(screen.getByTestId('receipt-custom')).toHaveTextContent('deploy/a')
+    expect(store.load('s_d', 'ask_e')).toBeUndefined()
+  })
+
+  it('no note for an answer sent from this card, nor for a card without a draft', async () => {
+    const store = new DraftStore({ storage: localStorage })
+    const card: CardItem = { kind: 'input', key: 'k', phase: 'editing', request: req({ id: 'ask_f' }) }
+    const user = userEvent.setup()
+    const r = mount(card, store)
+    await user.type(screen.getByTestId('custom-input'), 'mine')
+    const receipt: Receipt = { requestId: 'ask_f', toolCallId: 'call_d', status: 'answered', selections: [], customInput: 'mine', resolvedAt: new Date().toISOString() }
+    r.rerender({ ...card, phase: 'submitting' })
+    r.rerender({ ...card, phase: 'resolved', receipt })
+    expect(screen.queryByTestId('resolved-elsewhere')).toBeNull()
+    r.unmount()
+    const other = mount({ ...card, request: req({ id: 'ask_g' }) }, store)
+    other.rerender({ ...card, request: req({ id: 'ask_g' }), phase: 'resolved', receipt: { ...receipt, requestId: 'ask_g' } })
+    expect(screen.queryByTestId('resolved-elsewhere')).toBeNull()
+  })
+
+  it('choices only: the note says the draft was discarded', async () => {
+    const store = new DraftStore({ storage: localStorage })
+    const card: CardItem = { kind: 'input', key: 'k', phase: 'editing', request: req({ id: 'ask_h' }) }
+    const user = userEvent.setup()
+    const r = mount(card, store)
+    await user.click(screen.getByTestId('option-a'))
+    r.rerender({ ...card, phase: 'resolved', receipt: { requestId: 'ask_h', toolCallId: 'call_d', status: 'cancelled', selections: [], customInput: '', resolvedAt: new Date().toISOString() } })
+    expect(screen.getByTestId('resolved-elsewhere')).toHaveTextContent('已在另一个窗口取消；你在这里未发送的草稿已丢弃')
+    expect(screen.queryByTestId('unsent-draft')).toBeNull()
+  })
 })
