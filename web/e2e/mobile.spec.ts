@@ -81,6 +81,9 @@ test('at 360 px a whole cycle works with the keyboard and nothing overflows', as
   // The header takes two rows at most (about 40 px each), so the chat keeps the screen.
   const header = (await page.locator('header').boundingBox())!
   expect(header.height, 'header rows').toBeLessThan(110)
+  // The inbox button is not a bare number: a tray icon shows, and its name says what it counts.
+  await expect(page.getByTestId('inbox-icon')).toBeVisible()
+  await expect(page.getByTestId('inbox-button')).toHaveAccessibleName(/^收件箱 \d+$/)
   // The session list is a drawer, closed on a phone: open it to see the row.
   await page.getByTestId('sessions-toggle').click()
   const nav = await page.getByTestId('session-list').boundingBox()

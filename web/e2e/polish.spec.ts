@@ -145,3 +145,18 @@ test('the demo streams at a pace a person can stop', async ({ page, lab }) => {
   await expect(reply).not.toContainText('question style.)')
   await expect(page.locator('[data-testid="input-card"]')).toHaveCount(0)
 })
+
+test('reopening the sign-in link with a question waiting names it on the welcome screen and opens it', async ({ page, lab }) => {
+  const luban = await lab.serve({ scenario: { name: 'reopen', turns: [{ text: '先问一个问题。', toolCalls: [askUser({ title: '副本数', mode: 'number' })] }], final: '好' } })
+  const { sessionId, card } = await openAndSend(page, luban, '重新打开')
+  await expect(card).toHaveAttribute('data-phase', 'editing')
+  await page.goto(luban.pageURL(TOKEN))
+  const waiting = page.getByTestId('welcome-waiting')
+  await expect(waiting).toContainText('有 1 个问题在等你回答')
+  await expect(waiting).toContainText('重新打开')
+  await expectNoSeriousViolations(page, 'welcome with a question waiting')
+  await lab.shot(page, 'welcome-waiting')
+  await page.getByTestId('welcome-waiting-open').click()
+  await expect(page).toHaveURL(new RegExp(`/s/${sessionId}$`))
+  await expect(page.getByTestId('input-card')).toHaveAttribute('data-phase', 'editing')
+})

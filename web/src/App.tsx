@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
-import { Api, ApiError, errorText, RetryContext, runText, UserInputCard, useLubanSession, type AgentView, type Answer, type CardItem, type Item, type NoticeItem, type RunErrorItem, type SessionSummary } from 'luban-react'
+import { Api, ApiError, errorText, RetryContext, runText, UserInputCard, useLubanSession, type AgentView, type InboxItem, visible, type Answer, type CardItem, type Item, type NoticeItem, type RunErrorItem, type SessionSummary } from 'luban-react'
 import { AgentName, AgentPicker, SessionHeader, showAgents } from './components/Agents'
 import { Inbox } from './components/Inbox'
 import { Markdown } from './components/LazyMarkdown'
@@ -255,7 +255,7 @@ export function App({ api: given, initialLang }: AppProps) {
                 return <SessionHeader t={t} title={title} agent={agent} named={showAgents(agents, agent)} />
               })()}
               <div className="items" aria-live="polite" ref={itemsRef} onScroll={onItemsScroll} data-testid="transcript">
-                {chat.items.length === 0 && !chat.sessionId && <Welcome t={t} model={model} />}
+                {chat.items.length === 0 && !chat.sessionId && <Welcome t={t} model={model} api={api} onOpenSession={open} />}
                 <RetryContext.Provider value={retryCard}>
                   {chat.items.map((it) => (
                     <ItemView
@@ -330,10 +330,33 @@ const DEMO_MODEL = 'scripted:demo'
  * scenarios (`scripted:<file>`) play only their own turns, so they get the
  * plain start line.
  */
-function Welcome({ t, model }: { t: Dict; model: string }) {
+function Welcome({ t, model, api, onOpenSession }: { t: Dict; model: string; api: Api; onOpenSession: (id: string) => void }) {
   const demo = model === DEMO_MODEL
+  // Reopening the sign-in link lands here: questions that wait elsewhere
+  // are named first, with the way to the oldest one.
+  const [waiting, setWaiting] = useState<{ n: number; more: boolean; first?: InboxItem } | null>(null)
+  useEffect(() => {
+    let live = true
+    api.inbox('pending', 10).then(
+      (l) => live && setWaiting({ n: l.interactions?.length ?? 0, more: !!l.next, first: l.interactions?.[0] }),
+      () => {},
+    )
+    return () => {
+      live = false
+    }
+  }, [api])
   return (
     <section className="welcome" data-testid="welcome" aria-labelledby="welcome-title">
+      {waiting?.first && (
+        <p className="welcome-waiting" data-testid="welcome-waiting" role="status">
+          {t.welcomeWaiting(waiting.n)}
+          {waiting.more ? '+' : ''}
+          <span className="welcome-waiting-title">{visible(waiting.first.sessionTitle || waiting.first.title) || t.untitledSession}</span>{' '}
+          <button type="button" className="primary" data-testid="welcome-waiting-open" onClick={() => onOpenSession(waiting.first!.sessionId)}>
+            {t.welcomeWaitingOpen}
+          </button>
+        </p>
+      )}
       <h2 id="welcome-title">{t.welcomeTitle}</h2>
       <p>{t.welcomeBody}</p>
       {demo ? (

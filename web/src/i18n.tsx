@@ -92,6 +92,9 @@ const zh = {
   welcomeBody:
     'luban 是一个智能体服务：它替你执行任务，遇到需要你决定的地方会停下来，用一张问题卡片问你；你回答一次，它就带着你的答案继续。需要批准的工具（例如写文件）在运行前会先请你批准、修改参数或拒绝。刷新页面或服务重启后，未回答的问题仍在这里等你。',
   welcomeStart: '在下方输入消息开始。',
+  /** welcomeWaiting: the Welcome screen's line when questions wait in other sessions. */
+  welcomeWaiting: (n: number) => (n === 1 ? '有 1 个问题在等你回答' : `有 ${n} 个问题在等你回答`),
+  welcomeWaitingOpen: '打开',
   welcomeDemo: '当前模型是脚本演示（{model}），它会依次展示每一种问题卡片：单选、多选、开关、文本、数字、日期、目录和批量提问，最后请你批准一次写文件（luban-demo/deploy-plan.md）。发送任意消息开始演示。',
 }
 
@@ -184,6 +187,8 @@ const en: Dict = {
   welcomeBody:
     'luban is an agent server: it works on your task and, where it needs your decision, pauses and asks you with a question card. You answer once and it continues with your answer. A tool that needs approval (writing a file, say) waits for you to approve, edit its arguments or reject it before it runs. A question still waits here after a page reload or a server restart.',
   welcomeStart: 'Type a message below to start.',
+  welcomeWaiting: (n: number) => (n === 1 ? '1 question is waiting for your answer' : `${n} questions are waiting for your answer`),
+  welcomeWaitingOpen: 'Open',
   welcomeDemo: 'The model is a scripted demo ({model}): it walks through every kind of question card: single and multiple choice, switches, text, number, date, directory and a batch of questions, and last it asks you to approve writing a file (luban-demo/deploy-plan.md). Send any message to start the demo.',
 }
 

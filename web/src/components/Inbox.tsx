@@ -275,6 +275,10 @@ export function Inbox({ api, onOpenSession, onAnswered, feedRetryMs, onFeed }: I
         aria-controls="inbox-panel"
         onClick={() => (open ? close() : setOpen(true))}
       >
+        {/* On a phone the word is hidden for room: the tray icon says what the count counts. */}
+        <svg className="inbox-icon" data-testid="inbox-icon" viewBox="0 0 16 16" width="16" height="16" aria-hidden="true" focusable="false">
+          <path d="M2 9.5 3.6 3h8.8L14 9.5V13H2z M2 9.5h3.5l1 1.5h3l1-1.5H14" fill="none" stroke="currentColor" strokeWidth="1.3" strokeLinejoin="round" />
+        </svg>
         <span className="inbox-label">{t.inbox}</span>
         <span className="inbox-count" data-testid="inbox-count" data-count={count}>
           {label}
