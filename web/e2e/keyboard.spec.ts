@@ -114,6 +114,15 @@ test('single, multiple, batch and approval answered with the keyboard alone', as
   const batch = await nextCard(page, 'questions')
   await page.keyboard.press('2')
   await expect(batch.getByTestId('q0-option-1')).toBeChecked()
+  // Enter with question 2 open goes there (on screen) and says so; the
+  // next number key would act on question 2, not on question 1.
+  await page.keyboard.press('Enter')
+  await expect(batch.getByTestId('q1-option-0')).toBeFocused()
+  await expect(batch.getByTestId('q1-option-0')).toBeInViewport()
+  await expect(batch.getByTestId('batch-status')).toHaveText(/^还有 1 题未答：第 2 题/)
+  // The question with the focus is marked: its border is not the others'.
+  const border = (i: number) => batch.getByTestId(`question-${i}`).evaluate((el) => getComputedStyle(el).borderTopColor)
+  expect(await border(1)).not.toBe(await border(0))
   await page.keyboard.press('Escape')
   await page.keyboard.press('3')
   await expect(batch.getByTestId('q1-other')).toBeChecked()
