@@ -84,6 +84,8 @@ test('a resend of an answer that did land (a 5xx after commit, a lost reply) sho
     await card.getByTestId('retry').click()
   }
   await expect(resolved).toHaveAttribute('data-status', 'answered')
+  // The answer was this card's own: no "answered elsewhere".
+  await expect(card.getByTestId('resolved-elsewhere')).toHaveCount(0)
   const tr = (await luban.api('GET', `/api/sessions/${sessionId}`)).body
   const it = tr.interactions.find((i: any) => i.request.id === requestId)
   expect(it.receipt.selections).toEqual(['staging'])

@@ -105,6 +105,9 @@ test('duplicate submit from two tabs: the second gets the 409 receipt, one ToolR
   await expect(receipt2).toHaveAttribute('data-status', 'answered')
   await expect(receipt2.getByTestId('receipt-selections')).toContainText('甲方案')
   await expect(receipt2.getByTestId('receipt-selections')).not.toContainText('乙方案')
+  // It says the answer came from elsewhere and this one was not taken; the first tab says nothing.
+  await expect(card2.getByTestId('resolved-elsewhere')).toHaveText('已在另一个窗口回答；你的回答没有被采用')
+  await expect(card.getByTestId('resolved-elsewhere')).toHaveCount(0)
   await lab.shot(card2, 'receipt-duplicate-409')
 
   const toolCallId = (await luban.api('GET', `/api/interactions/pending?sessionId=${sessionId}`)).body.last.toolCallId

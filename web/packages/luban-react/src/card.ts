@@ -28,6 +28,12 @@ export type CardItem = {
    */
   lastAnswer?: Answer
   /**
+   * lostAnswer is this card's answer when a 409 already_resolved showed a
+   * receipt that is not it: another window answered first, this one was
+   * not taken.
+   */
+  lostAnswer?: Answer
+  /**
    * runStatus is "continuing" after an answer until `done` names the end,
    * for a holder that wants to show the run's state; the cards never show
    * it (a receipt shows its own resolution, not the run's).
@@ -84,6 +90,28 @@ export function resolvedCard(c: CardItem, rec: Receipt): CardItem {
   }
 }
 
+const sameSet = (a: string[] | undefined, b: string[] | undefined) => JSON.stringify([...(a ?? [])].sort()) === JSON.stringify([...(b ?? [])].sort())
+
+/**
+ * isReceiptOf reports whether receipt r records answer a (a retry of an
+ * answer that did land), judged on what the person chose and typed: the
+ * status, ask_user selections and text, each AskUser answer, an approval's
+ * decision and message. An answer it cannot judge (an elicitation, none
+ * kept) counts as recorded.
+ */
+export function isReceiptOf(a: Answer | undefined, r: Receipt): boolean {
+  if (!a) return true
+  const x = a as unknown as Record<string, unknown>
+  const y = r as unknown as Record<string, unknown>
+  if (a.cancelled || r.status === 'cancelled') return !!a.cancelled === (r.status === 'cancelled')
+  if (r.status !== 'answered') return false
+  if (typeof x.decision === 'string' && typeof y.decision === 'string') return (x.decision === 'reject') === (y.decision === 'reject') && (x.message ?? '') === (y.message ?? '')
+  if ('content' in x || 'decision' in x) return true
+  if (a.answers?.length || r.answers?.length)
+    return (a.answers ?? []).length === (r.answers ?? []).length && (a.answers ?? []).every((q, i) => sameSet(q.selected, r.answers?.[i]?.selected) && (q.other ?? '') === (r.answers?.[i]?.other ?? ''))
+  return sameSet(a.selections, r.selections) && (a.customInput ?? '') === (r.customInput ?? '')
+}
+
 /**
  * failCard is c after a failed submit (DESIGN §3 error codes). Only a card
  * still submitting changes: an answer that landed meanwhile (its
@@ -100,7 +128,8 @@ export function failCard(c: CardItem, e: CardFailure): CardItem {
   if (c.phase !== 'submitting') return c
   // A 413 that names its field (free text over the bound, {max}) is shown by that field like a 422.
   if (e.status === 422 || (e.status === 413 && e.details?.length)) return { ...c, phase: 'editing', fieldErrors: e.details ?? [], error: e.details?.length ? undefined : { code: e.code, message: e.message, status: e.status } }
-  if (e.code === 'already_resolved' && e.receipt) return { ...c, phase: 'resolved', receipt: e.receipt, fieldErrors: undefined, error: undefined }
+  if (e.code === 'already_resolved' && e.receipt)
+    return { ...c, phase: 'resolved', receipt: e.receipt, fieldErrors: undefined, error: undefined, lostAnswer: isReceiptOf(c.lastAnswer, e.receipt) ? undefined : c.lastAnswer }
   if (e.code === 'interaction_expired') return { ...c, phase: 'resolved', receipt: e.receipt ?? expiredReceipt(c.request), fieldErrors: undefined, error: undefined }
   if (e.code === 'interaction_not_found' || e.code === 'not_resumable' || e.code === 'session_not_found')
     return { ...c, phase: 'not_resumable', error: { code: e.code, message: e.message, status: e.status } }

@@ -1,5 +1,5 @@
 import { useEffect, useId, useRef, useState } from 'react'
-import type { CardItem } from '../card'
+import { isReceiptOf, type CardItem } from '../card'
 import { formatTime, useLang, useT } from '../i18n'
 import type { Answer } from '../types'
 import { AskUserForm } from './AskUserForm'
@@ -38,7 +38,7 @@ function draftText(raw: unknown): string[] {
   const out: string[] = []
   const walk = (v: unknown, key: string) => {
     if (typeof v === 'string') {
-      if (['custom', 'other', 'reason', 'value', 'content'].includes(key) && v.trim()) out.push(v)
+      if (['custom', 'customInput', 'other', 'reason', 'message', 'value', 'content'].includes(key) && v.trim()) out.push(v)
     } else if (Array.isArray(v)) v.forEach((x) => walk(x, key))
     else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, key === 'content' || key === 'values' ? 'value' : k)
   }
@@ -74,13 +74,16 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
   }, [card.phase])
   useEffect(() => {
     if (editing) return
-    if (sawEditing.current && card.phase === 'resolved' && card.receipt && card.receipt.status !== 'expired') {
+    // An answer sent from here that landed although its reply was lost (a
+    // 5xx, a network error) comes back live as its own receipt: no note.
+    const ours = !!card.lastAnswer && !!card.receipt && isReceiptOf(card.lastAnswer, card.receipt)
+    if (sawEditing.current && !ours && card.phase === 'resolved' && card.receipt && card.receipt.status !== 'expired') {
       const raw = drafts?.load(req.sessionId, req.id)
       if (raw !== undefined) setDiscarded({ text: draftText(raw) })
     }
     sawEditing.current = false
     drafts?.clear(req.sessionId, req.id)
-  }, [drafts, editing, card.phase, card.receipt, req.sessionId, req.id])
+  }, [drafts, editing, card.phase, card.receipt, card.lastAnswer, req.sessionId, req.id])
 
   // An approval's heading is worded in the page language from its tool's
   // name; its description is the tool's, shown once by ApprovalForm.
@@ -118,6 +121,7 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
     return () => clearTimeout(timer)
   }, [editing, onExpire, req.expiresAt])
 
+  const unsent = card.lostAnswer ? draftText(card.lostAnswer) : (discarded?.text ?? [])
   return (
     <section
       ref={sectionRef}
@@ -130,16 +134,16 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
       tabIndex={-1}
       onKeyDown={editing ? onCardKeyDown : undefined}
     >
-      {card.phase === 'resolved' && card.receipt && discarded && (
+      {card.phase === 'resolved' && card.receipt && (discarded || card.lostAnswer) && (
         <div className="elsewhere" data-testid="resolved-elsewhere" role="status">
           <div>
             {card.receipt.status === 'cancelled' ? t.cancelledElsewhere : t.answeredElsewhere}
-            {discarded.text.length === 0 && t.draftDiscarded}
+            {card.lostAnswer ? t.answerNotTaken : unsent.length === 0 && t.draftDiscarded}
           </div>
-          {discarded.text.length > 0 && (
+          {unsent.length > 0 && (
             <details data-testid="unsent-draft">
-              <summary>{t.unsentDraft}</summary>
-              <pre className="unsent-draft">{discarded.text.map((s) => visible(s)).join('\n\n')}</pre>
+              <summary>{card.lostAnswer ? t.yourAnswer : t.unsentDraft}</summary>
+              <pre className="unsent-draft">{unsent.map((s) => visible(s)).join('\n\n')}</pre>
             </details>
           )}
         </div>
