@@ -153,25 +153,11 @@ func (r *Runner) watchPeerStop(ctx context.Context, sessionID, runID string, lt 
 			continue
 		}
 		if run.Status != store.RunRunning || run.LeaseOwner != r.opts.InstanceID {
-			if r.claimLiveIf(runID, lt) {
+			if r.unlive(runID, lt) { // still this call's: claim it
+				lt.stop()
 				stop()
 			}
 			return
 		}
 	}
-}
-
-// claimLiveIf is claimLive for lt only: it reports whether lt was still run
-// runID's model call (and is now claimed, its delta streams ended).
-func (r *Runner) claimLiveIf(runID string, lt *liveTurn) bool {
-	r.mu.Lock()
-	ok := r.live[runID] == lt
-	if ok {
-		delete(r.live, runID)
-	}
-	r.mu.Unlock()
-	if ok {
-		lt.stop()
-	}
-	return ok
 }

@@ -104,10 +104,18 @@ func FallbackResult() ToolResult {
 	return ToolResult{Content: FallbackText, IsError: true}
 }
 
+// BatchResultHead and BatchResultTail frame the text of an AskUser
+// ToolResult for the model: the head, then one numbered entry per question
+// with what was selected or typed, then the tail.
+const (
+	BatchResultHead = "The user answered your questions:\n"
+	BatchResultTail = "Continue the task with these answers."
+)
+
 // batchOutput writes the AskUser answers for the model to read.
 func batchOutput(answers []QuestionAnswer) string {
 	var b strings.Builder
-	b.WriteString("The user answered your questions:\n")
+	b.WriteString(BatchResultHead)
 	for i, qa := range answers {
 		fmt.Fprintf(&b, "%d. %s\n", i+1, qa.Question)
 		switch {
@@ -124,7 +132,7 @@ func batchOutput(answers []QuestionAnswer) string {
 			fmt.Fprintf(&b, "   Other (in the user's words): %s\n", indentLines(qa.Other, "   "))
 		}
 	}
-	b.WriteString("Continue the task with these answers.")
+	b.WriteString(BatchResultTail)
 	return b.String()
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 )
 
@@ -215,20 +216,13 @@ func summarize(m model.Message) string {
 	return prefix + oneLine(readable(m.Content), 300)
 }
 
-// The framing of an AskUser answer text (askuser's batch result), dropped
-// from a summary that lists the answers.
-const (
-	batchHead = "The user answered your questions:\n"
-	batchTail = "Continue the task with these answers."
-)
-
 // readable is a tool result as a person reads it: an AskUser answer without
 // its framing for the model, and every line that is a JSON object (the
 // arguments a person edited before approving, for one) as its fields,
 // strings quoted as text rather than JSON-escaped.
 func readable(s string) string {
-	if rest, ok := strings.CutPrefix(s, batchHead); ok {
-		s = strings.TrimSuffix(strings.TrimSpace(rest), batchTail)
+	if rest, ok := strings.CutPrefix(s, askuser.BatchResultHead); ok {
+		s = strings.TrimSuffix(strings.TrimSpace(rest), askuser.BatchResultTail)
 	}
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
