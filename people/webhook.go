@@ -320,16 +320,6 @@ func (d *Dispatcher) attempt(ctx context.Context, dl *store.WebhookDelivery) {
 		p.Status, outcome = store.WebhookPending, "retry"
 		p.NextAt = now.Add(d.o.Backoff(dl.Attempts + 1))
 	}
-	won, err := d.o.Store.WebhookFinish(ctx, p)
-	if err != nil {
-		d.log.Error("webhooks: record attempt", "id", dl.ID, "err", err)
-		return
-	}
-	if !won {
-		d.log.Warn("webhooks: lease lost before the attempt was recorded", "id", dl.ID)
-		return
-	}
-	d.counter.WithLabelValues(outcome).Inc()
 	trace := map[string]any{"webhookId": dl.ID, "type": dl.Type, "url": dl.Hook, "attempt": dl.Attempts + 1, "status": p.Status}
 	if code != 0 {
 		trace["code"] = code
@@ -340,10 +330,17 @@ func (d *Dispatcher) attempt(ctx context.Context, dl *store.WebhookDelivery) {
 	if p.Status == store.WebhookPending {
 		trace["nextAt"] = p.NextAt
 	}
-	data, _ := json.Marshal(trace)
-	if err := d.o.Store.TraceInsert(ctx, &store.TraceInsertParams{SessionID: dl.SessionID, Kind: "webhook", Data: data, Now: now}); err != nil {
-		d.log.Error("webhooks: trace", "id", dl.ID, "err", err)
+	p.Trace, _ = json.Marshal(trace)
+	won, err := d.o.Store.WebhookFinish(ctx, p)
+	if err != nil {
+		d.log.Error("webhooks: record attempt", "id", dl.ID, "err", err)
+		return
 	}
+	if !won {
+		d.log.Warn("webhooks: lease lost before the attempt was recorded", "id", dl.ID)
+		return
+	}
+	d.counter.WithLabelValues(outcome).Inc()
 	if p.Status != store.WebhookDelivered {
 		d.log.Warn("webhooks: delivery failed", "id", dl.ID, "url", dl.Hook, "attempt", dl.Attempts+1, "status", p.Status, "code", code, "err", errText)
 	}

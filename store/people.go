@@ -186,4 +186,9 @@ type WebhookFinishParams struct {
 	LastCode       int
 	LastError      string
 	Now            time.Time
+	// Trace, when set, is the data of a "webhook" trace entry of the
+	// delivery's session, written in the same transaction as the outcome and
+	// only when the attempt wins: the next attempt, which may be leased the
+	// moment the outcome commits, cannot trace before this one.
+	Trace json.RawMessage
 }

@@ -225,15 +225,21 @@ func (e executor) WebhookClaim(ctx context.Context, p *store.WebhookClaimParams)
 	return collect(rows, "webhook claim", scanDelivery)
 }
 
-// WebhookFinish implements store.People.
+// WebhookFinish implements store.People: one statement, so the outcome
+// and its trace entry commit together.
 func (e executor) WebhookFinish(ctx context.Context, p *store.WebhookFinishParams) (bool, error) {
-	tag, err := e.q.Exec(ctx, `UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, next_at = $2, lease_owner = '', lease_until = NULL,
-		last_code = $3, last_error = $4, updated_at = $5 WHERE id = $6 AND lease_owner = $7 AND status = 'pending'`,
-		p.Status, p.NextAt.UTC(), p.LastCode, p.LastError, p.Now.UTC(), p.ID, p.LeaseOwner)
+	var n int
+	err := e.q.QueryRow(ctx, `WITH done AS (
+			UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, next_at = $2, lease_owner = '', lease_until = NULL,
+				last_code = $3, last_error = $4, updated_at = $5 WHERE id = $6 AND lease_owner = $7 AND status = 'pending'
+			RETURNING session_id),
+		traced AS (INSERT INTO trace (session_id, run_id, kind, data, at) SELECT session_id, '', 'webhook', $8, $5 FROM done WHERE $8 <> '')
+		SELECT count(*) FROM done`,
+		p.Status, p.NextAt.UTC(), p.LastCode, p.LastError, p.Now.UTC(), p.ID, p.LeaseOwner, string(p.Trace)).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("postgres: webhook finish: %w", err)
 	}
-	return tag.RowsAffected() == 1, nil
+	return n == 1, nil
 }
 
 // WebhookNextDue implements store.People.

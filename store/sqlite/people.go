@@ -240,8 +240,23 @@ func (e executor) WebhookClaim(ctx context.Context, p *store.WebhookClaimParams)
 	return scanDeliveries(rows)
 }
 
-// WebhookFinish implements store.People.
+// WebhookFinish implements store.People. Outside InTx, the outcome and its
+// trace entry are one group-commit transaction.
 func (e executor) WebhookFinish(ctx context.Context, p *store.WebhookFinishParams) (bool, error) {
+	if e.group == nil || len(p.Trace) == 0 {
+		return e.webhookFinish(ctx, p)
+	}
+	won := false
+	err := e.group(ctx, func(tx store.Tx) error {
+		var err error
+		won, err = tx.(*txExecutor).webhookFinish(ctx, p)
+		return err
+	})
+	return won, err
+}
+
+// webhookFinish runs WebhookFinish's statements on e.w.
+func (e executor) webhookFinish(ctx context.Context, p *store.WebhookFinishParams) (bool, error) {
 	res, err := e.w.ExecContext(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_at = ?, lease_owner = '', lease_until = 0,
 		last_code = ?, last_error = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'pending'`,
 		p.Status, ts(p.NextAt), p.LastCode, p.LastError, ts(p.Now), p.ID, p.LeaseOwner)
@@ -249,7 +264,14 @@ func (e executor) WebhookFinish(ctx context.Context, p *store.WebhookFinishParam
 		return false, fmt.Errorf("sqlite: webhook finish: %w", err)
 	}
 	n, err := res.RowsAffected()
-	return n == 1, err
+	if err != nil || n != 1 || len(p.Trace) == 0 {
+		return n == 1, err
+	}
+	if _, err := e.w.ExecContext(ctx, `INSERT INTO trace (session_id, run_id, kind, data, at) SELECT session_id, '', 'webhook', ?, ? FROM webhook_deliveries WHERE id = ?`,
+		string(p.Trace), ts(p.Now), p.ID); err != nil {
+		return false, fmt.Errorf("sqlite: webhook finish: trace: %w", err)
+	}
+	return true, nil
 }
 
 // WebhookNextDue implements store.People.

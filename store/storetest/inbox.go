@@ -309,14 +309,18 @@ func exerciseWebhooks(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.NoError(t, err)
 		require.Empty(t, ds)
 
-		// Only the lease holder finishes.
-		won, err := b.st.WebhookFinish(b.ctx, &store.WebhookFinishParams{ID: "msg_1", LeaseOwner: "inst_x", Status: store.WebhookDelivered, Now: T0})
+		// Only the lease holder finishes, and only its trace entry is written.
+		traceBefore := webhookTraces(t, b, r.SessionID)
+		won, err := b.st.WebhookFinish(b.ctx, &store.WebhookFinishParams{ID: "msg_1", LeaseOwner: "inst_x", Status: store.WebhookDelivered, Now: T0,
+			Trace: json.RawMessage(`{"attempt":1,"lost":true}`)})
 		require.NoError(t, err)
 		require.False(t, won)
+		require.Equal(t, traceBefore, webhookTraces(t, b, r.SessionID), "a lost lease writes no trace entry")
 		won, err = b.st.WebhookFinish(b.ctx, &store.WebhookFinishParams{ID: "msg_1", LeaseOwner: owners["msg_1"], Status: store.WebhookPending,
-			NextAt: T0.Add(10 * time.Second), LastCode: 500, LastError: "HTTP 500", Now: T0})
+			NextAt: T0.Add(10 * time.Second), LastCode: 500, LastError: "HTTP 500", Now: T0, Trace: json.RawMessage(`{"attempt":1,"code":500}`)})
 		require.NoError(t, err)
 		require.True(t, won)
+		require.Equal(t, append(traceBefore, `{"attempt":1,"code":500}`), webhookTraces(t, b, r.SessionID), "the winner's trace entry, with its outcome")
 		won, err = b.st.WebhookFinish(b.ctx, &store.WebhookFinishParams{ID: "msg_2", LeaseOwner: owners["msg_2"], Status: store.WebhookDelivered, LastCode: 204, Now: T0})
 		require.NoError(t, err)
 		require.True(t, won)
@@ -356,4 +360,18 @@ func exerciseWebhooks(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.Len(t, ds, 1)
 		require.Equal(t, "inst_y", ds[0].LeaseOwner)
 	})
+}
+
+// webhookTraces lists the data of sessionID's "webhook" trace entries, in order.
+func webhookTraces(t *testing.T, b *testBundle, sessionID string) []string {
+	t.Helper()
+	tr, err := b.st.TraceList(b.ctx, sessionID)
+	require.NoError(t, err)
+	var out []string
+	for _, e := range tr {
+		if e.Kind == "webhook" {
+			out = append(out, string(e.Data))
+		}
+	}
+	return out
 }
