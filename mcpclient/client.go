@@ -120,8 +120,9 @@ func New(servers []config.MCPServer, opts Options) *Manager {
 
 // Start connects to every server in the background and returns at once.
 // ready, when not nil, is closed once every server has had its first
-// attempt (connected or failed), so that a caller may wait for the tools
-// of the servers that are up before it serves.
+// attempt (connected or failed) and its Status reports that attempt's
+// outcome (ready with its tools, or down), so that a caller may wait for the
+// tools of the servers that are up before it serves.
 func (m *Manager) Start(ctx context.Context, ready chan<- struct{}) {
 	ctx, m.cancel = context.WithCancel(ctx)
 	var first sync.WaitGroup
@@ -239,7 +240,9 @@ func (s *server) set(state State, next time.Time) {
 func (s *server) run(ctx context.Context, firstDone func()) {
 	log := s.m.log.With("mcpServer", s.cfg.Name)
 	backoff := s.m.opts.MinBackoff
-	first := true
+	// The first attempt is done once its outcome is the server's state.
+	attempted := sync.OnceFunc(firstDone)
+	defer attempted()
 	for ctx.Err() == nil {
 		cs, err := s.connect(ctx)
 		if err == nil {
@@ -255,12 +258,9 @@ func (s *server) run(ctx context.Context, firstDone func()) {
 				_ = cs.Close()
 			}
 		}
-		if first {
-			first = false
-			firstDone()
-		}
 		if err == nil {
 			s.set(StateReady, time.Time{})
+			attempted()
 			log.Info("mcp server ready", "tools", s.status().Tools)
 			backoff = s.m.opts.MinBackoff
 			done := make(chan error, 1)
@@ -283,6 +283,7 @@ func (s *server) run(ctx context.Context, firstDone func()) {
 		}
 		next := time.Now().Add(backoff)
 		s.set(StateDown, next.UTC())
+		attempted()
 		log.Warn("mcp server unavailable; retrying", "err", err, "retryIn", backoff.String(), "failures", s.status().Failures)
 		select {
 		case <-ctx.Done():

@@ -36,6 +36,19 @@ func waitTool(t *testing.T, reg *tool.Registry, name string) *tool.Entry {
 	return nil
 }
 
+// waitState polls the first server's state until it is want.
+func waitState(t *testing.T, m *mcpclient.Manager, want mcpclient.State) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if m.Status()[0].State == want {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the server never was %s: %+v", want, m.Status())
+}
+
 // person answers elicitations the way luban's page does: the prompt is
 // derived with elicit.Prompt, and the answer checked by elicit.ValidateAnswer
 // before it goes back.
@@ -204,8 +217,11 @@ func TestDownServerRetried(t *testing.T) {
 	assert.False(t, ok)
 
 	everythingtest.StartHTTP(t, port)
-	e := waitTool(t, reg, "late__echo")
-	assert.Equal(t, mcpclient.StateReady, m.Status()[0].State)
+	// A server is ready once its tools are registered: the state is the
+	// last thing to change, so once it says ready the tools are there.
+	waitState(t, m, mcpclient.StateReady)
+	e, ok := reg.Get("late__echo")
+	require.True(t, ok, "ready, with its tools (registered: %v)", reg.Names())
 	assert.NoError(t, m.Check("late"))
 	res := call(t, e, context.Background(), `{"message":"back"}`)
 	assert.Equal(t, "Echo: back", res.Content)
