@@ -43,8 +43,11 @@ type File struct {
 // Server is the `server:` section. Each field mirrors the `luban serve`
 // flag of the same name (DESIGN §8); the zero value means "not in the file".
 type Server struct {
-	Addr      string // addr
-	DB        string // db
+	Addr string // addr
+	DB   string // db
+	// DBLine is the line of db (0 when not in the file): a SQLite path in a
+	// missing directory is refused naming this line.
+	DBLine    int
 	Model     string // model: the default model of agents without one
 	Workspace string // workspace
 	// WorkspaceLine is the line of workspace (0 when not in the file): the

@@ -324,7 +324,11 @@ func (p *parser) file1(n *yaml.Node, f *File) {
 func (p *parser) server(n *yaml.Node, key string, s *Server) {
 	p.mapping(n, key, map[string]func(string, *yaml.Node){
 		"addr": p.strInto(&s.Addr),
-		"db":   p.strInto(&s.DB),
+		"db": func(key string, v *yaml.Node) {
+			if d, ok := p.str(v, key); ok {
+				s.DB, s.DBLine = d, v.Line
+			}
+		},
 		"model": func(key string, v *yaml.Node) {
 			if m, ok := p.str(v, key); ok {
 				if err := CheckModel(m); err != nil {

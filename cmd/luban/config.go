@@ -54,9 +54,14 @@ func (c *ConfigCmd) Run(args []string) error {
 		dir, origin = or(f.Server.Workspace, wd), workspaceOrigin{file: file, line: f.Server.WorkspaceLine}
 	}
 	workspace, wsErr := checkWorkspace(dir, origin)
+	// The database as serve would take it: LUBAN_DB wins over server.db.
+	var dbErr error
+	if c.Getenv("LUBAN_DB") == "" && f.Server.DB != "" {
+		dbErr = checkDBDir(f.Server.DB, c.Getenv, file, f.Server.DBLine)
+	}
 	model := or(c.Getenv("LUBAN_MODEL"), f.Server.Model)
 	agents, err := configAgents(file, f, tool.NewRegistry(), workspace, model, nil, c.Getenv)
-	if err := joinConfigErrors(wsErr, err); err != nil {
+	if err := joinConfigErrors(wsErr, dbErr, err); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.Stdout, "%s: ok\n", file)
@@ -124,21 +129,45 @@ func checkWorkspace(dir string, from workspaceOrigin) (string, error) {
 	}
 }
 
-// joinConfigErrors reports the workspace's problem together with the
-// agents' (config.Errors), in line order, so `luban config check` lists
-// every problem of the file at once. Nil when both are nil.
-func joinConfigErrors(ws, agents error) error {
-	if ws == nil || agents == nil {
-		return errors.Join(ws, agents) // the one that is not nil, or nil
+// joinConfigErrors reports the problems of the workspace, the database path
+// and the agents (each nil, a *config.Error, config.Errors or another error)
+// together, the file's in line order, so `luban config check` lists every
+// problem of the file at once. Nil when all are nil.
+func joinConfigErrors(errs ...error) error {
+	var out config.Errors
+	var other []error
+	for _, err := range errs {
+		var ce *config.Error
+		var es config.Errors
+		switch {
+		case err == nil:
+		case errors.As(err, &es):
+			out = append(out, es...)
+		case errors.As(err, &ce):
+			out = append(out, ce)
+		default:
+			other = append(other, err)
+		}
 	}
-	var ce *config.Error
-	var es config.Errors
-	if !errors.As(ws, &ce) || !errors.As(agents, &es) {
-		return errors.Join(ws, agents)
+	if len(other) > 0 {
+		return errors.Join(errors.Join(other...), errOrNil(out))
 	}
-	out := append(config.Errors{ce}, es...)
+	if len(out) == 0 {
+		return nil
+	}
+	if len(out) == 1 {
+		return out[0]
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out
+}
+
+// errOrNil is es as an error, nil when empty.
+func errOrNil(es config.Errors) error {
+	if len(es) == 0 {
+		return nil
+	}
+	return es
 }
 
 // builtinTools registers the built-in tools (DESIGN §9) in reg: current_time,
@@ -296,7 +325,9 @@ func applyServerConfig(fs *flag.FlagSet, cfg *serveConfig, s config.Server, gete
 		}
 	}
 	str(&cfg.addr, "addr", "LUBAN_ADDR", s.Addr)
-	str(&cfg.db, "db", "LUBAN_DB", s.DB)
+	if s.DB != "" && set("db", "LUBAN_DB") {
+		cfg.db, cfg.dbLine = s.DB, s.DBLine
+	}
 	str(&cfg.model, "model", "LUBAN_MODEL", s.Model)
 	if s.Workspace != "" && set("workspace", "LUBAN_WORKSPACE") {
 		cfg.workspace, cfg.workspaceLine = s.Workspace, s.WorkspaceLine

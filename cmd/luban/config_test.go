@@ -131,9 +131,20 @@ func TestWorkspaceCheckedAlikeByServeAndConfigCheck(t *testing.T) {
 		require.NoFileExists(t, db, "serve refuses before it opens the database")
 	}
 
-	// Several problems of one file are listed together, in line order.
-	file := writeConfig(t, "agents:\n  - name: a\n    tools: [grep]\nserver:\n  workspace: "+missing+"\n")
+	// A SQLite server.db in a missing directory is refused by both, naming
+	// its line; nothing is created.
+	noDir := filepath.Join(t.TempDir(), "no", "such")
+	file := writeConfig(t, "server:\n  addr: 127.0.0.1:0\n  db: "+filepath.Join(noDir, "x.db")+"\nagents:\n  - name: a\n")
+	want := file + ":3: server.db: " + filepath.Join(noDir, "x.db") + ": directory " + noDir + " does not exist; create it first"
 	err := (&ConfigCmd{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: noEnv}).Run([]string{"check", file})
+	require.EqualError(t, err, want, "config check")
+	err = (&Serve{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: noEnv}).Run(t.Context(), []string{"--config", file, "--auth-token", "t"})
+	require.EqualError(t, err, want, "serve")
+	require.NoDirExists(t, filepath.Dir(noDir))
+
+	// Several problems of one file are listed together, in line order.
+	file = writeConfig(t, "agents:\n  - name: a\n    tools: [grep]\nserver:\n  workspace: "+missing+"\n")
+	err = (&ConfigCmd{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: noEnv}).Run([]string{"check", file})
 	require.ErrorContains(t, err, file+":3: agents[0].tools[0]: no tool named \"grep\"")
 	require.ErrorContains(t, err, "\n"+file+":5: server.workspace: "+missing+" does not exist")
 

@@ -50,7 +50,7 @@ func (c *Migrate) Run(ctx context.Context, args []string) error {
 	if *db == "memory" {
 		return &usageError{"--db memory has nothing to migrate"}
 	}
-	if err := checkDBDir(*db, c.Getenv); err != nil {
+	if err := checkDBDir(*db, c.Getenv, "", 0); err != nil {
 		return err
 	}
 	if sub == "up" {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/config"
 	"github.com/lubanhq/luban/mcpclient"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/server"
@@ -37,6 +38,7 @@ type Serve struct {
 type serveConfig struct {
 	addr, db, model, workspace, authToken, askTools, configFile string
 	workspaceLine                                               int // the config file's line of server.workspace when workspace came from it
+	dbLine                                                      int // the config file's line of server.db when db came from it
 	ttl, lease, heartbeat                                       time.Duration
 	logFormat, logLevel                                         string
 	retain, retainAudit                                         days
@@ -147,7 +149,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	if err := checkAddr(cfg.addr); err != nil {
 		return err
 	}
-	if err := checkDBDir(cfg.db, c.Getenv); err != nil {
+	if err := checkDBDir(cfg.db, c.Getenv, cfg.configFile, cfg.dbLine); err != nil {
 		return err
 	}
 	// Listen before the store is opened: an address that cannot be served
@@ -349,25 +351,32 @@ func openStore(ctx context.Context, db string) (store.Store, error) {
 	return sqlite.Open(ctx, db, nil)
 }
 
-// checkDBDir refuses a SQLite --db (LUBAN_DB) other than the default whose
-// directory does not exist, naming the key and that directory, so that a
-// typo creates no tree of directories; the default data directory is
-// created (0700) by the store.
-func checkDBDir(db string, getenv func(string) string) error {
+// checkDBDir refuses a SQLite database path other than the default whose
+// directory does not exist, naming where the path came from (file:line of
+// server.db when line > 0, else --db and its twin LUBAN_DB) and that
+// directory, so that a typo creates no tree of directories; the default data
+// directory is created (0700) by the store.
+func checkDBDir(db string, getenv func(string) string, file string, line int) error {
 	if db == "memory" || isPostgres(db) || db == defaultDB(getenv) {
 		return nil
 	}
 	dir := filepath.Dir(db)
 	fi, err := os.Stat(dir)
+	var msg string
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return &usageError{fmt.Sprintf("--db (LUBAN_DB) %s: directory %s does not exist; create it first", db, dir)}
+		msg = fmt.Sprintf("directory %s does not exist; create it first", dir)
 	case err != nil:
-		return &usageError{fmt.Sprintf("--db (LUBAN_DB) %s: %v", db, err)}
+		msg = err.Error()
 	case !fi.IsDir():
-		return &usageError{fmt.Sprintf("--db (LUBAN_DB) %s: %s is not a directory", db, dir)}
+		msg = fmt.Sprintf("%s is not a directory", dir)
+	default:
+		return nil
 	}
-	return nil
+	if line > 0 {
+		return &config.Error{File: file, Line: line, Key: "server.db", Msg: fmt.Sprintf("%s: %s", db, msg)}
+	}
+	return &usageError{fmt.Sprintf("--db (LUBAN_DB) %s: %s", db, msg)}
 }
 
 func describeDB(db string) string {
