@@ -13,5 +13,8 @@
 // the caller's choice: a Stream remembers the id of the last event it read
 // (LastEventID), and Events(ctx, sessionID, thatID) replays exactly what came
 // after it, so a client that lost its connection misses nothing and sees
-// nothing twice.
+// nothing twice. Resume opens a session a client did not follow from its
+// start: its transcript and a stream that begins with the text a reply in
+// progress streamed before the transcript was read and repeats nothing the
+// transcript holds.
 package client

@@ -67,6 +67,11 @@ type Stream struct {
 	sc     *bufio.Scanner
 	lastID int64
 	err    error
+	// queue holds events read ahead (Resume's catch-up), yielded first.
+	queue []*Event
+	// skip, when set, drops the events it reports (Resume: what the
+	// transcript already holds).
+	skip func(*Event) bool
 }
 
 func newStream(resp *http.Response, after int64) *Stream {
@@ -81,6 +86,25 @@ func newStream(resp *http.Response, after int64) *Stream {
 // payload returns an error (the event is still returned, Value nil). After
 // an error other than a decode error, Next keeps returning it.
 func (s *Stream) Next() (*Event, error) {
+	for len(s.queue) > 0 {
+		ev := s.queue[0]
+		s.queue = s.queue[1:]
+		if s.skip == nil || !s.skip(ev) {
+			return ev, nil
+		}
+	}
+	for {
+		ev, err := s.read()
+		if ev != nil && err == nil && s.skip != nil && s.skip(ev) {
+			continue
+		}
+		return ev, err
+	}
+}
+
+// read returns the next event of the connection (Next without the queue
+// and skip).
+func (s *Stream) read() (*Event, error) {
 	if s.err != nil {
 		return nil, s.err
 	}

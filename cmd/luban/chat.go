@@ -391,10 +391,13 @@ func (s *chatSession) lastEventID(ctx context.Context, sessionID string) int64 {
 // resume shows a session named by --session: its state, its pending
 // question (answered now) or last receipt, and follows a run still going.
 func (s *chatSession) resume(ctx context.Context) error {
-	tr, err := s.c.Session(ctx, s.sessionID)
+	// The stream after the transcript starts with the text a run still
+	// going streamed before it was read, and repeats nothing it holds.
+	tr, st, err := s.c.Resume(ctx, s.sessionID)
 	if err != nil {
 		return err
 	}
+	defer st.Close()
 	s.printf("%s %s · %s · %s · %s\n", s.lang.pick("会话", "session"), safeLine(tr.Session.ID), safeLine(tr.Session.Title), runStatusText(tr.Session.Status, s.lang),
 		relativeTime(tr.Session.UpdatedAt, time.Now(), s.lang))
 	for _, it := range tr.Interactions {
@@ -407,13 +410,10 @@ func (s *chatSession) resume(ctx context.Context) error {
 	}
 	switch {
 	case p.Pending != nil:
+		st.Close() // the answer loop watches the session on its own stream
 		return s.answerLoop(ctx, p.Pending, tr.LastEventID)
 	case tr.Session.Status == string(api.RunRunning):
 		s.printf("%s\n", s.lang.pick("任务还在运行，正在跟随（Ctrl-C 停止查看）", "the run is still going; following it (Ctrl-C to stop watching)"))
-		st, err := s.c.Events(ctx, s.sessionID, tr.LastEventID)
-		if err != nil {
-			return err
-		}
 		return s.follow(ctx, st)
 	case p.Last != nil && !s.receipted[p.Last.RequestID]:
 		s.receipt(p.Last)

@@ -506,6 +506,76 @@ func TestChatFollowsARunStillGoing(t *testing.T) {
 	require.Equal(t, "session "+id+" · take your time · running · just now\n> take your time\nthe run is still going; following it (Ctrl-C to stop watching)\nslow answer\n[run completed]\n> \nbye. continue with: luban chat --url "+srv.URL+" --session "+id+"\n", stdout.String())
 }
 
+// --session on a reply that is streaming prints the text streamed before
+// the transcript was read, then the rest live, each piece once (the
+// message's deltas, then nothing of its final message event).
+func TestChatFollowsAReplyMidStream(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	release, shown := make(chan struct{}), make(chan struct{})
+	slow := model.ProviderFunc{ProviderName: "slow", Fn: func(ctx context.Context, req *model.Request, onDelta func(string)) (*model.Response, error) {
+		onDelta("head ")
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		onDelta("tail")
+		select {
+		case <-shown:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: "head tail"}, FinishReason: "stop"}, nil
+	}}
+	srv := lubantest.Start(t, lubantest.Options{Provider: slow})
+	c, err := client.New(srv.URL, "test-token", nil)
+	require.NoError(t, err)
+	st, err := c.Chat(b.ctx, "", "stream")
+	require.NoError(t, err)
+	var id string
+	for {
+		ev, err := st.Next()
+		require.NoError(t, err)
+		if s, ok := ev.Value.(*api.SessionEvent); ok {
+			id = s.SessionID
+		}
+		if _, ok := ev.Value.(*api.MessageDeltaEvent); ok {
+			break
+		}
+	}
+	require.NoError(t, st.Close())
+
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	var stdout bytes.Buffer
+	go func() {
+		ch := &Chat{Stdin: strings.NewReader(""), Stdout: io.MultiWriter(&stdout, pw), Stderr: io.Discard,
+			Getenv: envOf(map[string]string{"LUBAN_URL": srv.URL, "LUBAN_AUTH_TOKEN": "test-token"})}
+		done <- ch.Run(b.ctx, []string{"--session", id})
+		pw.Close()
+	}()
+	br := bufio.NewReader(pr)
+	for {
+		line, err := br.ReadString('\n')
+		require.NoError(t, err)
+		if strings.HasPrefix(line, "the run is still going") {
+			break
+		}
+	}
+	close(release)
+	var got []byte
+	for !bytes.Contains(got, []byte("tail")) {
+		c, err := br.ReadByte()
+		require.NoError(t, err)
+		got = append(got, c)
+	}
+	close(shown)
+	_, _ = io.Copy(io.Discard, br)
+	require.NoError(t, <-done)
+	require.Equal(t, "session "+id+" · stream · running · just now\n> stream\nthe run is still going; following it (Ctrl-C to stop watching)\nhead tail\n[run completed]\n> \nbye. continue with: luban chat --url "+srv.URL+" --session "+id+"\n", stdout.String())
+}
+
 // A server that shuts down mid-run ends the stream cleanly; the terminal
 // says the run goes on and how to follow it, instead of going quiet.
 func TestChatSaysWhenTheStreamEndsEarly(t *testing.T) {
