@@ -107,7 +107,9 @@ func TestHelpGoesToStdoutAndNamesEveryEnvTwin(t *testing.T) {
 	for _, f := range []string{"addr", "db", "log-format", "log-level", "retain", "retain-audit", "interaction-ttl"} {
 		require.Contains(t, flags, f)
 	}
-	for _, args := range [][]string{{"--help"}, {"help"}, {"chat", "--help"}, {"migrate", "--help"}, {"backup", "--help"}, {"health", "--help"}} {
+	// demo-mcp is started by serve for the built-in demo, not by a person.
+	require.NotContains(t, luban(t, nil, "--help").stdout, "demo-mcp")
+	for _, args := range [][]string{{"--help"}, {"help"}, {"chat", "--help"}, {"migrate", "--help"}, {"backup", "--help"}, {"health", "--help"}, {"demo-mcp", "--help"}} {
 		r := luban(t, nil, args...)
 		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
 		require.NotEmpty(t, r.stdout, args)

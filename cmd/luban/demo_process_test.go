@@ -17,9 +17,12 @@ import (
 )
 
 // The scripted demo of `make run` (`luban serve --model scripted`, no key)
-// tells the whole story: every question card, then a write_file call that
-// waits for approval and writes luban-demo/deploy-plan.md in the workspace
-// only after "approve", once (DESIGN §10, docs/scenario.md).
+// tells the whole story: every question card, then the form of the demo MCP
+// server (`luban demo-mcp`, a real child process over stdio) answered
+// through POST /api/chat/continue as the page does, its answer going back to
+// the server and its plan to the model, then a write_file call that waits
+// for approval and writes luban-demo/deploy-plan.md in the workspace only
+// after "approve", once (DESIGN §10, §11, docs/scenario.md).
 func TestDemoEndsWithAnApprovedWrite(t *testing.T) {
 	t.Parallel()
 	url, work := startServeProc(t, nil, "--model", "scripted")
@@ -40,13 +43,20 @@ func TestDemoEndsWithAnApprovedWrite(t *testing.T) {
 			break
 		}
 		modes = append(modes, string(req.Mode))
-		if req.Mode == api.ModeNumber {
+		switch {
+		case req.Tool == api.ToolElicitation:
+			checkRolloutForm(ctx, t, cl, req)
+			st, err = cl.Continue(ctx, api.ContinueRequest{SessionID: req.SessionID, RequestID: req.ID, Decision: api.DecisionAccept,
+				Content: json.RawMessage(`{"regions":["cn-east","eu-west"],"window":"saturday","canary":25,"rollback":false}`)})
+		case req.Mode == api.ModeNumber:
 			refuseOutOfBounds(ctx, t, cl, req)
+			fallthrough
+		default:
+			st, err = cl.Continue(ctx, demoAnswer(t, req))
 		}
-		st, err = cl.Continue(ctx, demoAnswer(t, req))
 		require.NoError(t, err)
 	}
-	require.Equal(t, []string{"single", "multiple", "toggle", "text", "number", "date", "directory", "questions"}, modes)
+	require.Equal(t, []string{"single", "multiple", "toggle", "text", "number", "date", "directory", "questions", "form"}, modes)
 	require.Equal(t, api.ModeApproval, approval.Mode)
 	require.Equal(t, "write_file", approval.ToolName)
 	require.Equal(t, "Run write_file?", approval.Title)
@@ -75,6 +85,145 @@ func TestDemoEndsWithAnApprovedWrite(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, started, "write_file ran once")
+
+	// The MCP server's plan is the call's result, the model says what came
+	// back before the write and sums it up at the end.
+	const plan = "上线计划 (Rollout plan): 区域 (regions) 华东 (East China), 西欧 (West Europe); 窗口 (window) 周六上午 (Saturday morning); 灰度 (canary) 25%; 失败时不回滚 (no rollback on failure)."
+	msgs := transcript(ctx, t, cl, approval.SessionID)
+	res := toolMessage(t, msgs, "demo__plan_rollout")
+	require.False(t, res.IsError, res.Content)
+	require.Contains(t, res.Content, plan)
+	require.Contains(t, assistantCalling(t, msgs, "write_file").Content, "- demo__plan_rollout: "+plan)
+	require.Contains(t, msgs[len(msgs)-1].Content, "- demo__plan_rollout: "+plan)
+}
+
+// The demo MCP server's form is a 2026-07-28 input request, kept with the
+// paused run: after `luban serve` stops (SIGTERM) and starts again on the same
+// database, the same question is pending and resumable; a decline given to
+// the new process retries the call on the new demo server, which says
+// nothing was planned, and the demo goes on to its approval.
+func TestDemoRolloutFormSurvivesARestart(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "luban.db")
+	url, _, stop := startServeProcStop(t, nil, "--model", "scripted", "--db", db)
+	cl, err := client.New(url, chatProcToken, nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	st, err := cl.Chat(ctx, "", "开始演示")
+	require.NoError(t, err)
+	var form *api.InputRequest
+	for form == nil {
+		req, done := pauseOf(t, st)
+		require.NotNil(t, req, "the demo ended (%s) before the MCP form", done)
+		require.NotEqual(t, api.ToolApproval, req.Tool, "the MCP form comes before the approval")
+		if req.Tool == api.ToolElicitation {
+			form = req
+			break
+		}
+		st, err = cl.Continue(ctx, demoAnswer(t, req))
+		require.NoError(t, err)
+	}
+	stop()
+
+	url, _, _ = startServeProcStop(t, nil, "--model", "scripted", "--db", db)
+	cl, err = client.New(url, chatProcToken, nil)
+	require.NoError(t, err)
+	p, err := cl.Pending(ctx, form.SessionID)
+	require.NoError(t, err)
+	require.NotNil(t, p.Pending)
+	require.Equal(t, form.ID, p.Pending.ID, "the same question after the restart")
+	require.True(t, p.Pending.Resumable)
+	st, err = cl.Continue(ctx, api.ContinueRequest{SessionID: form.SessionID, RequestID: form.ID, Decision: api.DecisionDecline})
+	require.NoError(t, err)
+	approval, done := pauseOf(t, st)
+	require.NotNil(t, approval, "the demo ended (%s) instead of asking its approval", done)
+	require.Equal(t, api.ToolApproval, approval.Tool)
+	st, err = cl.Continue(ctx, api.ContinueRequest{SessionID: approval.SessionID, RequestID: approval.ID, Decision: api.DecisionReject, Message: "not today"})
+	require.NoError(t, err)
+	_, done = pauseOf(t, st)
+	require.Equal(t, "completed", done)
+	res := toolMessage(t, transcript(ctx, t, cl, form.SessionID), "demo__plan_rollout")
+	require.False(t, res.IsError, res.Content)
+	require.Equal(t, "你拒绝了上线安排表单，什么也没有计划。(You declined the rollout form; nothing was planned.)", res.Content)
+}
+
+// checkRolloutForm checks the demo MCP server's form card: its server, its
+// fields (required first) with their bounds and defaults, and that a canary
+// share beyond 100 is refused (422, detail content.canary) with the form
+// still pending.
+func checkRolloutForm(ctx context.Context, t *testing.T, cl *client.Client, req *api.InputRequest) {
+	t.Helper()
+	require.Equal(t, api.ModeForm, req.Mode)
+	require.Equal(t, "demo", req.Server)
+	require.True(t, req.Resumable)
+	require.Contains(t, req.Title, "上线安排 (Rollout plan)")
+	var names []string
+	for _, f := range req.Fields {
+		names = append(names, f.Name)
+	}
+	require.Equal(t, []string{"canary", "regions", "window", "rollback"}, names)
+	canary := req.Fields[0]
+	require.Equal(t, api.FieldInteger, canary.Type)
+	require.True(t, canary.Required)
+	require.Equal(t, 100.0, *canary.Maximum)
+	require.JSONEq(t, `10`, string(canary.Default))
+	require.Equal(t, api.FieldMulti, req.Fields[1].Type)
+	require.Len(t, req.Fields[1].Options, 3)
+	require.Equal(t, api.FieldEnum, req.Fields[2].Type)
+	require.Equal(t, api.FieldBoolean, req.Fields[3].Type)
+
+	_, err := cl.Continue(ctx, api.ContinueRequest{SessionID: req.SessionID, RequestID: req.ID, Decision: api.DecisionAccept,
+		Content: json.RawMessage(`{"regions":["cn-east"],"window":"now","canary":500}`)})
+	var e *client.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, 422, e.Status)
+	require.Len(t, e.Details, 1)
+	require.Equal(t, "content.canary", e.Details[0].Field)
+	p, err := cl.Pending(ctx, req.SessionID)
+	require.NoError(t, err)
+	require.NotNil(t, p.Pending)
+	require.Equal(t, req.ID, p.Pending.ID, "the form stays pending")
+}
+
+// transcript is the session's messages.
+func transcript(ctx context.Context, t *testing.T, cl *client.Client, sessionID string) []api.MessageView {
+	t.Helper()
+	tr, err := cl.Session(ctx, sessionID)
+	require.NoError(t, err)
+	require.NotEmpty(t, tr.Messages)
+	return tr.Messages
+}
+
+// toolMessage is the one tool result of the tool named name.
+func toolMessage(t *testing.T, msgs []api.MessageView, name string) api.MessageView {
+	t.Helper()
+	calls := map[string]string{}
+	var out []api.MessageView
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			calls[c.ID] = c.Name
+		}
+		if m.Role == api.RoleTool && calls[m.ToolCallID] == name {
+			out = append(out, m)
+		}
+	}
+	require.Len(t, out, 1, "results of %s", name)
+	return out[0]
+}
+
+// assistantCalling is the assistant message that calls the tool named name.
+func assistantCalling(t *testing.T, msgs []api.MessageView, name string) api.MessageView {
+	t.Helper()
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			if c.Name == name {
+				return m
+			}
+		}
+	}
+	t.Fatalf("no assistant message calls %s", name)
+	return api.MessageView{}
 }
 
 // refuseOutOfBounds checks the demo's "How many replicas?": a whole number,

@@ -28,7 +28,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch args[0] {
 	case "serve":
-		err = (&Serve{Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}).Run(ctx, args[1:])
+		self, _ := os.Executable()
+		err = (&Serve{Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, Self: self}).Run(ctx, args[1:])
 	case "chat":
 		err = (&Chat{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}).Run(ctx, args[1:])
 	case "config":
@@ -39,6 +40,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = (&Backup{Stdout: stdout, Getenv: os.Getenv}).Run(ctx, args[1:])
 	case "health":
 		err = (&Health{Stdout: stdout, Getenv: os.Getenv}).Run(ctx, args[1:])
+	case "demo-mcp":
+		// Started by serve for the built-in demo; not in the usage.
+		err = (&DemoMCP{Stdout: stdout}).Run(ctx, args[1:])
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 	case "help", "-h", "--help":

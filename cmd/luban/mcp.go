@@ -17,13 +17,10 @@ import (
 // keeps being retried in the background (DESIGN §11).
 const mcpStartWait = 20 * time.Second
 
-// startMCP connects to the config's mcp.servers (none: a Manager with no
-// servers) and waits up to mcpStartWait for their first attempts.
-func startMCP(ctx context.Context, file *config.File, reg *tool.Registry, log *slog.Logger) *mcpclient.Manager {
-	var servers []config.MCPServer
-	if file != nil {
-		servers = file.MCP.Servers
-	}
+// startMCP connects to servers (the config's mcp.servers, or the built-in
+// demo's; none: a Manager with no servers) and waits up to mcpStartWait
+// for their first attempts.
+func startMCP(ctx context.Context, servers []config.MCPServer, reg *tool.Registry, log *slog.Logger) *mcpclient.Manager {
 	m := mcpclient.New(servers, mcpclient.Options{Registry: reg, Logger: log, Version: version})
 	if len(servers) == 0 {
 		return m

@@ -33,6 +33,10 @@ import (
 type Serve struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
+	// Self is the path of this luban binary. The built-in scripted demo
+	// starts `Self demo-mcp` as its MCP server "demo" (demoServer); empty:
+	// the demo runs without it.
+	Self string
 }
 
 type serveConfig struct {
@@ -172,6 +176,10 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	st := obs.store
 
 	reg := tool.NewRegistry()
+	var mcpServers []config.MCPServer
+	if file != nil {
+		mcpServers = file.MCP.Servers
+	}
 	var agents []*agent.Agent
 	if file != nil && len(file.Agents) > 0 {
 		if agents, err = configAgents(cfg.configFile, file, reg, workspace, cfg.model, map[string]model.Provider{cfg.model: provider}, c.Getenv); err != nil {
@@ -199,11 +207,16 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 				allow = append(allow, s.Name+mcpclient.Separator+"*")
 			}
 		}
+		if demo, ok := demoServer(c.Self, cfg.model, file, provider); ok {
+			// The demo asks a form through an MCP server of its own (DESIGN §11).
+			mcpServers = append(mcpServers, demo)
+			allow = append(allow, demo.Name+mcpclient.Separator+"*")
+		}
 		agents = []*agent.Agent{{Name: agentName, Provider: provider, Tools: allow}}
 	}
 	obs.instrumentTools(reg)
 	obs.instrumentAgents(agents)
-	mcps := startMCP(ctx, file, reg, log)
+	mcps := startMCP(ctx, mcpServers, reg, log)
 	defer mcps.Close()
 	instance := agent.NewID("inst")
 	opts := agent.Options{

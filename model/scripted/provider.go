@@ -43,7 +43,7 @@ func (p *Provider) Scenario() *Scenario { return p.s }
 //
 // Tool call i of the turn gets the id "call_<u>_<k>_<i>", unique within a
 // conversation. {{results}} in the text is replaced by the tool results since
-// message u. The text goes through onDelta in four pieces split on
+// message u, {{lastResults}} by those of the previous turn. The text goes through onDelta in four pieces split on
 // character boundaries, or, with a delay, in pieces of PaceRunes characters
 // each after the delay. Generate fails only when ctx is done (a stop
 // mid-stream ends it between two pieces).
@@ -79,8 +79,16 @@ func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta fun
 	} else {
 		text = p.s.Final
 	}
-	if strings.Contains(text, ResultsPlaceholder) {
-		text = strings.ReplaceAll(text, ResultsPlaceholder, Results(req.Messages[u+1:]))
+	if strings.Contains(text, ResultsPlaceholder) || strings.Contains(text, LastResultsPlaceholder) {
+		prev := u + 1
+		for i := len(req.Messages) - 1; i > u; i-- {
+			if req.Messages[i].Role == model.RoleAssistant {
+				prev = i
+				break
+			}
+		}
+		text = strings.NewReplacer(ResultsPlaceholder, Results(req.Messages[u+1:]),
+			LastResultsPlaceholder, Results(req.Messages[prev:])).Replace(text)
 	}
 	msg.Content = text
 	if onDelta != nil {

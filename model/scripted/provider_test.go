@@ -14,6 +14,7 @@ import (
 
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/internal/demomcp"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/model/scripted"
 )
@@ -55,7 +56,7 @@ func conversation(t *testing.T, b *testBundle, prior []model.Message, result fun
 	t.Helper()
 	msgs := append(prior, model.Message{Role: model.RoleUser, Content: "go"})
 	var resps []*model.Response
-	for range 10 {
+	for range 20 {
 		r := b.gen(t, msgs)
 		resps = append(resps, r)
 		msgs = append(msgs, r.Message)
@@ -106,6 +107,23 @@ func TestTurnSelectionAndIDs(t *testing.T) {
 			seen[c.ID] = true
 		}
 	}
+}
+
+// {{lastResults}} lists the previous turn's results only; in the first
+// turn after a user message there are none.
+func TestLastResults(t *testing.T) {
+	t.Parallel()
+	s, err := scripted.Parse([]byte(`{"name": "last", "turns": [
+	  {"text": "before: {{lastResults}}", "toolCalls": [{"name": "lookup"}, {"name": "fetch"}]},
+	  {"text": "then: {{lastResults}}", "toolCalls": [{"name": "write"}]}
+	], "final": "last:\n{{lastResults}}\nall:\n{{results}}"}`))
+	require.NoError(t, err)
+	b := &testBundle{ctx: context.Background(), p: scripted.New(s)}
+	_, resps := conversation(t, b, nil, func(c model.ToolCall) string { return c.Name + " done" })
+	require.Len(t, resps, 3)
+	require.Equal(t, "before: （没有工具结果 / no tool results）", resps[0].Message.Content)
+	require.Equal(t, "then: - lookup: lookup done\n- fetch: fetch done", resps[1].Message.Content)
+	require.Equal(t, "last:\n- write: write done\nall:\n- lookup: lookup done\n- fetch: fetch done\n- write: write done", resps[2].Message.Content)
 }
 
 func TestRestartSafe(t *testing.T) {
@@ -194,7 +212,8 @@ func TestLoadNamesFromFile(t *testing.T) {
 
 // TestDemo checks the built-in demo: it parses, covers every ask_user mode
 // and an AskUser batch of two questions with a preview, asks twice in one
-// turn, and every ask's arguments pass askuser.ParseArgs.
+// turn, every ask's arguments pass askuser.ParseArgs, it calls the demo MCP
+// server's plan_rollout once and says what came back, and it writes once.
 func TestDemo(t *testing.T) {
 	t.Parallel()
 	s := scripted.Demo()
@@ -202,13 +221,20 @@ func TestDemo(t *testing.T) {
 
 	modes := map[askuser.Mode]bool{}
 	twoAsksInOneTurn, recommended, customMultiple, preview := false, false, false, false
-	writes := 0
+	writes, mcpCalls := 0, 0
 	for k, turn := range s.Turns {
 		asks := 0
 		for i, c := range turn.ToolCalls {
 			if c.Name == "write_file" {
 				// The demo's last step writes a file under approval (DESIGN §10).
 				writes++
+				continue
+			}
+			if c.Name == demoTool {
+				// The demo MCP server's form (DESIGN §11).
+				mcpCalls++
+				require.JSONEq(t, `{}`, string(c.Arguments))
+				require.Contains(t, s.Turns[k+1].Text, scripted.LastResultsPlaceholder, "the next turn says what came back")
 				continue
 			}
 			require.True(t, askuser.IsAskTool(c.Name), "turns[%d].toolCalls[%d]", k, i)
@@ -237,6 +263,7 @@ func TestDemo(t *testing.T) {
 	}
 	require.True(t, twoAsksInOneTurn)
 	require.Equal(t, 1, writes, "one write_file step under approval")
+	require.Equal(t, 1, mcpCalls, "one call of the demo MCP server")
 	require.True(t, recommended)
 	require.True(t, customMultiple)
 	require.True(t, preview)
@@ -256,6 +283,8 @@ func TestDemo(t *testing.T) {
 			return "The user answered your questions:\n1. 使用哪个数据库？\n   Selected: \"PostgreSQL\"\nContinue the task with these answers."
 		case "write_file":
 			return written
+		case demoTool:
+			return demomcp.Plan(map[string]any{"regions": []any{"cn-east"}, "window": "tonight", "canary": 10, "rollback": true})
 		}
 		return `{"selections":["staging"],"labels":["预发布 (Staging)"],"customInput":"","cancelled":false}`
 	})
@@ -266,7 +295,20 @@ func TestDemo(t *testing.T) {
 	require.Contains(t, final, `content “# edited plan; <script>alert(1)</script>”, path “luban-demo/deploy-plan.md”; Result: wrote 40 bytes`)
 	require.NotContains(t, final, `\u003c`, "answers are quoted as text, not JSON-escaped")
 	require.NotContains(t, final, "Continue the task")
+	plan := "- demo__plan_rollout: 上线计划 (Rollout plan): 区域 (regions) 华东 (East China); 窗口 (window) 今晚 22:00 (tonight 22:00); 灰度 (canary) 10%"
+	require.Contains(t, final, plan)
+	var write string
+	for _, r := range resps {
+		if len(r.Message.ToolCalls) > 0 && r.Message.ToolCalls[0].Name == "write_file" {
+			write = r.Message.Content
+		}
+	}
+	require.True(t, strings.HasPrefix(write, "MCP 服务器 demo 答复 (The MCP server demo answered):\n"+plan), write)
+	require.NotContains(t, write, "ask_user", "only the MCP server's answer")
 }
+
+// demoTool is the demo MCP server's tool as the model sees it.
+const demoTool = demomcp.Name + "__" + demomcp.ToolName
 
 // The demo is paced so a person sees its replies stream and can stop them;
 // paced text comes PaceRunes characters at a time, and a stop (ctx done)

@@ -45,7 +45,8 @@ const PaceRunes = 3
 // Turn is one assistant turn: text, tool calls, or both.
 type Turn struct {
 	// Text is streamed to the user; "{{results}}" in it is replaced by a
-	// short list of the tool results since the last user message.
+	// short list of the tool results since the last user message,
+	// "{{lastResults}}" by those of the previous turn.
 	Text string `json:"text"`
 	// ToolCalls are emitted in order, each with a deterministic id.
 	ToolCalls []ToolCall `json:"toolCalls"`
@@ -62,13 +63,21 @@ type ToolCall struct {
 // results since the last user message, one "- name: summary" line each.
 const ResultsPlaceholder = "{{results}}"
 
+// LastResultsPlaceholder in a turn's text or in Final is replaced by the
+// results of the previous turn's tool calls only (the tool messages after
+// the last assistant message), in the same form; in the first turn after a
+// user message it has none.
+const LastResultsPlaceholder = "{{lastResults}}"
+
 //go:embed demo.json
 var demoJSON []byte
 
 // Demo returns the built-in demo scenario: every ask_user mode (single with a
 // recommended option, multiple with allowCustom, toggle, text, number, date,
 // directory), one AskUser batch of two questions (one with preview), two asks
-// in one turn, and a closing summary of the answers, paced (Delay).
+// in one turn, a call of demo__plan_rollout (the form of the demo MCP server
+// that `luban serve` starts for it, package internal/demomcp), a write_file
+// under approval, and a closing summary of the answers, paced (Delay).
 // Each call returns a fresh copy.
 func Demo() *Scenario {
 	s, err := Parse(demoJSON)
