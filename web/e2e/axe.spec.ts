@@ -1,7 +1,7 @@
 // Accessibility: axe-core finds no serious or critical violation on the main
 // views (welcome, session list, chat) and on every card the built-in demo
 // shows (single, multiple, toggle, text, number, date, directory, the AskUser
-// batch, the write_file approval) and each receipt, and on the demo's GFM
+// batch, the demo MCP server's form, the write_file approval) and each receipt, and on the demo's GFM
 // summary (table, task list, highlighted code), in the light and the dark
 // theme, at 360 px.
 import type { Locator, Page } from '@playwright/test'
@@ -33,6 +33,13 @@ async function answer(card: Locator, mode: string) {
     case 'approval':
       await card.getByTestId('approval-approve').click()
       return
+    case 'form':
+      // The demo MCP server's rollout form (luban as an MCP client): a
+      // second region besides the default one, a canary share of 25 %.
+      await expect(card.getByTestId('elicitation-server')).toContainText('demo')
+      await card.getByTestId('field-regions-eu-west').check()
+      await card.getByTestId('field-canary').fill('25')
+      break
     default: {
       // An AskUser batch: the first option of every question.
       const n = await card.locator('fieldset[data-testid^="question-"]').count()
@@ -66,10 +73,13 @@ async function walkDemo(page: Page, theme: 'light' | 'dark') {
     await expectNoSeriousViolations(page, `${theme}: ${mode} receipt`)
   }
   await expect(page.getByText('全部完成', { exact: false })).toBeVisible()
-  expect(seen).toEqual(expect.arrayContaining(['single', 'multiple', 'toggle', 'text', 'number', 'date', 'directory', 'approval']))
-  expect(seen.length).toBeGreaterThanOrEqual(9)
+  expect(seen).toEqual(expect.arrayContaining(['single', 'multiple', 'toggle', 'text', 'number', 'date', 'directory', 'form', 'approval']))
+  expect(seen.length).toBeGreaterThanOrEqual(10)
   // The demo's summary shows GFM: a table, a task list, a highlighted code block.
   const summary = page.getByTestId('message-assistant').last()
+  // The form's answer went back to the MCP server: the summary quotes its plan.
+  await expect(summary).toContainText('demo__plan_rollout: 上线计划 (Rollout plan): 区域 (regions) 华东 (East China), 西欧 (West Europe)')
+  await expect(summary).toContainText('灰度 (canary) 25%')
   await expect(summary.locator('table th').first()).toHaveText('卡片 (card)')
   await expect(summary.locator('li input[type="checkbox"]')).toHaveCount(2)
   await expect(summary.getByTestId('code-block').locator('code')).toHaveAttribute('data-highlighted', 'true')

@@ -153,7 +153,9 @@ function Field({ f, id, value, errors, onChange }: { f: FormField; id: string; v
         role={multi ? 'group' : 'radiogroup'}
         aria-labelledby={`${id}-label`}
         aria-describedby={describedBy}
-        aria-required={f.required || undefined}
+        // aria-required is allowed on a radiogroup, not on a group (axe
+        // aria-allowed-attr); a required multi says so in its label.
+        aria-required={(!multi && f.required) || undefined}
         className="options"
         data-key-group
       >
