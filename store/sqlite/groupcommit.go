@@ -2,7 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 
@@ -76,6 +76,7 @@ func (s *Store) writer() {
 		select {
 		case first = <-s.jobs:
 		case <-s.stopW:
+			s.closeRaw()
 			return
 		}
 		batch = append(batch[:0], first)
@@ -92,38 +93,46 @@ func (s *Store) writer() {
 	}
 }
 
-// commitBatch runs batch in one transaction and reports to each member.
-func (s *Store) commitBatch(batch []*txJob) {
-	var misses []string
+// closeRaw finalizes the statements the group commit prepared on the
+// writer's connection, before Close closes it.
+func (s *Store) closeRaw() {
 	ctx := context.Background()
-	results := make([]error, len(batch))
-	sqlTx, err := s.wdb.BeginTx(ctx, nil)
+	conn, err := s.wdb.Conn(ctx)
 	if err != nil {
-		for _, j := range batch {
-			j.done <- fmt.Errorf("sqlite: begin: %w", err)
-		}
 		return
 	}
-	solo := len(batch) == 1
-	ctxTx := cachedTx{sqlTx, s.wc, &misses}
-	for i, j := range batch {
-		if err := j.ctx.Err(); err != nil {
-			results[i] = err
-			continue
+	defer conn.Close()
+	_ = conn.Raw(func(dc any) error {
+		if s.raw.dc == dc {
+			s.raw.close()
 		}
-		results[i] = s.runMember(sqlTx, ctxTx, j, solo)
+		return nil
+	})
+}
+
+// commitBatch runs batch in one transaction on the writer's driver
+// connection (rawtx.go) and reports to each member.
+func (s *Store) commitBatch(batch []*txJob) {
+	ctx := context.Background()
+	results := make([]error, len(batch))
+	committed := false
+	conn, err := s.wdb.Conn(ctx)
+	if err == nil {
+		err = conn.Raw(func(dc any) error {
+			var err error
+			committed, err = s.runBatch(dc, batch, results)
+			return err
+		})
+		conn.Close()
 	}
-	if solo && results[0] != nil {
-		if rbErr := sqlTx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
-			results[0] = errors.Join(results[0], rbErr)
-		}
-	} else if err := sqlTx.Commit(); err != nil {
-		for i := range batch {
+	if err != nil {
+		for i := range results {
 			if results[i] == nil {
-				results[i] = fmt.Errorf("sqlite: commit: %w", err)
+				results[i] = err
 			}
 		}
-	} else {
+	}
+	if committed {
 		s.wc.commits.Add(1)
 		s.batches.Add(1)
 		s.members.Add(int64(len(batch)))
@@ -135,7 +144,6 @@ func (s *Store) commitBatch(batch []*txJob) {
 			}
 		}
 	}
-	s.wc.warm(ctx, misses)
 	if s.walSize() > s.walLimit {
 		s.ckMu.Lock()
 		if s.walSize() > s.walLimit {
@@ -148,14 +156,65 @@ func (s *Store) commitBatch(batch []*txJob) {
 	}
 }
 
+// runBatch runs batch's members in one transaction on dc, the writer's
+// driver connection, leaving each member's result in results; it reports
+// whether the transaction committed, and an error that concerns the
+// connection (database/sql drops a connection whose Raw returns
+// driver.ErrBadConn).
+func (s *Store) runBatch(dc any, batch []*txJob, results []error) (bool, error) {
+	r := s.raw
+	if err := r.bind(dc); err != nil {
+		return false, err
+	}
+	ctx := context.Background()
+	dtx, err := r.begin.BeginTx(ctx, driver.TxOptions{})
+	if err != nil {
+		err = fmt.Errorf("sqlite: begin: %w", err)
+		if errors.Is(err, driver.ErrBadConn) {
+			return false, err
+		}
+		for i := range results {
+			results[i] = err
+		}
+		return false, nil
+	}
+	solo := len(batch) == 1
+	for i, j := range batch {
+		if err := j.ctx.Err(); err != nil {
+			results[i] = err
+			continue
+		}
+		results[i] = s.runMember(r, j, solo)
+	}
+	if solo && results[0] != nil {
+		if rbErr := dtx.Rollback(); rbErr != nil {
+			results[0] = errors.Join(results[0], fmt.Errorf("sqlite: rollback: %w", rbErr))
+		}
+		return false, nil
+	}
+	if err := dtx.Commit(); err != nil {
+		// A COMMIT that failed (SQLITE_BUSY, a full disk) can leave the
+		// transaction open; end it so the next batch can begin.
+		_, _ = r.exec(ctx, `ROLLBACK`, nil)
+		for i := range batch {
+			if results[i] == nil {
+				results[i] = fmt.Errorf("sqlite: commit: %w", err)
+			}
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
 // runMember runs one member's func in a savepoint (none when solo: its
 // failure rolls the whole transaction back).
-func (s *Store) runMember(sqlTx *sql.Tx, ctxTx cachedTx, j *txJob, solo bool) (err error) {
+func (s *Store) runMember(r *rawConn, j *txJob, solo bool) (err error) {
 	j.sessions = map[string]struct{}{}
-	tx := &txExecutor{executor{r: ctxTx, w: ctxTx, onEvent: func(id string) { j.sessions[id] = struct{}{} }}}
+	q := rawTx{r}
+	tx := &txExecutor{executor{r: q, w: q, onEvent: func(id string) { j.sessions[id] = struct{}{} }}}
 	bg := context.Background()
 	if !solo {
-		if _, err := sqlTx.ExecContext(bg, `SAVEPOINT member`); err != nil {
+		if _, err := r.exec(bg, `SAVEPOINT member`, nil); err != nil {
 			return fmt.Errorf("sqlite: savepoint: %w", err)
 		}
 	}
@@ -169,11 +228,11 @@ func (s *Store) runMember(sqlTx *sql.Tx, ctxTx cachedTx, j *txJob, solo bool) (e
 		}
 		if err != nil {
 			j.sessions = nil
-			if _, rbErr := sqlTx.ExecContext(bg, `ROLLBACK TO member`); rbErr != nil {
+			if _, rbErr := r.exec(bg, `ROLLBACK TO member`, nil); rbErr != nil {
 				err = errors.Join(err, fmt.Errorf("sqlite: rollback to savepoint: %w", rbErr))
 			}
 		}
-		if _, relErr := sqlTx.ExecContext(bg, `RELEASE member`); relErr != nil && err == nil {
+		if _, relErr := r.exec(bg, `RELEASE member`, nil); relErr != nil && err == nil {
 			err = fmt.Errorf("sqlite: release savepoint: %w", relErr)
 		}
 	}()

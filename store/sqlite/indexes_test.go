@@ -18,7 +18,7 @@ import (
 )
 
 // collecting is a Store that hands the query texts its statement caches
-// saw to seen when it closes.
+// and the group commit's statements saw to seen when it closes.
 type collecting struct {
 	*Store
 	seen func(qs []string)
@@ -32,6 +32,11 @@ func (c collecting) Close() error {
 			qs = append(qs, q)
 		}
 		sc.mu.RUnlock()
+	}
+	// The group commit's statements (the writer is idle once every InTx
+	// returned).
+	for q := range c.raw.stmts {
+		qs = append(qs, q)
 	}
 	c.seen(qs)
 	return c.Store.Close()

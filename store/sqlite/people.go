@@ -128,7 +128,7 @@ func (e executor) SessionPage(ctx context.Context, p *store.SessionPageParams) (
 const feedSelect = `SELECT f.owner, f.seq, f.session_id, f.session_seq, f.name, COALESCE(i.request, f.data), f.created_at
 	FROM feed f LEFT JOIN interactions i ON i.id = f.ref `
 
-func scanFeed(rows *sql.Rows) ([]*store.FeedEntry, error) {
+func scanFeed(rows rowsReader) ([]*store.FeedEntry, error) {
 	defer rows.Close()
 	var out []*store.FeedEntry
 	for rows.Next() {
@@ -206,7 +206,7 @@ func (s *Store) WebhookEnqueue(ctx context.Context, p *store.WebhookEnqueueParam
 
 const deliveryCols = `id, hook, owner, seq, session_id, type, body, status, attempts, next_at, lease_owner, lease_until, last_code, last_error, created_at, updated_at`
 
-func scanDeliveries(rows *sql.Rows) ([]*store.WebhookDelivery, error) {
+func scanDeliveries(rows rowsReader) ([]*store.WebhookDelivery, error) {
 	defer rows.Close()
 	var out []*store.WebhookDelivery
 	for rows.Next() {

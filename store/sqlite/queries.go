@@ -15,8 +15,17 @@ import (
 
 type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (rowsReader, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) rowScanner
+}
+
+// inTx reports whether w is a transaction's querier.
+func inTx(w querier) bool {
+	switch w.(type) {
+	case rawTx, cachedTx:
+		return true
+	}
+	return false
 }
 
 // executor implements store.Executor on a reader (r) and a writer (w); in a
@@ -151,7 +160,7 @@ func (e executor) eventAppend(ctx context.Context, w querier, p *store.EventAppe
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, inTx := w.(cachedTx); inTx && e.w == w && e.onEvent != nil {
+	if inTx(w) && e.w == w && e.onEvent != nil {
 		e.onEvent(p.SessionID)
 		for _, k := range feedKeys {
 			e.onEvent(k)

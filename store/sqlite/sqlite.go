@@ -41,6 +41,9 @@ type Store struct {
 	closeMu sync.Mutex
 	closed  bool
 	rc, wc  *stmtCache
+	// raw is the writer's driver connection as the group commit uses it
+	// (rawtx.go); only the writer goroutine touches it.
+	raw *rawConn
 	// The group commit's writer goroutine (groupcommit.go): InTx hands it
 	// jobs; stopW stops it, writerDone says it stopped.
 	jobs             chan *txJob
@@ -177,10 +180,11 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	s := &Store{rdb: rdb, wdb: wdb, cdb: cdb, path: path, temp: temp, stopCk: make(chan struct{}), ckDone: make(chan struct{}),
 		walLimit: walLimit, busy: time.Duration(busy) * time.Millisecond, readers: n}
 	s.jobs, s.stopW, s.writerDone = make(chan *txJob), make(chan struct{}), make(chan struct{})
-	go s.writer()
-	go s.checkpointLoop(checkpointInterval)
 	s.rc, s.wc = newStmtCache(rdb), newStmtCache(wdb)
 	s.wc.writer = true
+	s.raw = &rawConn{c: s.wc}
+	go s.writer()
+	go s.checkpointLoop(checkpointInterval)
 	s.executor = executor{r: cachedDB{rdb, s.rc}, w: cachedDB{wdb, s.wc}, onEvent: s.hub.Notify, group: s.InTx}
 	return s, nil
 }

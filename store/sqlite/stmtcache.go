@@ -117,7 +117,7 @@ func (d cachedDB) ExecContext(ctx context.Context, q string, args ...any) (sql.R
 	return st.ExecContext(ctx, args...)
 }
 
-func (d cachedDB) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+func (d cachedDB) QueryContext(ctx context.Context, q string, args ...any) (rowsReader, error) {
 	d.c.count()
 	ctx, err := stmtContext(ctx)
 	if err != nil {
@@ -130,7 +130,7 @@ func (d cachedDB) QueryContext(ctx context.Context, q string, args ...any) (*sql
 	return st.QueryContext(ctx, args...)
 }
 
-func (d cachedDB) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+func (d cachedDB) QueryRowContext(ctx context.Context, q string, args ...any) rowScanner {
 	d.c.count()
 	if sctx, err := stmtContext(ctx); err == nil {
 		ctx = sctx
@@ -190,7 +190,7 @@ func (t cachedTx) ExecContext(ctx context.Context, q string, args ...any) (sql.R
 	return t.Tx.ExecContext(ctx, q, args...)
 }
 
-func (t cachedTx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+func (t cachedTx) QueryContext(ctx context.Context, q string, args ...any) (rowsReader, error) {
 	ctx, ok := t.ctx(ctx)
 	if !ok {
 		return nil, ctx.Err()
@@ -201,7 +201,7 @@ func (t cachedTx) QueryContext(ctx context.Context, q string, args ...any) (*sql
 	return t.Tx.QueryContext(ctx, q, args...)
 }
 
-func (t cachedTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+func (t cachedTx) QueryRowContext(ctx context.Context, q string, args ...any) rowScanner {
 	ctx, ok := t.ctx(ctx)
 	if !ok { // database/sql reports ctx's error through the Row
 		return t.Tx.QueryRowContext(ctx, q, args...)
