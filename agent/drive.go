@@ -473,7 +473,7 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 	// Every ask call is parsed here, once: the valid prompts ride in the
 	// state the transition returns. Rejected arguments are kept bounded
 	// (boundArguments); the trace still names the whole arguments.
-	t.traces = make([]map[string]any, len(t.calls))
+	t.traces = make([]toolCallData, len(t.calls))
 	for i, c := range t.calls {
 		t.traces[i] = toolCallTrace(c)
 		var perr error
@@ -523,9 +523,9 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 // themselves are kept in the assistant message (and its tool_call event);
 // the trace names them by length in bytes and SHA-256 (hex), which is
 // enough to match a trace line to its message.
-func toolCallTrace(c model.ToolCall) map[string]any {
+func toolCallTrace(c model.ToolCall) toolCallData {
 	sum := sha256.Sum256([]byte(c.Arguments))
-	return map[string]any{"toolCallId": c.ID, "name": c.Name, "argumentsBytes": len(c.Arguments), "argumentsSha256": hex.EncodeToString(sum[:])}
+	return toolCallData{ToolCallID: c.ID, Name: c.Name, ArgumentsBytes: len(c.Arguments), ArgumentsSha256: hex.EncodeToString(sum[:])}
 }
 
 func mustJSON(v any) json.RawMessage {

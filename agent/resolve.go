@@ -137,7 +137,7 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 				return err
 			}
 			r.audit(ctx, tx, it, string(status), "", summary)
-			r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": it.ID, "toolCallId": it.ToolCallID, "action": status})
+			r.trace(ctx, tx, run, "interaction", interactionTrace{RequestID: it.ID, ToolCallID: it.ToolCallID, Action: string(status)})
 			return nil
 		}
 		switch {
@@ -309,7 +309,7 @@ func (r *Runner) closed(ctx context.Context, tx store.Tx, run *store.Run, it *st
 		summary = approval.Summarize(&req.Prompt, approval.Answer{Cancelled: status == askuser.StatusCancelled}, "")
 	}
 	r.audit(ctx, tx, it, string(status), "", summary)
-	r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": it.ID, "toolCallId": it.ToolCallID, "action": status})
+	r.trace(ctx, tx, run, "interaction", interactionTrace{RequestID: it.ID, ToolCallID: it.ToolCallID, Action: string(status)})
 	return closedResult(&req.Prompt, status), nil
 }
 

@@ -135,8 +135,8 @@ type modelTurn struct {
 	msgID     string
 	message   model.Message    // content and reasoning
 	calls     []model.ToolCall // as stored: unique ids, rejected arguments bounded
-	traces    []map[string]any // the tool_call trace of each call (the whole arguments' length and hash)
-	callTrace map[string]any   // the model_call trace
+	traces    []toolCallData   // the tool_call trace of each call (the whole arguments' length and hash)
+	callTrace any              // the model_call trace
 	// streamed is the first and last Seq of the message_delta and
 	// reasoning_delta events committed while the call streamed (zero when
 	// none): the message's transaction deletes them, its message event
@@ -324,7 +324,7 @@ func (r *Runner) pauseRows(ctx context.Context, tx store.Tx, run *store.Run, in 
 		return err
 	}
 	r.audit(ctx, tx, it, "requested", "", in.Audit)
-	r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": in.ID, "toolCallId": in.ToolCallID, "action": "requested"})
+	r.trace(ctx, tx, run, "interaction", interactionTrace{RequestID: in.ID, ToolCallID: in.ToolCallID, Action: "requested"})
 	return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunWaitingInput), Now: now})
 }
 
