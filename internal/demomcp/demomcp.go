@@ -37,7 +37,7 @@ const FormKey = "rollout"
 const requestState = "demo/plan_rollout/form/1"
 
 // FormMessage is the form's message, the title of the card.
-const FormMessage = "上线安排 (Rollout plan): 演示 MCP 服务器 demo 的表单 (a form of the demo MCP server)"
+const FormMessage = "上线安排 (Rollout plan)：发布到哪里、什么时候、先放多少流量？(Where, when, and how much traffic first?)"
 
 // FormSchema is the form's requestedSchema: the regions (several of
 // three, at least one), the window (one of three), the canary share (a
