@@ -85,7 +85,7 @@ go vet -tags lubantest ./agent/ ./cmd/luban/ ./internal/crashtest/
 echo "== go test"
 # Evidence of every acceptance row (raw SSE, model request bodies, traces,
 # ToolResults) is kept under artifacts/ even when the test passes (DESIGN §7).
-LUBAN_EVIDENCE=1 go test -count=1 -timeout 20m ./...
+LUBAN_EVIDENCE=1 go test -count=1 -timeout 30m ./...
 # The in-process fault injection test needs the test hooks (agent.InjectFault),
 # which exist only with the lubantest tag; the process tests build their
 # binary with that tag themselves.
