@@ -803,7 +803,7 @@ func (s *chatSession) collectForm(ctx context.Context, req *api.InputRequest, la
 	default:
 		prompt = map[api.Mode]string{
 			api.ModeText:      lang.pick("输入回答", "your answer"),
-			api.ModeNumber:    lang.pick("输入数字", "a number"),
+			api.ModeNumber:    numberPrompt(&req.Prompt, lang),
 			api.ModeDate:      lang.pick("输入日期 (YYYY-MM-DD)", "a date (YYYY-MM-DD)"),
 			api.ModeDirectory: lang.pick("输入工作区内的相对目录", "a directory relative to the workspace"),
 		}[req.Mode]
@@ -837,6 +837,25 @@ func (s *chatSession) collectForm(ctx context.Context, req *api.InputRequest, la
 		ans.CustomInput = strings.TrimSpace(l)
 	}
 	return ans, nil
+}
+
+// numberPrompt asks for a number answer and states its bounds (ask_user
+// minimum, maximum, integer) in the words of the page's field hint.
+func numberPrompt(p *api.Prompt, lang chatLang) string {
+	what := lang.pick("数字", "number")
+	if p.Integer {
+		what = lang.pick("整数", "whole number")
+	}
+	num := func(f *float64) string { s, _ := paramNumber(*f); return s }
+	switch {
+	case p.Minimum != nil && p.Maximum != nil:
+		return lang.pick("输入 "+num(p.Minimum)+" 到 "+num(p.Maximum)+" 之间的"+what, "a "+what+" from "+num(p.Minimum)+" to "+num(p.Maximum))
+	case p.Minimum != nil:
+		return lang.pick("输入不小于 "+num(p.Minimum)+" 的"+what, "a "+what+", at least "+num(p.Minimum))
+	case p.Maximum != nil:
+		return lang.pick("输入不大于 "+num(p.Maximum)+" 的"+what, "a "+what+", at most "+num(p.Maximum))
+	}
+	return lang.pick("输入"+what, "a "+what)
 }
 
 // collectQuestions reads an AskUser batch (AgentScope AskUser): each

@@ -458,6 +458,41 @@ Booked.
 	require.Len(t, b.model.requests(), 2, "both answers go back in one next model call")
 }
 
+// A number question's bounds are in its prompt, and an answer beyond them
+// is refused before it is sent, in the words of the server's field error.
+func TestChatNumberBounds(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.push(asks("", "ask_user", `{"title":"How many replicas?","mode":"number","integer":true,"minimum":1}`),
+		asks("", "ask_user", `{"title":"Ratio?","mode":"number","minimum":0.5,"maximum":2}`), model.Message{Content: "Done."})
+	out := b.chat("scale\n0\n2.5\n3\n2.5\n1.5\n")
+	require.Contains(t, out, `? How many replicas?
+  (/cancel to decline, /quit to answer later)
+a whole number, at least 1: 0
+  ! answer: at least 1
+Please answer again.
+a whole number, at least 1: 2.5
+  ! answer: must be an integer
+Please answer again.
+a whole number, at least 1: 3
+✓ answered: 3
+? Ratio?
+  (/cancel to decline, /quit to answer later)
+a number from 0.5 to 2: 2.5
+  ! answer: at most 2
+Please answer again.
+a number from 0.5 to 2: 1.5
+✓ answered: 1.5
+Done.
+`)
+
+	b = setup(t)
+	b.locale = "zh_CN.UTF-8"
+	b.model.push(asks("", "ask_user", `{"title":"副本数","mode":"number","integer":true,"maximum":9}`), model.Message{Content: "好。"})
+	out = b.chat("扩容\n10\n9\n")
+	require.Contains(t, out, "输入不大于 9 的整数: 10\n  ! 回答：不能大于 9\n请重新回答。\n输入不大于 9 的整数: 9\n")
+}
+
 // --session on a run that is still going follows its events
 // (GET /api/sessions/{id}/events after the transcript's lastEventId).
 func TestChatFollowsARunStillGoing(t *testing.T) {

@@ -297,3 +297,46 @@ test('a 422 keeps the card editable with the server message by its field; the fi
   await expect(card.getByTestId('receipt-custom')).toHaveText('out/reports')
   await expect(card.page().getByTestId('run-status')).toHaveAttribute('data-run-status', 'completed')
 })
+
+test('a number question with bounds: the field says them, the page refuses an answer beyond them without sending it, and the server still checks', async ({ page, lab }) => {
+  const luban = await lab.serve({
+    scenario: { name: 'replicas', turns: [{ text: '要几个副本？', toolCalls: [askUser({ title: '副本数', mode: 'number', integer: true, minimum: 1, maximum: 9 })] }], final: '好' },
+  })
+  const { sessionId, card } = await openAndSend(page, luban, '扩容')
+  const requestId = (await card.getAttribute('data-request-id'))!
+  const input = card.getByTestId('custom-input')
+  await expect(input).toHaveAttribute('min', '1')
+  await expect(input).toHaveAttribute('max', '9')
+  await expect(input).toHaveAttribute('step', '1')
+  await expect(input).toHaveAttribute('inputmode', 'numeric')
+  await expect(card.getByTestId('number-hint')).toHaveText('1 到 9 之间的整数')
+
+  // The server's own words for 12, from its 422.
+  const refused = await luban.api('POST', '/api/chat/continue', { sessionId, requestId, selections: [], customInput: '12', cancelled: false })
+  expect(refused.status).toBe(422)
+  expect(refused.body.error.code).toBe('invalid_answer')
+  expect(refused.body.error.details).toMatchObject([{ field: 'customInput', code: 'out_of_range', params: { max: 9 } }])
+
+  const sent: string[] = []
+  page.on('request', (r) => r.url().endsWith('/api/chat/continue') && sent.push(r.postData() ?? ''))
+  await input.fill('12')
+  await card.getByTestId('submit').click()
+  const err = card.getByTestId('field-error-customInput')
+  await expect(err).toHaveText('不能大于 9')
+  await expect(err.locator('[data-code]')).toHaveAttribute('data-code', 'out_of_range')
+  await expect(input).toBeFocused()
+  await expect(input).toHaveAttribute('aria-invalid', 'true')
+  await input.fill('2.5')
+  await expect(err).toHaveText('类型不对，应为整数')
+  await lab.shot(card, 'number-bounds')
+  expect(sent).toEqual([])
+  await expect(card).toHaveAttribute('data-phase', 'editing')
+
+  await input.fill('3')
+  await expect(err).toHaveCount(0)
+  await card.getByTestId('submit').click()
+  await expect(card).toHaveAttribute('data-phase', 'resolved')
+  expect(sent).toHaveLength(1)
+  const [result] = await toolMessages(luban, sessionId, (await luban.api('GET', `/api/sessions/${sessionId}`)).body.interactions[0].request.toolCallId)
+  expect(JSON.parse(result.content)).toMatchObject({ customInput: '3', cancelled: false })
+})

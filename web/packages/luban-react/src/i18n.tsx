@@ -12,6 +12,14 @@ const zh = {
   dateInput: '日期',
   directoryInput: '目录',
   directoryHint: '填写工作区内的相对路径，例如 src/app',
+  /** numberHint states a number question's bounds (ask_user minimum, maximum, integer); '' when it has none. */
+  numberHint: (lo: number | undefined, hi: number | undefined, integer: boolean) => {
+    const what = integer ? '整数' : '数字'
+    if (lo !== undefined && hi !== undefined) return `${lo} 到 ${hi} 之间的${what}`
+    if (lo !== undefined) return `不小于 ${lo} 的${what}`
+    if (hi !== undefined) return `不大于 ${hi} 的${what}`
+    return integer ? '整数' : ''
+  },
   submit: '提交',
   submitting: '提交中…',
   cancel: '取消',
@@ -78,6 +86,13 @@ const en: Dict = {
   dateInput: 'Date',
   directoryInput: 'Directory',
   directoryHint: 'A path relative to the workspace, e.g. src/app',
+  numberHint: (lo, hi, integer) => {
+    const what = integer ? 'A whole number' : 'A number'
+    if (lo !== undefined && hi !== undefined) return `${what} from ${lo} to ${hi}`
+    if (lo !== undefined) return `${what}, at least ${lo}`
+    if (hi !== undefined) return `${what}, at most ${hi}`
+    return integer ? 'A whole number' : ''
+  },
   submit: 'Submit',
   submitting: 'Submitting…',
   cancel: 'Cancel',

@@ -1,4 +1,4 @@
-import { fireEvent, render, screen, within } from '@testing-library/react'
+import { cleanup, fireEvent, render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { describe, expect, it, vi } from 'vitest'
 import type { CardItem } from '../card'
@@ -107,6 +107,70 @@ describe('UserInputCard modes (seed 000 §3 table)', () => {
       expect(box).toHaveAttribute('type', type)
       unmount()
     }
+  })
+
+  it('number with bounds: the field says them, the input carries them, and an answer beyond them is refused here in the server\'s words', async () => {
+    const bounded = { mode: 'number' as const, options: undefined, title: '副本数', integer: true, minimum: 1 }
+    // The server's 422 for 0, as the page shows it.
+    setup({ fieldErrors: [{ field: 'customInput', code: 'out_of_range', params: { min: 1 }, message: '0 is less than the minimum 1' }], request: bounded })
+    const serverWords = screen.getByTestId('field-error-customInput').textContent
+    expect(serverWords).toBe('不能小于 1')
+    cleanup()
+
+    const { user, onSubmit } = setup({ request: bounded })
+    const input = screen.getByTestId('custom-input')
+    expect(input).toHaveAttribute('min', '1')
+    expect(input).not.toHaveAttribute('max')
+    expect(input).toHaveAttribute('step', '1')
+    expect(input).toHaveAttribute('inputmode', 'numeric')
+    const hint = screen.getByTestId('number-hint')
+    expect(hint).toHaveTextContent('不小于 1 的整数')
+    expect(input.getAttribute('aria-describedby')).toContain(hint.id)
+    await user.type(input, '0')
+    await user.click(screen.getByTestId('submit'))
+    expect(onSubmit).not.toHaveBeenCalled()
+    expect(screen.getByTestId('field-error-customInput')).toHaveTextContent(serverWords!)
+    expect(input).toHaveAttribute('aria-invalid', 'true')
+    expect(input).toHaveFocus()
+    // The problem follows the typing once shown: a fraction is not whole.
+    await user.clear(input)
+    await user.type(input, '2.5')
+    expect(screen.getByTestId('field-error-customInput')).toHaveTextContent('类型不对，应为整数')
+    await user.clear(input)
+    await user.type(input, '3')
+    expect(screen.queryByTestId('field-error-customInput')).toBeNull()
+    await user.click(screen.getByTestId('submit'))
+    expect(onSubmit).toHaveBeenCalledExactlyOnceWith({ selections: [], customInput: '3', cancelled: false })
+  })
+
+  it('number with bounds in English: a fraction allowed between both bounds', async () => {
+    const { user, onSubmit } = setup({ request: { mode: 'number', options: undefined, minimum: 0.5, maximum: 2 } }, 'en')
+    const input = screen.getByTestId('custom-input')
+    expect(input).toHaveAttribute('min', '0.5')
+    expect(input).toHaveAttribute('max', '2')
+    expect(input).toHaveAttribute('step', 'any')
+    expect(input).toHaveAttribute('inputmode', 'decimal')
+    expect(screen.getByTestId('number-hint')).toHaveTextContent('A number from 0.5 to 2')
+    await user.type(input, '3')
+    await user.click(screen.getByTestId('submit'))
+    expect(onSubmit).not.toHaveBeenCalled()
+    expect(screen.getByTestId('field-error-customInput')).toHaveTextContent('Must be at most 2')
+    await user.clear(input)
+    await user.type(input, '0.25')
+    expect(screen.getByTestId('field-error-customInput')).toHaveTextContent('Must be at least 0.5')
+    await user.clear(input)
+    await user.type(input, '1.5')
+    await user.click(screen.getByTestId('submit'))
+    expect(onSubmit).toHaveBeenCalledExactlyOnceWith({ selections: [], customInput: '1.5', cancelled: false })
+  })
+
+  it('number without bounds has no hint; a whole number alone says so', () => {
+    setup({ request: { mode: 'number', options: undefined } })
+    expect(screen.queryByTestId('number-hint')).toBeNull()
+    cleanup()
+    setup({ request: { mode: 'number', options: undefined, integer: true, maximum: -1 } }, 'en')
+    expect(screen.getByTestId('number-hint')).toHaveTextContent('A whole number, at most -1')
+    expect(screen.getByTestId('custom-input')).toHaveAttribute('inputmode', 'decimal')
   })
 
   it('toggle: switches, at least one on before submit', async () => {

@@ -1,7 +1,8 @@
 import { useEffect, useId, useRef, useState } from 'react'
 import { isReceiptOf, type CardItem } from '../card'
 import { formatTime, useLang, useT } from '../i18n'
-import type { Answer } from '../types'
+import type { Answer, FieldError } from '../types'
+import { numberProblem } from '../numberAnswer'
 import { AskUserForm } from './AskUserForm'
 import { approvalText, isApproval, type ApprovalRequest } from './approval'
 import { ApprovalForm, ApprovalReceiptView } from './ApprovalCard'
@@ -228,9 +229,20 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
   )
   const { selections, custom } = draft
   const setSelections = (f: (cur: string[]) => string[]) => setDraft((d) => ({ ...d, selections: f(d.selections) }))
-  const setCustom = (v: string) => setDraft((d) => ({ ...d, custom: v }))
+  // A number answer is checked here first, with the server's rules and
+  // wording (numberProblem): its problem shows once a submit was tried,
+  // then follows the typing; the server's stand until the next send.
+  const [local, setLocal] = useState<FieldError[] | null>(null)
+  const numberErrors = (v: string) => {
+    const p = mode === 'number' && v.trim() ? numberProblem(req, v) : null
+    return p ? [p] : []
+  }
+  const setCustom = (v: string) => {
+    setDraft((d) => ({ ...d, custom: v }))
+    if (local) setLocal(numberErrors(v))
+  }
   const busy = card.phase === 'submitting'
-  const errs = card.fieldErrors
+  const errs = local ?? card.fieldErrors
 
   let hint = ''
   if (mode === 'toggle' && selections.length === 0) hint = t.toggleNeedsOne
@@ -243,6 +255,13 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
   const submit = (e: React.FormEvent) => {
     e.preventDefault()
     if (hint || busy) return
+    const wrong = numberErrors(custom)
+    if (wrong.length) {
+      setLocal(wrong)
+      document.getElementById(customId)?.focus()
+      return
+    }
+    setLocal(null)
     onSubmit({ selections: free ? [] : selections, customInput: custom, cancelled: false })
   }
 
@@ -260,6 +279,10 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
   const hintId = `${uid}-hint`
   const customId = `${uid}-custom`
   const customInvalid = (errs ?? []).some((e) => matchField(e.field, 'customInput'))
+  const lo = req.minimum ?? undefined
+  const hi = req.maximum ?? undefined
+  const numberHint = mode === 'number' ? t.numberHint(lo, hi, !!req.integer) : ''
+  const fieldHintId = `${customId}-hint`
   const freeLabel =
     mode === 'number' ? t.numberInput : mode === 'date' ? t.dateInput : mode === 'directory' ? t.directoryInput : t.textInput
 
@@ -333,18 +356,26 @@ function AskForm({ card, onSubmit, onCancel }: FormProps) {
                 id={customId}
                 data-testid="custom-input"
                 type={mode === 'number' ? 'number' : mode === 'date' ? 'date' : 'text'}
-                inputMode={mode === 'number' ? 'decimal' : undefined}
-                step={mode === 'number' ? 'any' : undefined}
+                // A whole number that cannot be negative gets the digits keypad.
+                inputMode={mode === 'number' ? (req.integer && lo !== undefined && lo >= 0 ? 'numeric' : 'decimal') : undefined}
+                step={mode === 'number' ? (req.integer ? 1 : 'any') : undefined}
+                min={mode === 'number' ? lo : undefined}
+                max={mode === 'number' ? hi : undefined}
                 placeholder={mode === 'directory' ? 'src/app' : undefined}
                 aria-invalid={customInvalid || undefined}
-                aria-describedby={[mode === 'directory' ? `${customId}-hint` : '', customInvalid ? `${customId}-err` : ''].filter(Boolean).join(' ') || undefined}
+                aria-describedby={[mode === 'directory' || numberHint ? fieldHintId : '', customInvalid ? `${customId}-err` : ''].filter(Boolean).join(' ') || undefined}
                 value={custom}
                 onChange={(e) => setCustom(e.target.value)}
               />
             )}
             {mode === 'directory' && (
-              <div className="hint" id={`${customId}-hint`} data-testid="directory-hint">
+              <div className="hint" id={fieldHintId} data-testid="directory-hint">
                 {t.directoryHint}
+              </div>
+            )}
+            {numberHint && (
+              <div className="hint" id={fieldHintId} data-testid="number-hint">
+                {numberHint}
               </div>
             )}
             {(mode === 'text' || !free) && <TextCounter value={custom} />}
