@@ -101,12 +101,14 @@ describe('Inbox', () => {
   })
 
   it('lists each question with its session and agent, and answers it in place', async () => {
-    let rows = [item(1), item(2, { sessionTitle: 'deploy \u202Egnp.exe', agent: 'ops' })]
+    // The first session has no title: it reads as untitled, not as its id.
+    const first = item(1, { sessionTitle: '' })
+    let rows = [first, item(2, { sessionTitle: 'deploy \u202Egnp.exe', agent: 'ops' })]
     let body: unknown = null
     const { srv, user, opened, answered } = await setup(() => rows, {
       'POST /api/chat/continue': (_req, res, b) => {
         body = b
-        rows = [item(1)]
+        rows = [first]
         res.writeHead(200, { 'Content-Type': 'text/event-stream' })
         res.write(frame(20, 'user_input_resolved', { requestId: 'ask_2', toolCallId: 'call_2', status: 'answered', selections: ['b'], customInput: '', resolvedAt: '2026-03-01T08:01:00Z' }))
         res.write(frame(21, 'done', { runId: 'run_2', status: 'completed' }))
@@ -117,6 +119,7 @@ describe('Inbox', () => {
     await user.click(screen.getByTestId('inbox-button'))
     const entries = await screen.findAllByTestId('inbox-item')
     expect(entries.map((e) => e.getAttribute('data-request-id'))).toEqual(['ask_1', 'ask_2'])
+    expect(within(entries[0]).getByTestId('inbox-session')).toHaveTextContent(/^未命名会话$/)
     const second = entries[1]
     // Model and user text as text, bidi controls made visible.
     expect(within(second).getByTestId('inbox-session')).toHaveTextContent('deploy ⟨U+202E⟩gnp.exe')

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useRef, useState } from 'react'
 import { ApiError, Deduper, isInputRequest, UserInputCard, visible, type Answer, type Api, type InboxItem, type InputRequest, type SSEEvent } from 'luban-react'
 import { reduceSession as reduce, type CardItem, type SessionState as ChatState } from 'luban-react'
 import { followFeed } from '../feed'
-import { RelativeTime, useLang, useNow, type Lang } from '../i18n'
+import { dicts, RelativeTime, useLang, useNow, type Lang } from '../i18n'
 
 /** The inbox's own strings (DESIGN §12), by language. */
 const TEXT: Record<Lang, {
@@ -377,7 +377,7 @@ function InboxEntry({
     <li className="inbox-item" data-testid="inbox-item" data-request-id={item.id} data-session-id={item.sessionId}>
       <div className="inbox-meta">
         <button type="button" className="inbox-session" data-testid="inbox-session" title={openLabel} onClick={onOpen}>
-          {visible(item.sessionTitle) || item.sessionId}
+          {visible(item.sessionTitle) || dicts[lang].untitledSession}
         </button>
         {item.agent && (
           <span className="inbox-agent" data-testid="inbox-agent">

@@ -94,3 +94,25 @@ describe('SessionList times', () => {
     expect(screen.getByTestId('session-time-b')).toHaveTextContent(/^just now$/)
   })
 })
+
+describe('SessionList titles', () => {
+  it('a session without a title reads as untitled in the page language, never as its id; the time says which one it is', () => {
+    const rows = [session('sess_untitled1', ''), session('sess_b', '有标题')]
+    const ui = (lang: 'zh' | 'en') => (
+      <LangContext.Provider value={lang}>
+        <SessionList api={new Api({ base: 'http://127.0.0.1:9' })} sessions={rows} onOpen={() => {}} onChanged={() => {}} />
+      </LangContext.Provider>
+    )
+    const r = render(ui('zh'))
+    const row = screen.getByTestId('session-sess_untitled1')
+    expect(screen.getByTestId('session-title-sess_untitled1')).toHaveTextContent(/^未命名会话$/)
+    expect(screen.getByTestId('session-title-sess_untitled1')).toHaveClass('session-title-untitled')
+    expect(row).not.toHaveTextContent('sess_untitled1')
+    expect(screen.getByTestId('session-time-sess_untitled1')).toBeInTheDocument()
+    expect(screen.getByRole('button', { name: '重命名: 未命名会话' })).toBeInTheDocument()
+    expect(screen.getByTestId('session-title-sess_b')).toHaveTextContent(/^有标题$/)
+    expect(screen.getByTestId('session-title-sess_b')).not.toHaveClass('session-title-untitled')
+    r.rerender(ui('en'))
+    expect(screen.getByTestId('session-title-sess_untitled1')).toHaveTextContent(/^Untitled session$/)
+  })
+})

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState, type ReactNode } from 'react'
-import { ApiError, type Api, type SessionSummary } from 'luban-react'
+import { ApiError, visible, type Api, type SessionSummary } from 'luban-react'
 import { RelativeTime, statusText, useLang, useNow, useT, type Dict } from '../i18n'
 
 /**
@@ -136,7 +136,9 @@ export function SessionList({ api, sessions, currentId, onOpen, onChanged, onErr
       <ul>
         {shown.map((s) => {
           const ed = editing?.id === s.id ? editing : null
-          const title = s.title || s.id
+          // A session without a title (none is made so, but older rows and
+          // other writers may have one) reads as such, never as its id.
+          const title = visible(s.title) || t.untitledSession
           return (
             <li key={s.id} className="session-row" data-testid={`session-row-${s.id}`}>
               {ed?.kind === 'rename' ? (
@@ -174,7 +176,9 @@ export function SessionList({ api, sessions, currentId, onOpen, onChanged, onErr
                     data-testid={`session-${s.id}`}
                     onClick={() => onOpen(s.id)}
                   >
-                    <span className="session-title">{title}</span>
+                    <span className={`session-title${s.title ? '' : ' session-title-untitled'}`} data-testid={`session-title-${s.id}`}>
+                      {title}
+                    </span>
                     <span className="session-meta">
                       <StatusBadge t={t} status={s.status} testId={`session-status-${s.id}`} />
                       {meta?.(s)}
