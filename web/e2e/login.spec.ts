@@ -5,7 +5,7 @@
 // page request nothing.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { expect, OTHER_TOKEN, test } from './harness'
+import { askUser, expect, openAndSend, OTHER_TOKEN, test } from './harness'
 
 /** otherSite serves one page with a link to href from another port of this host. */
 async function otherSite(href: string): Promise<{ url: string; close: () => void }> {
@@ -114,5 +114,49 @@ test('a token link on another site signs nobody in by itself', async ({ page, la
     await expect(sessions).toHaveCount(1)
   } finally {
     evil.close()
+  }
+})
+
+test('reopening the printed URL after answering a question: the token leaves the address, the sessions are listed beside the welcome, the waiting question is named', async ({ page, browser, lab }) => {
+  const luban = await lab.serve({
+    scenario: {
+      name: 'reopen-url',
+      turns: [
+        { text: '先问副本数。', toolCalls: [askUser({ title: '副本数', mode: 'number', integer: true, minimum: 1 })] },
+        { text: '再问环境。', toolCalls: [askUser({ title: '部署到哪里？', mode: 'single', options: [{ id: 'dev', label: '开发' }, { id: 'prod', label: '生产' }] })] },
+      ],
+      final: '好',
+    },
+  })
+  const { sessionId, card } = await openAndSend(page, luban, '扩容到三个副本')
+  await card.getByTestId('custom-input').fill('3')
+  await card.getByTestId('submit').click()
+  await expect(card).toHaveAttribute('data-phase', 'resolved')
+  await expect(page.locator('[data-testid="input-card"][data-phase="editing"]')).toHaveCount(1)
+
+  // The same browser, and a browser that has never signed in, open the URL luban serve printed.
+  const fresh = await browser.newContext()
+  try {
+    for (const p of [page, await fresh.newPage()]) {
+      await p.goto(luban.pageURL())
+      await expect(p).toHaveURL(`${luban.url}/`)
+      expect(await p.evaluate(() => window.location.href)).not.toContain('token')
+      await expect(p.getByTestId('welcome')).toBeVisible()
+      const waiting = p.getByTestId('welcome-waiting')
+      await expect(waiting).toContainText('有 1 个问题在等你回答')
+      await expect(waiting).toContainText('扩容到三个副本')
+      const list = p.getByTestId('session-list')
+      await expect(p.getByTestId('sessions-toggle')).toHaveAttribute('aria-expanded', 'true')
+      await expect(list.getByTestId(`session-${sessionId}`)).toBeVisible()
+      await expect(list.getByTestId(`session-title-${sessionId}`)).toHaveText('扩容到三个副本')
+      await expect(list.getByTestId(`session-status-${sessionId}`)).toHaveAttribute('data-status', 'waiting_input')
+    }
+    await lab.shot(page, 'reopened-url')
+    await page.getByTestId(`session-${sessionId}`).click()
+    await expect(page).toHaveURL(new RegExp(`/s/${sessionId}$`))
+    await expect(page.getByTestId('receipt')).toContainText('3')
+    await expect(page.locator('[data-testid="input-card"][data-phase="editing"]')).toHaveCount(1)
+  } finally {
+    await fresh.close()
   }
 })
