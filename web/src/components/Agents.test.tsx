@@ -82,6 +82,22 @@ describe('agents on the page', () => {
     expect(screen.queryByTestId('agent-picker')).toBeNull()
   })
 
+  it('a host-written session title shows its bidi and control characters as markers in the header and the list', async () => {
+    const title = 'Approve invoice \u202Egpj.exe\u0000'
+    await setup([helper], '/s/s6', [{ id: 's6', title, status: 'waiting_input', createdAt: NOW, updatedAt: NOW, agent: 'helper' }], {
+      'GET /api/sessions/s6': json(200, {
+        session: { id: 's6', title, status: 'waiting_input', createdAt: NOW, updatedAt: NOW, agent: 'helper' },
+        lastEventId: 1,
+        messages: [],
+        interactions: [],
+      }),
+      'GET /api/interactions/pending': json(200, { pending: null, last: null }),
+    })
+    const header = await screen.findByTestId('session-header')
+    await waitFor(() => expect(within(header).getByRole('heading')).toHaveTextContent('Approve invoice ⟨U+202E⟩gpj.exe⟨U+0000⟩'))
+    expect(await screen.findByTestId('session-s6')).toHaveTextContent('Approve invoice ⟨U+202E⟩gpj.exe⟨U+0000⟩')
+  })
+
   it('with one agent there is no picker, no agent in the body, and no agent names', async () => {
     const { user, chats } = await setup([helper], '/', [{ id: 's1', title: '一', status: 'completed', createdAt: NOW, updatedAt: NOW, agent: 'helper' }])
     await screen.findByTestId('session-s1')

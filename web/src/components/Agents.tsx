@@ -2,7 +2,7 @@
 // session when GET /api/agents lists more than one, and the name of a
 // session's agent in the session header and the session list. Agent names
 // and models come from the server's configuration; they are rendered as text.
-import type { AgentView } from 'luban-react'
+import { visible, type AgentView } from 'luban-react'
 import type { Dict } from '../i18n'
 
 /**
@@ -77,7 +77,7 @@ export function SessionHeader({ t, title, agent, named }: { t: Dict; title: stri
   return (
     <div className="session-header" data-testid="session-header">
       {title ? (
-        <h2 className="session-header-title">{title}</h2>
+        <h2 className="session-header-title">{visible(title)}</h2>
       ) : (
         // The title is not known yet: a placeholder, not the session's id.
         <h2 className="session-header-title session-header-loading" aria-busy="true" data-testid="session-title-loading">

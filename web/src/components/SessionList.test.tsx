@@ -18,6 +18,14 @@ describe('SessionList', () => {
     expect(matches(s, 'quarterly final')).toBe(false)
   })
 
+  it('shows a session title with bidi and control characters as markers, in the row and in its buttons names', () => {
+    render(<SessionList api={new Api({ base: 'http://127.0.0.1:1' })} sessions={[session('s1', 'Approve invoice \u202Egpj.exe'), session('s2', 'a\u0000b\u202E evil')]} onOpen={() => undefined} onChanged={() => undefined} />)
+    expect(within(screen.getByTestId('session-s1')).getByText('Approve invoice ⟨U+202E⟩gpj.exe')).toBeInTheDocument()
+    expect(within(screen.getByTestId('session-s2')).getByText('a⟨U+0000⟩b⟨U+202E⟩ evil')).toBeInTheDocument()
+    expect(screen.getByRole('button', { name: '重命名: Approve invoice ⟨U+202E⟩gpj.exe' })).toBeInTheDocument()
+    expect(document.body.textContent).not.toMatch(/[\u0000\u202E]/)
+  })
+
   it('renames with PATCH and deletes: a waiting question asked about once with ?force=true, an active run asked again', async () => {
     const srv = await startServer({
       'PATCH /api/sessions/s1': json(200, session('s1', '新标题')),

@@ -11,6 +11,12 @@ describe('visible', () => {
     expect(visible(all)).not.toMatch(/[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/)
   })
 
+  it('marks the other control characters, keeping tab, newline and carriage return', () => {
+    expect(visible('a\u0000b\u202E evil')).toBe('a⟨U+0000⟩b⟨U+202E⟩ evil')
+    expect(visible('\u001B[31mred\u007F\u0085')).toBe('⟨U+001B⟩[31mred⟨U+007F⟩⟨U+0085⟩')
+    expect(visible('a\tb\nc\r\n')).toBe('a\tb\nc\r\n')
+  })
+
   it('leaves ordinary text, Arabic and Hebrew, emoji and zero-width joiners alone', () => {
     for (const s of ['', '先分析 🌏', 'مرحبا', 'שלום', '👩\u200D💻', 'a\u200Bb', '<img src=x>']) expect(visible(s)).toBe(s)
     expect(visible(undefined)).toBeUndefined()
