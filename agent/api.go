@@ -263,7 +263,7 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		}
 		ans = norm
 	}
-	rc, ev, err := r.resolve(ctx, it, status, ans, appr)
+	rc, ev, err := r.resolveRequest(ctx, it, req, status, ans, appr)
 	if errors.Is(err, errNotWaiting) {
 		return nil, r.notResumable(ctx, it)
 	}

@@ -37,6 +37,12 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status asku
 		// sweeper must not fail on it forever.
 		req = &askuser.InputRequest{}
 	}
+	return r.resolveRequest(ctx, it, req, status, ans, appr)
+}
+
+// resolveRequest is resolve with the stored request already decoded (req,
+// which it does not change), as Continue has it after validating the answer.
+func (r *Runner) resolveRequest(ctx context.Context, it *store.Interaction, req *askuser.InputRequest, status askuser.Status, ans askuser.Answer, appr *approvalAnswer) (*askuser.Receipt, int64, error) {
 	if ans.Selections == nil {
 		ans.Selections = []string{}
 	}
