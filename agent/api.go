@@ -37,14 +37,15 @@ type StartResult struct {
 }
 
 // Start begins a run (POST /api/chat). Errors: ErrInvalidRequest (empty
-// message, unknown agent, another agent than the session's), ErrPayloadTooLarge, ErrSessionNotFound, *InteractionPendingError,
+// message, unknown agent, another agent than the session's), *PayloadTooLargeError
+// (a message over MaxMessageRunes, naming the field "message"), ErrSessionNotFound, *InteractionPendingError,
 // ErrRunInProgress.
 func (r *Runner) Start(ctx context.Context, p StartParams) (*StartResult, error) {
 	if strings.TrimSpace(p.Message) == "" {
 		return nil, fieldRequest("message", api.DetailRequired, nil, "message is empty")
 	}
-	if utf8.RuneCountInString(p.Message) > MaxMessageRunes {
-		return nil, fmt.Errorf("%w: message is longer than %d characters", ErrPayloadTooLarge, MaxMessageRunes)
+	if n := utf8.RuneCountInString(p.Message); n > MaxMessageRunes {
+		return nil, textTooLong("message", n, MaxMessageRunes)
 	}
 	sessionID := p.SessionID
 	var sess *store.Session

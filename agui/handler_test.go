@@ -457,8 +457,20 @@ func testMalformedInputs(t *testing.T) {
 	resp = b.srv.Request("POST", "/api/agui", big, "")
 	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
 	resp.Body.Close()
+	// A user message over 32,000 characters is RUN_ERROR payload_too_large
+	// naming the field and its bound, as POST /api/chat's 413 does.
+	_, evs := b.post("", input("thread-long", "r", []map[string]any{userMsg("u", strings.Repeat("长", 32001))}))
+	require.Equal(t, []string{"RUN_ERROR"}, types(evs))
+	require.Equal(t, "payload_too_large", evs[0].str("code"))
+	md, _ := evs[0]["metadata"].(map[string]any)
+	ds, _ := md["details"].([]any)
+	require.Len(t, ds, 1, "metadata: %v", md)
+	d := ds[0].(map[string]any)
+	require.Equal(t, "message", d["field"])
+	require.Equal(t, "too_long", d["code"])
+	require.Equal(t, map[string]any{"max": 32000.0, "got": 32001.0, "unit": "characters"}, d["params"])
 	// An unknown thread without a user message has nothing to run.
-	_, evs := b.post("", input("thread-nothing", "r", []map[string]any{}))
+	_, evs = b.post("", input("thread-nothing", "r", []map[string]any{}))
 	require.Equal(t, []string{"RUN_ERROR"}, types(evs))
 	require.Equal(t, "session_not_found", evs[0].str("code"))
 }

@@ -146,7 +146,17 @@ func refusalText(err error, lang chatLang) string {
 	case api.CodeNotResumable:
 		return lang.pick("服务已重启，这一步无法继续；请重新发起任务", "the server restarted and cannot continue this step; start the task again")
 	case api.CodePayloadTooLarge:
-		return lang.pick("内容太长", "too large")
+		// The details name the bound (too_long {max, got, unit}); the field
+		// is what was just typed, so only the bound is said.
+		what := lang.pick("内容太长", "too large")
+		if len(ce.Details) > 0 {
+			parts := make([]string, len(ce.Details))
+			for i, d := range ce.Details {
+				parts[i] = codeText(d, lang)
+			}
+			what += lang.pick("：", ": ") + strings.Join(parts, lang.pick("；", "; "))
+		}
+		return what
 	case api.CodeRequestTimeout:
 		return lang.pick("请求没有及时送达", "the request did not arrive in time")
 	case api.CodeInternal:

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/client"
 	"github.com/lubanhq/luban/internal/lubantest"
@@ -237,6 +238,21 @@ func TestChatShowsServerFieldErrorsAndAsksAgain(t *testing.T) {
 [任务已完成]
 `)
 	require.Equal(t, "reports", b.pending(b.sessionID()).Last.CustomInput)
+}
+
+// A message over the server's bound is refused with the bound in the
+// terminal's words (413 payload_too_large, details too_long), and the next
+// message is taken.
+func TestChatSaysTheBoundOfATooLongMessage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.push(model.Message{Content: "好的。"})
+	out := b.chat(strings.Repeat("长", agent.MaxMessageRunes+5) + "\n短\n")
+	require.Contains(t, out, "error: too large: at most 32000 characters (now 32005)\n")
+	require.Contains(t, out, "好的。")
+	b.locale = "zh_CN.UTF-8"
+	out = b.chat(strings.Repeat("长", agent.MaxMessageRunes+1) + "\n")
+	require.Contains(t, out, "错误：内容太长：最多 32000 个字（现在 32001）\n")
 }
 
 func TestChatCancelDeclinesTheQuestion(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/internal/lubantest"
 )
@@ -91,8 +93,12 @@ func TestPayloadTooLarge(t *testing.T) {
 	huge := body(p.sessionID, p.req.ID, nil, strings.Repeat("x", 1<<20+1024))
 	e.reject(huge, http.StatusRequestEntityTooLarge, "payload_too_large")
 	e.expectError(e.srv.Request("POST", "/api/chat", map[string]any{"message": strings.Repeat("y", 1<<20+1024)}, ""), http.StatusRequestEntityTooLarge, "payload_too_large")
+	// A message over agent.MaxMessageRunes names the field and its bound,
+	// as customInput's does, so a client can show the limit.
+	longMsg := e.expectError(e.srv.Request("POST", "/api/chat", map[string]any{"message": strings.Repeat("长", agent.MaxMessageRunes) + "🚀"}, ""), http.StatusRequestEntityTooLarge, "payload_too_large")
+	requireTooLong(t, longMsg, "message", agent.MaxMessageRunes, agent.MaxMessageRunes+1)
 	over := strings.Repeat("长", askuser.MaxCustomInput) + "🚀"
-	e.reject(body(p.sessionID, p.req.ID, nil, over), http.StatusRequestEntityTooLarge, "payload_too_large")
+	requireTooLong(t, e.reject(body(p.sessionID, p.req.ID, nil, over), http.StatusRequestEntityTooLarge, "payload_too_large"), "customInput", askuser.MaxCustomInput, askuser.MaxCustomInput+1)
 	require.Equal(t, p.req.ID, e.pending(p.sessionID).Pending.ID, "nothing consumed")
 
 	exact := strings.Repeat("长", askuser.MaxCustomInput-1) + "🚀"
@@ -100,6 +106,19 @@ func TestPayloadTooLarge(t *testing.T) {
 	evs := e.answer(body(p.sessionID, p.req.ID, nil, exact))
 	require.Equal(t, exact, content(t, results(t, evs)[0].Content).CustomInput)
 	require.Equal(t, exact, content(t, e.waitRequests(2)[1].last().content).CustomInput)
+}
+
+// requireTooLong checks that a 413 names field with too_long and
+// {max, got, unit: "characters"} (design.md §2).
+func requireTooLong(t *testing.T, ae apiError, field string, max, got int) {
+	t.Helper()
+	require.Len(t, ae.Error.Details, 1)
+	d := ae.Error.Details[0]
+	require.Equal(t, field, d.Field)
+	require.Equal(t, api.DetailTooLong, d.Code)
+	require.EqualValues(t, max, d.Params["max"])
+	require.EqualValues(t, got, d.Params["got"])
+	require.Equal(t, "characters", d.Params["unit"])
 }
 
 // DESIGN §3: malformed bodies are 400 invalid_request.
