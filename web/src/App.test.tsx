@@ -503,3 +503,61 @@ describe('App', () => {
     expect(document.documentElement.lang).toBe('en')
   })
 })
+
+describe('a chat message over the bound', () => {
+  async function page(lang: 'zh' | 'en', body: unknown) {
+    window.history.replaceState(null, '', '/')
+    const srv = await startServer({
+      'GET /api/info': json(200, { model: 'openai:gpt-4o-mini', askTools: ['ask_user'] }),
+      'GET /api/agents': json(200, { agents: [] }),
+      'GET /api/sessions': json(200, { sessions: [] }),
+      'POST /api/chat': json(413, body),
+    })
+    render(<App api={new Api({ base: srv.base, retryDelayMs: 1, maxRetries: 1 })} initialLang={lang} />)
+    return { srv, user: userEvent.setup() }
+  }
+  const withDetails = {
+    error: {
+      code: 'payload_too_large',
+      message: 'payload too large: message is longer than 32000 characters',
+      details: [{ field: 'message', code: 'too_long', message: 'too long', params: { max: 32000, got: 40000, unit: 'characters' } }],
+    },
+  }
+
+  it('counts from 90 % of 32,000 and says the refusal by the composer with its bound and the verb Send', async () => {
+    const { srv, user } = await page('zh', withDetails)
+    const composer = await screen.findByTestId('composer')
+    const { fireEvent } = await import('@testing-library/react')
+    fireEvent.change(composer, { target: { value: '长'.repeat(28_799) } })
+    expect(screen.queryByTestId('text-counter')).toBeNull()
+    fireEvent.change(composer, { target: { value: '长'.repeat(40_000) } })
+    expect(screen.getByTestId('text-counter')).toHaveTextContent('40,000 / 32,000 字，超出 8,000 字')
+    await user.click(screen.getByTestId('send'))
+    const err = await screen.findByTestId('composer-error')
+    expect(err).toHaveTextContent('消息太长了，最多 32,000 个字；请删减后再发送')
+    expect(err).toHaveAttribute('role', 'alert')
+    expect(err.closest('form')).toBe(composer.closest('form'))
+    expect(composer).toHaveValue('长'.repeat(40_000))
+    expect(composer).toHaveAttribute('aria-invalid', 'true')
+    expect(composer.getAttribute('aria-describedby')).toContain('composer-error')
+    // Not in the transcript, and never the cards' "submit".
+    expect(screen.queryByTestId('notice')).toBeNull()
+    expect(document.body.textContent).not.toContain('提交')
+    expect(srv.requests.filter((r) => r.url === '/api/chat')).toHaveLength(1)
+    // Editing the text takes the error away.
+    fireEvent.change(composer, { target: { value: '短' } })
+    expect(screen.queryByTestId('composer-error')).toBeNull()
+  })
+
+  it('in English, and without details (an older server): the sentence without a number', async () => {
+    await page('en', { error: { code: 'payload_too_large', message: 'payload too large' } })
+    const composer = await screen.findByTestId('composer')
+    const { fireEvent } = await import('@testing-library/react')
+    fireEvent.change(composer, { target: { value: 'x'.repeat(31_000) } })
+    expect(screen.getByTestId('text-counter')).toHaveTextContent('31,000 / 32,000 characters')
+    fireEvent.change(composer, { target: { value: 'x'.repeat(33_000) } })
+    fireEvent.click(screen.getByTestId('send'))
+    expect(await screen.findByTestId('composer-error')).toHaveTextContent(/^The message is too long; shorten it and send again$/)
+    expect(document.body.textContent).not.toMatch(/submit/i)
+  })
+})

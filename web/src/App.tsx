@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
-import { Api, ApiError, errorText, RetryContext, runText, UserInputCard, useLubanSession, type AgentView, type InboxItem, visible, type Answer, type CardItem, type Item, type NoticeItem, type RunErrorItem, type SessionSummary } from 'luban-react'
+import { Api, ApiError, errorText, MAX_CHAT_MESSAGE, TextCounter, RetryContext, runText, UserInputCard, useLubanSession, type AgentView, type InboxItem, visible, type Answer, type CardItem, type Item, type NoticeItem, type RunErrorItem, type SessionSummary } from 'luban-react'
 import { AgentName, AgentPicker, SessionHeader, showAgents } from './components/Agents'
 import { Inbox } from './components/Inbox'
 import { Markdown } from './components/LazyMarkdown'
@@ -78,9 +78,21 @@ export function App({ api: given, initialLang }: AppProps) {
     api.sessions().then(setSessions, fail)
   }, [api, fail])
 
+  // sending is true while a send waits for its answer; tooLong is its 413
+  // (payload_too_large), said by the composer, not in the transcript.
+  const sending = useRef(false)
+  const [tooLong, setTooLong] = useState<{ max?: number } | null>(null)
   const chat = useLubanSession(route, {
     api,
-    onError: fail,
+    onError: (e) => {
+      if (sending.current && e instanceof ApiError && e.code === 'payload_too_large') {
+        const d = e.details?.find((x) => x.field === 'message' && x.code === 'too_long')
+        const max = d?.params?.max
+        setTooLong({ max: typeof max === 'number' ? max : undefined })
+        return true
+      }
+      return fail(e)
+    },
     onSettled: refreshSessions,
     onSession: (sid) => {
       if (sid !== sessionFromPath()) window.history.pushState(null, '', `/s/${encodeURIComponent(sid)}`)
@@ -140,7 +152,10 @@ export function App({ api: given, initialLang }: AppProps) {
     // A new session gets the picked agent (none: the server's default).
     const agent = !chat.sessionId && agents.length > 1 ? pick || agents[0].name : undefined
     if (agent) setSentAgent(agent)
+    setTooLong(null)
+    sending.current = true
     void chat.send(text, { agent }).then((ok) => {
+      sending.current = false
       if (!ok) setDraft((cur) => cur || text)
     })
   }
@@ -282,7 +297,15 @@ export function App({ api: given, initialLang }: AppProps) {
                 )}
               </div>
               {!chat.sessionId && <AgentPicker t={t} agents={agents} value={pick} onChange={setPick} disabled={chat.running} />}
-              <Composer t={t} running={chat.running} waiting={waiting} approval={waitingApproval} gone={gone} text={draft} setText={setDraft} onSend={send} onStop={stop} />
+              <Composer t={t} running={chat.running} waiting={waiting} approval={waitingApproval} gone={gone} text={draft}
+                setText={(v) => {
+                  setDraft(v)
+                  setTooLong(null)
+                }}
+                tooLong={tooLong}
+                onSend={send}
+                onStop={stop}
+              />
             </main>
           </div>
         )}
@@ -479,6 +502,7 @@ function Composer({
   gone,
   text,
   setText,
+  tooLong,
   onSend,
   onStop,
 }: {
@@ -491,10 +515,15 @@ function Composer({
   gone: boolean
   text: string
   setText: (s: string) => void
+  /** tooLong is the server's 413 for the last send, with its bound when it said one. */
+  tooLong: { max?: number } | null
   onSend: (s: string) => void
   onStop: () => void
 }) {
   const blocked = running || waiting || gone
+  const max = tooLong?.max ?? MAX_CHAT_MESSAGE
+  // near: the counter shows (TextCounter, from 90 % of the bound, in code points).
+  const near = text.length >= Math.floor(max * 0.9) && [...text].length >= Math.floor(max * 0.9)
   const hint = gone ? t.composerGone : waiting ? (approval ? t.composerWaitingApproval : t.composerWaiting) : ''
   const send = () => {
     const v = text.trim()
@@ -518,7 +547,8 @@ function Composer({
         data-testid="composer"
         rows={2}
         placeholder={hint ? '' : t.messagePlaceholder}
-        aria-describedby={hint ? 'composer-hint' : undefined}
+        aria-describedby={[hint && 'composer-hint', near && 'composer-counter', tooLong && 'composer-error'].filter(Boolean).join(' ') || undefined}
+        aria-invalid={tooLong ? true : undefined}
         disabled={gone}
         value={text}
         onChange={(e) => setText(e.target.value)}
@@ -534,6 +564,12 @@ function Composer({
           {hint}
         </span>
       )}
+      {tooLong && (
+        <span className="composer-error" id="composer-error" role="alert" data-testid="composer-error">
+          {t.composerTooLong(tooLong.max)}
+        </span>
+      )}
+      <TextCounter value={text} id="composer-counter" max={max} />
       {running ? (
         <button type="button" onClick={onStop} data-testid="stop">
           {t.stop}
