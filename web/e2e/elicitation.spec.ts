@@ -158,6 +158,18 @@ test('/q/{requestId}: just the MCP host question, answered with the keyboard aft
   await expect(card.getByRole('heading')).toHaveText('Deploy where?')
   await expect(q.getByTestId('question-source')).toContainText('e2e-host')
   await lab.shot(page, 'question-page-360')
+  // It has the chat's side padding at 360 px, and its brand looks like the chat header's, not a blue link.
+  for (const el of [q.getByRole('heading', { level: 2 }), card, q.getByTestId('question-source')]) {
+    const box = (await el.boundingBox())!
+    expect(box.x, 'left padding').toBeGreaterThanOrEqual(8)
+    expect(box.x + box.width, 'right padding').toBeLessThanOrEqual(352)
+  }
+  const brand = await page.locator('.header h1 a').evaluate((a) => {
+    const s = getComputedStyle(a)
+    return { line: s.textDecorationLine, color: s.color, h1: getComputedStyle(a.parentElement!).color }
+  })
+  expect(brand.line).toBe('none')
+  expect(brand.color).toBe(brand.h1)
   await card.getByTestId('option-dev').focus()
   await page.keyboard.press('ArrowDown')
   await expect(card.getByTestId('option-prod')).toBeChecked()
