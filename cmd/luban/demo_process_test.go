@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,6 +96,7 @@ func TestDemoEndsWithAnApprovedWrite(t *testing.T) {
 	require.Contains(t, res.Content, plan)
 	require.Contains(t, assistantCalling(t, msgs, "write_file").Content, "- demo__plan_rollout: "+plan)
 	require.Contains(t, msgs[len(msgs)-1].Content, "- demo__plan_rollout: "+plan)
+	require.True(t, strings.HasPrefix(msgs[len(msgs)-1].Content, "全部完成！"), "the written plan ends the demo as done")
 }
 
 // The demo MCP server's form is a 2026-07-28 input request, kept with the
@@ -143,9 +145,15 @@ func TestDemoRolloutFormSurvivesARestart(t *testing.T) {
 	require.NoError(t, err)
 	_, done = pauseOf(t, st)
 	require.Equal(t, "completed", done)
-	res := toolMessage(t, transcript(ctx, t, cl, form.SessionID), "demo__plan_rollout")
+	msgs := transcript(ctx, t, cl, form.SessionID)
+	res := toolMessage(t, msgs, "demo__plan_rollout")
 	require.False(t, res.IsError, res.Content)
 	require.Equal(t, "你拒绝了上线安排表单，什么也没有计划。(You declined the rollout form; nothing was planned.)", res.Content)
+	// The rejected write ends the demo saying the plan was not written.
+	final := msgs[len(msgs)-1].Content
+	require.NotContains(t, final, "全部完成")
+	require.Contains(t, final, "部署计划没有写入")
+	require.Contains(t, final, `- write_file: 出错 (error): The user declined this write_file call; it did not run. Their message: "not today"`)
 }
 
 // checkRolloutForm checks the demo MCP server's form card: its server, its

@@ -38,8 +38,9 @@ func (p *Provider) Scenario() *Scenario { return p.s }
 // Generate plays the next turn for req, deterministically: let u be the index
 // of the last user message in req.Messages (-1 if none) and k the number of
 // assistant messages after it; turn k is played, or Final once k is past the
-// last turn. The same request always gives the same response, so restarts
-// between turns are harmless.
+// last turn (FinalOnError instead when it is set and a result of the last
+// turn's tool calls is an error). The same request always gives the same
+// response, so restarts between turns are harmless.
 //
 // Tool call i of the turn gets the id "call_<u>_<k>_<i>", unique within a
 // conversation. {{results}} in the text is replaced by the tool results since
@@ -64,6 +65,16 @@ func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta fun
 		}
 	}
 
+	// prev is where the last turn's tool results begin: after the last
+	// assistant message since the user's (or after the user's message).
+	prev := u + 1
+	for i := len(req.Messages) - 1; i > u; i-- {
+		if req.Messages[i].Role == model.RoleAssistant {
+			prev = i
+			break
+		}
+	}
+
 	msg := model.Message{Role: model.RoleAssistant}
 	var text string
 	if k < len(p.s.Turns) {
@@ -78,15 +89,11 @@ func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta fun
 		}
 	} else {
 		text = p.s.Final
+		if p.s.FinalOnError != "" && anyError(req.Messages[prev:]) {
+			text = p.s.FinalOnError
+		}
 	}
 	if strings.Contains(text, ResultsPlaceholder) || strings.Contains(text, LastResultsPlaceholder) {
-		prev := u + 1
-		for i := len(req.Messages) - 1; i > u; i-- {
-			if req.Messages[i].Role == model.RoleAssistant {
-				prev = i
-				break
-			}
-		}
 		text = strings.NewReplacer(ResultsPlaceholder, Results(req.Messages[u+1:]),
 			LastResultsPlaceholder, Results(req.Messages[prev:])).Replace(text)
 	}
@@ -105,6 +112,16 @@ func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta fun
 		finish = "tool_calls"
 	}
 	return &model.Response{Message: msg, FinishReason: finish}, nil
+}
+
+// anyError reports whether one of the tool messages among msgs is an error.
+func anyError(msgs []model.Message) bool {
+	for _, m := range msgs {
+		if m.Role == model.RoleTool && m.IsError {
+			return true
+		}
+	}
+	return false
 }
 
 // pace sends text through onDelta PaceRunes characters at a time, waiting

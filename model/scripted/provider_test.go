@@ -54,6 +54,14 @@ func (b *testBundle) gen(t *testing.T, msgs []model.Message) *model.Response {
 // answering every tool call with result(call).
 func conversation(t *testing.T, b *testBundle, prior []model.Message, result func(model.ToolCall) string) ([]model.Message, []*model.Response) {
 	t.Helper()
+	return conversationOf(t, b, prior, func(c model.ToolCall) model.Message {
+		return model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: result(c)}
+	})
+}
+
+// conversationOf is conversation with whole tool messages (IsError too).
+func conversationOf(t *testing.T, b *testBundle, prior []model.Message, result func(model.ToolCall) model.Message) ([]model.Message, []*model.Response) {
+	t.Helper()
 	msgs := append(prior, model.Message{Role: model.RoleUser, Content: "go"})
 	var resps []*model.Response
 	for range 20 {
@@ -64,7 +72,7 @@ func conversation(t *testing.T, b *testBundle, prior []model.Message, result fun
 			return msgs, resps
 		}
 		for _, c := range r.Message.ToolCalls {
-			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: result(c)})
+			msgs = append(msgs, result(c))
 		}
 	}
 	t.Fatal("scenario did not end")
@@ -124,6 +132,40 @@ func TestLastResults(t *testing.T) {
 	require.Equal(t, "before: （没有工具结果 / no tool results）", resps[0].Message.Content)
 	require.Equal(t, "then: - lookup: lookup done\n- fetch: fetch done", resps[1].Message.Content)
 	require.Equal(t, "last:\n- write: write done\nall:\n- lookup: lookup done\n- fetch: fetch done\n- write: write done", resps[2].Message.Content)
+}
+
+// FinalOnError is played instead of Final when a result of the last turn's
+// tool calls is an error, Final otherwise; an error in an earlier turn does
+// not count.
+func TestFinalOnError(t *testing.T) {
+	t.Parallel()
+	s, err := scripted.Parse([]byte(`{"name":"f","turns":[
+	  {"toolCalls": [{"name": "lookup"}]},
+	  {"toolCalls": [{"name": "write"}, {"name": "note"}]}
+	], "final": "ok:\n{{lastResults}}", "finalOnError": "not written:\n{{lastResults}}"}`))
+	require.NoError(t, err)
+	b := &testBundle{ctx: context.Background(), p: scripted.New(s)}
+	play := func(failing string) string {
+		msgs, _ := conversationOf(t, b, nil, func(c model.ToolCall) model.Message {
+			m := model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: c.Name + " done"}
+			if c.Name == failing {
+				m.Content, m.IsError = "declined", true
+			}
+			return m
+		})
+		return msgs[len(msgs)-1].Content
+	}
+	require.Equal(t, "ok:\n- write: write done\n- note: note done", play(""))
+	require.Equal(t, "ok:\n- write: write done\n- note: note done", play("lookup"))
+	require.Equal(t, "not written:\n- write: 出错 (error): declined\n- note: note done", play("write"))
+
+	s, err = scripted.Parse([]byte(`{"name":"g","turns":[{"toolCalls":[{"name":"write"}]}],"final":"ok"}`))
+	require.NoError(t, err)
+	b = &testBundle{ctx: context.Background(), p: scripted.New(s)}
+	msgs, _ := conversationOf(t, b, nil, func(c model.ToolCall) model.Message {
+		return model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: "declined", IsError: true}
+	})
+	require.Equal(t, "ok", msgs[len(msgs)-1].Content, "without finalOnError, final whatever the results")
 }
 
 func TestRestartSafe(t *testing.T) {
@@ -305,6 +347,32 @@ func TestDemo(t *testing.T) {
 	}
 	require.True(t, strings.HasPrefix(write, "MCP 服务器 demo 答复 (The MCP server demo answered):\n"+plan), write)
 	require.NotContains(t, write, "ask_user", "only the MCP server's answer")
+	require.Contains(t, final, "全部完成")
+
+	// A rejected write ends with what did not happen, not "All done!".
+	rejected := approval.RejectedResult(&approval.Prompt{ToolName: "write_file"}, "not today")
+	msgs, _ = conversationOf(t, b, nil, func(c model.ToolCall) model.Message {
+		m := model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: `{"selections":["staging"],"labels":["预发布 (Staging)"],"customInput":"","cancelled":false}`}
+		if c.Name == "write_file" {
+			m.Content, m.IsError = rejected.Content, rejected.IsError
+		}
+		return m
+	})
+	final = msgs[len(msgs)-1].Content
+	require.NotContains(t, final, "全部完成")
+	require.NotContains(t, final, "All done")
+	require.True(t, strings.HasPrefix(final, "演示结束，但部署计划没有写入"), final)
+	require.Contains(t, final, "- write_file: 出错 (error): The user declined this write_file call; it did not run. Their message: \"not today\"")
+	require.Contains(t, final, "| 审批 (approval) | `write_file`：没有写入 (not written) |")
+
+	// The first reply says what the demo shows and streams long enough at
+	// the demo's pace (Scenario.Delay) for a person to press Stop.
+	first := s.Turns[0].Text
+	for _, shown := range []string{"单选", "MCP", "luban-demo/deploy-plan.md", "Stop"} {
+		require.Contains(t, first, shown)
+	}
+	streams := time.Duration(utf8.RuneCountInString(first)/scripted.PaceRunes) * scripted.New(s).Delay()
+	require.GreaterOrEqual(t, streams, 3*time.Second, "the first reply streams for %s", streams)
 }
 
 // demoTool is the demo MCP server's tool as the model sees it.

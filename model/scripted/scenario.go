@@ -29,6 +29,12 @@ type Scenario struct {
 	// Final is the text of every call past the last turn (no tool calls). It
 	// may use {{results}}.
 	Final string `json:"final"`
+	// FinalOnError, when set, is played instead of Final when a result of
+	// the last turn's tool calls (the tool messages after the last assistant
+	// message) is an error: a rejected approval, a tool that failed. So a
+	// scenario ends by saying what did not happen. Empty: Final is played
+	// whatever the results. It may use the same placeholders.
+	FinalOnError string `json:"finalOnError,omitempty"`
 	// Delay paces the streamed text: a Go duration ("15ms") waited before
 	// each piece of a few characters, so a person sees the reply stream and
 	// can stop it. Empty or "0" streams at once in four pieces. The built-in

@@ -141,8 +141,8 @@ test('the demo streams at a pace a person can stop', async ({ page, lab }) => {
   await expect(stop).toBeVisible()
   await stop.click()
   await expect(reply.getByTestId('message-stopped')).toBeVisible()
-  // Stopped before the end: the demo's first reply ends in "question style.)".
-  await expect(reply).not.toContainText('question style.)')
+  // Stopped before the end: the demo's first reply ends in "First, the environment.)".
+  await expect(reply).not.toContainText('First, the environment.)')
   await expect(page.locator('[data-testid="input-card"]')).toHaveCount(0)
 })
 
