@@ -54,7 +54,8 @@ const eventBatch = 500
 // loop stops (the same replay-then-live contract as GET
 // /api/sessions/{id}/events). Nothing is missed or repeated: a commit only
 // wakes the reader, which reads the log again after the last Seq it
-// yielded. When the log cannot be read it yields the error once and stops.
+// yielded; without a wake-up it reads again every Options.EventPoll (a
+// commit of another process on the same SQLite file). When the log cannot be read it yields the error once and stops.
 // It ends (with no error) when it finds nothing new and the session
 // deleted (checked before each wait), so a client that reconnects learns
 // it from a 404. It does not check who owns the session: call Session
@@ -63,6 +64,8 @@ func (r *Runner) Events(ctx context.Context, sessionID string, after int64) iter
 	return func(yield func(Event, error) bool) {
 		wake, unsubscribe := r.st.Subscribe(sessionID)
 		defer unsubscribe()
+		poll := time.NewTicker(r.opts.EventPoll)
+		defer poll.Stop()
 		for {
 			evs, err := r.st.EventList(ctx, &store.EventListParams{SessionID: sessionID, AfterSeq: after, Limit: eventBatch})
 			if err != nil {
@@ -93,6 +96,7 @@ func (r *Runner) Events(ctx context.Context, sessionID string, after int64) iter
 			}
 			select {
 			case <-wake:
+			case <-poll.C:
 			case <-ctx.Done():
 				return
 			}

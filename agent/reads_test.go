@@ -58,3 +58,59 @@ func TestCycleMessageReads(t *testing.T) {
 	require.NoError(t, bb.cycle(ctx))
 	require.EqualValues(t, 2, counting.messageLists.Load(), "a whole cycle")
 }
+
+// Events follows commits of another process on the same SQLite file, which
+// wake no subscriber here: it reads the log again every EventPoll.
+func TestEventsFollowAnotherProcessOnTheSameFile(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "two.db")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	here, err := sqlite.Open(ctx, db, nil)
+	require.NoError(t, err)
+	other, err := sqlite.Open(ctx, db, nil)
+	require.NoError(t, err)
+	r, err := agent.New(agent.Options{Store: here, Tools: tool.NewRegistry(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		EventPoll: 20 * time.Millisecond, Agents: []*agent.Agent{{Provider: zeroModel(), Tools: tool.Allowlist{askuser.ToolAskUser}}}})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		r.Shutdown()
+		here.Close()
+		other.Close()
+	})
+	res, _, err := (&benchBundle{runner: r, st: here}).pause(ctx)
+	require.NoError(t, err)
+	evs, err := here.EventList(ctx, &store.EventListParams{SessionID: res.SessionID, Limit: 1000})
+	require.NoError(t, err)
+	last := evs[len(evs)-1].Seq
+
+	// Events from the one before the last: once the last is yielded, the
+	// replay's read is done and only a wake-up or the poll reads again.
+	got := make(chan agent.Event, 2)
+	go func() {
+		for ev, err := range r.Events(ctx, res.SessionID, last-1) {
+			if err != nil {
+				return
+			}
+			got <- ev
+		}
+	}()
+	select {
+	case ev := <-got:
+		require.Equal(t, last, ev.Seq)
+	case <-ctx.Done():
+		t.Fatal("no replay")
+	}
+	// The other "process" appends an event; nothing in this one is woken.
+	require.NoError(t, other.InTx(ctx, func(tx store.Tx) error {
+		_, err := tx.EventAppend(ctx, &store.EventAppendParams{SessionID: res.SessionID, Name: "run_status", Data: []byte(`{"status":"waiting_input"}`)})
+		return err
+	}))
+	select {
+	case ev := <-got:
+		require.Equal(t, last+1, ev.Seq)
+		require.Equal(t, "run_status", ev.Name)
+	case <-ctx.Done():
+		t.Fatal("the other process's event never reached Events")
+	}
+}

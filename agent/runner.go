@@ -24,6 +24,7 @@ const (
 	DefaultInteractionTTL  = 24 * time.Hour
 	DefaultLeaseDuration   = 15 * time.Second
 	DefaultSweepInterval   = time.Second
+	DefaultEventPoll       = 15 * time.Second
 	DefaultMaxSteps        = 25
 	MaxInvalidAskRetries   = 3 // model turns in a row with invalid ask arguments before the run fails
 	MaxMessageRunes        = 32000
@@ -66,6 +67,12 @@ type Options struct {
 	// SweepInterval is how often expired questions and orphaned runs are
 	// looked for. Default 1s.
 	SweepInterval time.Duration
+	// EventPoll is how often Events reads the log again without a wake-up.
+	// A commit of another process on the same SQLite file wakes no
+	// subscriber here (PostgreSQL's NOTIFY does), so its events reach an
+	// open stream within EventPoll (docs/durability.md). luban serve sets it
+	// to --sse-heartbeat. Default 15s.
+	EventPoll time.Duration
 	// InstanceID names this process in leases. Default random.
 	InstanceID string
 	Logger     *slog.Logger
@@ -125,6 +132,9 @@ func New(opts Options) (*Runner, error) {
 	}
 	if opts.SweepInterval <= 0 {
 		opts.SweepInterval = DefaultSweepInterval
+	}
+	if opts.EventPoll <= 0 {
+		opts.EventPoll = DefaultEventPoll
 	}
 	if opts.InstanceID == "" {
 		opts.InstanceID = NewID("inst")

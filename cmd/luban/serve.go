@@ -221,8 +221,9 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	instance := agent.NewID("inst")
 	opts := agent.Options{
 		Store: st, Tools: reg, Workspace: workspace, InteractionTTL: cfg.ttl, LeaseDuration: cfg.lease, Logger: log, InstanceID: instance,
-		Agents: agents,
-		Step:   telemetry.StepSpan,
+		EventPoll: cfg.heartbeat,
+		Agents:    agents,
+		Step:      telemetry.StepSpan,
 	}
 	// LUBAN_TEST_TOOLS and LUBAN_FAULT work only in a build with the
 	// lubantest tag (testtools.go); any other build refuses them.
