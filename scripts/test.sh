@@ -82,6 +82,12 @@ echo "== go vet"
 go vet ./...
 go vet -tags lubantest ./agent/ ./cmd/luban/ ./internal/crashtest/
 
+echo "== the Dockerfile's build configuration (CGO_ENABLED=0 -trimpath), compiled once before the tests use it"
+# internal/opstest builds the binary as the Dockerfile does; on a cold build
+# cache that configuration recompiles the std library and every dependency,
+# which belongs to CI's time, not to one test binary's timeout.
+CGO_ENABLED=0 go build -trimpath -o /dev/null ./cmd/luban
+
 echo "== go test"
 # Evidence of every acceptance row (raw SSE, model request bodies, traces,
 # ToolResults) is kept under artifacts/ even when the test passes (DESIGN §7).
