@@ -1,7 +1,8 @@
 // Following a running session after a reload: the page reads the transcript
 // (GET /api/sessions/{id} with lastEventId) and resumes the event stream
-// after it with Last-Event-ID instead of replaying from event 0; the answer
-// that finishes streaming afterwards is shown once. The model is a small
+// after it with Last-Event-ID instead of replaying from event 0; the reply
+// streaming then shows its text so far (not in the transcript until it
+// commits: read once from the log) and the rest once it streams. The model is a small
 // OpenAI-compatible server in this file whose stream is held open until the
 // test releases it, so the run is still running when the page reloads (or
 // when the user stops it mid-stream: the text so far stays, marked stopped,
@@ -60,7 +61,7 @@ test('a reload while the run streams resumes after lastEventId (Last-Event-ID), 
     const sessionId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!)
 
     const transcript = page.waitForResponse((r) => new URL(r.url()).pathname === `/api/sessions/${sessionId}`)
-    const events = page.waitForRequest((r) => new URL(r.url()).pathname === `/api/sessions/${sessionId}/events`)
+    const events = page.waitForRequest((r) => new URL(r.url()).pathname === `/api/sessions/${sessionId}/events` && r.headers()['last-event-id'] !== undefined)
     await page.reload()
     const tr = await (await transcript).json()
     expect(tr.session.status).toBe('running')
@@ -70,8 +71,12 @@ test('a reload while the run streams resumes after lastEventId (Last-Event-ID), 
     await expect(page.getByTestId(`session-status-${sessionId}`)).toHaveAttribute('data-status', 'running')
     await expect(page.getByTestId(`session-status-${sessionId}`)).toHaveText('运行中')
 
-    model.release()
+    // The reply streaming now is not in the transcript yet: its text so far
+    // shows from the log before the rest streams.
     const assistant = page.getByTestId('message-assistant')
+    await expect(assistant).toContainText('第一段，')
+    await expect(assistant).not.toContainText('第二段')
+    model.release()
     await expect(assistant).toHaveText(/第一段，第二段。/)
     await expect(assistant).toHaveCount(1)
     await expect(page.getByTestId('message-user')).toHaveCount(1)

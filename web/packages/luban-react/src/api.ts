@@ -210,6 +210,31 @@ export class Api {
   }
 
   /**
+   * streamedSoFar is the text a run still going streamed before its
+   * transcript was read (a message joins the transcript only when it
+   * commits): the message_delta and reasoning_delta events, up to event
+   * upTo (the transcript's lastEventId), of messages not in `known` (the
+   * transcript's message ids) since the last run boundary (session, done,
+   * error: an earlier run's dead attempt is left out). It reads the
+   * session's log from its start once, up to upTo, and stops.
+   */
+  async streamedSoFar(sessionId: string, upTo: number, known: ReadonlySet<string>, signal?: AbortSignal): Promise<SSEEvent[]> {
+    const res = await this.openEvents(sessionId, 0, signal)
+    let deltas: SSEEvent[] = []
+    if (!res.body) return deltas
+    await readSSE(res.body, (ev) => {
+      if (ev.id !== null && ev.id > upTo) return true
+      if (ev.event === 'session' || ev.event === 'done' || ev.event === 'error') deltas = []
+      else if (ev.event === 'message_delta' || ev.event === 'reasoning_delta') {
+        const id = (ev.data as { messageId?: unknown } | null)?.messageId
+        if (typeof id === 'string' && !known.has(id)) deltas.push(ev)
+      }
+      return ev.id !== null && ev.id >= upTo
+    })
+    return deltas
+  }
+
+  /**
    * chat is POST /api/chat. It resolves when the run paused or ended and
    * rejects with ApiError before the stream, or StreamLostError after it.
    * The first event is `session {sessionId, runId}`.

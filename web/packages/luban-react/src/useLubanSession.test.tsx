@@ -63,18 +63,28 @@ function Questions({ api, sessionId }: { api: Api; sessionId: string }) {
   )
 }
 
-/** follow routes the session's event stream to a handle the test writes to. */
-function follow(srv: FakeServer) {
+/**
+ * follow routes the session's event stream to a handle the test writes to.
+ * A read from the log's start (no Last-Event-ID: the page catching up on a
+ * running session's streamed text) gets `replay`, the log up to the
+ * transcript's lastEventId (7), and ends.
+ */
+function follow(srv: FakeServer, replay = [frame(7, 'session', { sessionId: 's1', runId: 'r1' })]) {
   const streams: ServerResponse[] = []
-  srv.route('GET /api/sessions/s1/events', (_req, res) => {
+  srv.route('GET /api/sessions/s1/events', (req, res) => {
     res.writeHead(200, { 'Content-Type': 'text/event-stream' })
+    if (req.headers['last-event-id'] === undefined) {
+      res.end(replay.join(''))
+      return
+    }
     res.write(': ping\n\n')
     streams.push(res)
   })
   return {
     streams,
     write: (f: string) => streams[streams.length - 1].write(f),
-    lastEventIds: () => srv.requests.filter((r) => r.url.startsWith('/api/sessions/s1/events')).map((r) => r.headers['last-event-id']),
+    lastEventIds: () =>
+      srv.requests.filter((r) => r.url.startsWith('/api/sessions/s1/events') && r.headers['last-event-id'] !== undefined).map((r) => r.headers['last-event-id']),
   }
 }
 
@@ -113,6 +123,35 @@ describe('useLubanSession', () => {
     // A receipt shows its own resolution, never the run's end.
     await waitFor(() => expect(card('q2').querySelector('[data-testid="receipt"]')).toHaveAttribute('data-status', 'answered'))
     expect(card('q2').querySelector('[data-testid="run-status"]')).toBeNull()
+  })
+
+  it('a reply streaming when the session opens shows its text so far first, then the rest live, each piece once', async () => {
+    const srv = await startServer({
+      'GET /api/sessions/s1': json(200, transcript({ interactions: [], messages: [{ id: 'mu', runId: 'r1', role: 'user', content: '讲个故事', createdAt: NOW }] })),
+    })
+    // The log up to lastEventId 7: an earlier run's dead attempt, then this run's start and its reply so far.
+    const ev = follow(srv, [
+      frame(2, 'message_delta', { messageId: 'dead', delta: '死掉的' }),
+      frame(3, 'done', { runId: 'r0', status: 'completed' }),
+      frame(4, 'session', { sessionId: 's1', runId: 'r1' }),
+      frame(6, 'message_delta', { messageId: 'ma', delta: '从前' }),
+      frame(7, 'message_delta', { messageId: 'ma', delta: '有座山，' }),
+    ])
+    const api = new Api({ base: srv.base, retryDelayMs: 1 })
+    const { result } = renderHook(() => useLubanSession('s1', { api }))
+    const reply = () => result.current.items.filter((i) => i.kind === 'message' && i.role === 'assistant')
+    await waitFor(() => expect(ev.streams).toHaveLength(1))
+    expect(ev.lastEventIds()).toEqual(['7'])
+    expect(reply()).toMatchObject([{ id: 'ma', content: '从前有座山，', streaming: true }])
+    act(() => {
+      ev.write(frame(8, 'message_delta', { messageId: 'ma', delta: '山里有座庙。' }))
+    })
+    await waitFor(() => expect(reply()).toMatchObject([{ id: 'ma', content: '从前有座山，山里有座庙。' }]))
+    act(() => {
+      ev.write(frame(9, 'message', { messageId: 'ma', role: 'assistant', content: '从前有座山，山里有座庙。' }))
+    })
+    await waitFor(() => expect(reply()).toMatchObject([{ id: 'ma', content: '从前有座山，山里有座庙。', streaming: false }]))
+    expect(reply()).toHaveLength(1)
   })
 
   it('shows an answer given elsewhere and resumes with Last-Event-ID after a drop', async () => {

@@ -123,6 +123,9 @@ function noticeOf(e: unknown, context?: 'load'): Omit<NoticeItem, 'kind' | 'key'
 
 const isAbort = (e: unknown) => e instanceof DOMException && e.name === 'AbortError'
 
+/** CATCH_UP_MS bounds the read of a streaming reply's text so far (Api.streamedSoFar). */
+const CATCH_UP_MS = 5000
+
 /**
  * useLubanSession follows one luban session and exposes it with send,
  * answer, cancel and stop. sessionId undefined means a new session (nothing
@@ -238,7 +241,29 @@ export function useLubanSession(sessionId: string | undefined, opts: LubanSessio
         // nothing the transcript already shows is replayed; the Deduper and
         // the reducer's entity ids drop any overlap.
         const from = tr.lastEventId
-        if (typeof from === 'number' && Number.isInteger(from) && from > 0) dedupe.current.last = from
+        if (typeof from === 'number' && Number.isInteger(from) && from > 0) {
+          dedupe.current.last = from
+          // A reply that streams now is not in the transcript yet (a
+          // message joins it when it commits): its text so far comes
+          // first, then the watch brings the rest.
+          if (tr.session?.status === 'running') {
+            const known = new Set((tr.messages ?? []).map((m) => m.id))
+            // The log always holds an event at or after `from`; should that
+            // read stall anyway, the session is followed without the text.
+            const cu = new AbortController()
+            const stop = () => cu.abort()
+            ac.signal.addEventListener('abort', stop)
+            const timer = setTimeout(stop, CATCH_UP_MS)
+            const so = await api.streamedSoFar(id, from, known, cu.signal).catch((e) => {
+              if (ac.signal.aborted) throw e
+              return []
+            })
+            clearTimeout(timer)
+            ac.signal.removeEventListener('abort', stop)
+            if (stale()) return
+            for (const ev of so) apply(ev)
+          }
+        }
         watch(id)
       } catch (e) {
         if (stale() || isAbort(e)) return
@@ -246,7 +271,7 @@ export function useLubanSession(sessionId: string | undefined, opts: LubanSessio
         if (!shown(e)) dispatch({ type: 'notice', notice: noticeOf(e, 'load') })
       }
     },
-    [api, close, connection, watch],
+    [api, apply, close, connection, watch],
   )
 
   useEffect(() => {
