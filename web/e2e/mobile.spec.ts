@@ -144,3 +144,32 @@ test('at 360 px a whole cycle works with the keyboard and nothing overflows', as
   await noSidewaysScroll(page)
   await lab.shot(page, 'page-360-done-en')
 })
+
+test('at 360 px the header is one row in zh and en, and an approval arrives with its buttons in view', async ({ page, lab }) => {
+  const content = Array.from({ length: 30 }, (_, i) => `- step ${i + 1}`).join('\n')
+  const luban = await lab.serve({
+    scenario: { name: 'approval-360', turns: [{ text: '我来写计划。', toolCalls: [{ name: 'write_file', arguments: { path: 'notes/plan.md', content } }] }], final: '完成：{{results}}' },
+  })
+  const oneRow = async () => {
+    const tops = await page.locator('.header > *').evaluateAll((els) =>
+      els.filter((e) => e.getBoundingClientRect().width > 0).map((e) => Math.round(e.getBoundingClientRect().top + e.getBoundingClientRect().height / 2)),
+    )
+    expect(Math.max(...tops) - Math.min(...tops), 'every header item on one row').toBeLessThanOrEqual(4)
+    const header = (await page.locator('.header').boundingBox())!
+    expect(header.height).toBeLessThan(60)
+    await noSidewaysScroll(page)
+    await fits(page, '.header > *')
+  }
+  const { card } = await openAndSend(page, luban, '写个计划')
+  await expect(card).toHaveAttribute('data-mode', 'approval')
+  await expect(page.getByTestId('model-name')).toBeVisible()
+  await oneRow()
+  for (const id of ['approval-approve', 'approval-edit', 'approval-reject']) await expect(card.getByTestId(id)).toBeInViewport()
+  await expect(page.getByTestId('theme-toggle')).toHaveAccessibleName('主题：跟随系统')
+  await lab.shot(page, 'approval-360-arrived')
+  await page.getByTestId('lang-switch').click()
+  await expect(page.getByTestId('new-session')).toHaveText('New session')
+  await oneRow()
+  await expect(page.getByTestId('theme-toggle')).toHaveAccessibleName('Theme: system')
+  await lab.shot(page, 'header-360-en')
+})

@@ -79,4 +79,23 @@ describe('useChatScroll', () => {
     expect(document.activeElement).toBe(a)
     el.remove()
   })
+
+  it('brings a new approval card\'s last actions row into view (a phone: the buttons, not only the card\'s top)', () => {
+    const { el } = scroller(1000)
+    document.body.append(el)
+    const scrolled: string[] = []
+    const c = document.createElement('section')
+    c.dataset.testid = 'input-card'
+    c.dataset.requestId = 'ap1'
+    c.dataset.mode = 'approval'
+    c.tabIndex = -1
+    c.innerHTML = '<div class="actions" data-row="edit"></div><div class="actions" data-row="main"><button>approve</button></div>'
+    c.scrollIntoView = () => scrolled.push('card')
+    for (const row of c.querySelectorAll<HTMLElement>('.actions')) row.scrollIntoView = () => scrolled.push(row.dataset.row!)
+    el.append(c)
+    const items = [{ kind: 'input', key: 'ap1', phase: 'editing', request: { id: 'ap1', mode: 'approval' } }] as unknown as Item[]
+    renderHook(() => useChatScroll({ current: el }, items))
+    expect(scrolled).toEqual(['card', 'main'])
+    el.remove()
+  })
 })

@@ -79,6 +79,12 @@ export function useChatScroll(ref: RefObject<HTMLElement | null>, items: Item[])
     // A later question than the first: the whole of it when it fits, else
     // its top (its text, then the choices).
     if (open && open !== card.querySelector('fieldset.question')) open.scrollIntoView?.({ block: open.offsetHeight > el.clientHeight ? 'start' : 'nearest' })
+    // An approval taller than the transcript (a phone) shows its buttons:
+    // the last actions row is brought into view, the arguments above it.
+    if (card.dataset.mode === 'approval') {
+      const rows = card.querySelectorAll<HTMLElement>('.actions')
+      rows[rows.length - 1]?.scrollIntoView?.({ block: 'nearest' })
+    }
     first?.focus({ preventScroll: true })
     onScroll()
   }, [ref, items, onScroll])

@@ -40,7 +40,7 @@ export function ThemeToggle() {
         setPicked(next)
       }}
     >
-      {label}
+      <span className="theme-label">{label}</span>
     </button>
   )
 }
