@@ -23,6 +23,6 @@ export { ElicitationForm, type ElicitationAnswer } from './components/Elicitatio
 export { UrlElicitation } from './components/UrlElicitation'
 export { ElicitationReceipt } from './components/ElicitationReceipt'
 export { checkForm, elicitationText, splitURL } from './components/elicitation'
-export { approvalText, isApproval, parseArguments, type ApprovalAnswer, type ApprovalReceipt, type ApprovalRequest, type JsonSchema } from './components/approval'
+export { approvalText, descriptionIn, isApproval, parseArguments, type ApprovalAnswer, type ApprovalReceipt, type ApprovalRequest, type JsonSchema } from './components/approval'
 export { emptySession, reduceSession, type Item, type MessageItem, type NoticeItem, type RunErrorItem, type SessionAction, type SessionState, type ToolItem } from './session'
 export { useLubanSession, type Connection, type LubanSession, type LubanSessionOptions, type SendOptions } from './useLubanSession'

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest'
 import type { CardItem } from '../card'
 import { LangContext, type Lang } from '../i18n'
 import type { FieldError, InputRequest, Receipt } from '../types'
-import { parseArguments, type ApprovalReceipt, type ApprovalRequest } from './approval'
+import { descriptionIn, parseArguments, type ApprovalReceipt, type ApprovalRequest } from './approval'
 import { UserInputCard } from './UserInputCard'
 
 const FUTURE = new Date(Date.now() + 3600_000).toISOString()
@@ -52,6 +52,16 @@ function setup(over: Partial<CardItem> = {}, req: Partial<ApprovalRequest> = {},
 }
 
 describe('approval card (DESIGN §10)', () => {
+  it('shows a built-in tool\'s bilingual description in the page language only, any other whole', () => {
+    const both = 'Writes a text file in the workspace (replacing it whole; missing directories are created). 在工作区中写入文本文件。'
+    expect(descriptionIn(both, 'en')).toBe('Writes a text file in the workspace (replacing it whole; missing directories are created).')
+    expect(descriptionIn(both, 'zh')).toBe('在工作区中写入文本文件。')
+    for (const d of ['Deploys the service.', '部署服务。', 'Runs 部署 now.', ''])
+      for (const l of ['zh', 'en'] as const) expect(descriptionIn(d, l)).toBe(d)
+    setup({}, { description: both }, 'zh')
+    expect(screen.getByTestId('approval-description')).toHaveTextContent(/^在工作区中写入文本文件。$/)
+  })
+
   it('shows the tool, its description and the arguments as coloured JSON, as text', () => {
     setup()
     expect(screen.getByRole('heading', { name: 'Run write_file?' })).toBeInTheDocument()

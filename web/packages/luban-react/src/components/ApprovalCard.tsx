@@ -4,7 +4,7 @@ import type { CardItem } from '../card'
 import { formatTime, useLang } from '../i18n'
 import type { FieldError } from '../types'
 import { visible } from '../visible'
-import { approvalText, parseArguments, type ApprovalAnswer, type ApprovalReceipt, type ApprovalRequest } from './approval'
+import { approvalText, descriptionIn, parseArguments, type ApprovalAnswer, type ApprovalReceipt, type ApprovalRequest } from './approval'
 import { CardError, FieldMessages, otherErrors } from './fieldErrors'
 import { JsonView } from './JsonView'
 import { TextCounter } from './TextCounter'
@@ -100,7 +100,7 @@ export function ApprovalForm({ card, onSubmit, onCancel }: Props) {
       </div>
       {req.description && (
         <p className="card-desc" data-testid="approval-description">
-          {visible(req.description)}
+          {visible(descriptionIn(req.description, lang))}
         </p>
       )}
       <div className="approval-args">

@@ -171,3 +171,17 @@ const en: typeof zh = {
 }
 /** approvalText holds the approval card's strings per language. */
 export const approvalText = { zh, en }
+
+/**
+ * descriptionIn is a tool's description in the page language. A built-in
+ * tool's description is written once for the model in both languages, the
+ * English first and then the Chinese ("Writes a text file in the workspace
+ * (...). 在工作区中写入文本文件。"): for that form lang picks its half. Any
+ * other description (an MCP server's, a plugin's) is returned whole.
+ */
+export function descriptionIn(d: string, lang: 'zh' | 'en'): string {
+  const m = /^([\x20-\x7E]+[.!?])\s+(\p{Script=Han}.*)$/su.exec(d)
+  if (!m) return d
+  return lang === 'zh' ? m[2] : m[1]
+}
+
