@@ -382,10 +382,7 @@ func TestWebhooksGiveUpAfterWindow(t *testing.T) {
 func TestWebhooksRetryAfterRefused(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close()) // nothing listens: connections are refused
+	addr, listen := refusingPort(t) // nothing listens yet: connections are refused
 	failed := make(chan int, 1)
 	listening := make(chan struct{})
 	backoff := func(n int) time.Duration {
@@ -405,9 +402,7 @@ func TestWebhooksRetryAfterRefused(t *testing.T) {
 	case <-time.After(waitFor):
 		t.Fatal("no failed attempt")
 	}
-	ln2, err := net.Listen("tcp", addr)
-	require.NoError(t, err, "listen again on %s", addr)
-	rv := newReceiverOn(t, ln2, nil)
+	rv := newReceiverOn(t, listen(), nil)
 	close(listening)
 	got := rv.waitDelivered(t, 1)
 	require.Len(t, got, 1)
