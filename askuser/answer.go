@@ -307,7 +307,9 @@ func (v *answerValidator) questionAnswer(field string, q Question, qa *QuestionA
 // input: a fraction without its leading zero (".5", "-.5").
 var numberGrammar = regexp.MustCompile(`^-?([0-9]+(\.[0-9]+)?|\.[0-9]+)([eE][-+]?[0-9]+)?$`)
 
-// checkNumber returns the trimmed number string, or the problem.
+// checkNumber returns the number in its canonical decimal form (decimal,
+// below), or the problem. A nonzero number too small for a float64 is out
+// of range, like one too large.
 func checkNumber(s string) (string, *problem) {
 	t := strings.TrimSpace(s)
 	if t == "" {
@@ -320,10 +322,52 @@ func checkNumber(s string) (string, *problem) {
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 		return "", newProblem(api.DetailOutOfRange, nil, "%q is out of range", clip(t))
 	}
-	if f == 0 && t[0] == '-' {
-		t = t[1:]
+	t = decimal(t)
+	if f == 0 && t != "0" {
+		return "", newProblem(api.DetailOutOfRange, nil, "%q is out of range", clip(strings.TrimSpace(s)))
 	}
 	return t, nil
+}
+
+// decimal is the canonical form of a number matching numberGrammar, as the
+// model and tools get it (docs/design.md §2): the same value written in
+// digits without an exponent, a leading "0" before a fraction, no leading
+// zeros, no trailing zeros after the point, and "0" for any zero ("1e3" is
+// "1000", "-.50" is "-0.5", "1.5E-2" is "0.015", "-0" is "0"). The
+// conversion is exact (digits are moved, never rounded through a float).
+func decimal(t string) string {
+	neg := strings.HasPrefix(t, "-")
+	t = strings.TrimPrefix(t, "-")
+	mant, exp := t, 0
+	if i := strings.IndexAny(t, "eE"); i >= 0 {
+		mant = t[:i]
+		// The caller parsed t as a float64 first, so the exponent fits.
+		exp, _ = strconv.Atoi(strings.TrimPrefix(t[i+1:], "+"))
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := intPart + frac
+	point := len(intPart) + exp
+	switch {
+	case point <= 0:
+		intPart, frac = "0", strings.Repeat("0", -point)+digits
+	case point >= len(digits):
+		intPart, frac = digits+strings.Repeat("0", point-len(digits)), ""
+	default:
+		intPart, frac = digits[:point], digits[point:]
+	}
+	intPart = strings.TrimLeft(intPart, "0")
+	if intPart == "" {
+		intPart = "0"
+	}
+	frac = strings.TrimRight(frac, "0")
+	out := intPart
+	if frac != "" {
+		out += "." + frac
+	}
+	if neg && out != "0" {
+		out = "-" + out
+	}
+	return out
 }
 
 // checkBounds returns the problem unless the number s (checkNumber's) is

@@ -39,10 +39,10 @@ func TestNumberBounds(t *testing.T) {
 		require.Equal(t, tc.code, ae.Details[0].Code, tc.in)
 		require.Equal(t, tc.params, ae.Details[0].Params, tc.in)
 	}
-	for _, in := range []string{"1", "3", "100", "2.0", "1e1"} {
+	for in, want := range map[string]string{"1": "1", "3": "3", "100": "100", "2.0": "2", "1e1": "10"} {
 		got, err := askuser.ValidateAnswer(p, askuser.Answer{CustomInput: in}, askuser.AnswerOptions{})
 		require.NoError(t, err, in)
-		require.Equal(t, in, got.CustomInput, "kept as written")
+		require.Equal(t, want, got.CustomInput, "in its canonical decimal form")
 	}
 
 	// Without bounds any number goes, as before.

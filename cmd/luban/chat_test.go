@@ -481,7 +481,7 @@ func TestChatNumberBounds(t *testing.T) {
 	b := setup(t)
 	b.model.push(asks("", "ask_user", `{"title":"How many replicas?","mode":"number","integer":true,"minimum":1}`),
 		asks("", "ask_user", `{"title":"Ratio?","mode":"number","minimum":0.5,"maximum":2}`), model.Message{Content: "Done."})
-	out := b.chat("scale\n0\n2.5\n3\n2.5\n1.5\n")
+	out := b.chat("scale\n0\n2.5\n3e0\n2.5\n15e-1\n")
 	require.Contains(t, out, `? How many replicas?
   (/cancel to decline, /quit to answer later)
 a whole number, at least 1: 0
@@ -490,17 +490,28 @@ Please answer again.
 a whole number, at least 1: 2.5
   ! answer: must be an integer
 Please answer again.
-a whole number, at least 1: 3
+a whole number, at least 1: 3e0
 ✓ answered: 3
 ? Ratio?
   (/cancel to decline, /quit to answer later)
 a number from 0.5 to 2: 2.5
   ! answer: at most 2
 Please answer again.
-a number from 0.5 to 2: 1.5
+a number from 0.5 to 2: 15e-1
 ✓ answered: 1.5
 Done.
 `)
+	// The model gets the canonical decimal form, not the exponent typed.
+	reqs := b.model.requests()
+	var got []string
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if m.Role == model.RoleTool {
+			got = append(got, m.Content)
+		}
+	}
+	require.Len(t, got, 2)
+	require.Contains(t, got[0], `"customInput":"3"`)
+	require.Contains(t, got[1], `"customInput":"1.5"`)
 
 	b = setup(t)
 	b.locale = "zh_CN.UTF-8"
