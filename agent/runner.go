@@ -175,9 +175,11 @@ func New(opts Options) (*Runner, error) {
 // DefaultAgent is the agent new runs use.
 func (r *Runner) DefaultAgent() *Agent { return r.first }
 
-func (r *Runner) now() time.Time { return r.opts.Now().UTC() }
+func (r *Runner) now() time.Time { return r.opts.Now().UTC().Truncate(time.Microsecond) }
 
-// Now is the runner's clock (Options.Now, in UTC): the time expiresAt is
+// Now is the runner's clock (Options.Now, in UTC, truncated to the
+// microseconds the stores keep, so a time in a first answer, a receipt's
+// resolvedAt say, equals the stored one replayed later): the time expiresAt is
 // checked against, for callers that sign state expiring with a question.
 func (r *Runner) Now() time.Time { return r.now() }
 

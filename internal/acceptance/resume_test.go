@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -131,6 +132,11 @@ func TestReconnect(t *testing.T) {
 	rest, err := sub.Until("done", waitFor)
 	require.NoError(t, err)
 	checkSSE(t, sub, append(got, rest...))
+	// The 202 receipt is the stored one: the replay (409) and the pending
+	// view give the same resolvedAt, to the microsecond the stores keep.
+	replayed := e.reject(body(p.sessionID, p.req.ID, []string{"safe"}, ""), http.StatusConflict, "already_resolved")
+	require.Equal(t, acc.Receipt.ResolvedAt.Format(time.RFC3339Nano), replayed.Error.Receipt.ResolvedAt.Format(time.RFC3339Nano))
+	require.Equal(t, acc.Receipt.ResolvedAt.Format(time.RFC3339Nano), e.pending(p.sessionID).Last.ResolvedAt.Format(time.RFC3339Nano))
 	require.Empty(t, named(rest, "user_input_required"), "the question came exactly once")
 	require.Equal(t, "completed", doneStatus(t, rest))
 
