@@ -172,6 +172,22 @@ func Logged(evs []Event) []Event {
 	return out
 }
 
+// RequireNext checks that ev is the event that follows id after in a
+// session's log: id after+1, or a larger id when ev is an assistant message,
+// whose streamed deltas just before it may be deleted by the time the log
+// is read (DESIGN §3: ids increase; they may skip deleted deltas).
+func RequireNext(t require.TestingT, after int64, ev Event, msgAndArgs ...any) {
+	if h, ok := t.(interface{ Helper() }); ok {
+		h.Helper()
+	}
+	var d struct{ Role string }
+	if ev.Name == "message" && json.Unmarshal(ev.Data, &d) == nil && d.Role == "assistant" {
+		require.Greater(t, ev.ID, after, msgAndArgs...)
+		return
+	}
+	require.Equal(t, after+1, ev.ID, msgAndArgs...)
+}
+
 // Find returns the first event named name.
 func Find(evs []Event, name string) (Event, bool) {
 	for _, e := range evs {

@@ -83,15 +83,10 @@ func answer(sessionID, requestID string) map[string]any {
 // ids increase; they may skip deleted deltas).
 func requireContiguous(t *testing.T, evs []lubantest.Event, first int64) {
 	t.Helper()
-	want := first
+	after := first - 1
 	for i, ev := range evs {
-		var d struct{ Role string }
-		if ev.Name == "message" && json.Unmarshal(ev.Data, &d) == nil && d.Role == "assistant" {
-			require.GreaterOrEqual(t, ev.ID, want, "event %d (%s): repeat in %v", i, ev.Name, lubantest.Names(evs))
-		} else {
-			require.Equal(t, want, ev.ID, "event %d (%s): gap or repeat in %v", i, ev.Name, lubantest.Names(evs))
-		}
-		want = ev.ID + 1
+		lubantest.RequireNext(t, after, ev, "event %d (%s): gap or repeat in %v", i, ev.Name, lubantest.Names(evs))
+		after = ev.ID
 	}
 }
 
