@@ -4,75 +4,22 @@
 // batch, the demo MCP server's form, the write_file approval) and each receipt, and on the demo's GFM
 // summary (table, task list, highlighted code), in the light and the dark
 // theme, at 360 px.
-import type { Locator, Page } from '@playwright/test'
+import type { Page } from '@playwright/test'
 import { expectNoSeriousViolations } from './axe'
+import { walkDemo } from './demo'
 import { expect, test } from './harness'
 
 test.use({ viewport: { width: 360, height: 740 } })
 
-/** answer fills an open card by its mode and submits it. */
-async function answer(card: Locator, mode: string) {
-  switch (mode) {
-    case 'single':
-    case 'multiple':
-    case 'toggle':
-      await card.locator('[data-testid^="option-"]').first().check()
-      break
-    case 'text':
-      await card.getByTestId('custom-input').fill('demo-service')
-      break
-    case 'number':
-      await card.getByTestId('custom-input').fill('3')
-      break
-    case 'date':
-      await card.getByTestId('custom-input').fill('2026-12-01')
-      break
-    case 'directory':
-      await card.getByTestId('custom-input').fill('deploy')
-      break
-    case 'approval':
-      await card.getByTestId('approval-approve').click()
-      return
-    case 'form':
-      // The demo MCP server's rollout form (luban as an MCP client): a
-      // second region besides the default one, a canary share of 25 %.
-      await expect(card.getByTestId('elicitation-server')).toContainText('demo')
-      await card.getByTestId('field-regions-eu-west').check()
-      await card.getByTestId('field-canary').fill('25')
-      break
-    default: {
-      // An AskUser batch: the first option of every question.
-      const n = await card.locator('fieldset[data-testid^="question-"]').count()
-      for (let i = 0; i < n; i++) {
-        const first = card.getByTestId(`q${i}-option-0`)
-        if (await first.count()) await first.check()
-      }
-    }
-  }
-  await card.getByTestId('submit').click()
-}
-
-async function walkDemo(page: Page, theme: 'light' | 'dark') {
+async function walkAxe(page: Page, theme: 'light' | 'dark') {
   await expectNoSeriousViolations(page, `${theme}: welcome`)
-  await page.getByTestId('composer').fill('开始演示')
-  await page.getByTestId('composer').press('Enter')
-  const seen: string[] = []
-  for (let i = 0; i < 12; i++) {
-    const open = page.locator('[data-testid="input-card"][data-phase="editing"]').first()
-    const done = page.getByText('全部完成', { exact: false })
-    await expect(open.or(done).first()).toBeVisible({ timeout: 20_000 })
-    if (!(await open.count())) break
-    const id = await open.getAttribute('data-request-id')
-    const card = page.locator(`[data-testid="input-card"][data-request-id="${id}"]`)
-    const mode = (await card.getAttribute('data-mode')) ?? '?'
-    seen.push(mode)
-    await card.scrollIntoViewIfNeeded()
-    await expectNoSeriousViolations(page, `${theme}: ${mode} card`)
-    await answer(card, mode)
-    await expect(card).toHaveAttribute('data-phase', 'resolved')
-    await expectNoSeriousViolations(page, `${theme}: ${mode} receipt`)
-  }
-  await expect(page.getByText('全部完成', { exact: false })).toBeVisible()
+  const seen = await walkDemo(page, {
+    card: async (mode, card) => {
+      await card.scrollIntoViewIfNeeded()
+      await expectNoSeriousViolations(page, `${theme}: ${mode} card`)
+    },
+    receipt: (mode) => expectNoSeriousViolations(page, `${theme}: ${mode} receipt`),
+  })
   expect(seen).toEqual(expect.arrayContaining(['single', 'multiple', 'toggle', 'text', 'number', 'date', 'directory', 'form', 'approval']))
   expect(seen.length).toBeGreaterThanOrEqual(10)
   // The demo's summary shows GFM: a table, a task list, a highlighted code block.
@@ -94,7 +41,7 @@ for (const theme of ['light', 'dark'] as const) {
     await page.goto(luban.pageURL())
     await expect(page.getByTestId('welcome-demo')).toBeVisible()
     await expect(page.locator('html')).not.toHaveAttribute('data-theme', /./)
-    await walkDemo(page, theme)
+    await walkAxe(page, theme)
     await lab.shot(page, `demo-done-${theme}`)
     // The check can fail: a button without a name is a critical violation.
     await page.evaluate(() => document.body.insertAdjacentHTML('beforeend', '<button type="button" data-testid="unnamed"></button>'))
