@@ -316,17 +316,7 @@ func assign(dest any, src driver.Value) error {
 			return nil
 		}
 	case *json.RawMessage:
-		switch s := src.(type) {
-		case nil:
-			*d = nil
-			return nil
-		case []byte:
-			*d = append(json.RawMessage(nil), s...)
-			return nil
-		case string:
-			*d = json.RawMessage(s)
-			return nil
-		}
+		return assign((*[]byte)(d), src)
 	case *bool:
 		if s, ok := src.(int64); ok {
 			*d = s != 0
