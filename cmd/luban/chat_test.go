@@ -545,23 +545,7 @@ func TestChatFollowsARunStillGoing(t *testing.T) {
 	id := ev.Value.(*api.SessionEvent).SessionID
 	require.NoError(t, st.Close())
 
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	var stdout bytes.Buffer
-	go func() {
-		ch := &Chat{Stdin: strings.NewReader(""), Stdout: io.MultiWriter(&stdout, pw), Stderr: io.Discard,
-			Getenv: envOf(map[string]string{"LUBAN_URL": srv.URL, "LUBAN_AUTH_TOKEN": "test-token"})}
-		done <- ch.Run(b.ctx, []string{"--session", id})
-		pw.Close()
-	}()
-	br := bufio.NewReader(pr)
-	for {
-		line, err := br.ReadString('\n')
-		require.NoError(t, err)
-		if strings.HasPrefix(line, "the run is still going") {
-			break
-		}
-	}
+	br, stdout, done := followSession(t, b.ctx, srv.URL, id)
 	close(release)
 	_, _ = io.Copy(io.Discard, br)
 	require.NoError(t, <-done)
@@ -608,23 +592,7 @@ func TestChatFollowsAReplyMidStream(t *testing.T) {
 	}
 	require.NoError(t, st.Close())
 
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	var stdout bytes.Buffer
-	go func() {
-		ch := &Chat{Stdin: strings.NewReader(""), Stdout: io.MultiWriter(&stdout, pw), Stderr: io.Discard,
-			Getenv: envOf(map[string]string{"LUBAN_URL": srv.URL, "LUBAN_AUTH_TOKEN": "test-token"})}
-		done <- ch.Run(b.ctx, []string{"--session", id})
-		pw.Close()
-	}()
-	br := bufio.NewReader(pr)
-	for {
-		line, err := br.ReadString('\n')
-		require.NoError(t, err)
-		if strings.HasPrefix(line, "the run is still going") {
-			break
-		}
-	}
+	br, stdout, done := followSession(t, b.ctx, srv.URL, id)
 	close(release)
 	var got []byte
 	for !bytes.Contains(got, []byte("tail")) {
@@ -636,6 +604,30 @@ func TestChatFollowsAReplyMidStream(t *testing.T) {
 	_, _ = io.Copy(io.Discard, br)
 	require.NoError(t, <-done)
 	require.Equal(t, "session "+id+" · stream · running · just now\n> stream\nthe run is still going; following it (Ctrl-C to stop watching)\nhead tail\n[run completed]\n> \nbye. continue with: luban chat --url "+srv.URL+" --session "+id+"\n", stdout.String())
+}
+
+// followSession runs `luban chat --session id` against url with no input
+// and reads its output until it says it follows the running run; it returns
+// the rest of the output to read, all of it as written, and Run's error.
+func followSession(t *testing.T, ctx context.Context, url, id string) (*bufio.Reader, *bytes.Buffer, <-chan error) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	stdout := &bytes.Buffer{}
+	go func() {
+		ch := &Chat{Stdin: strings.NewReader(""), Stdout: io.MultiWriter(stdout, pw), Stderr: io.Discard,
+			Getenv: envOf(map[string]string{"LUBAN_URL": url, "LUBAN_AUTH_TOKEN": "test-token"})}
+		done <- ch.Run(ctx, []string{"--session", id})
+		pw.Close()
+	}()
+	br := bufio.NewReader(pr)
+	for {
+		line, err := br.ReadString('\n')
+		require.NoError(t, err)
+		if strings.HasPrefix(line, "the run is still going") {
+			return br, stdout, done
+		}
+	}
 }
 
 // A server that shuts down mid-run ends the stream cleanly; the terminal
