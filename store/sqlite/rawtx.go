@@ -118,12 +118,18 @@ func (r *rawConn) named(args []any) ([]driver.NamedValue, error) {
 	return nv, nil
 }
 
-func (r *rawConn) exec(ctx context.Context, q string, args []any) (sql.Result, error) {
+// prepared returns q's statement on the connection with args bound.
+func (r *rawConn) prepared(q string, args []any) (driver.Stmt, []driver.NamedValue, error) {
 	st, err := r.stmt(q)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	nv, err := r.named(args)
+	return st, nv, err
+}
+
+func (r *rawConn) exec(ctx context.Context, q string, args []any) (sql.Result, error) {
+	st, nv, err := r.prepared(q, args)
 	if err != nil {
 		return nil, err
 	}
@@ -135,11 +141,7 @@ func (r *rawConn) exec(ctx context.Context, q string, args []any) (sql.Result, e
 }
 
 func (r *rawConn) query(ctx context.Context, q string, args []any) (driver.Rows, error) {
-	st, err := r.stmt(q)
-	if err != nil {
-		return nil, err
-	}
-	nv, err := r.named(args)
+	st, nv, err := r.prepared(q, args)
 	if err != nil {
 		return nil, err
 	}
