@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+echo "== no tracked file over 1 MiB unless scripts/large-files.allow names it"
+bash scripts/check-large-files.sh
+
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 # Fonts only make the screenshots readable (Chinese, emoji); tests pass without them.
