@@ -331,7 +331,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	})
 	var tr sdk.Transport
 	if s.cfg.URL != "" {
-		tr = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: headers{base: http.DefaultTransport, h: s.cfg.Headers}}}
+		tr = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: headers{base: http.DefaultTransport, h: s.cfg.Headers}, CheckRedirect: sameOrigin}}
 	} else {
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 		cmd.Env = s.m.opts.Environ()
@@ -567,6 +567,22 @@ func (s *server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 }
 
 // headers adds a server's configured headers to every request.
+// sameOrigin is the CheckRedirect of an HTTP server's client: a redirect is
+// followed only within the origin (scheme, host and port) of the request
+// that was redirected, at most 10 times. A server is untrusted, and headers
+// re-adds the configured headers (a token) to every request, so a redirect
+// elsewhere would hand them to whoever it names.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	from := via[len(via)-1].URL
+	if req.URL.Scheme != from.Scheme || req.URL.Host != from.Host {
+		return fmt.Errorf("redirect to another origin (%s://%s) refused: configure the server's final URL", req.URL.Scheme, req.URL.Host)
+	}
+	return nil
+}
+
 type headers struct {
 	base http.RoundTripper
 	h    map[string]string

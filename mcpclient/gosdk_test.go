@@ -1,10 +1,14 @@
 package mcpclient_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,4 +111,78 @@ func (p *slowPerson) Elicit(ctx context.Context, e tool.Elicitation) (tool.Elici
 		return tool.ElicitAnswer{}, err
 	}
 	return elicit.Result(a), nil
+}
+
+// An HTTP MCP server that answers with a redirect to another origin is not
+// followed there: the configured headers (a bearer token) and the requests
+// never reach the other origin, and the server stays down with the refusal
+// in its status. A redirect within the configured origin is followed.
+func TestRedirectToAnotherOriginRefused(t *testing.T) {
+	t.Parallel()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "go", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "hello", InputSchema: objectSchema}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "hi"}}}, nil
+	})
+	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	var elsewhere atomic.Int32
+	var leaked atomic.Value
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		if a := r.Header.Get("Authorization"); a != "" {
+			leaked.Store(a)
+		}
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(other.Close)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpHandler)
+	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/mcp", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("/away", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+	})
+	origin := httptest.NewServer(mux)
+	t.Cleanup(origin.Close)
+
+	headers := map[string]string{"Authorization": "Bearer s3cret"}
+	var logs lockedBuffer
+	reg := tool.NewRegistry()
+	m := mcpclient.New([]config.MCPServer{
+		{Name: "away", URL: origin.URL + "/away", Headers: headers, Timeout: 5 * time.Second},
+		{Name: "moved", URL: origin.URL + "/moved", Headers: headers, Timeout: 5 * time.Second},
+	}, mcpclient.Options{Registry: reg, MinBackoff: time.Hour, MaxBackoff: time.Hour, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ready := make(chan struct{})
+	m.Start(context.Background(), ready)
+	defer m.Close()
+	<-ready
+	waitTool(t, reg, "moved__hello")
+	assert.Zero(t, elsewhere.Load(), "no request reached the other origin")
+	assert.Nil(t, leaked.Load(), "the bearer token never left the configured origin")
+	_, ok := reg.Get("away__hello")
+	assert.False(t, ok)
+	for _, st := range m.Status() {
+		if st.Name == "away" {
+			assert.Equal(t, mcpclient.StateDown, st.State)
+		}
+	}
+	assert.Contains(t, logs.String(), "redirect to another origin", "the log says why the server is down")
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -46,6 +46,8 @@ type DispatcherOptions struct {
 	// is a good one); two replicas must not share it.
 	ID string
 	// Client sends the requests. Default: an http.Client with Timeout.
+	// Redirects are never followed, whatever its CheckRedirect says: a 3xx
+	// answer is a failed attempt (docs/design.md §12).
 	Client *http.Client
 	// Timeout bounds one attempt (connect, send, answer). Default 10s.
 	Timeout time.Duration
@@ -108,6 +110,12 @@ func NewDispatcher(o DispatcherOptions) (*Dispatcher, error) {
 	if o.Client == nil {
 		o.Client = &http.Client{Timeout: o.Timeout}
 	}
+	// A receiver is untrusted: a redirect would re-send the signed body to
+	// (307, 308) or fetch (301, 302, 303) an address the configuration never
+	// named, internal ones included. A 3xx is a failed attempt instead.
+	c := *o.Client
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	o.Client = &c
 	if o.Window <= 0 {
 		o.Window = 25 * time.Hour
 	}
@@ -373,6 +381,9 @@ func (d *Dispatcher) send(ctx context.Context, signer *standardwebhooks.Webhook,
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		return resp.StatusCode, "HTTP " + strconv.Itoa(resp.StatusCode) + ": a redirect, not followed (configure the final URL)"
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp.StatusCode, "HTTP " + strconv.Itoa(resp.StatusCode)
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -301,6 +302,89 @@ func TestWebhooksRetryAfter500(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"pending 500", "pending 500", "delivered 200"}, statuses)
+}
+
+// TestWebhooksRedirectIsAFailedAttempt: a receiver answering 307 (which
+// would make a following client re-send the signed body to the Location) and
+// then 302 (which would make it fetch the Location) gets neither followed:
+// each 3xx is a failed attempt, retried, counted as a retry and traced as
+// "pending 307" / "pending 302"; the third attempt's 200 delivers. The
+// listener the redirects point to receives nothing.
+func TestWebhooksRedirectIsAFailedAttempt(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	var elsewhere sync.Map // what the redirect target received, by method + path
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		elsewhere.Store(r.Method+" "+r.URL.Path, string(body))
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(target.Close)
+	var mu sync.Mutex
+	var codes []int
+	delivered := make(chan string, 10)
+	rv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		mu.Lock()
+		n := len(codes) + 1
+		code := map[int]int{1: http.StatusTemporaryRedirect, 2: http.StatusFound}[n]
+		if code == 0 {
+			code = http.StatusOK
+		}
+		codes = append(codes, code)
+		mu.Unlock()
+		if code != http.StatusOK {
+			w.Header().Set("Location", target.URL+"/internal/"+strconv.Itoa(code))
+		}
+		w.WriteHeader(code)
+		if code == http.StatusOK {
+			delivered <- r.Header.Get("webhook-id")
+		}
+	}))
+	t.Cleanup(rv.Close)
+	reg := prometheus.NewRegistry()
+	d, err := people.NewDispatcher(people.DispatcherOptions{Store: s.Store, ID: "inst_test", Backoff: fast, Metrics: reg,
+		Hooks: []people.Hook{{URL: rv.URL, Secret: newSecret(t), Events: []string{api.WebhookInteractionRequested}}}})
+	require.NoError(t, err)
+	stop := runDispatcher(t, d)
+	sess, _ := chatAs(t, s, "test-token", "ship it")
+	select {
+	case <-delivered:
+	case <-time.After(waitFor):
+		t.Fatal("the delivery never reached the receiver with a 200")
+	}
+	stop()
+	elsewhere.Range(func(k, v any) bool {
+		t.Errorf("the redirect target received %v (body %d bytes): redirects must not be followed", k, len(v.(string)))
+		return true
+	})
+	mu.Lock()
+	require.Equal(t, []int{307, 302, 200}, codes)
+	mu.Unlock()
+	require.Equal(t, map[string]float64{"retry": 2, "delivered": 1}, deliveryCounts(t, reg))
+	list, err := s.Store.WebhookList(context.Background(), sess)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	require.Equal(t, store.WebhookDelivered, list[0].Status)
+	require.Equal(t, 3, list[0].Attempts)
+	tr, err := s.Store.TraceList(context.Background(), sess)
+	require.NoError(t, err)
+	var statuses []string
+	for _, e := range tr {
+		if e.Kind == "webhook" {
+			var v struct {
+				Status string `json:"status"`
+				Code   int    `json:"code"`
+				Error  string `json:"error"`
+			}
+			require.NoError(t, json.Unmarshal(e.Data, &v))
+			statuses = append(statuses, fmt.Sprintf("%s %d", v.Status, v.Code))
+			if v.Code/100 == 3 {
+				require.Contains(t, v.Error, "redirect", "the trace says why a 3xx failed")
+			}
+		}
+	}
+	require.Equal(t, []string{"pending 307", "pending 302", "delivered 200"}, statuses)
 }
 
 // deliveryCounts scrapes reg as /metrics does (Prometheus text format),
