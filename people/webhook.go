@@ -47,7 +47,7 @@ type DispatcherOptions struct {
 	ID string
 	// Client sends the requests. Default: an http.Client with Timeout.
 	// Redirects are never followed, whatever its CheckRedirect says: a 3xx
-	// answer is a failed attempt (docs/design.md §12).
+	// answer is a failed attempt (docs/design.md §11).
 	Client *http.Client
 	// Timeout bounds one attempt (connect, send, answer). Default 10s.
 	Timeout time.Duration

@@ -256,6 +256,7 @@ func checkIntegrity(ctx context.Context, path string) error {
 func openPlain(path string) (*sql.DB, error) {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "secure_delete(1)")
 	db, err := sql.Open(DriverName, "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)

@@ -121,6 +121,11 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	// or power loss can lose the last transactions. See docs/durability.md.
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
+	// Deleted rows are overwritten with zeros, in their page and on the
+	// free list, so what DELETE /api/sessions/{id} and --retain delete is
+	// not left in the file (docs/design.md §9, "Operating it"). Every connection sets it:
+	// the writer deletes, and a connection without it would not.
+	q.Add("_pragma", "secure_delete(1)")
 	// Checkpoints run in the background (checkpointLoop), not inside a
 	// committing writer, where their fsync would stall every other writer.
 	q.Add("_pragma", "wal_autocheckpoint(0)")
@@ -156,6 +161,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	}
 	rq := url.Values{}
 	rq.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy))
+	rq.Add("_pragma", "secure_delete(1)")
 	rq.Add("_pragma", "query_only(1)")
 	rdb, err := sql.Open(DriverName, "file:"+path+"?"+rq.Encode())
 	if err != nil {
@@ -170,6 +176,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	rdb.SetMaxIdleConns(n)
 	cq := url.Values{}
 	cq.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy))
+	cq.Add("_pragma", "secure_delete(1)")
 	cdb, err := sql.Open(DriverName, "file:"+path+"?"+cq.Encode())
 	if err != nil {
 		rdb.Close()
