@@ -10,6 +10,7 @@ import (
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/internal/schemac"
 	"github.com/lubanhq/luban/internal/schemaerr"
 )
 
@@ -160,20 +161,10 @@ func checkArguments(schema, raw json.RawMessage, emptyIsObject bool) (json.RawMe
 	return compact.Bytes(), nil, nil
 }
 
+// compile compiles a tool's schema with nothing loaded (schemac): the
+// schema of an MCP server's tool comes from outside luban.
 func compile(schema json.RawMessage) (*jsonschema.Schema, error) {
-	if len(bytes.TrimSpace(schema)) == 0 {
-		schema = json.RawMessage(`{"type":"object"}`)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		return nil, fmt.Errorf("not JSON: %w", err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("tool.json", doc); err != nil {
-		return nil, err
-	}
-	return c.Compile("tool.json")
+	return schemac.Compile(schema, schemac.Options{})
 }
 
 // decisions are the values of an approval's decision, as a detail's

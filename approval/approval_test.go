@@ -178,3 +178,23 @@ func TestResultsReceiptsAndAudit(t *testing.T) {
 		require.NotContains(t, string(b), `"no"`, "messages never reach the audit")
 	}
 }
+
+// A tool's schema (an MCP server's inputSchema) that refers to a file is
+// refused as a broken schema: the file is not read, so its content reaches
+// neither the model's ToolResult nor the person, and a missing file gives
+// the same error as a present one.
+func TestNewPromptLoadsNoReference(t *testing.T) {
+	t.Parallel()
+	secret := filepath.Join(t.TempDir(), "secret.json")
+	require.NoError(t, os.WriteFile(secret, []byte(`{"enum":["TOP-SECRET-VALUE"]}`), 0o600))
+	spec := model.ToolSpec{Name: "srv__t", Parameters: json.RawMessage(`{"type":"object","properties":{"x":{"$ref":"file://` + secret + `"}}}`)}
+	_, present := approval.NewPrompt(spec, `{"x":"guess"}`)
+	require.Error(t, present)
+	require.NotContains(t, present.Error(), "TOP-SECRET-VALUE")
+	require.Contains(t, present.Error(), "external references are not allowed")
+	var ae *approval.ArgsError
+	require.False(t, errors.As(present, &ae), "the server's defect, not the model's")
+	require.NoError(t, os.Remove(secret))
+	_, missing := approval.NewPrompt(spec, `{"x":"guess"}`)
+	require.Equal(t, present.Error(), missing.Error())
+}

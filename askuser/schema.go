@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/lubanhq/luban/internal/schemac"
 )
 
 // jsonSchema is the subset of JSON Schema the two tools use. Field order is
@@ -197,7 +199,7 @@ func compileSchema(name string, doc []byte) *jsonschema.Schema {
 	if err != nil {
 		panic(fmt.Sprintf("askuser: schema %s: %v", name, err))
 	}
-	c := jsonschema.NewCompiler()
+	c := schemac.NewCompiler()
 	url := "mem:///schemas/" + name + ".json"
 	if err := c.AddResource(url, v); err != nil {
 		panic(fmt.Sprintf("askuser: schema %s: %v", name, err))

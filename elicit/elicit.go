@@ -27,15 +27,20 @@ import (
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/internal/schemac"
 	"github.com/lubanhq/luban/internal/schemaerr"
 	"github.com/lubanhq/luban/tool"
 )
 
 // MaxSchemaBytes bounds a requestedSchema; MaxContentBytes an answer's
-// content.
+// content; MaxMessageBytes the server's message and MaxURLBytes a url
+// elicitation's URL (docs/design.md §13): a larger one is refused with an
+// error back to the server, and nothing is asked.
 const (
 	MaxSchemaBytes  = 64 << 10
 	MaxContentBytes = 64 << 10
+	MaxMessageBytes = 16 << 10
+	MaxURLBytes     = 8 << 10
 	// MaxTitleRunes bounds the title shown (the server's message is kept
 	// whole in Description when longer).
 	MaxTitleRunes = 200
@@ -46,6 +51,12 @@ const (
 // elicitation's error; nothing is asked).
 func Prompt(e tool.Elicitation) (*api.Prompt, error) {
 	p := &api.Prompt{Tool: api.ToolElicitation, Server: e.Server}
+	if len(e.Message) > MaxMessageBytes {
+		return nil, fmt.Errorf("the message is larger than %d bytes (%d)", MaxMessageBytes, len(e.Message))
+	}
+	if len(e.URL) > MaxURLBytes {
+		return nil, fmt.Errorf("the url is larger than %d bytes (%d)", MaxURLBytes, len(e.URL))
+	}
 	msg := strings.TrimSpace(e.Message)
 	if msg == "" {
 		msg = "The MCP server " + e.Server + " asks for input"
@@ -391,23 +402,11 @@ func Result(a Answer) tool.ElicitAnswer {
 	return out
 }
 
+// compile compiles a requestedSchema with nothing loaded (schemac): the
+// formats MCP names (email, uri, date, date-time) are checked, as a form's
+// control would.
 func compile(schema json.RawMessage) (*jsonschema.Schema, error) {
-	if len(bytes.TrimSpace(schema)) == 0 {
-		schema = json.RawMessage(`{"type":"object"}`)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		return nil, fmt.Errorf("not JSON: %w", err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	// The formats MCP names (email, uri, date, date-time) are checked, as
-	// a form's control would.
-	c.AssertFormat()
-	if err := c.AddResource("requested.json", doc); err != nil {
-		return nil, err
-	}
-	return c.Compile("requested.json")
+	return schemac.Compile(schema, schemac.Options{AssertFormat: true})
 }
 
 func or(a, b string) string {

@@ -3,6 +3,9 @@ package elicit_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -129,4 +132,39 @@ func TestValidateAnswerNegativeZeroAndDuplicates(t *testing.T) {
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, api.DetailDuplicate, ae.Details[0].Code)
 	assert.Equal(t, "content", ae.Details[0].Field)
+}
+
+// A requestedSchema (in-session or an input_required form) that refers to
+// a file is refused before anything is asked: the error the server gets
+// says so, is the same whether the file exists, and never holds its
+// content.
+func TestPromptLoadsNoReference(t *testing.T) {
+	t.Parallel()
+	secret := filepath.Join(t.TempDir(), "secret.json")
+	require.NoError(t, os.WriteFile(secret, []byte(`{"type":"string","enum":["TOP-SECRET-VALUE"]}`), 0o600))
+	e := tool.Elicitation{Server: "s", Mode: "form", Message: "Pick",
+		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":"string"}},"$ref":"file://` + secret + `"}`)}
+	_, present := elicit.Prompt(e)
+	require.Error(t, present)
+	assert.Contains(t, present.Error(), "external references are not allowed")
+	assert.NotContains(t, present.Error(), "TOP-SECRET-VALUE")
+	require.NoError(t, os.Remove(secret))
+	_, missing := elicit.Prompt(e)
+	require.Error(t, missing)
+	assert.Equal(t, present.Error(), missing.Error())
+}
+
+// An elicitation's message and URL are bounded: one byte over is refused
+// with an error naming the bound, at the bound it is asked.
+func TestPromptBoundsMessageAndURL(t *testing.T) {
+	t.Parallel()
+	_, err := elicit.Prompt(tool.Elicitation{Server: "s", Mode: "form", Message: strings.Repeat("m", elicit.MaxMessageBytes+1)})
+	require.ErrorContains(t, err, "message is larger than 16384 bytes")
+	_, err = elicit.Prompt(tool.Elicitation{Server: "s", Mode: "form", Message: strings.Repeat("m", elicit.MaxMessageBytes)})
+	require.NoError(t, err)
+	u := "https://example.com/?q="
+	_, err = elicit.Prompt(tool.Elicitation{Server: "s", Mode: "url", Message: "Go", URL: u + strings.Repeat("q", elicit.MaxURLBytes-len(u)+1)})
+	require.ErrorContains(t, err, "url is larger than 8192 bytes")
+	_, err = elicit.Prompt(tool.Elicitation{Server: "s", Mode: "url", Message: "Go", URL: u + strings.Repeat("q", elicit.MaxURLBytes-len(u))})
+	require.NoError(t, err)
 }

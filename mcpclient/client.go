@@ -22,7 +22,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +32,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lubanhq/luban/config"
+	"github.com/lubanhq/luban/elicit"
+	"github.com/lubanhq/luban/internal/schemac"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/tool"
 )
@@ -88,7 +92,27 @@ type Status struct {
 	Failures    int        `json:"failures"`
 	Since       time.Time  `json:"since"`
 	NextAttempt *time.Time `json:"nextAttempt,omitempty"`
+	// Skipped lists the tools of the last tools/list that are not offered
+	// to the model (docs/design.md §13): a name a provider refuses, or an
+	// inputSchema that does not compile without loading anything.
+	Skipped []SkippedTool `json:"skipped,omitempty"`
 }
+
+// SkippedTool is a tool a server listed that luban does not offer: Name is
+// the tool's name as a Go-quoted ASCII string of at most 80 characters (it
+// may hold control or bidi characters), Reason is "invalid_name" or
+// "invalid_schema" (the log has the details).
+type SkippedTool struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// MaxSkipped bounds Status.Skipped; the log has every skipped tool.
+const MaxSkipped = 20
+
+// toolName is what providers accept as a tool's name; a server's tool is
+// offered as <server>__<tool>, and that whole name must match.
+var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // New returns a Manager for servers; Start connects.
 func New(servers []config.MCPServer, opts Options) *Manager {
@@ -195,6 +219,7 @@ type server struct {
 	next     time.Time
 	failures int
 	tools    int
+	skipped  []SkippedTool
 	inflight map[*call]struct{}
 }
 
@@ -208,7 +233,7 @@ type call struct {
 func (s *server) status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Status{Name: s.cfg.Name, Transport: "stdio", State: s.state, Tools: s.tools, Failures: s.failures, Since: s.since}
+	st := Status{Name: s.cfg.Name, Transport: "stdio", State: s.state, Tools: s.tools, Failures: s.failures, Since: s.since, Skipped: s.skipped}
 	if s.cfg.URL != "" {
 		st.Transport = "http"
 	}
@@ -351,13 +376,17 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 // the registry.
 func (s *server) refresh(ctx context.Context, cs *sdk.ClientSession) error {
 	var entries []*tool.Entry
+	var skipped []SkippedTool
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			return fmt.Errorf("tools/list: %w", err)
 		}
-		e, err := s.entry(t)
+		e, reason, err := s.entry(t)
 		if err != nil {
-			s.m.log.Warn("mcp tool skipped", "mcpServer", s.cfg.Name, "tool", t.Name, "err", err)
+			s.m.log.Warn("mcp tool skipped", "mcpServer", s.cfg.Name, "tool", quoteName(t.Name), "reason", reason, "err", err)
+			if len(skipped) < MaxSkipped {
+				skipped = append(skipped, SkippedTool{Name: quoteName(t.Name), Reason: reason})
+			}
 			continue
 		}
 		entries = append(entries, e)
@@ -367,18 +396,32 @@ func (s *server) refresh(ctx context.Context, cs *sdk.ClientSession) error {
 		return err
 	}
 	s.mu.Lock()
-	s.tools = len(entries)
+	s.tools, s.skipped = len(entries), skipped
 	s.mu.Unlock()
 	return nil
 }
 
-func (s *server) entry(t *sdk.Tool) (*tool.Entry, error) {
-	if t.Name == "" {
-		return nil, errors.New("a tool without a name")
+// quoteName is a tool name fit for a log line and /readyz: Go-quoted in
+// ASCII, at most 80 characters of the name.
+func quoteName(n string) string {
+	if r := []rune(n); len(r) > 80 {
+		return strconv.QuoteToASCII(string(r[:80])) + "…"
+	}
+	return strconv.QuoteToASCII(n)
+}
+
+// entry is the registry entry of a listed tool, or the reason
+// ("invalid_name", "invalid_schema") and error it is skipped for.
+func (s *server) entry(t *sdk.Tool) (*tool.Entry, string, error) {
+	if !toolName.MatchString(s.cfg.Name + Separator + t.Name) {
+		return nil, "invalid_name", fmt.Errorf("the name %s is not what a model provider accepts: %s%s<name> must be 1 to 64 of a-z, A-Z, 0-9, _ and -", quoteName(t.Name), s.cfg.Name, Separator)
 	}
 	schema, err := json.Marshal(t.InputSchema)
 	if err != nil || string(schema) == "null" {
 		schema = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	if _, err := schemac.Compile(schema, schemac.Options{}); err != nil {
+		return nil, "invalid_schema", fmt.Errorf("inputSchema: %w", err)
 	}
 	desc := t.Description
 	if desc == "" && t.Title != "" {
@@ -386,7 +429,7 @@ func (s *server) entry(t *sdk.Tool) (*tool.Entry, error) {
 	}
 	rt := &remoteTool{s: s, name: t.Name, spec: model.ToolSpec{Name: s.cfg.Name + Separator + t.Name, Description: desc, Parameters: schema}}
 	idem := t.Annotations != nil && (t.Annotations.ReadOnlyHint || t.Annotations.IdempotentHint)
-	return &tool.Entry{Spec: rt.spec, Tool: rt, Idempotent: idem}, nil
+	return &tool.Entry{Spec: rt.spec, Tool: rt, Idempotent: idem}, "", nil
 }
 
 // remoteTool is one tool of an MCP server.
@@ -465,6 +508,9 @@ func (t *remoteTool) Call(ctx context.Context, args json.RawMessage) (tool.Resul
 		}
 		return tool.Result{Content: fmt.Sprintf("MCP server %s: %v", s.cfg.Name, err), IsError: true}, nil
 	}
+	if len(res.InputRequests) > maxInputRequests {
+		return tool.Result{Content: fmt.Sprintf("MCP server %s asked for input luban refuses: %d requests at once, at most %d", s.cfg.Name, len(res.InputRequests), maxInputRequests), IsError: true}, nil
+	}
 	if len(res.InputRequests) > 0 {
 		in := &tool.InputRequired{Requests: map[string]tool.Elicitation{}, RequestState: res.RequestState}
 		for k, v := range res.InputRequests {
@@ -472,7 +518,12 @@ func (t *remoteTool) Call(ctx context.Context, args json.RawMessage) (tool.Resul
 			if !ok {
 				return tool.Result{Content: fmt.Sprintf("MCP server %s asked for input luban cannot give (%T); only elicitation is supported", s.cfg.Name, v), IsError: true}, nil
 			}
-			in.Requests[k] = s.elicitation(p)
+			e := s.elicitation(p)
+			if err := bounded(e); err != nil {
+				s.m.log.Warn("mcp input_required refused", "mcpServer", s.cfg.Name, "tool", t.name, "err", err)
+				return tool.Result{Content: fmt.Sprintf("MCP server %s asked for input luban refuses: %v", s.cfg.Name, err), IsError: true}, nil
+			}
+			in.Requests[k] = e
 		}
 		return tool.Result{Input: in}, nil
 	}
@@ -480,6 +531,24 @@ func (t *remoteTool) Call(ctx context.Context, args json.RawMessage) (tool.Resul
 }
 
 var errTimeout = errors.New("mcp: tool call timed out")
+
+// maxInputRequests bounds the requests of one input_required result.
+const maxInputRequests = 16
+
+// bounded checks an input_required request against the bounds of package
+// elicit (docs/design.md §13) before the run keeps it: every request of
+// the result is stored with the question, not only the one shown first.
+func bounded(e tool.Elicitation) error {
+	switch {
+	case len(e.Message) > elicit.MaxMessageBytes:
+		return fmt.Errorf("the message is larger than %d bytes (%d)", elicit.MaxMessageBytes, len(e.Message))
+	case len(e.URL) > elicit.MaxURLBytes:
+		return fmt.Errorf("the url is larger than %d bytes (%d)", elicit.MaxURLBytes, len(e.URL))
+	case len(e.RequestedSchema) > elicit.MaxSchemaBytes:
+		return fmt.Errorf("requestedSchema is larger than %d bytes", elicit.MaxSchemaBytes)
+	}
+	return nil
+}
 
 // mapResult turns a CallToolResult into the model's ToolResult: the text of
 // every content block (other blocks described in a line), or the
