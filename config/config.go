@@ -115,7 +115,12 @@ type MCPServer struct {
 	// client's default). Time a person spends answering the server's
 	// elicitation does not count.
 	Timeout time.Duration
-	Line    int
+	// ConnectTimeout bounds connecting: starting (stdio) or reaching (HTTP)
+	// the server, initialize and the first tools/list (a positive Go
+	// duration; 0: the client's default, 2m, enough for a first npx
+	// download). An attempt that runs out of it is retried with backoff.
+	ConnectTimeout time.Duration
+	Line           int
 }
 
 // Webhook is one entry of `webhooks:` (DESIGN §12, Standard Webhooks).

@@ -96,6 +96,7 @@ func TestParseErrors(t *testing.T) {
 		{"mcp bad name", "mcp:\n  servers:\n    - {name: a__b, command: x}\n", `c.yaml:3: mcp.servers[0].name: "a__b": a server name is 1–64 characters of letters, digits and - (its tools are named <name>__<tool>)`},
 		{"mcp unknown key", "mcp:\n  server: []\n", "c.yaml:2: mcp.server: unknown key (known here: servers)"},
 		{"mcp bad timeout", "mcp:\n  servers:\n    - {name: g, command: x, timeout: soon}\n", `c.yaml:3: mcp.servers[0].timeout: "soon" is not a positive duration such as 30s, 15m or 24h`},
+		{"mcp bad connectTimeout", "mcp:\n  servers:\n    - {name: g, command: x, connectTimeout: 0s}\n", `c.yaml:3: mcp.servers[0].connectTimeout: "0s" is not a positive duration such as 30s, 15m or 24h`},
 		{"webhook secret", "webhooks:\n  - {url: 'https://h/', secret: abc}\n", "c.yaml:2: webhooks[0].secret: a Standard Webhooks secret starts with whsec_ followed by at least 16 characters of base64"},
 		{"webhook event", "webhooks:\n  - {url: 'https://h/', secret: whsec_0123456789abcdef, events: [run.started]}\n", `c.yaml:2: webhooks[0].events[0]: "run.started" is not one of interaction.requested, interaction.resolved, run.finished`},
 		{"webhook url", "webhooks:\n  - {url: 'ftp://h/', secret: whsec_0123456789abcdef}\n", `c.yaml:2: webhooks[0].url: "ftp://h/" is not an http or https URL`},
@@ -144,4 +145,14 @@ func TestReadFileErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(big, []byte("# "+strings.Repeat("x", config.MaxFileBytes)+"\n"), 0o600))
 	_, err = config.ReadFile(big, nil)
 	require.EqualError(t, err, big+": the file is larger than 1048576 bytes")
+}
+
+// mcp.servers[].connectTimeout is its own duration, beside the tool call's
+// timeout.
+func TestMCPConnectTimeout(t *testing.T) {
+	t.Parallel()
+	f, err := config.Parse("c.yaml", []byte("mcp:\n  servers:\n    - {name: g, command: npx, timeout: 60s, connectTimeout: 5m}\n"), env(nil))
+	require.NoError(t, err)
+	require.Equal(t, 60*time.Second, f.MCP.Servers[0].Timeout)
+	require.Equal(t, 5*time.Minute, f.MCP.Servers[0].ConnectTimeout)
 }

@@ -523,8 +523,9 @@ func (p *parser) mcpServer(n *yaml.Node, key string) MCPServer {
 			}
 			s.URL = x
 		},
-		"headers": strMap(&s.Headers),
-		"timeout": p.duration(&s.Timeout),
+		"headers":        strMap(&s.Headers),
+		"timeout":        p.duration(&s.Timeout),
+		"connectTimeout": p.duration(&s.ConnectTimeout),
 	})
 	switch {
 	case n.Kind != yaml.MappingNode:

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -42,6 +43,17 @@ import (
 // config. Time a person spends on the server's elicitation does not count.
 const DefaultTimeout = 2 * time.Minute
 
+// DefaultConnectTimeout bounds connecting to a server without
+// connectTimeout in the config: starting it (stdio) or reaching it (HTTP),
+// the initialize handshake, and the first tools/list. Generous, because a
+// first `npx -y` downloads the server before it answers.
+const DefaultConnectTimeout = 2 * time.Minute
+
+// maxConnectTimeout caps the connect timeout, which doubles after each
+// attempt that ran out of it (a download killed half-way would otherwise
+// start again from nothing, and never finish, on every attempt).
+const maxConnectTimeout = 10 * time.Minute
+
 // Separator joins a server's name and its tool's name: <server>__<tool>.
 const Separator = "__"
 
@@ -56,7 +68,8 @@ type Options struct {
 	// MinBackoff and MaxBackoff bound the wait between two connection
 	// attempts to a server that is down (defaults 1 s and 30 s).
 	MinBackoff, MaxBackoff time.Duration
-	// Getenv reads the environment a stdio server inherits (nil: os.Environ).
+	// Environ is luban's environment, from which a stdio server gets only
+	// the variables Inherited lets through (nil: os.Environ).
 	Environ func() []string
 }
 
@@ -136,6 +149,9 @@ func New(servers []config.MCPServer, opts Options) *Manager {
 		s := &server{cfg: c, m: m, state: StateConnecting, since: time.Now().UTC(), inflight: map[*call]struct{}{}}
 		if c.Timeout <= 0 {
 			s.cfg.Timeout = DefaultTimeout
+		}
+		if c.ConnectTimeout <= 0 {
+			s.cfg.ConnectTimeout = DefaultConnectTimeout
 		}
 		m.servers = append(m.servers, s)
 	}
@@ -265,29 +281,28 @@ func (s *server) set(state State, next time.Time) {
 func (s *server) run(ctx context.Context, firstDone func()) {
 	log := s.m.log.With("mcpServer", s.cfg.Name)
 	backoff := s.m.opts.MinBackoff
+	connectTimeout := s.cfg.ConnectTimeout
 	// The first attempt is done once its outcome is the server's state.
 	attempted := sync.OnceFunc(firstDone)
 	defer attempted()
 	for ctx.Err() == nil {
-		cs, err := s.connect(ctx)
-		if err == nil {
-			// The session is the tools' before they are registered: a
-			// call the moment a tool appears finds it.
-			s.mu.Lock()
-			s.cs = cs
-			s.mu.Unlock()
-			if err = s.refresh(ctx, cs); err != nil {
-				s.mu.Lock()
-				s.cs = nil
-				s.mu.Unlock()
-				_ = cs.Close()
-			}
+		level := slog.LevelDebug
+		if s.status().Failures == 0 {
+			level = slog.LevelInfo
+		}
+		log.Log(ctx, level, "mcp server connecting", "target", s.target(), "connectTimeout", connectTimeout.String())
+		cs, err := s.attempt(ctx, connectTimeout)
+		var se *stepError
+		if errors.As(err, &se) && se.timedOut && connectTimeout < maxConnectTimeout {
+			// A slow first start (npx downloading the server) gets more
+			// time on the next attempt.
+			connectTimeout = min(2*connectTimeout, maxConnectTimeout)
 		}
 		if err == nil {
 			s.set(StateReady, time.Time{})
 			attempted()
 			log.Info("mcp server ready", "tools", s.status().Tools)
-			backoff = s.m.opts.MinBackoff
+			backoff, connectTimeout = s.m.opts.MinBackoff, s.cfg.ConnectTimeout
 			done := make(chan error, 1)
 			go func() { done <- cs.Wait() }()
 			select {
@@ -309,7 +324,11 @@ func (s *server) run(ctx context.Context, firstDone func()) {
 		next := time.Now().Add(backoff)
 		s.set(StateDown, next.UTC())
 		attempted()
-		log.Warn("mcp server unavailable; retrying", "err", err, "retryIn", backoff.String(), "failures", s.status().Failures)
+		step := "session"
+		if se != nil {
+			step = se.step
+		}
+		log.Warn("mcp server unavailable; retrying", "step", step, "err", err, "retryIn", backoff.String(), "failures", s.status().Failures)
 		select {
 		case <-ctx.Done():
 			return
@@ -359,17 +378,75 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		tr = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: headers{base: http.DefaultTransport, h: s.cfg.Headers}, CheckRedirect: sameOrigin}}
 	} else {
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
-		cmd.Env = s.m.opts.Environ()
-		for k, v := range s.cfg.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
+		cmd.Env = Inherited(s.m.opts.Environ(), s.cfg.Env)
 		cmd.Stderr = &logWriter{log: s.m.log, server: s.cfg.Name}
 		detach(cmd)
 		tr = &sdk.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	return client.Connect(ctx, tr, nil)
+}
+
+// attempt connects and lists the tools within timeout (the server's
+// connectTimeout, docs/design.md §13): the session, its tools registered,
+// or a *stepError naming the step that failed.
+func (s *server) attempt(ctx context.Context, timeout time.Duration) (*sdk.ClientSession, error) {
+	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errConnectTimeout)
 	defer cancel()
-	return client.Connect(cctx, tr, nil)
+	step := "initialize"
+	if s.cfg.URL == "" {
+		step = "start and initialize"
+	}
+	fail := func(step string, err error) error {
+		if errors.Is(context.Cause(cctx), errConnectTimeout) {
+			return &stepError{step: step, timedOut: true, err: fmt.Errorf("did not finish within the connectTimeout of %s (%v)", timeout, err)}
+		}
+		return &stepError{step: step, err: err}
+	}
+	cs, err := s.connect(cctx)
+	if err != nil {
+		return nil, fail(step, err)
+	}
+	// The session is the tools' before they are registered: a call the
+	// moment a tool appears finds it.
+	s.mu.Lock()
+	s.cs = cs
+	s.mu.Unlock()
+	if err := s.refresh(cctx, cs); err != nil {
+		s.mu.Lock()
+		s.cs = nil
+		s.mu.Unlock()
+		_ = cs.Close()
+		return nil, fail("tools/list", err)
+	}
+	return cs, nil
+}
+
+var errConnectTimeout = errors.New("mcp: connect timed out")
+
+// stepError is a failed connection attempt: the step (start and
+// initialize, initialize, tools/list) and whether the connect timeout cut
+// it.
+type stepError struct {
+	step     string
+	timedOut bool
+	err      error
+}
+
+func (e *stepError) Error() string { return e.step + ": " + e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }
+
+// target names what a connection attempt starts or reaches, for the log:
+// the command of a stdio server (not its arguments, which may hold a
+// secret), the scheme, host and path of an HTTP one's URL.
+func (s *server) target() string {
+	if s.cfg.URL == "" {
+		return s.cfg.Command
+	}
+	u, err := url.Parse(s.cfg.URL)
+	if err != nil {
+		return "(an unparsable url)"
+	}
+	return u.Scheme + "://" + u.Host + u.Path
 }
 
 // refresh lists the server's tools (every page) and replaces its group in
@@ -633,6 +710,50 @@ func (s *server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 		return nil, err
 	}
 	return &sdk.ElicitResult{Action: ans.Action, Content: ans.Content}, nil
+}
+
+// inherited are the variables of luban's environment a stdio server gets
+// (docs/agents.md, docs/mcp.md): where programs are, the home and user,
+// the locale, the time zone and the temporary directory; on Windows also
+// what a process needs to start. Names are compared case-insensitively.
+var inherited = map[string]bool{
+	"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "SHELL": true,
+	"LANG": true, "LANGUAGE": true, "TZ": true, "TMPDIR": true, "TMP": true, "TEMP": true,
+	"SYSTEMROOT": true, "WINDIR": true, "COMSPEC": true, "PATHEXT": true, "SYSTEMDRIVE": true,
+	"USERPROFILE": true, "HOMEDRIVE": true, "HOMEPATH": true, "APPDATA": true, "LOCALAPPDATA": true,
+	"PROGRAMDATA": true, "PROGRAMFILES": true, "PROGRAMFILES(X86)": true,
+}
+
+// Inherited is the environment of a stdio server (docs/design.md §13):
+// the entries of environ whose names are in the minimal set (PATH, HOME,
+// USER, LOGNAME, SHELL, LANG, LANGUAGE, LC_*, TZ, TMPDIR, TMP, TEMP, and
+// Windows' own), then env (the server's `env:`), which wins over them.
+// Nothing else of luban's environment (tokens, model keys, base URLs)
+// reaches the server.
+func Inherited(environ []string, env map[string]string) []string {
+	out := make([]string, 0, len(env)+16)
+	for _, kv := range environ {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			continue
+		}
+		if _, set := env[k]; set {
+			continue
+		}
+		u := strings.ToUpper(k)
+		if inherited[u] || strings.HasPrefix(u, "LC_") {
+			out = append(out, kv)
+		}
+	}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, k+"="+env[k])
+	}
+	return out
 }
 
 // headers adds a server's configured headers to every request.
