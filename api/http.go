@@ -9,7 +9,7 @@ import (
 // session SessionID, or in a new session when SessionID is empty (DESIGN
 // §3). The answer is the run's SSE stream until it pauses or ends.
 type ChatRequest struct {
-	SessionID string `json:"sessionId"`
+	SessionID string `json:"sessionId,omitempty"`
 	Message   string `json:"message"`
 	// Agent names the agent of a new session (GET /api/agents; DESIGN §9);
 	// empty means the default agent. A session keeps its agent.
@@ -19,14 +19,16 @@ type ChatRequest struct {
 // ContinueRequest is the body of POST /api/chat/continue (seed 000 §2):
 // the answer to request RequestID of session SessionID, plus Answers for
 // AskUser. Cancelled true declines and nothing else counts (a cancel is
-// never validated against the form).
+// never validated against the form). Only SessionID and RequestID are
+// required; every other field may be absent (an answer sends what its form
+// needs).
 type ContinueRequest struct {
 	SessionID   string           `json:"sessionId"`
 	RequestID   string           `json:"requestId"`
-	Selections  []string         `json:"selections"`
-	CustomInput string           `json:"customInput"`
-	Cancelled   bool             `json:"cancelled"`
-	Answers     []QuestionAnswer `json:"answers"`
+	Selections  []string         `json:"selections,omitempty"`
+	CustomInput string           `json:"customInput,omitempty"`
+	Cancelled   bool             `json:"cancelled,omitempty"`
+	Answers     []QuestionAnswer `json:"answers,omitempty"`
 	// Decision, Arguments, Message and Remember answer an approval
 	// (DESIGN §10) instead of the ask fields: approve, edit (Arguments, a
 	// JSON object, replaces the model's) or reject (with an optional

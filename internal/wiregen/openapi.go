@@ -120,6 +120,16 @@ func OpenAPI(dir string) ([]byte, error) {
 				"Every call carries Authorization: Bearer <token>. Errors are {\"error\": {code, message, ...}} with the status of their code. "+
 				"SSE events carry id: <n>, a per-session sequence number to resume after with Last-Event-ID; the payload schema of each event name is under "+EventsKey+".",
 		),
+		// Where the API is: luban serve's --addr (default 127.0.0.1:8080),
+		// or the address a proxy gives it; every path starts with /api.
+		"servers", []any{newObj(
+			"url", "{scheme}://{host}",
+			"description", "a luban server: luban serve --addr (default 127.0.0.1:8080), or its address behind a proxy",
+			"variables", newObj(
+				"scheme", newObj("default", "http", "enum", []any{"http", "https"}),
+				"host", newObj("default", "127.0.0.1:8080", "description", "host and port"),
+			),
+		)},
 		"security", []any{newObj("bearer", []any{})},
 		"paths", paths,
 		"components", newObj(

@@ -279,7 +279,7 @@ export interface ErrorEvent {
  * §3). The answer is the run's SSE stream until it pauses or ends.
  */
 export interface ChatRequest {
-  sessionId: string
+  sessionId?: string
   message: string
   /**
    * Agent names the agent of a new session (GET /api/agents; DESIGN §9);
@@ -292,15 +292,17 @@ export interface ChatRequest {
  * ContinueRequest is the body of POST /api/chat/continue (seed 000 §2):
  * the answer to request RequestID of session SessionID, plus Answers for
  * AskUser. Cancelled true declines and nothing else counts (a cancel is
- * never validated against the form).
+ * never validated against the form). Only SessionID and RequestID are
+ * required; every other field may be absent (an answer sends what its form
+ * needs).
  */
 export interface ContinueRequest {
   sessionId: string
   requestId: string
-  selections: string[]
-  customInput: string
-  cancelled: boolean
-  answers: QuestionAnswer[]
+  selections?: string[]
+  customInput?: string
+  cancelled?: boolean
+  answers?: QuestionAnswer[]
   /**
    * Decision, Arguments, Message and Remember answer an approval
    * (DESIGN §10) instead of the ask fields: approve, edit (Arguments, a
