@@ -327,7 +327,10 @@ type CancelParams struct {
 // Cancel stops the session's active run with no further model call: the run
 // ends cancelled, and in the same transaction every question it left pending
 // is resolved as cancelled (its ToolResult says so) and every other tool call
-// without a result gets one saying it was not run. It returns the status the
+// without a result gets one saying it was not run, or, when its tool started,
+// that it was interrupted and may have taken effect. A tool call this process
+// is making is first waited for, up to Options.ToolStopWait, so that it gets
+// its real result (docs/design.md §9). It returns the status the
 // session has after the call: "cancelled", or, when no run was active (or the
 // run ended first), the status it ended with.
 func (r *Runner) Cancel(ctx context.Context, p CancelParams) (string, error) {
@@ -353,6 +356,10 @@ func (r *Runner) Cancel(ctx context.Context, p CancelParams) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// A tool call in flight here gets its real result when it returns
+	// within Options.ToolStopWait; after that, finish records it as
+	// interrupted (it may have taken effect), never as not run.
+	r.awaitTool(ctx, run.ID)
 	// A streaming reply is kept: the text streamed so far becomes the
 	// assistant message, marked stopped, in the transaction that ends the
 	// run. A reply streaming in another process (a replica) is read from

@@ -221,25 +221,43 @@ func (r *Runner) step(ctx context.Context, id string, st *state) (*state, bool, 
 	case actResult:
 		return r.applyResult(ctx, st, act, act.result)
 	case actTool:
-		var res askuser.ToolResult
-		if act.approved != nil {
-			res, err = r.runApproved(ctx, st.run, act)
-		} else {
-			entry, _ := r.tools.Get(act.call.call.Name)
-			res, err = r.runTool(ctx, st.run, entry.Tool, entry.Idempotent, act.call.call)
-		}
-		var ni *needInput
-		if errors.As(err, &ni) {
-			return nil, true, r.pauseElicitation(ctx, st.run, ni)
-		}
-		if err != nil {
+		// A cancel waits for the call's result (toolstop.go) and then
+		// ends the run: the driver stops once the result is recorded.
+		tr := r.startToolRun(st.run.ID)
+		next, paused, err := r.toolStep(ctx, st, act)
+		if r.endToolRun(st.run.ID, tr) {
 			return nil, true, err
 		}
-		return r.applyResult(ctx, st, act, res)
+		return next, paused, err
 	case actAsk:
 		return nil, true, r.ask(ctx, st.run, act.call.call, act.prompt, nil)
 	}
 	return nil, true, nil
+}
+
+// toolStep runs the tool of act and records its result.
+func (r *Runner) toolStep(ctx context.Context, st *state, act action) (*state, bool, error) {
+	var res askuser.ToolResult
+	var err error
+	if act.approved != nil {
+		res, err = r.runApproved(ctx, st.run, act)
+	} else {
+		entry, _ := r.tools.Get(act.call.call.Name)
+		res, err = r.runTool(ctx, st.run, entry.Tool, entry.Idempotent, act.call.call)
+	}
+	var ni *needInput
+	if errors.As(err, &ni) {
+		return nil, true, r.pauseElicitation(ctx, st.run, ni)
+	}
+	if errors.Is(err, errLeaseLost) {
+		// The run ended (a cancel) or moved before the tool started:
+		// it did not run.
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, true, err
+	}
+	return r.applyResult(ctx, st, act, res)
 }
 
 // load completes st (nil: nothing known) with the run's row and, when the
@@ -335,9 +353,21 @@ func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idemp
 		}
 	}
 	// The marker must be durable before the tool runs: without it a crash
-	// could make a non-idempotent tool run twice.
-	if err := r.st.TraceInsert(ctx, &store.TraceInsertParams{SessionID: run.SessionID, RunID: run.ID, Kind: "tool_started",
-		Data: mustJSON(map[string]any{"toolCallId": c.ID, "name": c.Name}), Now: r.now()}); err != nil {
+	// could make a non-idempotent tool run twice. It is written only while
+	// the run still runs under this process's lease (errLeaseLost
+	// otherwise), so a run that a cancel ended never starts a tool, and
+	// the transaction that ends a run sees every call that started
+	// (finish: "interrupted", never "not run").
+	err := r.st.InTx(ctx, func(tx store.Tx) error {
+		now := r.now()
+		won, err := tx.RunCheckpoint(ctx, &store.RunCheckpointParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Now: now})
+		if err != nil || !won {
+			return errLost(err)
+		}
+		return tx.TraceInsert(ctx, &store.TraceInsertParams{SessionID: run.SessionID, RunID: run.ID, Kind: "tool_started",
+			Data: mustJSON(map[string]any{"toolCallId": c.ID, "name": c.Name}), Now: now})
+	})
+	if err != nil {
 		return askuser.ToolResult{}, err
 	}
 	r.fault("tool_running")

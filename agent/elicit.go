@@ -142,7 +142,9 @@ func (e *elicitor) Elicit(ctx context.Context, el tool.Elicitation) (tool.Elicit
 	r.mu.Lock()
 	r.elicits[req.ID] = ch
 	r.mu.Unlock()
+	r.elicitingTool(run.ID, 1)
 	defer func() {
+		r.elicitingTool(run.ID, -1)
 		r.mu.Lock()
 		delete(r.elicits, req.ID)
 		r.mu.Unlock()

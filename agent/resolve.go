@@ -213,7 +213,9 @@ func closedResult(p *askuser.Prompt, status askuser.Status) askuser.ToolResult {
 // question still pending is resolved (cancelled, or expired when the run
 // expires) with its receipt, ToolResult, audit and trace entries, and every
 // other tool call of the run that has no ToolResult yet gets one saying it
-// was not run, so the transcript stays valid for the next run's model calls.
+// was not run (or, when its tool started, that it was interrupted and may
+// have taken effect), so the transcript stays valid for the next run's
+// model calls.
 // errEv, when not nil, is emitted before done. extra, when not nil, writes
 // the rows of whatever ended the run (a question's own resolution) right
 // after the run's row; its error rolls the transaction back.
@@ -262,8 +264,14 @@ func (r *Runner) finishRun(ctx context.Context, tx store.Tx, run *store.Run, p *
 		}
 	}
 	if last, missing := missingCalls(msgs, run.ID); last != nil {
+		var started map[string]bool
+		if len(missing) > 0 {
+			if started, err = startedCalls(ctx, tx, run); err != nil {
+				return false, err
+			}
+		}
 		for _, mc := range missing {
-			res := askuser.ToolResult{Content: fmt.Sprintf("not run: the run ended (%s) before this tool call was handled", to), IsError: true}
+			res := endedResult(mc.call.Name, to, started[mc.call.ID])
 			if it := open[mc.call.ID]; it != nil {
 				delete(open, mc.call.ID)
 				if res, err = r.closed(ctx, tx, run, it, closeAs); err != nil {

@@ -73,6 +73,11 @@ type Options struct {
 	// open stream within EventPoll (docs/durability.md). luban serve sets it
 	// to --sse-heartbeat. Default 15s.
 	EventPoll time.Duration
+	// ToolStopWait bounds how long Cancel waits for a tool call that a run
+	// driven by this process is making, so that the call gets its real
+	// result; a call still running then gets a result saying it was
+	// interrupted and may have taken effect (docs/design.md §9). Default 5s.
+	ToolStopWait time.Duration
 	// InstanceID names this process in leases. Default random.
 	InstanceID string
 	Logger     *slog.Logger
@@ -116,6 +121,9 @@ type Runner struct {
 	// live holds, by run id, the model call each run driven here is
 	// making (deltas.go).
 	live map[string]*liveTurn
+	// toolRuns holds, by run id, the tool call each run driven here is
+	// making (toolstop.go).
+	toolRuns map[string]*toolRun
 }
 
 // New validates opts and returns a Runner. Call Run to start the sweeper
@@ -136,6 +144,9 @@ func New(opts Options) (*Runner, error) {
 	if opts.EventPoll <= 0 {
 		opts.EventPoll = DefaultEventPoll
 	}
+	if opts.ToolStopWait <= 0 {
+		opts.ToolStopWait = DefaultToolStopWait
+	}
 	if opts.InstanceID == "" {
 		opts.InstanceID = NewID("inst")
 	}
@@ -145,7 +156,7 @@ func New(opts Options) (*Runner, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Runner{opts: opts, st: opts.Store, tools: opts.Tools, agents: map[string]*Agent{}, log: opts.Logger, active: map[string]context.CancelFunc{}, elicits: map[string]chan elicit.Answer{}, live: map[string]*liveTurn{}}
+	r := &Runner{opts: opts, st: opts.Store, tools: opts.Tools, agents: map[string]*Agent{}, log: opts.Logger, active: map[string]context.CancelFunc{}, elicits: map[string]chan elicit.Answer{}, live: map[string]*liveTurn{}, toolRuns: map[string]*toolRun{}}
 	for _, a := range opts.Agents {
 		if a.Name == "" {
 			a.Name = defaultAgentName

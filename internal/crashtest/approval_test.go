@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -48,11 +49,11 @@ func approve(t *testing.T, p *proc, sessionID, requestID string) []lubantest.Eve
 func TestCrashApproval(t *testing.T) {
 	t.Parallel()
 	noteTurn := fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{ID: "call_note_1", Name: "record_note", Arguments: `{"note":"deploy-42"}`}}}
-	start := func(t *testing.T, fault string) (*testBundle, *proc, string, string, string) {
+	start := func(t *testing.T, fault string, lease ...string) (*testBundle, *proc, string, string, string) {
 		b := setup(t)
 		ws, cfg := t.TempDir(), approvalConfig(t)
 		b.fake.Push(noteTurn, endTurn())
-		p1 := startProc(t, procOptions{Name: "p1", DB: b.db, Fake: b.fake, Workspace: ws, Config: cfg, Fault: fault})
+		p1 := startProc(t, procOptions{Name: "p1", DB: b.db, Fake: b.fake, Workspace: ws, Config: cfg, Fault: fault, Lease: strings.Join(lease, "")})
 		st := p1.API.Chat("", userMessage)
 		evs, err := st.Until("user_input_required", waitEvents)
 		st.Close()
@@ -118,5 +119,35 @@ func TestCrashApproval(t *testing.T) {
 		reqs := b.fake.Requests()
 		require.Len(t, reqs, 2)
 		require.Equal(t, interrupted, reqs[1].Messages[len(reqs[1].Messages)-1]["content"])
+	})
+
+	// Issue 24 item 2: the process dies after the tool started (its marker
+	// is durable) and the run is cancelled after the restart, before the
+	// dead process's lease runs out: the call may have taken effect, and
+	// its ToolResult says so instead of "not run".
+	t.Run("killed_while_the_approved_tool_runs_then_cancelled", func(t *testing.T) {
+		t.Parallel()
+		b, p1, ws, cfg, ids := start(t, "tool_running", "1m")
+		sid, rid := split(ids)
+		resp, err := p1.Post("/api/chat/continue", approveBody(sid, rid))
+		if err == nil {
+			resp.Body.Close()
+		}
+		p1.WaitFault()
+		p2 := startProc(t, procOptions{Name: "p2", DB: b.db, Fake: b.fake, Workspace: ws, Config: cfg, Lease: "1m"})
+		var out struct{ Status string }
+		require.Equal(t, http.StatusOK, p2.API.JSON("POST", "/api/sessions/"+sid+"/cancel", nil, &out))
+		require.Equal(t, "cancelled", out.Status)
+		tr := checkRun(t, p2, sid, "cancelled", b.fake)
+		found := false
+		for _, m := range tr.Messages {
+			if m.Role == "tool" && m.ToolCallID == "call_note_1" {
+				require.Equal(t, "interrupted: the run ended (cancelled) while record_note was running; it may have taken effect", m.Content)
+				require.True(t, m.IsError)
+				found = true
+			}
+		}
+		require.True(t, found)
+		require.Len(t, b.fake.Requests(), 1, "no model call after the cancel")
 	})
 }

@@ -35,12 +35,14 @@ type procOptions struct {
 	Workspace string
 	// Config is LUBAN_CONFIG, a configuration file (docs/agents.md).
 	Config string
+	// Lease is --lease; default "1s".
+	Lease string
 }
 
 // proc is a running `luban serve` (lubantest.Proc).
 type proc = lubantest.Proc
 
-// startProc starts luban serve with a 1s lease, a 500ms SSE heartbeat and
+// startProc starts luban serve with a 1s lease (o.Lease), a 500ms SSE heartbeat and
 // the test tools (LUBAN_TEST_TOOLS=1), and returns once /readyz answers
 // 200. The process is killed when the test ends if still running.
 func startProc(t *testing.T, o procOptions) *proc {
@@ -57,6 +59,6 @@ func startProc(t *testing.T, o procOptions) *proc {
 	}
 	return lubantest.StartProc(t, lubantest.ProcOptions{
 		Bin: lubanBin, Name: o.Name, DB: o.DB, ModelURL: o.Fake.URL(), APIKey: "sk-crashtest",
-		Lease: "1s", Heartbeat: "500ms", Workspace: o.Workspace, Env: env,
+		Lease: o.Lease, Heartbeat: "500ms", Workspace: o.Workspace, Env: env,
 	})
 }
