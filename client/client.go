@@ -119,11 +119,20 @@ func (c *Client) stream(ctx context.Context, method, path string, body any, hdr 
 // interaction_pending (Pending is the question to answer first), 409
 // run_in_progress, 413 payload_too_large.
 func (c *Client) Chat(ctx context.Context, sessionID, message string) (*Stream, error) {
-	return c.stream(ctx, http.MethodPost, "/api/chat", api.ChatRequest{SessionID: sessionID, Message: message}, nil, 0)
+	return c.Start(ctx, api.ChatRequest{SessionID: sessionID, Message: message})
 }
 
-// Continue answers a pending request once (POST /api/chat/continue, seed 000
-// §2) and returns the continuation's events: user_input_resolved (the
+// Start is Chat with the whole request (POST /api/chat): req.Agent names the
+// agent of a new session (one of Agents; empty means the default agent). A
+// session keeps its agent: naming another one for an existing session, or
+// an agent the server does not have, is 400 invalid_request. Other errors as
+// Chat.
+func (c *Client) Start(ctx context.Context, req api.ChatRequest) (*Stream, error) {
+	return c.stream(ctx, http.MethodPost, "/api/chat", req, nil, 0)
+}
+
+// Continue answers a pending request once (POST /api/chat/continue, docs/design.md
+// §A.2) and returns the continuation's events: user_input_resolved (the
 // receipt) first, then the run's until it pauses again or ends. Errors
 // (*Error): 404 interaction_not_found, 409 already_resolved (Receipt), 410
 // interaction_expired (Receipt) or not_resumable, 413 payload_too_large, 422

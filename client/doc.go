@@ -1,4 +1,4 @@
-// Package client is a typed Go client of luban's HTTP/SSE API (DESIGN §3).
+// Package client is a typed Go client of luban's HTTP/SSE API (docs/design.md §3).
 // `luban chat` and end-to-end tests use it.
 //
 // Every call takes a context first and authenticates with
@@ -7,7 +7,15 @@
 // recovery fields (details of a 422, the receipt of a 409/410, the pending
 // request of a 409 interaction_pending); use errors.As.
 //
-// Chat, Continue and Events return a *Stream of typed events. A stream opened
+// The client covers every operation of the server's OpenAPI document (GET
+// /api/openapi.json; a test holds the two together): Chat and Start (which
+// picks the agent of a new session, see Agents), Continue and
+// ContinueNoStream, Pending, Sessions and SessionPage, Session, Rename,
+// Delete, Cancel, Trace, Events, Inbox, Interaction, PrincipalEvents, Info,
+// Agents and OpenAPI.
+//
+// Chat, Start, Continue, Events and PrincipalEvents return a *Stream of typed
+// events. A stream opened
 // by Chat or Continue ends at the run's pause (user_input_required) or end
 // (done); one opened by Events stays open until ctx ends. Reconnecting is
 // the caller's choice: a Stream remembers the id of the last event it read

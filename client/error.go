@@ -12,7 +12,7 @@ import (
 
 // Error is a request the server refused: Status is the HTTP status and the
 // other fields are the JSON error body {"error": {code, message, details,
-// receipt, pending}} of DESIGN §3. Code is one of the server's stable codes
+// receipt, pending}} of docs/design.md §3. Code is one of the server's stable codes
 // (invalid_answer, already_resolved, interaction_pending, ...); it is empty
 // when the body was not luban's JSON error (a proxy's page, say), and then
 // Message holds the start of the body. Details lists the fields of a 422

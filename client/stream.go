@@ -14,7 +14,7 @@ import (
 	"github.com/lubanhq/luban/api"
 )
 
-// Event is one SSE event of a session's event log (DESIGN §3). ID is its
+// Event is one SSE event of a session's event log (docs/design.md §3). ID is its
 // per-session sequence number (the SSE "id:", for Last-Event-ID); Name is
 // the event name (api.EventMessageDelta, ...); Data is the raw JSON.
 // Value is Data decoded into the event's payload type (api.NewEventPayload):

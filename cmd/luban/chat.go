@@ -20,10 +20,10 @@ import (
 	"github.com/lubanhq/luban/client"
 )
 
-// Chat is `luban chat`, the terminal front end (DESIGN §1): a line-oriented
+// Chat is `luban chat`, the terminal front end (docs/design.md §1): a line-oriented
 // REPL over the typed client. It prints streamed assistant text and compact
-// tool calls, renders each user_input_required question by mode (seed 000
-// §3 card rules; AgentScope AskUser for batches), checks the answer locally
+// tool calls, renders each user_input_required question by mode (docs/design.md
+// §A.3 card rules; AgentScope AskUser for batches), checks the answer locally
 // with askuser.ValidateAnswer where it can, sends it, and on a 422 shows the
 // server's field messages and asks again (the request stays pending).
 // While it waits for an answer it follows the session's event stream, so an
@@ -53,6 +53,7 @@ type chatSession struct {
 	lines     *lineReader
 	editor    string // $VISUAL or $EDITOR: how an approval's arguments are edited when set
 	sessionID string
+	agent     string // --agent: the agent a new session is started with ("" = the server's default)
 	resumeCmd string // "luban chat" with the --url of this chat when it is not the default
 	lang      chatLang
 	asked     map[string]*api.InputRequest // requestId → request, for receipts
@@ -94,11 +95,12 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 	token := fs.String("token", env("LUBAN_AUTH_TOKEN", ""), lang.pick("访问令牌 (LUBAN_AUTH_TOKEN)；默认使用 luban serve 生成并保存在数据库旁的令牌", "bearer token (LUBAN_AUTH_TOKEN); default: the token luban serve generated and kept beside its database"))
 	db := fs.String("db", getenv("LUBAN_DB"), lang.pick("luban serve 使用的数据库 (LUBAN_DB)：没有 --token 时读取它旁边的 luban.token", "the database luban serve was started with (LUBAN_DB): without --token, the luban.token beside it is read"))
 	session := fs.String("session", "", lang.pick("继续这个会话：再次显示它等待回答的问题", "continue this session: shows its pending question again"))
+	agentName := fs.String("agent", "", lang.pick("新会话使用的智能体（GET /api/agents 列出的名字）；默认使用第一个", "the agent of a new session (a name GET /api/agents lists); default: the first"))
 	langFlag := fs.String("lang", getenv("LUBAN_LANG"), lang.pick("终端使用的语言：zh 或 en (LUBAN_LANG)；默认取自 LC_ALL、LC_MESSAGES 或 LANG", "the terminal's language: zh or en (LUBAN_LANG); default from LC_ALL, LC_MESSAGES or LANG"))
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), lang.pick(
-			"用法：luban chat [--url http://127.0.0.1:8080] [--token …|--db path] [--session id] [--lang zh|en]\n\n输入消息后按回车。有问题显示时直接回答，\n或输入 /cancel 拒绝、/quit 稍后再答。\n\n参数：\n",
-			"Usage: luban chat [--url http://127.0.0.1:8080] [--token …|--db path] [--session id] [--lang zh|en]\n\nType a message and press Enter. While a question is shown, answer it,\nor type /cancel to decline it or /quit to answer later.\n\nFlags:\n"))
+			"用法：luban chat [--url http://127.0.0.1:8080] [--token …|--db path] [--session id] [--agent name] [--lang zh|en]\n\n输入消息后按回车。有问题显示时直接回答，\n或输入 /cancel 拒绝、/quit 稍后再答。\n\n参数：\n",
+			"Usage: luban chat [--url http://127.0.0.1:8080] [--token …|--db path] [--session id] [--agent name] [--lang zh|en]\n\nType a message and press Enter. While a question is shown, answer it,\nor type /cancel to decline it or /quit to answer later.\n\nFlags:\n"))
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args, c.Stdout); err != nil {
@@ -131,11 +133,14 @@ func (c *Chat) Run(ctx context.Context, args []string) error {
 	if err := checkServer(ctx, cl, *session, tokenFile, lang); err != nil {
 		return err
 	}
+	if err := checkAgent(ctx, cl, *session, *agentName, lang); err != nil {
+		return err
+	}
 	resumeCmd := "luban chat"
 	if u := strings.TrimRight(*baseURL, "/"); u != defaultChatURL {
 		resumeCmd += " --url " + safeLine(u)
 	}
-	s := &chatSession{c: cl, out: c.Stdout, lines: readLines(ctx, c.Stdin), sessionID: *session, lang: lang, resumeCmd: resumeCmd,
+	s := &chatSession{c: cl, out: c.Stdout, lines: readLines(ctx, c.Stdin), sessionID: *session, agent: *agentName, lang: lang, resumeCmd: resumeCmd,
 		asked: map[string]*api.InputRequest{}, receipted: map[string]bool{}, root: ctx, open: map[string]string{}, thought: map[string]bool{}, echo: !isTerminal(c.Stdin)}
 	if isTerminal(c.Stdin) {
 		s.editor = or(getenv("VISUAL"), getenv("EDITOR"))
@@ -213,6 +218,44 @@ func checkServer(ctx context.Context, cl *client.Client, sessionID, tokenFile st
 		return errors.New(lang.pick("找不到会话 ", "no session ") + safeLine(sessionID) + lang.pick("（它不存在，或属于另一个令牌）", " (it does not exist, or belongs to another token)"))
 	}
 	return errors.New(refusalText(ce, lang))
+}
+
+// checkAgent refuses, before the chat starts, an --agent the server does not
+// have (naming the ones it has, GET /api/agents) or, with --session, another
+// agent than the one that session keeps. An empty name checks nothing.
+func checkAgent(ctx context.Context, cl *client.Client, sessionID, name string, lang chatLang) error {
+	if name == "" {
+		return nil
+	}
+	agents, err := cl.Agents(ctx)
+	if err != nil {
+		var ce *client.Error
+		if errors.As(err, &ce) {
+			return errors.New(refusalText(ce, lang))
+		}
+		return err
+	}
+	var names []string
+	found := false
+	for _, a := range agents {
+		names = append(names, safeLine(a.Name))
+		found = found || a.Name == name
+	}
+	if !found {
+		return &usageError{lang.pick("没有智能体 ", "no agent ") + safeLine(name) + lang.pick("（服务的智能体：", " (the server's agents: ") + strings.Join(names, ", ") + lang.pick("）", ")")}
+	}
+	if sessionID == "" {
+		return nil
+	}
+	tr, err := cl.Session(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	if tr.Session.Agent != "" && tr.Session.Agent != name {
+		return &usageError{lang.pick("会话 ", "session ") + safeLine(sessionID) + lang.pick(" 使用智能体 ", " keeps its agent ") + safeLine(tr.Session.Agent) +
+			lang.pick("；--agent 只为新会话选择智能体", "; --agent picks the agent of a new session")}
+	}
+	return nil
 }
 
 // lineReader reads stdin one line at a time, and only when asked: no read
@@ -348,7 +391,7 @@ func (s *chatSession) run(ctx context.Context) error {
 			s.printf(s.lang.pick("没有 %s 这个命令（/help 列出全部命令）\n", "unknown command %s (/help lists them)\n"), safeLine(cmd))
 			continue
 		}
-		st, err := s.c.Chat(ctx, s.sessionID, line)
+		st, err := s.c.Start(ctx, api.ChatRequest{SessionID: s.sessionID, Message: line, Agent: s.agent})
 		var ce *client.Error
 		if errors.As(err, &ce) && ce.Pending != nil {
 			s.printf("%s\n", s.lang.pick("请先回答正在等待的问题：", "a question is waiting for your answer first:"))
@@ -779,7 +822,7 @@ func (s *chatSession) line(ctx context.Context, prompt string) (string, error) {
 	return l, nil
 }
 
-// collectForm reads an ask_user answer (seed 000 §3: radio, checkboxes,
+// collectForm reads an ask_user answer (docs/design.md §A.3: radio, checkboxes,
 // switches, or one input line; "其他说明" with allowCustom).
 func (s *chatSession) collectForm(ctx context.Context, req *api.InputRequest, lang chatLang) (api.Answer, error) {
 	ans := api.Answer{Selections: []string{}}
@@ -953,7 +996,7 @@ func parsePicks(line string, n, min, max int, lang chatLang) ([]int, string) {
 }
 
 // receipt prints a resolved request the way the page's read-only receipt
-// shows it (seed 000 §6.3): the chosen labels, the free text, or that it was
+// shows it (docs/design.md §A.6.3): the chosen labels, the free text, or that it was
 // cancelled or expired.
 func (s *chatSession) receipt(rc *api.Receipt) {
 	s.receipted[rc.RequestID] = true
