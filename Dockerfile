@@ -1,4 +1,4 @@
-# luban as a container image (DESIGN §14): a static binary (no cgo: SQLite
+# luban as a container image (docs/design.md §14): a static binary (no cgo: SQLite
 # is the pure-Go modernc driver) on distroless/static, run as the non-root
 # user 65532, the SQLite database on the /data volume, a HEALTHCHECK on
 # /readyz through `luban health` (the image has no shell and no curl).

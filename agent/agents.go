@@ -10,7 +10,7 @@ import (
 	"github.com/lubanhq/luban/store"
 )
 
-// AgentInfo describes one configured agent (GET /api/agents, DESIGN §9):
+// AgentInfo describes one configured agent (GET /api/agents, docs/design.md §9):
 // its name, its model's display name, the tools it offers (allowlist order,
 // ask tools included) and which of those are ask tools.
 type AgentInfo struct {
@@ -35,7 +35,7 @@ func (r *Runner) Agents() []AgentInfo {
 	return out
 }
 
-// startAgent is the agent a new run uses (DESIGN §9): the session's when it
+// startAgent is the agent a new run uses (docs/design.md §9): the session's when it
 // has one, else the named one, else the default. Naming an unknown agent,
 // or another agent than the session keeps, is ErrInvalidRequest naming it.
 func (r *Runner) startAgent(sess *store.Session, name string) (*Agent, error) {

@@ -20,10 +20,10 @@ import (
 type StartParams struct {
 	Owner, SessionID, Message string
 	// CreateSession, when SessionID names no session, creates one with that
-	// id for Owner (an AG-UI thread, DESIGN §13). A session of another
+	// id for Owner (an AG-UI thread, docs/design.md §13). A session of another
 	// principal is still ErrSessionNotFound. The caller validates the id.
 	CreateSession bool
-	// Agent names the agent of a new session (DESIGN §9); empty means the
+	// Agent names the agent of a new session (docs/design.md §9); empty means the
 	// default agent. A session keeps its agent: for an existing session it
 	// must be empty or that agent's name.
 	Agent string
@@ -135,16 +135,16 @@ func (r *Runner) interaction(ctx context.Context, owner, requestID string) (*sto
 }
 
 // ContinueParams answers request RequestID of SessionID (POST
-// /api/chat/continue, seed 000 §2).
+// /api/chat/continue, docs/design.md §A.2).
 type ContinueParams struct {
 	Owner, SessionID, RequestID string
 	Answer                      askuser.Answer
-	// Approval is the answer when the request is an approval (DESIGN §10):
+	// Approval is the answer when the request is an approval (docs/design.md §10):
 	// decision, arguments, message, remember; Answer.Cancelled or
 	// Approval.Cancelled cancels.
 	Approval approval.Answer
 	// Elicitation is the answer when the request is an MCP server's
-	// elicitation (DESIGN §11): decision accept (with a form's content) or
+	// elicitation (docs/design.md §11): decision accept (with a form's content) or
 	// decline; Answer.Cancelled or Elicitation.Cancelled is MCP's cancel.
 	Elicitation elicit.Answer
 }
@@ -309,7 +309,7 @@ func (r *Runner) notResumable(ctx context.Context, it *store.Interaction) error 
 }
 
 // resumable reports whether the interaction's run can be continued here: its
-// run is stored, has not ended and its agent exists (DESIGN §4).
+// run is stored, has not ended and its agent exists (docs/design.md §4).
 func (r *Runner) resumable(ctx context.Context, it *store.Interaction) bool {
 	run, err := r.st.RunGet(ctx, it.RunID)
 	if err != nil || run.Status.Terminal() {

@@ -15,7 +15,7 @@ import (
 	"github.com/lubanhq/luban/tool"
 )
 
-// Approvals (DESIGN §10) ride the interaction pipeline of questions: a call
+// Approvals (docs/design.md §10) ride the interaction pipeline of questions: a call
 // whose tool the agent's policy marks "always" is put in front of a person
 // by the same pause transition (an interaction of tool "approval"), answered
 // through Continue with the same checks (duplicate, session, expiry,
@@ -26,7 +26,7 @@ import (
 // continues with the model's next turn.
 
 // approvalAnswer is a person's decision as resolve needs it: the normalized
-// answer and who gave it (DESIGN §10 audit). Nil for an expiry.
+// answer and who gave it (docs/design.md §10 audit). Nil for an expiry.
 type approvalAnswer struct {
 	answer    approval.Answer
 	principal string
@@ -84,7 +84,7 @@ func joinFieldErrors(ds []askuser.FieldError) string {
 }
 
 // askFieldsOnApproval refuses a question's answer fields sent to an
-// approval (DESIGN §10: an approval is answered with decision): non-empty
+// approval (docs/design.md §10: an approval is answered with decision): non-empty
 // selections, customInput or answers are a 422 invalid_answer naming them,
 // and nothing is consumed. Empty ones (selections: [], customInput: "") are
 // what generic clients send and are allowed.
@@ -174,7 +174,7 @@ func resultName(it *store.Interaction, req *askuser.InputRequest) string {
 
 // approvalView is what decide needs to know about a session's approvals:
 // the approval interactions by tool call id, and the tools approved with
-// remember: "session" (DESIGN §10; the decision lives in the interaction's
+// remember: "session" (docs/design.md §10; the decision lives in the interaction's
 // stored answer, so it survives restarts and shows in audit and receipt).
 type approvalView struct {
 	byCall     map[string]*store.Interaction
@@ -298,7 +298,7 @@ func decideApproval(in decideInput, parent string, pc pendingCall) action {
 // runApproved runs an approved call once. For an edit the model is told
 // what the user changed (approval.EditedResult). A call of a tool that is
 // not idempotent which a crash interrupted is not run again: its result
-// says so and that it may or may not have taken effect (DESIGN §10).
+// says so and that it may or may not have taken effect (docs/design.md §10).
 func (r *Runner) runApproved(ctx context.Context, run *store.Run, act action) (askuser.ToolResult, error) {
 	c := act.call.call
 	if act.approved.remembered {
@@ -318,7 +318,7 @@ func (r *Runner) runApproved(ctx context.Context, run *store.Run, act action) (a
 	return res, nil
 }
 
-// callIdentity is the tool.Call of c in run (DESIGN §9): the session's
+// callIdentity is the tool.Call of c in run (docs/design.md §9): the session's
 // owner is the principal; SessionID+ToolCallID is the idempotency key.
 func (r *Runner) callIdentity(ctx context.Context, run *store.Run, c model.ToolCall) tool.Call {
 	call := tool.Call{SessionID: run.SessionID, RunID: run.ID, ToolCallID: c.ID, Agent: run.Agent}

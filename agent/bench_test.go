@@ -243,7 +243,7 @@ func benchParallel8(b *testing.B, bb *benchBundle) {
 }
 
 // BenchmarkPausedRunBytes leaves b.N runs paused on a one-question ask_user
-// and reports how much the database grew per paused run (DESIGN §4: a paused
+// and reports how much the database grew per paused run (docs/design.md §4: a paused
 // run is rows, nothing else).
 func BenchmarkPausedRunBytes(b *testing.B) {
 	bb := setupBench(b)
@@ -354,7 +354,7 @@ func (bb *benchBundle) reportCounts(b *testing.B, before sqlite.Counts, cycles i
 
 // TestCycleCounts pins what one sequential cycle costs the database: the
 // number of commits and of statements (a count, not a timing). Four commits
-// are the floor of the cycle as DESIGN §4 has it, one per thing that must
+// are the floor of the cycle as docs/design.md §4 has it, one per thing that must
 // be durable before the outside sees it and before the next step may
 // happen: the user's message (acknowledged by the stream's first events,
 // and the checkpoint a takeover resumes the model call from), the model

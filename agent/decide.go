@@ -20,7 +20,7 @@ type state struct {
 	prompts map[string]*askuser.Prompt
 }
 
-// actionKind names what the next step of a run does (DESIGN §4).
+// actionKind names what the next step of a run does (docs/design.md §4).
 type actionKind int
 
 const (
@@ -62,7 +62,7 @@ type decideInput struct {
 	// check is a registered tool's own argument check (tool.ArgsChecker),
 	// asked before a call is put in front of a person; nil checks nothing.
 	check func(name string, args json.RawMessage) []askuser.FieldError
-	// approvals are the session's approvals (DESIGN §10); nil when no
+	// approvals are the session's approvals (docs/design.md §10); nil when no
 	// missing call needs one.
 	approvals *approvalView
 }

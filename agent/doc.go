@@ -2,7 +2,7 @@
 // system prompt, an allowlist of tools) and puts their questions (the
 // ask_user and AskUser tools) in front of people, durably.
 //
-// A run is a state machine persisted at every step boundary (DESIGN §4):
+// A run is a state machine persisted at every step boundary (docs/design.md §4):
 // running, waiting_input, then completed, cancelled, expired or failed. A
 // paused run holds no goroutine, channel or future: it is rows in the store.
 // Resuming means loading the rows, applying the answer and continuing; the
@@ -10,7 +10,7 @@
 // restart a week later".
 //
 // Contracts:
-//   - Every edge of the machine is one transaction (docs/design.md §12): the
+//   - Every edge of the machine is one transaction (docs/design.md §22): the
 //     run's row is written first and conditionally, then its messages,
 //     events, trace and audit entries together. A question is answered at
 //     most once (Continue); whatever ends a run (Cancel, an expiry, a
@@ -20,7 +20,7 @@
 //     session's log after a sequence number and then follows it live, so a
 //     reader that reconnects misses and repeats nothing.
 //   - Start, Continue and Cancel return the errors of errors.go, which the
-//     HTTP server maps to the codes of DESIGN §3.
+//     HTTP server maps to the codes of docs/design.md §3.
 //   - The Runner is the whole way to the store for a program that serves
 //     people (there is no accessor for the store): writes (Start, Continue,
 //     Cancel, Ask, DeleteSession), the streams (Events per session, Feed per

@@ -17,7 +17,7 @@ import (
 	"github.com/lubanhq/luban/tool"
 )
 
-// Elicitations (DESIGN §11) are an MCP server's questions during one of its
+// Elicitations (docs/design.md §11) are an MCP server's questions during one of its
 // tool calls, stored as interactions of tool "elicitation" whose
 // InputRequest names the model's call that waits (toolCallId). A call may
 // elicit more than once, so the row's own tool_call_id is the call's id

@@ -9,7 +9,7 @@ import (
 )
 
 // Errors returned by the Runner. server/errors.go maps them to the statuses
-// and codes of DESIGN §3.
+// and codes of docs/design.md §3.
 var (
 	// ErrSessionNotFound: the session does not exist or belongs to another
 	// principal (404 session_not_found).
@@ -93,7 +93,7 @@ func (e *AlreadyResolvedError) Error() string {
 }
 
 // InteractionExpiredError: the request is past its expiresAt (410
-// interaction_expired, DESIGN §3). Receipt is the expired receipt once the
+// interaction_expired, docs/design.md §3). Receipt is the expired receipt once the
 // request has been resolved as expired. It unwraps to ErrInteractionExpired.
 type InteractionExpiredError struct {
 	Receipt *askuser.Receipt

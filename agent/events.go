@@ -8,7 +8,7 @@ import (
 	"github.com/lubanhq/luban/store"
 )
 
-// SSE event names (DESIGN §3); see package api, where the wire types live.
+// SSE event names (docs/design.md §3); see package api, where the wire types live.
 const (
 	EventSession           = api.EventSession
 	EventMessageDelta      = api.EventMessageDelta

@@ -13,16 +13,16 @@ import (
 )
 
 // externalAgent is the agent name of a run that holds a question another
-// program asked (an MCP host, DESIGN §11): it has no model. The "@" keeps it
+// program asked (an MCP host, docs/design.md §11): it has no model. The "@" keeps it
 // apart from every configured agent's name.
 const externalAgent = "@external"
 
 // ErrInvalidArguments: an outside program's ask arguments break the §2
-// schema or its rules; the message says precisely what (DESIGN §2).
+// schema or its rules; the message says precisely what (docs/design.md §2).
 var ErrInvalidArguments = errors.New("invalid arguments")
 
 // AskParams puts a question an outside program asked in front of Owner
-// (DESIGN §11 "luban as an MCP server"). Tool is askuser.ToolAskUser or
+// (docs/design.md §11 "luban as an MCP server"). Tool is askuser.ToolAskUser or
 // askuser.ToolAskUserBatch and Arguments its JSON arguments (§2 schemas,
 // validated exactly like a model's). SessionID, when set, names a session
 // of Owner to ask in; empty creates one titled by the question. Source is

@@ -36,7 +36,7 @@ func (tx brokenTx) MessageInsert(ctx context.Context, p *store.MessageInsertPara
 }
 
 // A run that fails on a store error ends with error {code: internal_error}
-// whose message says nothing of the database (DESIGN §3: internal errors
+// whose message says nothing of the database (docs/design.md §3: internal errors
 // are not explained to clients); the raw error goes to the server log only.
 func TestInternalErrorDoesNotLeakTheDatabaseError(t *testing.T) {
 	t.Parallel()

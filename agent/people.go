@@ -27,7 +27,7 @@ func (r *Runner) inbox() *people.Inbox {
 }
 
 // Inbox lists owner's interactions of status across all of owner's sessions
-// (GET /api/interactions, DESIGN §12): pending oldest first, resolved most
+// (GET /api/interactions, docs/design.md §12): pending oldest first, resolved most
 // recently resolved first; after cursor (a previous page's Next) when set;
 // at most limit (clamped to 1..api.MaxPageLimit, 0 = api.DefaultPageLimit).
 // Errors: ErrBadCursor.
@@ -42,7 +42,7 @@ func (r *Runner) SessionPage(ctx context.Context, owner, before string, limit in
 	return r.inbox().Sessions(ctx, owner, before, limit)
 }
 
-// FeedEvent is one entry of a principal's feed (DESIGN §12): a
+// FeedEvent is one entry of a principal's feed (docs/design.md §12): a
 // user_input_required, user_input_resolved or done event of one of the
 // principal's sessions, numbered in the principal's own sequence.
 type FeedEvent struct {

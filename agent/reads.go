@@ -15,7 +15,7 @@ import (
 	"github.com/lubanhq/luban/store"
 )
 
-// Event is one committed event of a session's log (DESIGN §3).
+// Event is one committed event of a session's log (docs/design.md §3).
 type Event struct {
 	// Seq is the event's sequence number in its session: the SSE id.
 	Seq int64
@@ -115,7 +115,7 @@ func (r *Runner) Session(ctx context.Context, owner, id string) (*api.SessionVie
 	return &v, nil
 }
 
-// sessionView is s on the wire; Agent is the agent it keeps (DESIGN §9),
+// sessionView is s on the wire; Agent is the agent it keeps (docs/design.md §9),
 // the default agent for a session made before agents were configurable.
 func (r *Runner) sessionView(s *store.Session) api.SessionView {
 	agent := s.Agent
@@ -179,7 +179,7 @@ func (r *Runner) Transcript(ctx context.Context, owner, id string) (*api.Transcr
 }
 
 // Trace is owner's session id as GET /api/sessions/{id}/trace shows it:
-// the trace entries oldest first and the audit entries (DESIGN §5). A
+// the trace entries oldest first and the audit entries (docs/design.md §5). A
 // tool_result entry carries the ToolResult's content, read from its message
 // (the trace row itself names it by length and hash).
 func (r *Runner) Trace(ctx context.Context, owner, id string) (*api.TraceView, error) {
@@ -313,7 +313,7 @@ func (r *Runner) RenameSession(ctx context.Context, owner, id, title string) (*a
 var ErrDeleteUnsupported = errors.New("agent: the store cannot delete sessions")
 
 // DeleteSession deletes owner's session id and everything of it but its
-// audit entries (DESIGN §14, store.Maintainer.SessionDelete). A session with
+// audit entries (docs/design.md §14, store.Maintainer.SessionDelete). A session with
 // an active run is ErrRunInProgress unless force, which cancels the run
 // first (a pending question is cancelled as by the user). Errors:
 // ErrSessionNotFound, ErrRunInProgress, ErrDeleteUnsupported.

@@ -26,7 +26,7 @@ import (
 // closes the question (its call keeps the result it has), so that no row is
 // left that cannot be resolved. An approval (appr: the decision, nil for an
 // expiry) is resolved the same way, except that approve and edit write no
-// ToolResult: the run's next step runs the tool (DESIGN §10).
+// ToolResult: the run's next step runs the tool (docs/design.md §10).
 func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status askuser.Status, ans askuser.Answer, appr *approvalAnswer) (*askuser.Receipt, int64, error) {
 	req, err := decodeRequest(it)
 	if err != nil {

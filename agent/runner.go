@@ -46,7 +46,7 @@ type Agent struct {
 	// MaxSteps bounds model calls per run. Default 25.
 	MaxSteps int
 	// Approval decides which tool calls wait for a person's approval before
-	// they run (DESIGN §10). The zero value asks for write_file only
+	// they run (docs/design.md §10). The zero value asks for write_file only
 	// (approval.DefaultRules); ask tools never need approval.
 	Approval approval.Policy
 }

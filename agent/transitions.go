@@ -14,7 +14,7 @@ import (
 	"github.com/lubanhq/luban/store"
 )
 
-// The transitions of DESIGN §4. Each is one transaction that writes the
+// The transitions of docs/design.md §4. Each is one transaction that writes the
 // run's row first (a conditional write, so a transition on a run that moved
 // on loses), then its rows, events, trace and audit entries together, and
 // returns what it committed. docs/design.md draws them:
@@ -268,7 +268,7 @@ func (r *Runner) recordToolResult(ctx context.Context, st *state, parent string,
 }
 
 // interaction is what pause puts in front of a person: a question (ask_user,
-// AskUser) or any later kind (DESIGN §10 approvals, §11 elicitations).
+// AskUser) or any later kind (docs/design.md §10 approvals, §11 elicitations).
 type interaction struct {
 	ID, ToolCallID, Tool string
 	// Request is the stored request (askuser.InputRequest without

@@ -1,9 +1,9 @@
 // Package agui speaks AG-UI 1.0 (https://docs.ag-ui.com, the protocol of
-// @ag-ui/core 1.0.0) over luban's durable runs (DESIGN §13): Handler serves
+// @ag-ui/core 1.0.0) over luban's durable runs (docs/design.md §13): Handler serves
 // POST /api/agui, which takes a RunAgentInput and answers Server-Sent Events
 // of the form "data: <event JSON>\n\n".
 //
-// Mapping (DESIGN §13):
+// Mapping (docs/design.md §13):
 //   - threadId is the luban session id. An unknown id of 1–128 characters of
 //     [A-Za-z0-9_-] creates a session with that id for the caller; another
 //     principal's session is RUN_ERROR session_not_found.
@@ -19,7 +19,7 @@
 //     TOOL_CALL_RESULT, CUSTOM "luban.user_input_resolved" (the receipt of
 //     an answered question), and end in RUN_FINISHED
 //     (outcome success, cancelled or interrupt) or RUN_ERROR {message, code}
-//     with the codes of DESIGN §3.
+//     with the codes of docs/design.md §3.
 //   - A pending question is an interrupt: id = requestId, reason
 //     input_required (ask tools) or confirmation (approvals), message = the
 //     title, toolCallId, responseSchema (a JSON Schema of the answer, built
@@ -31,6 +31,6 @@
 //
 // A malformed body (not JSON, no threadId, runId or messages, a bad threadId,
 // more than one resume entry) is answered 400 invalid_request as JSON before
-// any stream, like every /api call (DESIGN §3); everything the run decides is
+// any stream, like every /api call (docs/design.md §3); everything the run decides is
 // a RUN_ERROR inside a 200 stream, as AG-UI clients expect.
 package agui

@@ -28,7 +28,7 @@ import (
 const DefaultMaxBodyBytes = 4 << 20
 
 // ThreadIDPattern is what a threadId must match to name (or create) a
-// session (DESIGN §13).
+// session (docs/design.md §13).
 var ThreadIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
 // Options configures a Handler. Runner, Principal and ErrorDetail are
@@ -38,7 +38,7 @@ type Options struct {
 	// Principal returns the authenticated caller of a request (the
 	// server's auth middleware runs first).
 	Principal func(ctx context.Context) string
-	// ErrorDetail maps a Runner error to its DESIGN §3 code and message
+	// ErrorDetail maps a Runner error to its docs/design.md §3 code and message
 	// (the server's one mapping), for RUN_ERROR.
 	ErrorDetail func(err error) api.ErrorDetail
 	// MaxBodyBytes bounds the request body. Default DefaultMaxBodyBytes.
@@ -51,7 +51,7 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Handler is POST /api/agui (DESIGN §13); see the package documentation.
+// Handler is POST /api/agui (docs/design.md §13); see the package documentation.
 type Handler struct {
 	opts Options
 }
@@ -101,7 +101,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.attach(ctx, sw, t, owner, in, nil)
 }
 
-// resume answers the one interrupt of in.Resume (DESIGN §13) through
+// resume answers the one interrupt of in.Resume (docs/design.md §13) through
 // Runner.Continue, the call behind POST /api/chat/continue.
 func (h *Handler) resume(ctx context.Context, sw *stream, t *translator, owner string, in *RunAgentInput) {
 	e := in.Resume[0]
@@ -233,7 +233,7 @@ func (h *Handler) runStarted(in *RunAgentInput, sessionID, runID string) Event {
 	return Event{Type: EventRunStarted, ThreadID: in.ThreadID, RunID: in.RunID, Metadata: map[string]any{"luban": lm}}
 }
 
-// runError is the RUN_ERROR of a Runner error, with its DESIGN §3 code.
+// runError is the RUN_ERROR of a Runner error, with its docs/design.md §3 code.
 func (h *Handler) runError(err error) Event {
 	d := h.opts.ErrorDetail(err)
 	if d.Code == api.CodeInternal {
@@ -243,7 +243,7 @@ func (h *Handler) runError(err error) Event {
 }
 
 // lastUserText returns the text of the input's last message when that
-// message is a user message (DESIGN §13: only it can start a run).
+// message is a user message (docs/design.md §13: only it can start a run).
 func lastUserText(msgs []Message) (string, bool) {
 	if len(msgs) == 0 || msgs[len(msgs)-1].Role != "user" {
 		return "", false

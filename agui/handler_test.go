@@ -566,7 +566,7 @@ func testReasoning(t *testing.T) {
 	require.NotEqual(t, reasoningID, textID, "the reasoning is a message of its own")
 }
 
-// An approval (DESIGN §10) is an interrupt with reason confirmation; its
+// An approval (docs/design.md §10) is an interrupt with reason confirmation; its
 // resume payload is the decision body of POST /api/chat/continue.
 func testApproval(t *testing.T) {
 	t.Parallel()

@@ -8,12 +8,12 @@ import (
 	"github.com/lubanhq/luban/askuser"
 )
 
-// toolApproval is the tool of an approval's InputRequest (DESIGN §10,
+// toolApproval is the tool of an approval's InputRequest (docs/design.md §10,
 // approval.ToolApproval).
 const toolApproval = api.ToolApproval
 
 // request is the part of a user_input_required payload an interrupt needs:
-// an ask's InputRequest (DESIGN §3) or an approval's (DESIGN §10).
+// an ask's InputRequest (docs/design.md §3) or an approval's (docs/design.md §10).
 type request struct {
 	ID              string          `json:"id"`
 	ToolCallID      string          `json:"toolCallId"`
@@ -28,7 +28,7 @@ type request struct {
 }
 
 // interruptOf turns the JSON of a pending request (the payload of
-// user_input_required) into the Interrupt of DESIGN §13.
+// user_input_required) into the Interrupt of docs/design.md §13.
 func interruptOf(raw json.RawMessage) (Interrupt, error) {
 	var req request
 	if err := json.Unmarshal(raw, &req); err != nil {
@@ -50,7 +50,7 @@ func interruptOf(raw json.RawMessage) (Interrupt, error) {
 }
 
 // responseSchema is a JSON Schema (draft 2020-12) of the resume payload that
-// answers req: the answer part of a POST /api/chat/continue body (DESIGN
+// answers req: the answer part of a POST /api/chat/continue body (docs/design.md
 // §3, §10), shaped by the question's mode. It describes what the form
 // allows; the server still validates every answer (askuser.ValidateAnswer).
 func responseSchema(req *request) map[string]any {

@@ -7,8 +7,8 @@ import (
 	"github.com/lubanhq/luban/api"
 )
 
-// translator turns one run's luban events (DESIGN §3) into AG-UI events
-// (DESIGN §13), in order. It keeps the one text message that may be open,
+// translator turns one run's luban events (docs/design.md §3) into AG-UI events
+// (docs/design.md §13), in order. It keeps the one text message that may be open,
 // closes it before anything else is sent, and reports the event that ends
 // the stream (RUN_FINISHED or RUN_ERROR).
 type translator struct {

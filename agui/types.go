@@ -62,11 +62,11 @@ type Event struct {
 	Name  string `json:"name,omitempty"`
 	Value any    `json:"value,omitempty"`
 
-	// RUN_ERROR: Message says what went wrong, Code is a DESIGN §3 code.
+	// RUN_ERROR: Message says what went wrong, Code is a docs/design.md §3 code.
 	// What a client needs to recover travels in Metadata (@ag-ui/client
 	// strips unknown top-level fields): "details" (invalid_answer),
 	// "receipt" (already resolved, expired) and "pending"
-	// (interaction_pending), as in the JSON errors of DESIGN §3.
+	// (interaction_pending), as in the JSON errors of docs/design.md §3.
 	Message string        `json:"message,omitempty"`
 	Code    api.ErrorCode `json:"code,omitempty"`
 	// Metadata: {"luban": {"sessionId", "runId"}} on RUN_STARTED;
@@ -89,10 +89,10 @@ const (
 	OutcomeInterrupt = "interrupt"
 )
 
-// Interrupt is one open question of a paused run (DESIGN §13): ID is the
+// Interrupt is one open question of a paused run (docs/design.md §13): ID is the
 // requestId, Reason ReasonInputRequired or ReasonConfirmation, Message the
 // title, ResponseSchema a JSON Schema of the resume payload, ExpiresAt RFC
-// 3339, Metadata {"inputRequest": the InputRequest of DESIGN §3}.
+// 3339, Metadata {"inputRequest": the InputRequest of docs/design.md §3}.
 type Interrupt struct {
 	ID             string         `json:"id"`
 	Reason         string         `json:"reason"`
@@ -103,10 +103,10 @@ type Interrupt struct {
 	Metadata       map[string]any `json:"metadata,omitempty"`
 }
 
-// Interrupt reasons (DESIGN §13).
+// Interrupt reasons (docs/design.md §13).
 const (
 	ReasonInputRequired = "input_required" // ask_user, AskUser, elicitations
-	ReasonConfirmation  = "confirmation"   // approvals (DESIGN §10)
+	ReasonConfirmation  = "confirmation"   // approvals (docs/design.md §10)
 )
 
 // RunAgentInput is the request body (@ag-ui/core RunAgentInputSchema). Only

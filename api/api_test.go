@@ -39,7 +39,7 @@ func TestNewEventPayload(t *testing.T) {
 	require.Equal(t, api.DoneEvent{RunID: "run_1", Status: api.RunCompleted}, done)
 }
 
-// HTTPStatus is DESIGN §3's table; only internal_error (and an unknown
+// HTTPStatus is docs/design.md §3's table; only internal_error (and an unknown
 // code) is 500.
 func TestErrorCodeHTTPStatus(t *testing.T) {
 	t.Parallel()
@@ -68,7 +68,7 @@ func TestErrorCodeHTTPStatus(t *testing.T) {
 }
 
 // The JSON of the wire types is the contract: a nil slice or pointer the
-// server fills is spelled exactly as DESIGN §3 shows it.
+// server fills is spelled exactly as docs/design.md §3 shows it.
 func TestJSONShapes(t *testing.T) {
 	t.Parallel()
 	b, err := json.Marshal(api.PendingResponse{})

@@ -1,14 +1,14 @@
 package api
 
 // ToolApproval is the Prompt.Tool of an approval: a person decides whether
-// a tool call runs (DESIGN §10).
+// a tool call runs (docs/design.md §10).
 const ToolApproval = "approval"
 
-// ModeApproval is the Mode of an approval's InputRequest (DESIGN §10).
+// ModeApproval is the Mode of an approval's InputRequest (docs/design.md §10).
 const ModeApproval Mode = "approval"
 
 // Decision is what a person decided about a tool call awaiting approval
-// (DESIGN §10).
+// (docs/design.md §10).
 type Decision string
 
 // The three decisions. A cancel is ContinueRequest.Cancelled, not a
@@ -20,5 +20,5 @@ const (
 )
 
 // RememberSession is the one value of Remember: later calls of the same
-// tool in the same session run without asking (DESIGN §10).
+// tool in the same session run without asking (docs/design.md §10).
 const RememberSession = "session"

@@ -1,7 +1,7 @@
 // Package api holds luban's wire types: every request and response body of
 // the HTTP API, the InputRequest and Receipt of the human-in-the-loop
 // contract, and the payload of every SSE event, with the event names and
-// error codes (DESIGN §3, seed 000 §2–§3, AgentScope AskUser). It imports
+// error codes (docs/design.md §3, §A.2–§A.3, AgentScope AskUser). It imports
 // only the standard library, so any program (the server, the Go client, a
 // test, another service) can use it without pulling in luban's engine.
 //

@@ -3,30 +3,30 @@ package api
 import "encoding/json"
 
 // ToolElicitation is the Prompt.Tool of an MCP server's elicitation that
-// luban, as an MCP client, puts in front of a person (DESIGN §11).
+// luban, as an MCP client, puts in front of a person (docs/design.md §11).
 const ToolElicitation = "elicitation"
 
-// The modes of an elicitation (DESIGN §11): a form derived from the
+// The modes of an elicitation (docs/design.md §11): a form derived from the
 // server's requestedSchema, or a URL the person opens themselves.
 const (
 	ModeForm Mode = "form" // fields answered in ContinueRequest.Content
 	ModeURL  Mode = "url"  // the person visits Prompt.URL, then accepts or declines
 )
 
-// The decisions of an elicitation (DESIGN §11), MCP's accept and decline
+// The decisions of an elicitation (docs/design.md §11), MCP's accept and decline
 // actions. MCP's cancel is ContinueRequest.Cancelled.
 const (
 	DecisionAccept  Decision = "accept"  // form: Content holds the values; url: the person is done
 	DecisionDecline Decision = "decline" // the person refuses; nothing else counts
 )
 
-// FieldType is the control of one form field (DESIGN §11), derived from its
+// FieldType is the control of one form field (docs/design.md §11), derived from its
 // property in requestedSchema: string, number, integer, boolean, date (a
 // string of format date, YYYY-MM-DD), enum (one of Options) and multi (an
 // array of Options).
 type FieldType string
 
-// The field types of a form elicitation (DESIGN §11).
+// The field types of a form elicitation (docs/design.md §11).
 const (
 	FieldString  FieldType = "string"
 	FieldNumber  FieldType = "number"
@@ -46,7 +46,7 @@ type FieldOption struct {
 }
 
 // FormField is one property of a form elicitation's requestedSchema, as the
-// card renders it (DESIGN §11). Name is the property name (the key in
+// card renders it (docs/design.md §11). Name is the property name (the key in
 // ContinueRequest.Content); Title and Description are display text.
 // Bounds: Minimum/Maximum for number and integer; MinLength/MaxLength (in
 // characters) and Format ("email", "uri", "date-time") for string;
@@ -73,5 +73,5 @@ type FormField struct {
 // asked inside its session (not as a 2026-07-28 input_required result)
 // when luban restarted before the answer: nobody can take the answer any
 // more, so the request is closed and the tool call gets an error result
-// saying so (DESIGN §11). A continue for it is 410 not_resumable.
+// saying so (docs/design.md §11). A continue for it is 410 not_resumable.
 const StatusNotResumable Status = "not_resumable"

@@ -35,8 +35,8 @@ type Response struct {
 	Stream      bool
 }
 
-// Endpoints is every route of /api (DESIGN §3 and docs/design.md §9), in the
-// order of DESIGN §3. A server test checks that the server's routes and this
+// Endpoints is every route of /api (docs/design.md §3 and §18), in the
+// order of docs/design.md §3. A server test checks that the server's routes and this
 // table are the same set, and that real answers validate against the
 // OpenAPI document generated from it.
 var Endpoints = []Endpoint{
@@ -50,7 +50,7 @@ var Endpoints = []Endpoint{
 	},
 	{
 		Method: "POST", Path: "/api/chat/continue", Summary: "Answer a pending request once",
-		Description: "Answers request requestId of the session once (seed 000 §2); its answer becomes the ToolResult of the original tool call. " +
+		Description: "Answers request requestId of the session once (docs/design.md §A.2); its answer becomes the ToolResult of the original tool call. " +
 			"The answer is the continuation's SSE stream (user_input_resolved, then the run's events until it pauses or ends), " +
 			"or with Accept: application/json a 202 with the receipt. A rejected answer (422) consumes nothing.",
 		Request: ContinueRequest{},
@@ -91,7 +91,7 @@ var Endpoints = []Endpoint{
 		Method: "GET", Path: "/api/interactions", Summary: "The caller's inbox across all its sessions",
 		Description: "status=pending: the open requests, oldest first (page on with after=next). " +
 			"status=resolved: the resolved ones with their receipts, most recently resolved first (page on with before=next). " +
-			"Each entry is the InputRequest plus status, receipt, sessionTitle and agent (DESIGN §12).",
+			"Each entry is the InputRequest plus status, receipt, sessionTitle and agent (docs/design.md §12).",
 		Params: []Param{
 			{Name: "status", In: "query", Description: "pending (default) or resolved"},
 			{Name: "after", In: "query", Description: "status=pending: the next of the previous page"},
@@ -104,7 +104,7 @@ var Endpoints = []Endpoint{
 	{
 		Method: "GET", Path: "/api/interactions/{id}", Summary: "One question by request id",
 		Description: "The request as asked, its status and its receipt once resolved (null while pending), for a page that shows just that question " +
-			"(/q/{requestId}, where an MCP host's URL-mode request points, DESIGN §11). Another principal's question is 404 like an unknown one.",
+			"(/q/{requestId}, where an MCP host's URL-mode request points, docs/design.md §11). Another principal's question is 404 like an unknown one.",
 		Responses: []Response{{Status: 200, Body: InteractionView{}}},
 		Errors:    []ErrorCode{CodeInteractionNotFound},
 	},
@@ -159,7 +159,7 @@ var Endpoints = []Endpoint{
 	},
 	{
 		Method: "GET", Path: "/api/agents", Summary: "The configured agents",
-		Description: "Every agent of the configuration (DESIGN §9), the default first: name, model, tools offered, ask tools.",
+		Description: "Every agent of the configuration (docs/design.md §9), the default first: name, model, tools offered, ask tools.",
 		Responses:   []Response{{Status: 200, Body: AgentList{}}},
 	},
 	{
@@ -169,7 +169,7 @@ var Endpoints = []Endpoint{
 	},
 }
 
-// HTTPStatus is the status an error response with code c carries (DESIGN
+// HTTPStatus is the status an error response with code c carries (docs/design.md
 // §3's table); 500 for a code it does not know.
 func (c ErrorCode) HTTPStatus() int {
 	switch c {

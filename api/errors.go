@@ -1,6 +1,6 @@
 package api
 
-// ErrorCode names an error response (DESIGN §3 and docs/design.md §9). Codes
+// ErrorCode names an error response (docs/design.md §3 and §18). Codes
 // are a contract: never rename them.
 type ErrorCode string
 
@@ -25,7 +25,7 @@ const (
 )
 
 // FieldCode names one problem in the details of an error (FieldError.Code):
-// stable, snake_case, listed here and in docs/design.md §15 (never renamed,
+// stable, snake_case, listed here and in docs/design.md §25 (never renamed,
 // only added to). Clients word a detail from its code, its field path and its
 // params, and fall back to FieldError.Message for a code they do not know.
 // Param keys: min, max, got, exclusiveMin, exclusiveMax, multipleOf and
@@ -67,7 +67,7 @@ const (
 )
 
 // ErrorBody is the JSON of every error response: {"error": {...}}, sent
-// before any stream starts (DESIGN §3).
+// before any stream starts (docs/design.md §3).
 type ErrorBody struct {
 	Error ErrorDetail `json:"error"`
 }

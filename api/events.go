@@ -5,7 +5,7 @@ import (
 	"reflect"
 )
 
-// SSE event names (DESIGN §3). Every event of a session's log is sent as
+// SSE event names (docs/design.md §3). Every event of a session's log is sent as
 // "id: <seq>\nevent: <name>\ndata: <payload JSON>\n\n", where seq is the
 // per-session sequence number a client resumes after with Last-Event-ID.
 // They are a contract: never rename them.
@@ -23,7 +23,7 @@ const (
 )
 
 // Events lists every SSE event name with a zero value of its payload type,
-// in the order of DESIGN §3. The TypeScript and OpenAPI generators read it,
+// in the order of docs/design.md §3. The TypeScript and OpenAPI generators read it,
 // so an event added here is typed everywhere.
 var Events = []struct {
 	Name    string
@@ -120,7 +120,7 @@ type ToolCallEvent struct {
 }
 
 // ToolResultEvent is the payload of "tool_result": the ToolResult the model
-// gets for call ToolCallID (DESIGN §3 "What the model gets back"). Content
+// gets for call ToolCallID (docs/design.md §3 "What the model gets back"). Content
 // is the text the model reads; IsError marks a failure; Metadata is the
 // machine-readable answer of AskUser ({"answers": [...]}), absent otherwise.
 type ToolResultEvent struct {
@@ -131,7 +131,7 @@ type ToolResultEvent struct {
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
 }
 
-// RunStatus is a run's state (DESIGN §4). A session's status is its latest
+// RunStatus is a run's state (docs/design.md §4). A session's status is its latest
 // run's, or "idle" before the first run.
 type RunStatus string
 

@@ -6,17 +6,17 @@ import (
 )
 
 // ChatRequest is the body of POST /api/chat: Message starts a run in
-// session SessionID, or in a new session when SessionID is empty (DESIGN
+// session SessionID, or in a new session when SessionID is empty (docs/design.md
 // §3). The answer is the run's SSE stream until it pauses or ends.
 type ChatRequest struct {
 	SessionID string `json:"sessionId,omitempty"`
 	Message   string `json:"message"`
-	// Agent names the agent of a new session (GET /api/agents; DESIGN §9);
+	// Agent names the agent of a new session (GET /api/agents; docs/design.md §9);
 	// empty means the default agent. A session keeps its agent.
 	Agent string `json:"agent,omitempty"`
 }
 
-// ContinueRequest is the body of POST /api/chat/continue (seed 000 §2):
+// ContinueRequest is the body of POST /api/chat/continue (docs/design.md §A.2):
 // the answer to request RequestID of session SessionID, plus Answers for
 // AskUser. Cancelled true declines and nothing else counts (a cancel is
 // never validated against the form). Only SessionID and RequestID are
@@ -30,7 +30,7 @@ type ContinueRequest struct {
 	Cancelled   bool             `json:"cancelled,omitempty"`
 	Answers     []QuestionAnswer `json:"answers,omitempty"`
 	// Decision, Arguments, Message and Remember answer an approval
-	// (DESIGN §10) instead of the ask fields: approve, edit (Arguments, a
+	// (docs/design.md §10) instead of the ask fields: approve, edit (Arguments, a
 	// JSON object, replaces the model's) or reject (with an optional
 	// Message); Remember "session" approves later calls of the same tool in
 	// the session. Cancelled true still cancels.
@@ -39,7 +39,7 @@ type ContinueRequest struct {
 	Message   string          `json:"message,omitempty"`
 	Remember  string          `json:"remember,omitempty"`
 	// Content is the values of a form elicitation answered with Decision
-	// accept (DESIGN §11): a JSON object keyed by field name, validated
+	// accept (docs/design.md §11): a JSON object keyed by field name, validated
 	// against the request's requestedSchema (422 invalid_answer with one
 	// FieldError per field, Field "content.<name>", otherwise). A url
 	// elicitation's accept and any decline carry none.
@@ -70,7 +70,7 @@ type SessionView struct {
 	Status    string    `json:"status"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
-	// Agent is the name of the agent the session keeps (DESIGN §9).
+	// Agent is the name of the agent the session keeps (docs/design.md §9).
 	Agent string `json:"agent"`
 }
 
@@ -158,7 +158,7 @@ type CancelResponse struct {
 // TraceView is GET /api/sessions/{id}/trace: what happened, oldest first:
 // model calls (provider, tool names sent, message count, latency, retries,
 // finish reason), tool calls, ToolResults and the interaction lifecycle,
-// plus the audit entries (DESIGN §5).
+// plus the audit entries (docs/design.md §5).
 type TraceView struct {
 	Trace []TraceItem `json:"trace"`
 	Audit []AuditItem `json:"audit"`
@@ -173,7 +173,7 @@ type TraceItem struct {
 	Data  json.RawMessage `json:"data"`
 }
 
-// AuditItem is one audit entry (DESIGN §5): Action is requested, answered,
+// AuditItem is one audit entry (docs/design.md §5): Action is requested, answered,
 // cancelled, expired or rejected, Reason says why a rejection happened
 // (duplicate, session_mismatch, expired, invalid_answer). Free text appears
 // only as its length and hash inside Summary.
@@ -194,7 +194,7 @@ type Info struct {
 	AskTools []string `json:"askTools"`
 }
 
-// AgentView is one agent of GET /api/agents (DESIGN §9): its name (the
+// AgentView is one agent of GET /api/agents (docs/design.md §9): its name (the
 // agent of POST /api/chat), its model as people should see it, the tools it
 // offers the model (allowlist order, ask tools included) and its ask tools.
 type AgentView struct {

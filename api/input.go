@@ -5,19 +5,19 @@ import (
 	"time"
 )
 
-// The names of the two ask tools a model can call (DESIGN §2), the values of
-// Prompt.Tool. ToolAskUser is the seed's form (seed 000 §1);
-// ToolAskUserBatch is AgentScope's batched multiple-choice tool (seed 003).
+// The names of the two ask tools a model can call (docs/design.md §2), the values of
+// Prompt.Tool. ToolAskUser is the original contract's form (docs/design.md §A.1);
+// ToolAskUserBatch is AgentScope's batched multiple-choice tool (docs/design.md §B).
 const (
 	ToolAskUser      = "ask_user"
 	ToolAskUserBatch = "AskUser"
 )
 
-// Mode decides which control the front end renders (seed 000 §1 "mode",
+// Mode decides which control the front end renders (docs/design.md §A.1 "mode",
 // §3 UserInputCard table). ModeQuestions is luban's mode for an AskUser batch.
 type Mode string
 
-// The modes of ask_user (seed 000 §1) plus ModeQuestions for AskUser (DESIGN §3).
+// The modes of ask_user (docs/design.md §A.1) plus ModeQuestions for AskUser (docs/design.md §3).
 const (
 	ModeSingle    Mode = "single"    // radio: exactly one option id
 	ModeMultiple  Mode = "multiple"  // checkboxes: zero or more option ids
@@ -29,7 +29,7 @@ const (
 	ModeQuestions Mode = "questions" // AskUser: 1–4 questions answered in answers
 )
 
-// Option is one choice of an ask_user form (seed 000 §1 options[]). ID is the
+// Option is one choice of an ask_user form (docs/design.md §A.1 options[]). ID is the
 // stable value programs branch on; Label and Description are display text.
 type Option struct {
 	ID          string `json:"id"`
@@ -57,7 +57,7 @@ type Question struct {
 	MultiSelect bool             `json:"multi_select"`
 }
 
-// Prompt is a validated ask: the form part of an InputRequest (seed 000 §1
+// Prompt is a validated ask: the form part of an InputRequest (docs/design.md §A.1
 // arguments, or AgentScope AskUser's questions). Tool is ToolAskUser or
 // ToolAskUserBatch. For ask_user the fields are the tool's arguments;
 // free-input modes carry no options. For AskUser, Mode is ModeQuestions,
@@ -81,14 +81,14 @@ type Prompt struct {
 	Integer   bool       `json:"integer,omitempty"`
 	Questions []Question `json:"questions,omitempty"`
 	// ToolName, Arguments and ArgumentsSchema are set for an approval (Tool
-	// ToolApproval, Mode ModeApproval, DESIGN §10): the tool the model
+	// ToolApproval, Mode ModeApproval, docs/design.md §10): the tool the model
 	// called, its arguments (a JSON object) and the tool's JSON Schema;
 	// Description is then the tool's description.
 	ToolName        string          `json:"toolName,omitempty"`
 	Arguments       json.RawMessage `json:"arguments,omitempty"`
 	ArgumentsSchema json.RawMessage `json:"argumentsSchema,omitempty"`
 	// Server, RequestedSchema, Fields and URL are set for an MCP server's
-	// elicitation (Tool ToolElicitation, DESIGN §11): the MCP server's
+	// elicitation (Tool ToolElicitation, docs/design.md §11): the MCP server's
 	// name in the config; for ModeForm the schema as the server sent it and
 	// the fields derived from it; for ModeURL the URL the person may open
 	// (Title is then the server's message).
@@ -99,11 +99,11 @@ type Prompt struct {
 }
 
 // InputRequest is the payload of the SSE event user_input_required and of
-// GET /api/interactions/pending (DESIGN §3): the tool's arguments (the
+// GET /api/interactions/pending (docs/design.md §3): the tool's arguments (the
 // embedded Prompt, flattened into the same JSON object) plus the runtime
-// fields of seed 000 §2. ID is the requestId the answer must name;
+// fields of docs/design.md §A.2. ID is the requestId the answer must name;
 // ToolCallID ties it to the model's original call; CreatedAt and ExpiresAt
-// are RFC 3339. The page's minimal check (seed 000 §3) needs id, toolCallId,
+// are RFC 3339. The page's minimal check (docs/design.md §A.3) needs id, toolCallId,
 // title and mode, which are therefore always present.
 type InputRequest struct {
 	ID         string `json:"id"`
@@ -114,16 +114,16 @@ type InputRequest struct {
 	CreatedAt time.Time `json:"createdAt"`
 	ExpiresAt time.Time `json:"expiresAt"`
 	// Resumable is true when the paused run can be loaded and its agent
-	// still exists (seed 000 §2, DESIGN §4); the page shows
+	// still exists (docs/design.md §A.2, §4); the page shows
 	// "服务已重启，请重新发起任务" instead of the form when it is false.
 	Resumable bool `json:"resumable"`
 	// Source names who asked when it was not the session's own model: an
-	// MCP host calling luban's ask_user (DESIGN §11). Absent for a model's
+	// MCP host calling luban's ask_user (docs/design.md §11). Absent for a model's
 	// question.
 	Source *InputSource `json:"source,omitempty"`
 }
 
-// InputSource is where a question came from (DESIGN §11): Kind is
+// InputSource is where a question came from (docs/design.md §11): Kind is
 // SourceMCP for a call to luban's MCP server, and Client is the calling
 // host's clientInfo.name as it sent it (display text, possibly empty).
 type InputSource struct {
@@ -132,7 +132,7 @@ type InputSource struct {
 }
 
 // SourceMCP is InputSource.Kind for a question an MCP host asked through
-// POST /mcp (DESIGN §11).
+// POST /mcp (docs/design.md §11).
 const SourceMCP = "mcp"
 
 // QuestionAnswer is the answer to one AskUser question (AgentScope
@@ -143,7 +143,7 @@ type QuestionAnswer struct {
 	Other    string   `json:"other"`
 }
 
-// Answer is what a person sends to POST /api/chat/continue (seed 000 §2),
+// Answer is what a person sends to POST /api/chat/continue (docs/design.md §A.2),
 // less the sessionId and requestId. Selections are ask_user option ids;
 // CustomInput is the free text (the value itself for text, number, date and
 // directory; the "其他说明" note for choice modes with allowCustom);
@@ -156,7 +156,7 @@ type Answer struct {
 	Answers     []QuestionAnswer `json:"answers,omitempty"`
 }
 
-// Status is how a request stands (DESIGN §3 Receipt.status): pending until
+// Status is how a request stands (docs/design.md §3 Receipt.status): pending until
 // it is answered, cancelled or expired, each exactly once.
 type Status string
 
@@ -169,7 +169,7 @@ const (
 )
 
 // Receipt is the read-only record of a resolved request that the UI turns a
-// card into (seed 000 §6.3, DESIGN §3): the answer as accepted, or empty
+// card into (docs/design.md §A.6.3, §3): the answer as accepted, or empty
 // selections and customInput for cancelled and expired. It is the payload of
 // the SSE event user_input_resolved, the body of a 202 continue and the
 // receipt of a 409 already_resolved or 410 interaction_expired.
@@ -181,7 +181,7 @@ type Receipt struct {
 	CustomInput string           `json:"customInput"`
 	Answers     []QuestionAnswer `json:"answers,omitempty"`
 	// Decision, Arguments, Message and Remember are an approval's answer
-	// (DESIGN §10): the decision; the edited arguments (edit only); the
+	// (docs/design.md §10): the decision; the edited arguments (edit only); the
 	// reject's message; "session" when later calls of the tool in this
 	// session run without asking. Empty for ask tools and for cancelled
 	// and expired approvals.
@@ -189,14 +189,14 @@ type Receipt struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Message   string          `json:"message,omitempty"`
 	Remember  string          `json:"remember,omitempty"`
-	// Content is an accepted form elicitation's values (DESIGN §11), a
+	// Content is an accepted form elicitation's values (docs/design.md §11), a
 	// JSON object keyed by field name; absent otherwise.
 	Content    json.RawMessage `json:"content,omitempty"`
 	ResolvedAt time.Time       `json:"resolvedAt"`
 }
 
 // FieldError is one problem of a rejected answer (422 invalid_answer
-// details, DESIGN §3) or of a malformed body (400 invalid_request details).
+// details, docs/design.md §3) or of a malformed body (400 invalid_request details).
 // Field is a JSON path into the body at fault: "selections",
 // "selections[1]", "customInput", "answers", "answers[0].selected",
 // "answers[1].other", "arguments.path", "content.email"; "" is the body as a

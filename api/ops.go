@@ -8,7 +8,7 @@ type RenameRequest struct {
 	Title string `json:"title"`
 }
 
-// DeleteResponse is DELETE /api/sessions/{id} (DESIGN §14): the session
+// DeleteResponse is DELETE /api/sessions/{id} (docs/design.md §14): the session
 // that is gone, with its runs, messages, interactions, events and trace
 // (audit entries are kept and age out with --retain-audit).
 type DeleteResponse struct {

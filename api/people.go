@@ -2,7 +2,7 @@ package api
 
 import "time"
 
-// InboxItem is one entry of GET /api/interactions (DESIGN §12): the request
+// InboxItem is one entry of GET /api/interactions (docs/design.md §12): the request
 // as it was asked (the embedded InputRequest, flattened), its Status, its
 // Receipt once resolved (null while pending), the title of its session and
 // the agent of its run ("" when unknown).
@@ -42,13 +42,13 @@ const (
 )
 
 // PrincipalEvents are the events of GET /api/events, the caller's own
-// stream across its sessions (DESIGN §12): each is the session event of the
+// stream across its sessions (docs/design.md §12): each is the session event of the
 // same name with the same payload, plus "sessionId" when the payload has
 // none (InputRequest has it already), and with the caller's feed sequence
 // number as its SSE id (resume with Last-Event-ID).
 var PrincipalEvents = []string{EventUserInputRequired, EventUserInputResolved, EventDone}
 
-// Webhook event types (DESIGN §12). They are a contract: never rename them.
+// Webhook event types (docs/design.md §12). They are a contract: never rename them.
 const (
 	WebhookInteractionRequested = "interaction.requested"
 	WebhookInteractionResolved  = "interaction.resolved"
@@ -74,7 +74,7 @@ type WebhookRequested struct {
 
 // WebhookResolved is the data of interaction.resolved: how request
 // RequestID ended, with the free text of the answer replaced by its length
-// (DESIGN §12: answers' free text is never sent).
+// (docs/design.md §12: answers' free text is never sent).
 type WebhookResolved struct {
 	SessionID string         `json:"sessionId"`
 	Receipt   WebhookReceipt `json:"receipt"`

@@ -14,10 +14,10 @@ import (
 	"github.com/lubanhq/luban/internal/schemaerr"
 )
 
-// AnswerDecision is what a person decided about a call (DESIGN §10).
+// AnswerDecision is what a person decided about a call (docs/design.md §10).
 type AnswerDecision = api.Decision
 
-// The three decisions of DESIGN §10. A cancel is Answer.Cancelled, not a
+// The three decisions of docs/design.md §10. A cancel is Answer.Cancelled, not a
 // decision.
 const (
 	Approve = api.DecisionApprove // the tool runs once with the model's arguments
@@ -26,7 +26,7 @@ const (
 )
 
 // RememberSession is the one value of Answer.Remember: later calls of the
-// same tool in the same session run without asking (DESIGN §10).
+// same tool in the same session run without asking (docs/design.md §10).
 const RememberSession = api.RememberSession
 
 // MaxMessageLen bounds Answer.Message, in characters (like
@@ -34,7 +34,7 @@ const RememberSession = api.RememberSession
 const MaxMessageLen = askuser.MaxCustomInput
 
 // Answer is the body of POST /api/chat/continue for an approval, less
-// sessionId and requestId (DESIGN §10): {decision, arguments?, message?,
+// sessionId and requestId (docs/design.md §10): {decision, arguments?, message?,
 // remember?} or {cancelled: true}. AnswerOf takes it from the wire body.
 type Answer struct {
 	Decision  AnswerDecision  `json:"decision,omitempty"`

@@ -8,12 +8,12 @@ import (
 )
 
 // Decision of a policy rule: whether a call of a matching tool waits for a
-// person's approval before it runs (DESIGN §9 "approval": tool name or glob
+// person's approval before it runs (docs/design.md §9 "approval": tool name or glob
 // → always | never).
 type Decision string
 
 // The two policy decisions. Never is the default of every tool not named by
-// a rule (DESIGN §9), except the defaults of DefaultRules.
+// a rule (docs/design.md §9), except the defaults of DefaultRules.
 const (
 	Always Decision = "always"
 	Never  Decision = "never"
@@ -26,7 +26,7 @@ type Rule struct {
 	Decision Decision `json:"decision"`
 }
 
-// DefaultRules are the rules every policy ends with (DESIGN §9: write_file
+// DefaultRules are the rules every policy ends with (docs/design.md §9: write_file
 // has approval "always" by default). A policy's own rules come first, so
 // `write_file: never` in the configuration turns the default off.
 var DefaultRules = []Rule{{Pattern: "write_file", Decision: Always}}

@@ -11,7 +11,7 @@ import (
 	"github.com/lubanhq/luban/model"
 )
 
-// Names on the wire (DESIGN §10): an approval's InputRequest carries
+// Names on the wire (docs/design.md §10): an approval's InputRequest carries
 // tool "approval" and mode "approval".
 const (
 	ToolApproval = api.ToolApproval
@@ -22,7 +22,7 @@ const (
 // and of an edit (256 KiB, like askuser.MaxArgsBytes).
 const MaxArgumentsBytes = 256 << 10
 
-// Prompt is the form part of an approval's InputRequest (DESIGN §10), the
+// Prompt is the form part of an approval's InputRequest (docs/design.md §10), the
 // shared wire type api.Prompt with: Tool ToolApproval, Mode ModeApproval,
 // Title "Run <tool>?", ToolName, Description (the tool's), Arguments (the
 // model's parsed JSON object, compact) and ArgumentsSchema (the tool's JSON
@@ -31,7 +31,7 @@ type Prompt = api.Prompt
 
 // InputRequest is the payload of user_input_required and of GET
 // /api/interactions/pending for an approval: the Prompt's fields flattened
-// beside the runtime fields every InputRequest has (DESIGN §3): ID (the
+// beside the runtime fields every InputRequest has (docs/design.md §3): ID (the
 // requestId), ToolCallID (the model's call awaiting approval), SessionID,
 // RunID, CreatedAt and ExpiresAt (RFC 3339), Resumable.
 type InputRequest = api.InputRequest
@@ -39,7 +39,7 @@ type InputRequest = api.InputRequest
 // ArgsError is returned by NewPrompt when the model's arguments cannot be
 // put in front of a person: not a JSON object, too large, or not valid under
 // the tool's schema. Its text is for the model (an error ToolResult, then
-// the model's next turn, as for invalid ask arguments: DESIGN §2).
+// the model's next turn, as for invalid ask arguments: docs/design.md §2).
 type ArgsError struct {
 	Tool string
 	Msg  string

@@ -14,7 +14,7 @@ import (
 )
 
 // EditedResult is the ToolResult of a call that ran with the arguments a
-// person edited (DESIGN §10): the model is told that the user changed the
+// person edited (docs/design.md §10): the model is told that the user changed the
 // arguments and to what, then reads the tool's own result (content and
 // IsError kept).
 func EditedResult(p *Prompt, edited json.RawMessage, res askuser.ToolResult) askuser.ToolResult {
@@ -26,7 +26,7 @@ func EditedResult(p *Prompt, edited json.RawMessage, res askuser.ToolResult) ask
 	}
 }
 
-// RejectedResult is the ToolResult of a call a person declined (DESIGN §10):
+// RejectedResult is the ToolResult of a call a person declined (docs/design.md §10):
 // an error result saying the tool did not run, with the person's message
 // when they gave one. The run continues with the model's next turn.
 func RejectedResult(p *Prompt, message string) askuser.ToolResult {
@@ -44,25 +44,25 @@ func RejectedResult(p *Prompt, message string) askuser.ToolResult {
 }
 
 // CancelledResult is the ToolResult of an approval a person cancelled
-// (DESIGN §3, §10): the tool did not run and the run stops after it.
+// (docs/design.md §3, §10): the tool did not run and the run stops after it.
 func CancelledResult(p *Prompt) askuser.ToolResult {
 	return askuser.ToolResult{Content: fmt.Sprintf("The user cancelled instead of approving this %s call; it did not run, and the task stops here.", p.ToolName), IsError: true}
 }
 
 // ExpiredResult is the ToolResult of an approval nobody answered before its
-// expiresAt (DESIGN §3): the tool did not run and the run stops.
+// expiresAt (docs/design.md §3): the tool did not run and the run stops.
 func ExpiredResult(p *Prompt) askuser.ToolResult {
 	return askuser.ToolResult{Content: fmt.Sprintf("Nobody approved this %s call before the request expired; it did not run, and the task stops here.", p.ToolName), IsError: true}
 }
 
 // InterruptedResult is the ToolResult of an approved call of a tool that is
-// not idempotent when the server stopped while it ran (DESIGN §10): it is
+// not idempotent when the server stopped while it ran (docs/design.md §10): it is
 // not run a second time, and it may or may not have taken effect.
 func InterruptedResult(toolName string) askuser.ToolResult {
 	return askuser.ToolResult{Content: fmt.Sprintf("interrupted: the server stopped while %s was running after approval; it may or may not have taken effect, and it was not run again because it is not idempotent", toolName), IsError: true}
 }
 
-// Receipt is the read-only record of a resolved approval (DESIGN §10), the
+// Receipt is the read-only record of a resolved approval (docs/design.md §10), the
 // shared wire type api.Receipt: Status is answered for any decision,
 // cancelled or expired otherwise (Decision then empty). Arguments are the
 // edited arguments (edit only); Message is the reject's message; Remember
@@ -85,7 +85,7 @@ func NewReceipt(id, toolCallID string, status askuser.Status, a Answer, resolved
 }
 
 // AuditSummary is what the audit log keeps about an approval's resolution
-// (DESIGN §10): the decision, the tool, the SHA-256 of the arguments the
+// (docs/design.md §10): the decision, the tool, the SHA-256 of the arguments the
 // tool runs with (the edited ones for edit) and, for edit, of the model's
 // original ones; the answering principal; the message only as its length in
 // characters and its SHA-256. Arguments and messages themselves are never

@@ -13,13 +13,13 @@ import (
 )
 
 // FieldError is one problem with an answer, as listed in the details of a
-// 422 invalid_answer response (DESIGN §3); see api.FieldError.
+// 422 invalid_answer response (docs/design.md §3); see api.FieldError.
 type FieldError = api.FieldError
 
 // AnswerError is returned by ValidateAnswer when an answer breaks its
 // request. Details holds one FieldError per problem, in the order of the
 // answer's fields; it is never empty. A rejected answer consumes nothing: the
-// request stays pending (DESIGN §4).
+// request stays pending (docs/design.md §4).
 type AnswerError struct {
 	Details []FieldError
 }
@@ -37,16 +37,16 @@ func (e *AnswerError) Error() string {
 // rejects every directory answer.
 type AnswerOptions struct {
 	// Workspace is the absolute root that directory answers must stay inside
-	// (luban serve --workspace, DESIGN §8). Empty means the directory mode
+	// (luban serve --workspace, docs/design.md §8). Empty means the directory mode
 	// rejects every answer with a message saying no workspace is configured.
 	Workspace string
 }
 
 // ValidateAnswer checks what a person sent against the prompt they were shown
-// (issue 2 §3, seed 000 §3 UserInputCard rules) and returns the normalized
+// (issue 2 §3, docs/design.md §A.3 UserInputCard rules) and returns the normalized
 // answer.
 //
-// With a.Cancelled nothing is validated (DESIGN §4: a cancel is never
+// With a.Cancelled nothing is validated (docs/design.md §4: a cancel is never
 // validated against the form) and the result is a clean cancel: empty
 // selections, empty customInput, Cancelled true.
 //
@@ -302,7 +302,7 @@ func (v *answerValidator) questionAnswer(field string, q Question, qa *QuestionA
 	}
 }
 
-// numberGrammar is an HTML "valid floating-point number" (seed 000 §3: number
+// numberGrammar is an HTML "valid floating-point number" (docs/design.md §A.3: number
 // renders input[type=number]), widened to what browsers submit from such an
 // input: a fraction without its leading zero (".5", "-.5").
 var numberGrammar = regexp.MustCompile(`^-?([0-9]+(\.[0-9]+)?|\.[0-9]+)([eE][-+]?[0-9]+)?$`)

@@ -15,7 +15,7 @@ import (
 )
 
 // ArgsError says what is wrong with the arguments a model sent, in one
-// sentence the model can act on (DESIGN §2 "Validating what the model sent").
+// sentence the model can act on (docs/design.md §2 "Validating what the model sent").
 // Path names the field in the arguments, e.g. "options[1].id" or
 // "questions[0].header", and is empty when the whole arguments text is at
 // fault; Rule is the broken rule, e.g. "duplicate of options[0].id".
@@ -40,7 +40,7 @@ func (e *ArgsError) Error() string {
 // The arguments are first checked against the tool's JSON Schema (the
 // documents of Definitions, validated by santhosh-tekuri/jsonschema), then
 // against the rules a schema cannot express (issue 2 §2):
-//   - ask_user (seed 000 §1): title not blank; option ids non-blank, without
+//   - ask_user (docs/design.md §A.1): title not blank; option ids non-blank, without
 //     surrounding spaces and unique; labels non-blank and unique; single and
 //     multiple need at least MinChoiceOptions options, toggle at least
 //     MinToggleOptions, none more than MaxOptions; text, number, date and

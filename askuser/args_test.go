@@ -45,7 +45,7 @@ func TestParseArgsRejects(t *testing.T) {
 		{"double-encoded object", askuser.ToolAskUser, `"{\"title\":\"a\",\"mode\":\"text\"}"`, "arguments must be a JSON object, got string"},
 		{"too large", askuser.ToolAskUser, `{"title":"` + strings.Repeat("a", askuser.MaxArgsBytes) + `"}`, fmt.Sprintf("arguments are too large: %d bytes, at most %d", askuser.MaxArgsBytes+12, askuser.MaxArgsBytes)},
 
-		// ask_user: schema rules, seed 000 §1.
+		// ask_user: schema rules, docs/design.md §A.1.
 		{"missing title", askuser.ToolAskUser, `{"mode":"text"}`, "title: required but missing"},
 		{"missing mode", askuser.ToolAskUser, `{"title":"a"}`, "mode: required but missing"},
 		{"unknown mode", askuser.ToolAskUser, `{"title":"a","mode":"radio"}`, `mode: must be one of single, multiple, text, number, date, directory, toggle; got "radio"`},
@@ -143,7 +143,7 @@ func TestParseArgsAccepts(t *testing.T) {
 		want            askuser.Prompt
 	}{
 		{
-			name: "seed 000 §1 example",
+			name: "docs/design.md §A.1 example",
 			tool: askuser.ToolAskUser,
 			raw: `{"title":"请选择执行方式","description":"不同方式会影响接下来的工具权限。","mode":"single",
 				"options":[{"id":"safe","label":"先分析","description":"只阅读并给出方案","recommended":true},

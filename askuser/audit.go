@@ -6,8 +6,8 @@ import (
 	"unicode/utf8"
 )
 
-// AuditSummary is what the audit log may keep about an answer (DESIGN §5,
-// seed 000 §6.2 审计: "不要在常规日志中记录敏感自由输入全文"): the mode, the
+// AuditSummary is what the audit log may keep about an answer (docs/design.md §5,
+// docs/design.md §A.6.2 审计: "不要在常规日志中记录敏感自由输入全文"): the mode, the
 // chosen option ids, counts, and free text only as its length in characters
 // and its SHA-256 — never the text itself.
 type AuditSummary struct {

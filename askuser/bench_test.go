@@ -30,7 +30,7 @@ func benchParse(b *testing.B, tool, raw string) {
 	}
 }
 
-// BenchmarkParseArgs validates what the model sent (DESIGN §2).
+// BenchmarkParseArgs validates what the model sent (docs/design.md §2).
 func BenchmarkParseArgs(b *testing.B) {
 	b.Run("ask_user_single", func(b *testing.B) { benchParse(b, askuser.ToolAskUser, benchSingle) })
 	b.Run("ask_user_encoded_options", func(b *testing.B) { benchParse(b, askuser.ToolAskUser, benchEncoded) })
@@ -45,7 +45,7 @@ func BenchmarkParseArgs(b *testing.B) {
 	})
 }
 
-// BenchmarkValidateAnswer validates what the person sent (seed 000 §3).
+// BenchmarkValidateAnswer validates what the person sent (docs/design.md §A.3).
 func BenchmarkValidateAnswer(b *testing.B) {
 	single, err := askuser.ParseArgs(askuser.ToolAskUser, benchSingle)
 	require.NoError(b, err)

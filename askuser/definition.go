@@ -8,7 +8,7 @@ import (
 )
 
 // Definition is a tool as registered: the model-facing name, description and
-// JSON Schema, plus the flags AgentScope gives its AskUser tool (seed 003:
+// JSON Schema, plus the flags AgentScope gives its AskUser tool (docs/design.md §B:
 // is_read_only, is_concurrency_safe, is_external_tool). Both ask tools set
 // all three flags: asking changes nothing, two asks do not interfere, and only
 // whatever drives the agent (the server and its page) can put a question in
@@ -35,7 +35,7 @@ type Definition struct {
 // ignored.
 func (d Definition) NeedsPermission(args json.RawMessage) bool { return false }
 
-// The model-facing descriptions. ask_user keeps seed 000 §1's Chinese text and
+// The model-facing descriptions. ask_user keeps docs/design.md §A.1's Chinese text and
 // adds English; AskUser carries AgentScope's usage rules in luban's own words.
 const (
 	askUserDescription = "当任务缺少必要信息时发起结构化追问。" +
@@ -77,9 +77,9 @@ var (
 	askUserBatchValidator = compileSchema(ToolAskUserBatch, askUserBatchDoc)
 )
 
-// AskUserDefinition returns the ask_user tool: seed 000 §1's schema
+// AskUserDefinition returns the ask_user tool: docs/design.md §A.1's schema
 // (title, description, mode, options[{id, label, description, recommended}],
-// allowCustom, submitLabel; title and mode required) with the seed's Chinese
+// allowCustom, submitLabel; title and mode required) with §A.1's Chinese
 // descriptions plus English, and the size bounds of limits.go.
 func AskUserDefinition() Definition {
 	return Definition{
@@ -93,7 +93,7 @@ func AskUserDefinition() Definition {
 }
 
 // AskUserBatchDefinition returns the AskUser tool: AgentScope's batched form
-// (seed 003) with questions[1..4] of {question, header (≤12 characters),
+// (docs/design.md §B) with questions[1..4] of {question, header (≤12 characters),
 // context?, options[2..4] of {label, description, preview?}, multi_select?}
 // and a model-facing description in luban's words carrying the same rules.
 func AskUserBatchDefinition() Definition {

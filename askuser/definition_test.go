@@ -46,7 +46,7 @@ func TestDefinitions(t *testing.T) {
 	require.Equal(t, byte('{'), askuser.AskUserDefinition().Parameters[0])
 }
 
-// schemaShape is the part of a JSON Schema document the seed fixes.
+// schemaShape is the part of a JSON Schema document docs/design.md §A.1 fixes.
 type schemaShape struct {
 	Type       string                  `json:"type"`
 	Required   []string                `json:"required"`
@@ -65,11 +65,11 @@ func TestAskUserSchemaIsTheSeeds(t *testing.T) {
 	var s schemaShape
 	require.NoError(t, json.Unmarshal(d.Parameters, &s))
 
-	// seed 000 §1 ASK_USER_SCHEMA: names, types, enum and required lists.
+	// docs/design.md §A.1 ASK_USER_SCHEMA: names, types, enum and required lists.
 	require.Equal(t, "object", s.Type)
 	require.Equal(t, []string{"title", "mode"}, s.Required)
 	want := map[string]string{"title": "string", "description": "string", "mode": "string", "options": "array", "allowCustom": "boolean", "submitLabel": "string",
-		// luban's bounds of a number answer, beyond the seed's schema.
+		// luban's bounds of a number answer, beyond §A.1's schema.
 		"minimum": "number", "maximum": "number", "integer": "boolean"}
 	require.Len(t, s.Properties, len(want))
 	for name, typ := range want {
@@ -80,7 +80,7 @@ func TestAskUserSchemaIsTheSeeds(t *testing.T) {
 	require.Equal(t, []string{"id", "label"}, item.Required)
 	require.Equal(t, "boolean", item.Properties["recommended"].Type)
 
-	// The seed's Chinese descriptions are kept.
+	// §A.1's Chinese descriptions are kept.
 	for name, zh := range map[string]string{"title": "问题标题", "description": "用户需要知道的补充说明", "mode": "决定前端渲染何种控件", "options": "single、multiple、toggle 模式的选项", "allowCustom": "是否允许用户填写选项之外的内容", "submitLabel": "提交按钮文案"} {
 		require.True(t, strings.HasPrefix(s.Properties[name].Desc, zh+" / "), name)
 	}

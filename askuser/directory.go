@@ -15,7 +15,7 @@ import (
 // like the kernel's ELOOP limit.
 const maxSymlinks = 40
 
-// checkDirectory validates a directory answer (issue 2 §3, seed 000 §3
+// checkDirectory validates a directory answer (issue 2 §3, docs/design.md §A.3
 // "directory: 目录相对路径"): input must be a relative path that stays inside
 // workspace after cleaning and after resolving every symbolic link on the way,
 // dangling links included. A path whose tail does not exist yet is allowed

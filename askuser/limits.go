@@ -1,7 +1,7 @@
 package askuser
 
 // Size bounds of the two ask tools. Every length is counted in characters
-// (runes). The seeds give no numbers; these are luban's choice (issue 2 §2:
+// (runes). The original contract (docs/design.md §A) gives no numbers; these are luban's choice (issue 2 §2:
 // "bounded string sizes"), large enough for any honest question and small
 // enough that one card fits on a screen and one request fits in a log line.
 // They also appear as maxLength/maxItems in the JSON Schema documents, so the
@@ -11,19 +11,19 @@ const (
 	// (256 KiB). Larger arguments are rejected before they are parsed.
 	MaxArgsBytes = 256 << 10
 
-	// MaxTitleLen bounds ask_user title (seed 000 §1 "title").
+	// MaxTitleLen bounds ask_user title (docs/design.md §A.1 "title").
 	MaxTitleLen = 200
-	// MaxDescriptionLen bounds ask_user description (seed 000 §1 "description").
+	// MaxDescriptionLen bounds ask_user description (docs/design.md §A.1 "description").
 	MaxDescriptionLen = 2000
 	// MaxOptionIDLen bounds an ask_user option id, the stable submitted value
-	// (seed 000 §1 options[].id).
+	// (docs/design.md §A.1 options[].id).
 	MaxOptionIDLen = 64
 	// MaxLabelLen bounds an option label in both tools.
 	MaxLabelLen = 200
 	// MaxOptionDescriptionLen bounds an option description in both tools.
 	MaxOptionDescriptionLen = 1000
 	// MaxSubmitLabelLen bounds ask_user submitLabel, a button caption
-	// (seed 000 §1 "submitLabel").
+	// (docs/design.md §A.1 "submitLabel").
 	MaxSubmitLabelLen = 40
 	// MaxOptions is the most options an ask_user request may carry.
 	MaxOptions = 20

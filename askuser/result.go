@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// askUserContent is the content of an ask_user ToolResult (seed 000 §6.2
+// askUserContent is the content of an ask_user ToolResult (docs/design.md §A.6.2
 // "工具结果回灌: { selections, customInput, cancelled }"). Labels is luban's
-// addition beside the ids (DESIGN §3: ids are the stable contract).
+// addition beside the ids (docs/design.md §3: ids are the stable contract).
 type askUserContent struct {
 	Selections  []string `json:"selections"`
 	CustomInput string   `json:"customInput"`
@@ -24,12 +24,12 @@ type batchMetadata struct {
 	Expired   bool             `json:"expired,omitempty"`
 }
 
-// AnsweredResult is the ToolResult of an answered request (DESIGN §3 "What
+// AnsweredResult is the ToolResult of an answered request (docs/design.md §3 "What
 // the model gets back"). a must be the answer ValidateAnswer returned.
 //
 // For ask_user the content is JSON
 // {"selections": [...ids], "customInput": "...", "cancelled": false,
-// "labels": [...]} with selections and customInput verbatim (seed 000 §6.4:
+// "labels": [...]} with selections and customInput verbatim (docs/design.md §A.6.4:
 // "selections[] 与 customInput 原样进入工具结果"), neither ever dropping the
 // other; labels lists the chosen options' labels in the same order and is
 // omitted when nothing was selected. The JSON is not HTML-escaped.
@@ -61,7 +61,7 @@ func AnsweredResult(p *Prompt, a Answer) ToolResult {
 	return ToolResult{Content: string(mustJSON(c))}
 }
 
-// CancelledResult is the ToolResult of a cancelled request (DESIGN §3): for
+// CancelledResult is the ToolResult of a cancelled request (docs/design.md §3): for
 // ask_user the content is {"selections": [], "customInput": "", "cancelled": true};
 // for AskUser a text telling the model the user declined, with Metadata
 // {"answers": [], "cancelled": true}. The run stops after it, so the model is
@@ -77,7 +77,7 @@ func CancelledResult(p *Prompt) ToolResult {
 }
 
 // ExpiredResult is the ToolResult of a request that passed its expiresAt
-// without an answer (DESIGN §3): the cancelled shape plus "expired": true,
+// without an answer (docs/design.md §3): the cancelled shape plus "expired": true,
 // for ask_user {"selections": [], "customInput": "", "cancelled": true,
 // "expired": true}; for AskUser a text saying the questions expired, with
 // Metadata {"answers": [], "cancelled": true, "expired": true}.
@@ -91,14 +91,14 @@ func ExpiredResult(p *Prompt) ToolResult {
 	return ToolResult{Content: string(mustJSON(askUserContent{Selections: []string{}, Cancelled: true, Expired: true}))}
 }
 
-// FallbackText is the content of FallbackResult: seed 000 §1's
+// FallbackText is the content of FallbackResult: docs/design.md §A.1's
 // ask_user_fallback sentence followed by an English one.
 const FallbackText = "ask_user 需要在 Web 交互界面中完成。 " +
 	"ask_user needs an interactive front end (the luban web page or `luban chat`); " +
 	"this runtime has none, so no question was asked. Continue without the user's input or stop and explain what you need."
 
 // FallbackResult is the error ToolResult for runtimes without an interactive
-// front end (seed 000 §1 ask_user_fallback: is_error true, "ask_user 需要在
+// front end (docs/design.md §A.1 ask_user_fallback: is_error true, "ask_user 需要在
 // Web 交互界面中完成。"). It serves both ask tools.
 func FallbackResult() ToolResult {
 	return ToolResult{Content: FallbackText, IsError: true}

@@ -61,7 +61,7 @@ func TestToolResultGolden(t *testing.T) {
 	}
 }
 
-// askUserContent mirrors the ask_user ToolResult content (DESIGN §3).
+// askUserContent mirrors the ask_user ToolResult content (docs/design.md §3).
 type askUserContent struct {
 	Selections  []string `json:"selections"`
 	CustomInput string   `json:"customInput"`

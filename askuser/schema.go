@@ -34,7 +34,7 @@ type property struct {
 }
 
 // properties keeps the declaration order when marshalled, so the written
-// schema reads like the seed's.
+// schema reads like docs/design.md §A.1's.
 type properties []property
 
 // MarshalJSON writes the properties as one object in declaration order.
@@ -98,13 +98,13 @@ func schemaDocument(s *jsonSchema) []byte {
 	return out.Bytes()
 }
 
-// modeEnum lists the ask_user modes in the seed's order (seed 000 §1).
+// modeEnum lists the ask_user modes in §A.1's order (docs/design.md §A.1).
 var modeEnum = []string{
 	string(ModeSingle), string(ModeMultiple), string(ModeText), string(ModeNumber),
 	string(ModeDate), string(ModeDirectory), string(ModeToggle),
 }
 
-// askUserSchema is seed 000 §1's ASK_USER_SCHEMA with its Chinese descriptions
+// askUserSchema is docs/design.md §A.1's ASK_USER_SCHEMA with its Chinese descriptions
 // kept, English added, and luban's size bounds (limits.go) written in.
 func askUserSchema() *jsonSchema {
 	return &jsonSchema{
@@ -144,7 +144,7 @@ func askUserSchema() *jsonSchema {
 	}
 }
 
-// askUserBatchSchema is AgentScope's AskUserParams (seed 003): 1–4 questions,
+// askUserBatchSchema is AgentScope's AskUserParams (docs/design.md §B): 1–4 questions,
 // each with a header chip, optional context, 2–4 options and multi_select.
 func askUserBatchSchema() *jsonSchema {
 	option := &jsonSchema{

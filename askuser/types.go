@@ -6,8 +6,8 @@ import (
 	"github.com/lubanhq/luban/api"
 )
 
-// Tool names the model sees. ToolAskUser is the seed's form (seed 000 §1);
-// ToolAskUserBatch is AgentScope's batched multiple-choice tool (seed 003).
+// Tool names the model sees. ToolAskUser is the original contract's form (docs/design.md §A.1);
+// ToolAskUserBatch is AgentScope's batched multiple-choice tool (docs/design.md §B).
 const (
 	ToolAskUser      = api.ToolAskUser
 	ToolAskUserBatch = api.ToolAskUserBatch
@@ -16,13 +16,13 @@ const (
 // IsAskTool reports whether name is one of the two ask tools.
 func IsAskTool(name string) bool { return name == ToolAskUser || name == ToolAskUserBatch }
 
-// The wire types of the contract live in the leaf package api (DESIGN §3),
+// The wire types of the contract live in the leaf package api (docs/design.md §3),
 // so the server, the Go client and the generated TypeScript share one
 // definition; askuser names them too, because they are its vocabulary.
 type (
-	// Mode decides which control the front end renders (seed 000 §1).
+	// Mode decides which control the front end renders (docs/design.md §A.1).
 	Mode = api.Mode
-	// Option is one choice of an ask_user form (seed 000 §1 options[]).
+	// Option is one choice of an ask_user form (docs/design.md §A.1 options[]).
 	Option = api.Option
 	// QuestionOption is one choice of an AskUser question.
 	QuestionOption = api.QuestionOption
@@ -31,7 +31,7 @@ type (
 	// Prompt is a validated ask, produced by ParseArgs from what the model
 	// sent: the form part of an InputRequest.
 	Prompt = api.Prompt
-	// InputRequest is the payload of user_input_required (DESIGN §3).
+	// InputRequest is the payload of user_input_required (docs/design.md §3).
 	InputRequest = api.InputRequest
 	// QuestionAnswer is the answer to one AskUser question.
 	QuestionAnswer = api.QuestionAnswer
@@ -39,13 +39,13 @@ type (
 	// sessionId and requestId. ValidateAnswer checks it and returns the
 	// normalized form that AnsweredResult and Receipt carry.
 	Answer = api.Answer
-	// Status is how a request was resolved (DESIGN §3 Receipt.status).
+	// Status is how a request was resolved (docs/design.md §3 Receipt.status).
 	Status = api.Status
-	// Receipt is the read-only record of a resolved request (seed 000 §6.3).
+	// Receipt is the read-only record of a resolved request (docs/design.md §A.6.3).
 	Receipt = api.Receipt
 )
 
-// The modes of ask_user (seed 000 §1) plus ModeQuestions for AskUser (DESIGN §3).
+// The modes of ask_user (docs/design.md §A.1) plus ModeQuestions for AskUser (docs/design.md §3).
 const (
 	ModeSingle    = api.ModeSingle    // radio: exactly one option id
 	ModeMultiple  = api.ModeMultiple  // checkboxes: zero or more option ids
@@ -66,7 +66,7 @@ const (
 )
 
 // ToolResult is what goes back to the model for the original tool call
-// (DESIGN §3 "What the model gets back"). Content is the text the model
+// (docs/design.md §3 "What the model gets back"). Content is the text the model
 // reads: for ask_user the JSON {"selections", "customInput", "cancelled"};
 // for AskUser a readable output. IsError marks a result the model must treat
 // as a failure (invalid arguments, FallbackResult). Metadata (AskUser only)

@@ -15,7 +15,7 @@ import (
 var ErrOutsideWorkspace = errors.New("outside the workspace")
 
 // ResolveWorkspacePath resolves rel inside workspace by the rules of
-// directory answers (DESIGN §9 "confined to --workspace like directory
+// directory answers (docs/design.md §9 "confined to --workspace like directory
 // answers"): rel must be relative (no leading / or \, no volume), free of
 // NUL bytes, must not climb out with "..", and once every symbolic link on
 // the way is followed (dangling ones included, at most 40) it must still be

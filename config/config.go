@@ -1,6 +1,6 @@
-// Package config reads luban's configuration file (DESIGN §9): one YAML
-// document with the server's settings, its agents, MCP servers (DESIGN §11)
-// and webhooks (DESIGN §12). It has no I/O beyond ReadFile: Parse takes the
+// Package config reads luban's configuration file (docs/design.md §9): one YAML
+// document with the server's settings, its agents, MCP servers (docs/design.md §11)
+// and webhooks (docs/design.md §12). It has no I/O beyond ReadFile: Parse takes the
 // bytes and an environment lookup, so the same rules serve `luban serve
 // --config`, `luban config check` and tests.
 //
@@ -29,19 +29,19 @@ const MaxMaxSteps = 1000
 // in the file keep their zero value; Set reports which server keys were.
 type File struct {
 	// Server holds the settings that have a `luban serve` flag; a flag or
-	// its environment twin overrides the file (DESIGN §9).
+	// its environment twin overrides the file (docs/design.md §9).
 	Server Server
-	// Agents in file order; the first is the default agent (DESIGN §9).
+	// Agents in file order; the first is the default agent (docs/design.md §9).
 	// Empty when the file has no agents: the built-in default agent is used.
 	Agents []Agent
-	// MCP is the `mcp:` section (DESIGN §11): parsed and validated.
+	// MCP is the `mcp:` section (docs/design.md §11): parsed and validated.
 	MCP MCP
-	// Webhooks is the `webhooks:` list (DESIGN §12): parsed and validated.
+	// Webhooks is the `webhooks:` list (docs/design.md §12): parsed and validated.
 	Webhooks []Webhook
 }
 
 // Server is the `server:` section. Each field mirrors the `luban serve`
-// flag of the same name (DESIGN §8); the zero value means "not in the file".
+// flag of the same name (docs/design.md §8); the zero value means "not in the file".
 type Server struct {
 	Addr string // addr
 	DB   string // db
@@ -66,7 +66,7 @@ type Server struct {
 	SSEHeartbeat time.Duration
 }
 
-// Agent is one entry of `agents:` (DESIGN §9).
+// Agent is one entry of `agents:` (docs/design.md §9).
 type Agent struct {
 	// Name is the agent's id in the API: 1–64 characters of [A-Za-z0-9_-],
 	// unique in the file. Required.
@@ -95,12 +95,12 @@ type Agent struct {
 	ToolLines []int
 }
 
-// MCP is the `mcp:` section (DESIGN §11).
+// MCP is the `mcp:` section (docs/design.md §11).
 type MCP struct {
 	Servers []MCPServer
 }
 
-// MCPServer is one entry of `mcp.servers:` (DESIGN §11): a stdio server
+// MCPServer is one entry of `mcp.servers:` (docs/design.md §11): a stdio server
 // (Command, Args, Env) or a streamable HTTP one (URL, Headers), never both.
 type MCPServer struct {
 	// Name prefixes the server's tools as <name>__<tool>: 1–64 characters of
@@ -123,7 +123,7 @@ type MCPServer struct {
 	Line           int
 }
 
-// Webhook is one entry of `webhooks:` (DESIGN §12, Standard Webhooks).
+// Webhook is one entry of `webhooks:` (docs/design.md §12, Standard Webhooks).
 type Webhook struct {
 	// URL is an http or https URL. Required.
 	URL string
@@ -134,5 +134,5 @@ type Webhook struct {
 	Line   int
 }
 
-// WebhookEvents are the event types a webhook may subscribe to (DESIGN §12).
+// WebhookEvents are the event types a webhook may subscribe to (docs/design.md §12).
 var WebhookEvents = []string{"interaction.requested", "interaction.resolved", "run.finished"}

@@ -601,7 +601,7 @@ func (p *parser) webhook(n *yaml.Node, key string) Webhook {
 	return w
 }
 
-// CheckModel validates a model name as --model takes it (DESIGN §8):
+// CheckModel validates a model name as --model takes it (docs/design.md §8):
 // openai:<name>, anthropic:<name>, scripted or scripted:<file>. It checks the
 // form only; whether the key is set is checked when the server starts.
 func CheckModel(m string) error {

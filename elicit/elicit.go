@@ -1,4 +1,4 @@
-// Package elicit turns an MCP server's elicitation (DESIGN §11) into the
+// Package elicit turns an MCP server's elicitation (docs/design.md §11) into the
 // prompt of an InputRequest (tool "elicitation", mode form or url) and
 // checks a person's answer to it. It is pure: no I/O, no state.
 //
@@ -274,7 +274,7 @@ func orderedObject(raw json.RawMessage) ([]string, []json.RawMessage, error) {
 	return names, vals, nil
 }
 
-// Answer is a person's answer to an elicitation (DESIGN §11): Decision
+// Answer is a person's answer to an elicitation (docs/design.md §11): Decision
 // accept (Content: a form's values) or decline; Cancelled is MCP's cancel
 // and nothing else counts.
 type Answer struct {

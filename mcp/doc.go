@@ -1,4 +1,4 @@
-// Package mcp is luban's side of the Model Context Protocol (DESIGN §11),
+// Package mcp is luban's side of the Model Context Protocol (docs/design.md §11),
 // built on the official SDK (github.com/modelcontextprotocol/go-sdk).
 //
 // NewHandler is luban as an MCP server, mounted at POST /mcp: a human for

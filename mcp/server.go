@@ -37,7 +37,7 @@ const baseHeader = "Luban-Mcp-Base"
 type Options struct {
 	Runner *agent.Runner
 	// Verify returns the principal of a bearer token, "" when the token is
-	// not accepted: the same principals as /api (DESIGN §8).
+	// not accepted: the same principals as /api (docs/design.md §8).
 	Verify func(token string) string
 	// Secret keys the HMAC of requestState. It must be the same across
 	// restarts and replicas, or a retry after a restart is rejected.
@@ -61,7 +61,7 @@ type handler struct {
 	stateful, stateless http.Handler
 }
 
-// NewHandler returns luban's MCP server (DESIGN §11): streamable HTTP from
+// NewHandler returns luban's MCP server (docs/design.md §11): streamable HTTP from
 // the official SDK, Bearer auth (401 with luban's JSON error otherwise),
 // tools ask_user and AskUser. A request announcing protocol 2026-07-28 or
 // later in Mcp-Protocol-Version is served statelessly (that protocol has no
@@ -167,7 +167,7 @@ func (h *handler) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Call
 		ir = pe.Pending
 	case errors.Is(err, agent.ErrInvalidArguments):
 		// Like a model's invalid call: an error result that says what is
-		// wrong, so the caller can fix and retry (DESIGN §2).
+		// wrong, so the caller can fix and retry (docs/design.md §2).
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "invalid arguments for " + p.Name + ": " +
 			strings.TrimPrefix(err.Error(), agent.ErrInvalidArguments.Error()+": ")}}, IsError: true}, nil
 	case errors.As(err, &pe):

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Errors of a requestState a client echoed back (DESIGN §11): nothing is
+// Errors of a requestState a client echoed back (docs/design.md §11): nothing is
 // read or resolved for it.
 var (
 	// ErrStateInvalid: the requestState is not one luban signed for this

@@ -1,4 +1,4 @@
-// Package mcpclient makes luban an MCP client (DESIGN §11): it connects to
+// Package mcpclient makes luban an MCP client (docs/design.md §11): it connects to
 // the servers of the config's mcp.servers (stdio or streamable HTTP, with
 // the official go-sdk), registers their tools in the tool registry as
 // <server>__<tool> with their JSON Schemas, keeps them current on
@@ -93,7 +93,7 @@ const (
 	StateDown       State = "down"
 )
 
-// Status is one server as /readyz reports it (DESIGN §11): its transport
+// Status is one server as /readyz reports it (docs/design.md §11): its transport
 // ("stdio" or "http"), state, number of tools listed, failed attempts since
 // it was last ready, when the state began and, while down, when the next
 // attempt is due. Error texts stay in the log (/readyz needs no token).

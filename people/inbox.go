@@ -1,4 +1,4 @@
-// Package people serves people across their sessions (DESIGN §12): the
+// Package people serves people across their sessions (docs/design.md §12): the
 // inbox (every request of a principal, wherever it was asked), the
 // principal's own event stream, and signed webhooks (Standard Webhooks)
 // sent from a transactional outbox by a Dispatcher.
@@ -29,7 +29,7 @@ var ErrBadCursor = errors.New("people: unknown cursor")
 type Inbox struct {
 	Store store.Store
 	// AgentExists reports whether an agent of that name is configured; a
-	// pending request of an unknown agent's run is not resumable (DESIGN
+	// pending request of an unknown agent's run is not resumable (docs/design.md
 	// §4). Nil means every agent exists.
 	AgentExists func(name string) bool
 	// DefaultAgent is the agent a session that keeps none runs (one an
@@ -127,9 +127,9 @@ func (in *Inbox) Sessions(ctx context.Context, owner, before string, limit int) 
 	return out, nil
 }
 
-// ReceiptOf is the Receipt of a resolved stored interaction (DESIGN §3): the
+// ReceiptOf is the Receipt of a resolved stored interaction (docs/design.md §3): the
 // stored answer as accepted, empty selections when there were none; for an
-// approval (DESIGN §10) the decision, edited arguments, message, remember.
+// approval (docs/design.md §10) the decision, edited arguments, message, remember.
 func ReceiptOf(it *store.Interaction) *api.Receipt {
 	if it.Tool == approval.ToolApproval {
 		var a approval.Answer

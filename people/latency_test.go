@@ -16,7 +16,7 @@ import (
 
 // TestAskToPrincipalStreamLatency measures how long a question takes from
 // being asked to reaching its person's GET /api/events (the inbox's live
-// feed, DESIGN §12 "within a second"): for each of several questions, from
+// feed, docs/design.md §12 "within a second"): for each of several questions, from
 // the request's createdAt (stamped by the server when the run asks) to the
 // moment the client read the frame. It is a logged measurement (go test -v
 // prints p50/p95/max), not a timed assertion; it asserts that every

@@ -26,7 +26,7 @@ import (
 	"github.com/lubanhq/luban/store"
 )
 
-// Hook is one configured webhook (the `webhooks:` config, DESIGN §12). URL
+// Hook is one configured webhook (the `webhooks:` config, docs/design.md §12). URL
 // identifies it: deliveries are stored per URL.
 type Hook struct {
 	URL string
@@ -53,7 +53,7 @@ type DispatcherOptions struct {
 	Timeout time.Duration
 	// Window is how long a delivery is retried, counted from its creation:
 	// an attempt that fails after it gives up (status failed). Default 25h,
-	// so every delivery is retried for at least 24 hours (DESIGN §12).
+	// so every delivery is retried for at least 24 hours (docs/design.md §12).
 	Window time.Duration
 	// Backoff is the pause before retry n (1 for the first retry). Default
 	// DefaultBackoff.

@@ -35,7 +35,7 @@ echo "== page: npm ci, build, component tests"
 (cd web && npm ci --no-audit --no-fund && npm run build && npm test)
 
 echo "== the committed page (web/dist) is what web/src builds to"
-# go install …/cmd/luban@latest embeds web/dist as committed (DESIGN §14).
+# go install …/cmd/luban@latest embeds web/dist as committed (docs/design.md §14).
 if ! git diff --exit-code --stat -- web/dist || [ -n "$(git status --porcelain -- web/dist)" ]; then
   git status --short -- web/dist >&2
   echo "web/dist is stale: run 'make web-dist' and commit web/dist" >&2
@@ -93,7 +93,7 @@ CGO_ENABLED=0 go build -trimpath -o /dev/null ./cmd/luban
 
 echo "== go test"
 # Evidence of every acceptance row (raw SSE, model request bodies, traces,
-# ToolResults) is kept under artifacts/ even when the test passes (DESIGN §7).
+# ToolResults) is kept under artifacts/ even when the test passes (docs/design.md §7).
 LUBAN_EVIDENCE=1 go test -count=1 -timeout 30m ./...
 # The in-process fault injection test needs the test hooks (agent.InjectFault),
 # which exist only with the lubantest tag; the process tests build their

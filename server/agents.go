@@ -6,7 +6,7 @@ import (
 	"github.com/lubanhq/luban/api"
 )
 
-// handleAgents is GET /api/agents (DESIGN §9).
+// handleAgents is GET /api/agents (docs/design.md §9).
 func (s *Server) handleAgents(w http.ResponseWriter, r *http.Request) {
 	infos := s.opts.Runner.Agents()
 	out := api.AgentList{Agents: make([]api.AgentView, 0, len(infos))}

@@ -7,7 +7,7 @@ import (
 	"github.com/lubanhq/luban/api"
 )
 
-// aguiHandler is POST /api/agui (DESIGN §13): package agui over the same
+// aguiHandler is POST /api/agui (docs/design.md §13): package agui over the same
 // Runner, principal, error mapping, heartbeat and shutdown as the rest of
 // the API.
 func (s *Server) aguiHandler() http.Handler {

@@ -59,7 +59,7 @@ func allowedMethods(r *http.Request) string {
 	return strings.Join(endpointMethods[pattern], ", ")
 }
 
-// errorFor maps the Runner's errors to DESIGN §3's statuses and codes. It is
+// errorFor maps the Runner's errors to docs/design.md §3's statuses and codes. It is
 // the only place that does.
 func errorFor(err error) (int, api.ErrorDetail) {
 	var pending *agent.InteractionPendingError

@@ -61,7 +61,7 @@ func plain(w http.ResponseWriter, status int, msg string) {
 	_, _ = w.Write([]byte(msg))
 }
 
-// tokenLogin handles GET /?token=… (DESIGN §8, docs/design.md §9 "Signing
+// tokenLogin handles GET /?token=… (docs/design.md §8, §18 "Signing
 // in"). A valid token becomes the HttpOnly cookie and the browser is sent to
 // the page without the token in its URL, when the browser has no valid
 // cookie yet (or one of the same principal) and the link was not followed

@@ -9,7 +9,7 @@ import (
 	"github.com/lubanhq/luban/mcp"
 )
 
-// mcpHandler is /mcp (DESIGN §11): luban as an MCP server for any MCP host,
+// mcpHandler is /mcp (docs/design.md §11): luban as an MCP server for any MCP host,
 // over the same Runner and principals as /api. Its requestState key is
 // derived from the tokens, so a state survives a restart with the same
 // tokens and is void once they change.

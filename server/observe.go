@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 )
 
-// observe wraps h with what every request gets (DESIGN §14): an
+// observe wraps h with what every request gets (docs/design.md §14): an
 // OpenTelemetry server span (named "METHOD route"; the global tracer
 // provider, a no-op unless tracing is set up), the HTTP metrics when
 // Options.Metrics is set, and one access log line at level info with the
@@ -89,7 +89,7 @@ func (w *recorder) Flush() {
 
 func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// pageRoute reports whether path belongs to the page (DESIGN §14): "/",
+// pageRoute reports whether path belongs to the page (docs/design.md §14): "/",
 // "/s/{sessionId}", "/q/{requestId}", "/inbox", or a file such as
 // /assets/index-….js or /favicon.svg (the page handler answers 404 for a
 // file it does not have). Every other path is 404, never the page.

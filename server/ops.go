@@ -15,7 +15,7 @@ import (
 // an MCP server: Check returns nil when it can serve. Name labels it in the
 // JSON details. An Optional check that fails is reported ("unavailable")
 // without making the whole status unavailable (an MCP server that is down
-// is retried, never fatal: DESIGN §11). Detail, when set, is added to the
+// is retried, never fatal: docs/design.md §11). Detail, when set, is added to the
 // check's entry as "detail" (JSON; no error texts, /readyz needs no token).
 type ReadyCheck struct {
 	Name     string
@@ -94,7 +94,7 @@ func (s *Server) handleRenameSession(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, v)
 }
 
-// handleDeleteSession is DELETE /api/sessions/{id} (DESIGN §14): the owner
+// handleDeleteSession is DELETE /api/sessions/{id} (docs/design.md §14): the owner
 // deletes a session and everything of it but its audit entries. 200
 // api.DeleteResponse when deleted; 404 session_not_found for a session of another principal or none;
 // 409 run_in_progress while a run is active, unless ?force=true, which

@@ -58,7 +58,7 @@ func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// handleInbox is GET /api/interactions (DESIGN §12).
+// handleInbox is GET /api/interactions (docs/design.md §12).
 func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	status := api.InboxStatus(q.Get("status"))
@@ -96,7 +96,7 @@ func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request) {
 }
 
 // handlePrincipalEvents is GET /api/events: the caller's feed as SSE
-// (DESIGN §12). Each frame's id is the caller's feed sequence number; a
+// (docs/design.md §12). Each frame's id is the caller's feed sequence number; a
 // reconnect with Last-Event-ID (or ?after=) gets every entry after it, one
 // without starts at the present. Like stream, the feed is the source of
 // truth and a wake-up only says "look again".

@@ -1,4 +1,4 @@
-// Package server is luban's HTTP API (DESIGN §3): decode, authorize, call
+// Package server is luban's HTTP API (docs/design.md §3): decode, authorize, call
 // the agent.Runner, stream events. It never builds ToolResults itself.
 package server
 
@@ -41,7 +41,7 @@ type Options struct {
 	AskTools []string
 	Logger   *slog.Logger
 	// Metrics, when set, records the HTTP metrics and is served at GET
-	// /metrics, without a token like /livez and /readyz (DESIGN §14).
+	// /metrics, without a token like /livez and /readyz (docs/design.md §14).
 	Metrics *telemetry.Metrics
 	// ReadyChecks are asked by GET /readyz beside the store (MCP servers).
 	ReadyChecks []ReadyCheck
@@ -83,7 +83,7 @@ func New(opts Options) (*Server, error) {
 	api := &routeMux{ServeMux: http.NewServeMux()}
 	api.HandleFunc("POST /api/chat", s.handleChat)
 	api.HandleFunc("POST /api/chat/continue", s.handleContinue)
-	// Not in api.Endpoints: AG-UI's own protocol (DESIGN §13, docs/agui.md).
+	// Not in api.Endpoints: AG-UI's own protocol (docs/design.md §13, docs/agui.md).
 	api.Handle("POST /api/agui", s.aguiHandler())
 	api.HandleFunc("GET /api/interactions/pending", s.handlePending)
 	api.HandleFunc("GET /api/sessions", s.handleSessions)

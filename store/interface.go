@@ -3,7 +3,7 @@ package store
 import "context"
 
 // Executor is every query luban makes. Methods follow NounVerb(ctx, params)
-// (STYLE rule 3) and are sorted by noun. Conditional writes return whether
+// (one *NounVerbParams struct each) and are sorted by noun. Conditional writes return whether
 // they won.
 type Executor interface {
 	AuditInsert(ctx context.Context, p *AuditInsertParams) error
@@ -36,7 +36,7 @@ type Executor interface {
 	MessageList(ctx context.Context, sessionID string) ([]*Message, error)
 
 	// RunCheckpoint, RunFinish, RunPause and RunResume are the run's
-	// transitions (DESIGN §4), each one conditional write that reports
+	// transitions (docs/design.md §4), each one conditional write that reports
 	// whether it won. Pausing or ending a run releases its lease.
 	RunCheckpoint(ctx context.Context, p *RunCheckpointParams) (bool, error)
 	RunFinish(ctx context.Context, p *RunFinishParams) (bool, error)

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Maintainer is what operating a database needs beyond Executor (DESIGN
+// Maintainer is what operating a database needs beyond Executor (docs/design.md
 // §14): deleting or renaming a session, pruning old rows and counting for
 // /metrics.
 // Both drivers implement it; callers find it with a type assertion on a

@@ -9,7 +9,7 @@ import (
 // empty).
 type SessionCreateParams struct {
 	ID, Owner, Title string
-	// Agent is the name of the agent the session keeps (DESIGN §9).
+	// Agent is the name of the agent the session keeps (docs/design.md §9).
 	Agent  string
 	Status string
 	Now    time.Time
@@ -37,7 +37,7 @@ type RunInsertParams struct {
 }
 
 // RunCheckpointParams records a step of a run that is still running and
-// leased to LeaseOwner (DESIGN §4: a model turn, a tool result): the run
+// leased to LeaseOwner (docs/design.md §4: a model turn, a tool result): the run
 // stays running; Steps and InvalidStreak are written when not nil. It loses
 // when the run is no longer running under that lease.
 type RunCheckpointParams struct {
@@ -48,7 +48,7 @@ type RunCheckpointParams struct {
 }
 
 // RunPauseParams moves a run that is running and leased to LeaseOwner to
-// waiting_input (DESIGN §4: a question was put). A paused run holds no lease.
+// waiting_input (docs/design.md §4: a question was put). A paused run holds no lease.
 // Steps and InvalidStreak, when not nil, are written in the same statement
 // (a step's RunCheckpoint and the pause in one write of the row).
 type RunPauseParams struct {
@@ -59,14 +59,14 @@ type RunPauseParams struct {
 }
 
 // RunResumeParams moves a run waiting_input back to running, leased to
-// LeaseOwner until LeaseUntil (DESIGN §4: an answer came).
+// LeaseOwner until LeaseUntil (docs/design.md §4: an answer came).
 type RunResumeParams struct {
 	ID, LeaseOwner string
 	LeaseUntil     time.Time
 	Now            time.Time
 }
 
-// RunFinishParams ends a run in To, a terminal status (DESIGN §4), from one
+// RunFinishParams ends a run in To, a terminal status (docs/design.md §4), from one
 // of From (running and waiting_input when empty); when LeaseOwner is set the
 // run must also be leased to it. Error is stored when not empty. An ended
 // run holds no lease. Steps and InvalidStreak, when not nil, are written in
@@ -119,7 +119,7 @@ type InteractionInsertParams struct {
 }
 
 // InteractionResolveParams resolves a pending interaction in one conditional
-// write (seed 000 §6.2 "一次性消费"): it wins only when the row is still
+// write (docs/design.md §A.6.2 "一次性消费"): it wins only when the row is still
 // pending, belongs to SessionID, and — unless Status is "expired" — has not
 // passed its expiresAt at Now. For Status "expired" the row must have passed it.
 type InteractionResolveParams struct {

@@ -7,7 +7,7 @@ import (
 )
 
 // People is the part of a Store that serves people across their sessions
-// (DESIGN §12): the inbox, the principal's own event feed and the webhook
+// (docs/design.md §12): the inbox, the principal's own event feed and the webhook
 // outbox.
 //
 // The feed is written by the drivers themselves: every EventAppend of a
@@ -56,7 +56,7 @@ type People interface {
 }
 
 // FeedEvents are the session event names that also go to the owner's feed
-// (DESIGN §12: GET /api/events carries these three).
+// (docs/design.md §12: GET /api/events carries these three).
 var FeedEvents = []string{"user_input_required", "user_input_resolved", "done"}
 
 // IsFeedEvent reports whether an event called name goes to the feed.

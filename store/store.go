@@ -4,7 +4,7 @@
 // later store/postgres); store/storetest is the conformance suite every driver
 // runs.
 //
-// Rules every driver follows (DESIGN §4, STYLE rules 3–4):
+// Rules every driver follows (docs/design.md §4; SQL lives only under store/):
 //   - every state change is one conditional write that reports whether it won
 //     (for example InteractionResolve updates only a row still 'pending');
 //   - events appended inside InTx reach subscribers only after the commit
@@ -24,14 +24,14 @@ var (
 	// ErrNotFound: the row does not exist.
 	ErrNotFound = errors.New("store: not found")
 	// ErrRunActive: the session already has a run in running or waiting_input
-	// (DESIGN §4 "one active run per session").
+	// (docs/design.md §4 "one active run per session").
 	ErrRunActive = errors.New("store: session has an active run")
 	// ErrDuplicate: a unique row (tool result, interaction for a tool call)
 	// already exists.
 	ErrDuplicate = errors.New("store: duplicate")
 )
 
-// RunStatus is a run's state (DESIGN §4 state machine).
+// RunStatus is a run's state (docs/design.md §4 state machine).
 type RunStatus string
 
 // Run states.
@@ -62,7 +62,7 @@ type Session struct {
 	Title     string
 	Status    string // the latest run's status, or "idle"
 	LastSeq   int64  // the last event sequence number used
-	Agent     string // the agent its runs use (DESIGN §9); "" for the default agent
+	Agent     string // the agent its runs use (docs/design.md §9); "" for the default agent
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -101,7 +101,7 @@ type Message struct {
 	CreatedAt  time.Time
 }
 
-// Interaction is one question put to a person (seed 000 §2 pendingInteraction).
+// Interaction is one question put to a person (docs/design.md §A.2 pendingInteraction).
 type Interaction struct {
 	ID         string
 	SessionID  string
@@ -125,7 +125,7 @@ type Event struct {
 	CreatedAt time.Time
 }
 
-// AuditEntry is one line of an interaction's life (DESIGN §5).
+// AuditEntry is one line of an interaction's life (docs/design.md §5).
 type AuditEntry struct {
 	ID         int64
 	SessionID  string

@@ -1,4 +1,4 @@
-// Package telemetry is how luban is watched (DESIGN §14): Prometheus
+// Package telemetry is how luban is watched (docs/design.md §14): Prometheus
 // metrics (Metrics, fed by the decorators InstrumentProvider,
 // InstrumentTool and InstrumentStore, by the HTTP middleware of package
 // server and by a collector that counts rows at scrape time),

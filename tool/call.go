@@ -2,7 +2,7 @@ package tool
 
 import "context"
 
-// Call is the identity of one tool call (DESIGN §9): which session, run and
+// Call is the identity of one tool call (docs/design.md §9): which session, run and
 // model tool call it belongs to, whose session it is and which agent made
 // it. The run puts it in the context it passes to Tool.Call; a tool reads it
 // with CallFrom.
@@ -23,7 +23,7 @@ type Call struct {
 }
 
 // IdempotencyKey is SessionID + "/" + ToolCallID: the key under which a side
-// effect of this call may be recorded (DESIGN §9).
+// effect of this call may be recorded (docs/design.md §9).
 func (c Call) IdempotencyKey() string { return c.SessionID + "/" + c.ToolCallID }
 
 type callKey struct{}

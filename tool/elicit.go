@@ -6,7 +6,7 @@ import (
 )
 
 // Elicitation is a question a tool's server asks a person while the tool
-// runs (an MCP server's elicitation/create, DESIGN §11). Mode is "form"
+// runs (an MCP server's elicitation/create, docs/design.md §11). Mode is "form"
 // (RequestedSchema, a flat JSON Schema object, as the server sent it) or
 // "url" (URL, ElicitationID). Server is the configured name of the server;
 // Message is the text the person reads.
@@ -49,7 +49,7 @@ func ElicitorFrom(ctx context.Context) Elicitor {
 }
 
 // InputRequired is a tool's answer that it needs a person's input before it
-// can give a result (an MCP 2026-07-28 input_required result, DESIGN §11):
+// can give a result (an MCP 2026-07-28 input_required result, docs/design.md §11):
 // Requests by the server's key, and the opaque RequestState the retry must
 // send back. The run stores both with the question, so the answer may come
 // after a restart; it then calls the tool again with WithInputResponses.

@@ -1,6 +1,6 @@
 // Package tool holds the tools an agent may call: a registry where every tool
 // is registered once, and per-agent allowlists that decide which of them a
-// model sees (seed 000 §6.2 "工具白名单": registered is not the same as
+// model sees (docs/design.md §A.6.2 "工具白名单": registered is not the same as
 // visible).
 package tool
 
@@ -44,7 +44,7 @@ type Tool interface {
 // person or a model to read; none when the call may run. The run asks it
 // before a call is put in front of a person for approval (a problem is an
 // error ToolResult for the model) and before an edited approval is accepted
-// (a problem is 422 invalid_answer and the request stays pending: DESIGN
+// (a problem is 422 invalid_answer and the request stays pending: docs/design.md
 // §10). The tool still checks again when it runs: the disk may have changed.
 type ArgsChecker interface {
 	CheckArgs(args json.RawMessage) []askuser.FieldError
@@ -131,7 +131,7 @@ type Registry struct {
 	entries map[string]*Entry
 }
 
-// NewRegistry returns a registry holding the two ask tools (DESIGN §2).
+// NewRegistry returns a registry holding the two ask tools (docs/design.md §2).
 func NewRegistry() *Registry {
 	r := &Registry{}
 	for _, d := range askuser.Definitions() {

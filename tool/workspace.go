@@ -29,7 +29,7 @@ const (
 	MaxListEntries = 1000
 )
 
-// Names of the built-in workspace tools (DESIGN §9).
+// Names of the built-in workspace tools (docs/design.md §9).
 const (
 	NameListFiles = "list_files"
 	NameReadFile  = "read_file"
@@ -45,7 +45,7 @@ var (
 	writeFileSchema = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","minLength":1,"description":"file path relative to the workspace; missing parent directories are created"},"content":{"type":"string","description":"the complete new content of the file, written exactly"}},"required":["path","content"],"additionalProperties":false}`)
 )
 
-// ListFiles is a built-in read-only tool, list_files {path} (DESIGN §9):
+// ListFiles is a built-in read-only tool, list_files {path} (docs/design.md §9):
 // the entries of a directory inside root (the workspace), sorted, one a
 // line, directories with a trailing "/", at most MaxListEntries. The path is
 // confined like a directory answer (askuser.ResolveWorkspacePath): absolute
@@ -106,7 +106,7 @@ func ListFiles(root string) Tool {
 	}
 }
 
-// ReadFile is a built-in read-only tool, read_file {path} (DESIGN §9): the
+// ReadFile is a built-in read-only tool, read_file {path} (docs/design.md §9): the
 // text of a regular file inside root, at most MaxReadBytes, valid UTF-8 with
 // no NUL byte. A directory, a binary file, a file too large or a path that
 // leads outside the workspace is an error result saying which.
@@ -177,7 +177,7 @@ func ReadFile(root string) Tool {
 }
 
 // WriteFile is a built-in tool with a side effect, write_file {path,
-// content} (DESIGN §9): it writes content exactly (at most MaxWriteBytes) to
+// content} (docs/design.md §9): it writes content exactly (at most MaxWriteBytes) to
 // the file at path inside root, creating missing parent directories inside
 // the workspace. The file is replaced whole (written beside it, then
 // renamed), so a reader never sees half of it; an existing file keeps its

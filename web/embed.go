@@ -1,8 +1,8 @@
 // Package web embeds the built React page (issue 4) and serves it. The page
 // is built by `make web` (`cd web && npm ci && npm run build`) into dist/;
 // a clone where it was not built still compiles, and Handler then answers
-// with a small placeholder page that says how to build it (STYLE §3,
-// tailscale client/web/build/embed.go).
+// with a small placeholder page that says how to build it (so `go build`
+// never needs Node).
 package web
 
 import (

@@ -11,7 +11,7 @@ import (
 	"github.com/lubanhq/luban/api"
 )
 
-// showApproval prints an approval card (DESIGN §10): the tool, its
+// showApproval prints an approval card (docs/design.md §10): the tool, its
 // description and the model's arguments, indented JSON, escaped.
 func (s *chatSession) showApproval(req *api.InputRequest, lang chatLang) {
 	s.printf("? %s %s\n", lang.pick("需要批准：", "approval needed:"), safeLine(req.ToolName))

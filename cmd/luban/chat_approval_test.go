@@ -24,7 +24,7 @@ func approvalSetup(t *testing.T) *chatBundle {
 	return &chatBundle{t: t, ctx: ctx, model: m, srv: srv, work: work}
 }
 
-// DESIGN §10 in the terminal: the approval card, an edit that is not an
+// docs/design.md §10 in the terminal: the approval card, an edit that is not an
 // object (refused here), one the server refuses (its 422 details, asked
 // again), then a valid one: the tool runs with it and the receipt says so.
 func TestChatApprovalEdit(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 	"github.com/lubanhq/luban/api"
 )
 
-// showElicitation prints an MCP server's elicitation card (DESIGN §11):
+// showElicitation prints an MCP server's elicitation card (docs/design.md §11):
 // the server's message and name, then for a form every field with its
 // type, required mark, bounds and default, for a URL the full URL and its
 // host on a line of its own. Nothing is ever opened from here.

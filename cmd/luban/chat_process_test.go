@@ -26,7 +26,7 @@ import (
 	"github.com/lubanhq/luban/internal/fakeopenai"
 )
 
-// The terminal's approval flow (DESIGN §10, docs/terminal.md) driven through
+// The terminal's approval flow (docs/design.md §10, docs/terminal.md) driven through
 // the real command line: `luban serve --config` (an agent with write_file
 // under approval, the in-repo fake OpenAI-compatible model) and `luban chat`
 // as processes of the luban main (TestMain), their stdin piped, or a

@@ -442,7 +442,7 @@ func TestChatFlagsEnvAndGeneratedToken(t *testing.T) {
 }
 
 // Two ask_user calls in one assistant message are asked one after another
-// in the same run (DESIGN §3), each with its own receipt.
+// in the same run (docs/design.md §3), each with its own receipt.
 func TestChatAsksSeveralQuestionsOfOneMessageInTurn(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

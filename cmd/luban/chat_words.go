@@ -10,7 +10,7 @@ import (
 func stoppedMark(lang chatLang) string { return lang.pick("（已停止）", "(stopped)") }
 
 // relativeTime words how long before now t was, as the page's lists do
-// (luban-react relativeTime, docs/design.md §14 "Times"): under a minute, or
+// (luban-react relativeTime, docs/design.md §24 "Times"): under a minute, or
 // in the future, 刚刚 / just now; then whole minutes, hours and days, rounded
 // down (3分钟前 / 3 minutes ago, 1小时前 / 1 hour ago, 6天前 / 6 days ago, never
 // yesterday); from 7 days on the local date YYYY-MM-DD. A zero t is "".

@@ -40,7 +40,7 @@ func parseFlagsArgs(fs *flag.FlagSet, args []string, stdout io.Writer, n int) er
 	return nil
 }
 
-// envReader reads the environment twins of flags (DESIGN §8). A value that
+// envReader reads the environment twins of flags (docs/design.md §8). A value that
 // does not parse is remembered, not replaced by the default: Err names
 // every such variable, and the command refuses to start.
 type envReader struct {

@@ -19,7 +19,7 @@ import (
 	"github.com/lubanhq/luban/tool"
 )
 
-// ConfigCmd is `luban config check FILE` (DESIGN §9): it validates a
+// ConfigCmd is `luban config check FILE` (docs/design.md §9): it validates a
 // configuration file the way `luban serve --config FILE` would (the file's
 // keys and values, its models and their keys, the tools its agents name)
 // without opening a database or listening, and prints one line per agent.
@@ -33,7 +33,7 @@ func (c *ConfigCmd) Run(args []string) error {
 	fs := flag.NewFlagSet("config", flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
 	fs.Usage = func() {
-		fmt.Fprint(c.Stderr, "Usage: luban config check FILE\n\nValidates a configuration file (DESIGN §9) without serving; exit code 1 and one line per problem (file:line: key: message) when it is wrong.\n")
+		fmt.Fprint(c.Stderr, "Usage: luban config check FILE\n\nValidates a configuration file (docs/design.md §9) without serving; exit code 1 and one line per problem (file:line: key: message) when it is wrong.\n")
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -96,7 +96,7 @@ type workspaceOrigin struct {
 }
 
 // checkWorkspace is the one check of the workspace that `luban serve` and
-// `luban config check` share (DESIGN §9: tools and directory answers are
+// `luban config check` share (docs/design.md §9: tools and directory answers are
 // confined to it): dir made absolute must be an existing directory. It
 // returns the absolute path even with an error (so the tools can still be
 // validated). The error is a *config.Error "file:line: server.workspace:
@@ -170,7 +170,7 @@ func errOrNil(es config.Errors) error {
 	return es
 }
 
-// builtinTools registers the built-in tools (DESIGN §9) in reg: current_time,
+// builtinTools registers the built-in tools (docs/design.md §9) in reg: current_time,
 // list_files, read_file and write_file, the last three confined to workspace.
 func builtinTools(reg *tool.Registry, workspace string) error {
 	for _, t := range []struct {
@@ -198,7 +198,7 @@ var defaultTools = []string{"current_time", "list_files"}
 // (the demo writes a file, under approval: approval.DefaultRules).
 var scriptedTools = []string{"read_file", "write_file"}
 
-// configAgents turns the file's agents into the runner's (DESIGN §9). It
+// configAgents turns the file's agents into the runner's (docs/design.md §9). It
 // registers the built-in tools in reg. An agent's model is its own, else
 // defaultModel (--model, LUBAN_MODEL or server.model); providers are made
 // once per model name. Its allowlist is its askTools (default both) then
@@ -273,7 +273,7 @@ func configAgents(file string, f *config.File, reg *tool.Registry, workspace, de
 }
 
 // mcpTool reports whether name is "<server>__<tool>" of a server in f's
-// mcp.servers (DESIGN §11).
+// mcp.servers (docs/design.md §11).
 func mcpTool(f *config.File, name string) bool {
 	server, rest, ok := strings.Cut(name, "__")
 	if !ok || rest == "" || tool.IsGlob(name) {
@@ -308,7 +308,7 @@ func expandTools(reg *tool.Registry, p string) ([]string, error) {
 }
 
 // applyServerConfig fills the serve settings from the file's server section
-// where neither the flag nor its environment twin was given (DESIGN §9:
+// where neither the flag nor its environment twin was given (docs/design.md §9:
 // flags and env twins override the file).
 func applyServerConfig(fs *flag.FlagSet, cfg *serveConfig, s config.Server, getenv func(string) string) {
 	given := map[string]bool{}

@@ -74,7 +74,7 @@ func TestConfigEveryAgentGetsItsAllowlist(t *testing.T) {
 	require.False(t, agents[1].Approval.Requires("current_time"))
 }
 
-// Flags and their environment twins override the file (DESIGN §9).
+// Flags and their environment twins override the file (docs/design.md §9).
 func TestServerConfigPrecedence(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"LUBAN_LEASE": "7s"}

@@ -23,7 +23,7 @@ import (
 // through POST /api/chat/continue as the page does, its answer going back to
 // the server and its plan to the model, then a write_file call that waits
 // for approval and writes luban-demo/deploy-plan.md in the workspace only
-// after "approve", once (DESIGN §10, §11, docs/scenario.md).
+// after "approve", once (docs/design.md §10, §11, docs/scenario.md).
 func TestDemoEndsWithAnApprovedWrite(t *testing.T) {
 	t.Parallel()
 	url, work := startServeProc(t, nil, "--model", "scripted")

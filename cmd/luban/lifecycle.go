@@ -20,7 +20,7 @@ func isPostgres(db string) bool {
 	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
 }
 
-// Migrate is `luban migrate status|up` (DESIGN §14): status lists the
+// Migrate is `luban migrate status|up` (docs/design.md §14): status lists the
 // schema migrations and which the database has; up applies the pending
 // ones (luban serve also applies them when it starts).
 type Migrate struct {
@@ -123,7 +123,7 @@ func latest(ms []store.Migration) int64 {
 	return v
 }
 
-// Backup is `luban backup FILE` (DESIGN §14): a consistent copy of the
+// Backup is `luban backup FILE` (docs/design.md §14): a consistent copy of the
 // SQLite database, safe to take while luban serves it.
 type Backup struct {
 	Stdout io.Writer

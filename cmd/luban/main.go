@@ -1,5 +1,5 @@
 // Command luban is the agent server: `luban serve` runs the HTTP API, the
-// SSE streams and the embedded page (DESIGN §8).
+// SSE streams and the embedded page (docs/design.md §8).
 package main
 
 import (

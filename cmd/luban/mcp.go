@@ -14,7 +14,7 @@ import (
 // mcpStartWait bounds how long serve waits for the MCP servers' first
 // connection attempts before it serves, so that the tools of the servers
 // that are up are offered from the first run; a slower or down server
-// keeps being retried in the background (DESIGN §11).
+// keeps being retried in the background (docs/design.md §11).
 const mcpStartWait = 20 * time.Second
 
 // startMCP connects to servers (the config's mcp.servers, or the built-in

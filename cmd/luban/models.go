@@ -17,7 +17,7 @@ import (
 	"github.com/lubanhq/luban/store/postgres"
 )
 
-// providerFor turns --model into a provider (DESIGN §6, §8, issue 6). With no
+// providerFor turns --model into a provider (docs/design.md §6, §8, issue 6). With no
 // --model: openai:<OPENAI_MODEL or gpt-4o-mini> when OPENAI_API_KEY or
 // OPENAI_BASE_URL is set, else anthropic:<ANTHROPIC_MODEL or
 // claude-sonnet-4-5> when ANTHROPIC_API_KEY is set, otherwise the scripted

@@ -15,7 +15,7 @@ import (
 )
 
 // observability is what `luban serve` adds around its parts to be watched
-// and kept clean (DESIGN §14): the metrics, the traces, the instrumented
+// and kept clean (docs/design.md §14): the metrics, the traces, the instrumented
 // store, and the retention settings of the pruner.
 type observability struct {
 	metrics     *telemetry.Metrics

@@ -28,7 +28,7 @@ import (
 	"github.com/lubanhq/luban/web"
 )
 
-// Serve is `luban serve`. Every flag has an environment twin (DESIGN §8);
+// Serve is `luban serve`. Every flag has an environment twin (docs/design.md §8);
 // a flag given on the command line wins over its variable.
 type Serve struct {
 	Stdout, Stderr io.Writer
@@ -190,7 +190,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 			return err
 		}
 		// LUBAN_AGENT names the agent (default "default"). Stored runs remember
-		// it; a run whose agent is gone is not resumable (DESIGN §4, issue 5).
+		// it; a run whose agent is gone is not resumable (docs/design.md §4, issue 5).
 		agentName := c.Getenv("LUBAN_AGENT")
 		if agentName == "" {
 			agentName = "default"
@@ -198,7 +198,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		allow := append(tool.Allowlist{}, askTools...)
 		allow = append(allow, defaultTools...)
 		if strings.HasPrefix(provider.Name(), "scripted:") {
-			// The demo's last step writes a file under approval (DESIGN §10).
+			// The demo's last step writes a file under approval (docs/design.md §10).
 			allow = append(allow, scriptedTools...)
 		}
 		if file != nil {
@@ -208,7 +208,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 			}
 		}
 		if demo, ok := demoServer(c.Self, cfg.model, file, provider); ok {
-			// The demo asks a form through an MCP server of its own (DESIGN §11).
+			// The demo asks a form through an MCP server of its own (docs/design.md §11).
 			mcpServers = append(mcpServers, demo)
 			allow = append(allow, demo.Name+mcpclient.Separator+"*")
 		}

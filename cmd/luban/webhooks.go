@@ -16,7 +16,7 @@ import (
 // newDispatcher is the webhook dispatcher of `luban serve` for the
 // `webhooks:` of the config file (none without a file). It runs even with no
 // webhook configured, so that feed entries are marked as handled and a
-// webhook added later gets only what happens after it (DESIGN §12).
+// webhook added later gets only what happens after it (docs/design.md §12).
 //
 // LUBAN_WEBHOOK_TIMEOUT (a Go duration, default 10s) bounds one attempt; a
 // delivery being sent by a process that died is sent again after 3× it.

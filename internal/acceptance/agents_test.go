@@ -12,7 +12,7 @@ import (
 	"github.com/lubanhq/luban/tool"
 )
 
-// DESIGN §9: several agents in one server. GET /api/agents lists them, the
+// docs/design.md §9: several agents in one server. GET /api/agents lists them, the
 // default first; POST /api/chat {agent} picks one for a new session, which
 // keeps it; an unknown agent is 400 invalid_request naming it; the session
 // list and the transcript carry the agent.

@@ -13,7 +13,7 @@ import (
 
 const singleArgs = `{"title":"请选择执行方式","description":"改代码之前","mode":"single","options":[{"id":"safe","label":"先分析","recommended":true},{"id":"implement","label":"直接实现"}]}`
 
-// Seed 000 §6.4 单选追问: raw SSE has user_input_required; after the submit
+// docs/design.md §A.6.4 单选追问: raw SSE has user_input_required; after the submit
 // the same toolCallId has a ToolResult and the model continues.
 func TestSingleChoice(t *testing.T) {
 	t.Parallel()
@@ -120,7 +120,7 @@ func TestSingleChoice(t *testing.T) {
 	}
 }
 
-// Seed 000 §6.4 多选 + 自定义输入: selections[] and customInput reach the
+// docs/design.md §A.6.4 多选 + 自定义输入: selections[] and customInput reach the
 // ToolResult verbatim (Chinese and emoji included) and the receipt shows them.
 func TestMultipleWithCustomInput(t *testing.T) {
 	t.Parallel()
@@ -233,7 +233,7 @@ func TestAskUserBatch(t *testing.T) {
 	require.Equal(t, p2.req.ID, e2.pending(p2.sessionID).Pending.ID)
 }
 
-// DESIGN §2: options sent as a JSON-encoded string are accepted.
+// docs/design.md §2: options sent as a JSON-encoded string are accepted.
 func TestOptionsAsEncodedString(t *testing.T) {
 	t.Parallel()
 	e := setup(t)

@@ -15,7 +15,7 @@ import (
 	"github.com/lubanhq/luban/internal/lubantest"
 )
 
-// apiError is the body of every error response (DESIGN §3).
+// apiError is the body of every error response (docs/design.md §3).
 type apiError struct {
 	Error struct {
 		Code    string            `json:"code"`
@@ -108,7 +108,7 @@ type toolResult struct {
 	Metadata   json.RawMessage `json:"metadata"`
 }
 
-// askContent is the content of an ask_user ToolResult (DESIGN §3).
+// askContent is the content of an ask_user ToolResult (docs/design.md §3).
 type askContent struct {
 	Selections  []string `json:"selections"`
 	CustomInput string   `json:"customInput"`
@@ -125,7 +125,7 @@ type paused struct {
 	events           []lubantest.Event
 }
 
-// checkSSE asserts what every luban stream must be (DESIGN §3): 200,
+// checkSSE asserts what every luban stream must be (docs/design.md §3): 200,
 // text/event-stream, no-cache, X-Accel-Buffering: no, no compression, and
 // an id on every event, strictly increasing.
 func checkSSE(t *testing.T, st *lubantest.Stream, evs []lubantest.Event) {

@@ -54,7 +54,7 @@ func fileContent(t *testing.T, path string) (string, bool) {
 	return string(b), true
 }
 
-// DESIGN §10: approve — the call waits as an approval interaction, the tool
+// docs/design.md §10: approve — the call waits as an approval interaction, the tool
 // runs once after "approve", its own result is the ToolResult, and the next
 // model request carries exactly that.
 func TestApprovalApprove(t *testing.T) {
@@ -108,7 +108,7 @@ func TestApprovalApprove(t *testing.T) {
 	require.Len(t, sum.ArgumentsSHA256, 64)
 }
 
-// DESIGN §10: edit — an invalid edit is 422 and keeps the request pending;
+// docs/design.md §10: edit — an invalid edit is 422 and keeps the request pending;
 // a valid one runs the tool once with it, and the model is told what changed.
 func TestApprovalEdit(t *testing.T) {
 	t.Parallel()
@@ -142,7 +142,7 @@ func TestApprovalEdit(t *testing.T) {
 	require.Equal(t, []string{"requested", "rejected:invalid_answer", "answered"}, e.trace(p.sessionID).actions(p.req.ID))
 }
 
-// DESIGN §10: reject — the tool never runs, the ToolResult is an error with
+// docs/design.md §10: reject — the tool never runs, the ToolResult is an error with
 // the user's message, and the run continues with the model's next turn.
 func TestApprovalReject(t *testing.T) {
 	t.Parallel()
@@ -165,7 +165,7 @@ func TestApprovalReject(t *testing.T) {
 	require.Equal(t, wireMessage{role: "tool", content: want, toolCallID: "call_w"}, reqs[1].toolMessages()[0])
 }
 
-// DESIGN §10: cancelled: true stops the run; the tool never runs.
+// docs/design.md §10: cancelled: true stops the run; the tool never runs.
 func TestApprovalCancel(t *testing.T) {
 	t.Parallel()
 	e, ws, _ := approvalEnv(t)
@@ -181,7 +181,7 @@ func TestApprovalCancel(t *testing.T) {
 	require.Len(t, e.model.requests(), 1)
 }
 
-// DESIGN §10: an approval beside an ask_user and a free tool in one
+// docs/design.md §10: an approval beside an ask_user and a free tool in one
 // message: the free tool runs once at once, then the approval and the
 // question are asked in call order, and the model is called once, after
 // every call has exactly one result, in call order.
@@ -215,7 +215,7 @@ func TestApprovalBesideAskAndFreeTool(t *testing.T) {
 	require.Equal(t, "wrote 7 bytes to notes/plan.md", tm[1].content)
 }
 
-// DESIGN §10 remember: "session" approves later calls of the same tool in
+// docs/design.md §10 remember: "session" approves later calls of the same tool in
 // the session without asking; it is in the receipt and the trace.
 func TestApprovalRememberSession(t *testing.T) {
 	t.Parallel()
@@ -241,7 +241,7 @@ func TestApprovalRememberSession(t *testing.T) {
 	require.Equal(t, api.ModeApproval, p3.req.Mode)
 }
 
-// DESIGN §10 + §3: another principal's approval is 404; two concurrent
+// docs/design.md §10 + §3: another principal's approval is 404; two concurrent
 // decisions on one approval have one winner and the tool runs once.
 func TestApprovalCrossPrincipalAndConcurrent(t *testing.T) {
 	t.Parallel()
@@ -277,7 +277,7 @@ func TestApprovalCrossPrincipalAndConcurrent(t *testing.T) {
 	require.Len(t, named(evs, "tool_result"), 1, "the tool ran once")
 }
 
-// DESIGN §10 + §3: an approval nobody answers expires like a question: the
+// docs/design.md §10 + §3: an approval nobody answers expires like a question: the
 // run ends expired and the tool never runs.
 func TestApprovalExpires(t *testing.T) {
 	t.Parallel()
@@ -298,7 +298,7 @@ func TestApprovalExpires(t *testing.T) {
 	e.reject(decisionBody(p.sessionID, p.req.ID, api.DecisionApprove, nil), http.StatusGone, "interaction_expired")
 }
 
-// DESIGN §10: an approval survives a restart (the run holds no goroutine)
+// docs/design.md §10: an approval survives a restart (the run holds no goroutine)
 // and the tool runs once after it.
 func TestApprovalAcrossRestart(t *testing.T) {
 	t.Parallel()
@@ -314,7 +314,7 @@ func TestApprovalAcrossRestart(t *testing.T) {
 	require.Equal(t, "# Plan\n", got)
 }
 
-// DESIGN §10: a person is never asked to approve arguments the tool would
+// docs/design.md §10: a person is never asked to approve arguments the tool would
 // refuse: the model gets an error result and its next turn.
 func TestApprovalInvalidArgumentsNeverReachAPerson(t *testing.T) {
 	t.Parallel()
@@ -326,7 +326,7 @@ func TestApprovalInvalidArgumentsNeverReachAPerson(t *testing.T) {
 	require.Equal(t, "completed", doneStatus(t, evs))
 }
 
-// DESIGN §10: an edit is checked by the tool's own rules too (a path must
+// docs/design.md §10: an edit is checked by the tool's own rules too (a path must
 // stay inside the workspace, tool.ArgsChecker) before the approval
 // resolves: an edit that leads out, or names a directory, is 422
 // invalid_answer naming arguments.path, nothing runs, and the request stays
@@ -372,7 +372,7 @@ func TestApprovalEditOutsideWorkspaceIs422(t *testing.T) {
 		e.trace(p.sessionID).actions(p.req.ID))
 }
 
-// DESIGN §10: a call the tool itself would refuse (a path outside the
+// docs/design.md §10: a call the tool itself would refuse (a path outside the
 // workspace) is never put in front of a person: the model gets an error
 // result naming the problem and its next turn.
 func TestApprovalOutsideWorkspaceNeverReachesAPerson(t *testing.T) {
@@ -424,7 +424,7 @@ func fieldsOf(ae apiError) []string {
 	return out
 }
 
-// DESIGN §3/§10: a reject's message longer than approval.MaxMessageLen is 413
+// docs/design.md §3/§10: a reject's message longer than approval.MaxMessageLen is 413
 // payload_too_large naming the field and its bound, and consumes nothing; the expired approval's 410 carries
 // its receipt (status expired, no decision).
 func TestApprovalRejectMessageTooLongAndExpiredReceipt(t *testing.T) {

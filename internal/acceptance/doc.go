@@ -1,11 +1,11 @@
 // Package acceptance holds luban's acceptance suite for issue 3: one test per
-// row of seed 000 §6.4 ("验收用例") and the further cases the issue lists,
+// row of docs/design.md §A.6.4 ("验收用例") and the further cases the issue lists,
 // each an HTTP conversation with a real server on loopback (internal/lubantest)
 // whose raw SSE bytes the test reads itself, driven by a fake model server
 // that speaks a real provider wire format (internal/fakeopenai through
 // model/openai).
 //
-// Every test keeps its evidence (seed 000 §6.4: "验证必须保留真实请求、完整原始
+// Every test keeps its evidence (docs/design.md §A.6.4: "验证必须保留真实请求、完整原始
 // SSE、服务端 tool/trace 日志和实际 ToolResult"): on failure the raw SSE of each
 // stream, the HTTP exchanges, every request body the fake model received and
 // the trace of each session are written under $LUBAN_ARTIFACTS (default

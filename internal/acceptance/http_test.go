@@ -17,7 +17,7 @@ import (
 	"github.com/lubanhq/luban/internal/lubantest"
 )
 
-// DESIGN §3/§8: every /api call needs the bearer token: 401 unauthorized
+// docs/design.md §3/§8: every /api call needs the bearer token: 401 unauthorized
 // without one or with a wrong one, before anything else happens.
 func TestUnauthorized(t *testing.T) {
 	t.Parallel()
@@ -46,7 +46,7 @@ func TestUnauthorized(t *testing.T) {
 	require.Len(t, e.model.requests(), 1)
 }
 
-// DESIGN §3: sessions belong to the authenticated principal; for another
+// docs/design.md §3: sessions belong to the authenticated principal; for another
 // principal ("other-token") the session does not exist (404), and nothing
 // it tries touches the session.
 func TestOtherPrincipal(t *testing.T) {
@@ -80,7 +80,7 @@ func TestOtherPrincipal(t *testing.T) {
 	require.Equal(t, "completed", doneStatus(t, evs))
 }
 
-// DESIGN §3: 413 payload_too_large for a body above the limit and for free
+// docs/design.md §3: 413 payload_too_large for a body above the limit and for free
 // text above 8,000 characters; nothing is consumed, and 8,000 characters
 // exactly are accepted verbatim.
 func TestPayloadTooLarge(t *testing.T) {
@@ -121,7 +121,7 @@ func requireTooLong(t *testing.T, ae apiError, field string, max, got int) {
 	require.Equal(t, "characters", d.Params["unit"])
 }
 
-// DESIGN §3: malformed bodies are 400 invalid_request.
+// docs/design.md §3: malformed bodies are 400 invalid_request.
 func TestMalformedRequest(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -135,7 +135,7 @@ func TestMalformedRequest(t *testing.T) {
 	require.Equal(t, p.req.ID, e.pending(p.sessionID).Pending.ID)
 }
 
-// DESIGN §3: SSE headers on every stream (chat, continue, events), even when
+// docs/design.md §3: SSE headers on every stream (chat, continue, events), even when
 // the client offers gzip; heartbeat comments on an idle subscription; an id
 // on every event, strictly increasing.
 func TestSSEHeaders(t *testing.T) {
@@ -205,7 +205,7 @@ func TestSSEHeaders(t *testing.T) {
 // requireSequence checks the ids of consecutive events evs of one session:
 // each is the one before plus one, except before an assistant message, where
 // the ids of the deltas a slow stream committed and its message's
-// transaction deleted are skipped (DESIGN §3: ids increase; they may skip
+// transaction deleted are skipped (docs/design.md §3: ids increase; they may skip
 // deleted deltas).
 func requireSequence(t *testing.T, evs []lubantest.Event) {
 	t.Helper()

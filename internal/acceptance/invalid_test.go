@@ -77,7 +77,7 @@ func TestInvalidAnswers(t *testing.T) {
 	}
 }
 
-// DESIGN §2: broken inner JSON in options gives the model an error
+// docs/design.md §2: broken inner JSON in options gives the model an error
 // ToolResult naming the field, and no card reaches the user.
 func TestBrokenInnerJSON(t *testing.T) {
 	t.Parallel()

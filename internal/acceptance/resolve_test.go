@@ -46,7 +46,7 @@ func (e *env) sweepBarrier(before int) {
 	require.Len(e.t, e.model.requests(), before+1, "only the sweep barrier's request was made")
 }
 
-// Seed 000 §6.4 取消: the ToolResult says cancelled, the run stops (status
+// docs/design.md §A.6.4 取消: the ToolResult says cancelled, the run stops (status
 // cancelled), the model is not called again and nothing asks again.
 func TestCancel(t *testing.T) {
 	t.Parallel()
@@ -97,7 +97,7 @@ func TestCancelSession(t *testing.T) {
 	e.barrier(1)
 }
 
-// Seed 000 §6.4 重复提交: the second submit is refused with the receipt and
+// docs/design.md §A.6.4 重复提交: the second submit is refused with the receipt and
 // makes no second ToolResult.
 func TestDuplicate(t *testing.T) {
 	t.Parallel()
@@ -181,7 +181,7 @@ func TestDuplicateConcurrent(t *testing.T) {
 	require.ElementsMatch(t, []string{"requested", "answered", "rejected:duplicate"}, actions)
 }
 
-// Seed 000 §6.4 跨会话提交: answering session B's request through session A
+// docs/design.md §A.6.4 跨会话提交: answering session B's request through session A
 // is 404 and B's request stays pending and answerable.
 func TestCrossSession(t *testing.T) {
 	t.Parallel()
@@ -214,7 +214,7 @@ func TestCrossSession(t *testing.T) {
 	require.Equal(t, a.req.ID, e.pending(a.sessionID).Pending.ID)
 }
 
-// DESIGN §3: a continue after expiresAt is 410 even before the sweeper ran;
+// docs/design.md §3: a continue after expiresAt is 410 even before the sweeper ran;
 // the request resolves as expired and the run ends expired.
 func TestExpiredBeforeSweeper(t *testing.T) {
 	t.Parallel()
@@ -239,7 +239,7 @@ func TestExpiredBeforeSweeper(t *testing.T) {
 	e.barrier(1)
 }
 
-// DESIGN §3: the sweeper resolves a request past expiresAt: subscribers get
+// docs/design.md §3: the sweeper resolves a request past expiresAt: subscribers get
 // user_input_resolved with status expired, the run ends expired, and the
 // model is not called again.
 func TestExpiredBySweeper(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/lubanhq/luban/internal/lubantest"
 )
 
-// Seed 000 §6.4 页面刷新: pending returns the same request until it is
+// docs/design.md §A.6.4 页面刷新: pending returns the same request until it is
 // answered, then null with the last receipt; the submit then continues.
 func TestRefresh(t *testing.T) {
 	t.Parallel()
@@ -54,7 +54,7 @@ func TestRefresh(t *testing.T) {
 	require.Equal(t, "implement", content(t, e.waitRequests(2)[1].last().content).Selections[0])
 }
 
-// Seed 000 §6.4 服务重启 (exact resume): stop the server, start a new one on
+// docs/design.md §A.6.4 服务重启 (exact resume): stop the server, start a new one on
 // the same data; pending shows the request resumable, the continue works and
 // the next model request carries the answer.
 func TestRestart(t *testing.T) {

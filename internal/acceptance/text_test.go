@@ -9,7 +9,7 @@ import (
 	"github.com/lubanhq/luban/askuser"
 )
 
-// Every store takes the same text (DESIGN §3: bad input loses nothing): a
+// Every store takes the same text (docs/design.md §3: bad input loses nothing): a
 // message, a model's text and arguments, an ask_user customInput and an
 // AskUser other with U+0000 in them are kept and handed on byte for byte, on
 // SQLite and on PostgreSQL alike, and the run goes on.

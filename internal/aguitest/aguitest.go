@@ -1,6 +1,6 @@
 // Package aguitest runs the official AG-UI packages (@ag-ui/core's zod
 // schemas, @ag-ui/client's HttpAgent) with Node against luban in tests
-// (DESIGN §13). Node is the one thing a test may lack: without a node
+// (docs/design.md §13). Node is the one thing a test may lack: without a node
 // command the tests that need it skip; the npm packages of package.json are
 // installed on first use (npm ci), as scripts/test.sh does for CI.
 package aguitest

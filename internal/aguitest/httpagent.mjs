@@ -1,5 +1,5 @@
 // Drives luban with the official, unmodified @ag-ui/client HttpAgent
-// (DESIGN §13): ask → interrupt → an invalid answer → (luban restarts) →
+// (docs/design.md §13): ask → interrupt → an invalid answer → (luban restarts) →
 // resume → success → a replayed resume → a new question → cancel.
 //
 // Usage: node httpagent.mjs URL TOKEN THREAD OUTDIR

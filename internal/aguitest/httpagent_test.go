@@ -31,7 +31,7 @@ const askArgs = `{"title":"部署到哪个环境？","mode":"single","options":[
 // The official @ag-ui/client HttpAgent, unmodified, completes a durable
 // ask → interrupt → resume cycle against a real luban process that is
 // killed with SIGKILL and restarted on the same SQLite file between the
-// interrupt and the resume (DESIGN §13); the same interrupt answered again
+// interrupt and the resume (docs/design.md §13); the same interrupt answered again
 // through POST /api/chat/continue loses.
 func TestHttpAgentAcrossRestart(t *testing.T) {
 	t.Parallel()

@@ -16,7 +16,7 @@ import (
 )
 
 // approvalConfig is a configuration whose agent must get approval before the
-// test-only, non-idempotent record_note runs (DESIGN §10).
+// test-only, non-idempotent record_note runs (docs/design.md §10).
 func approvalConfig(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "luban.yaml")
@@ -42,7 +42,7 @@ func approve(t *testing.T, p *proc, sessionID, requestID string) []lubantest.Eve
 	return evs
 }
 
-// DESIGN §10 with a real kill -9: an approval survives the process dying
+// docs/design.md §10 with a real kill -9: an approval survives the process dying
 // while it waits, and the approved non-idempotent tool then runs exactly
 // once; when the process dies while the approved tool runs, the tool is not
 // run again and its ToolResult says it was interrupted.

@@ -25,7 +25,7 @@ func setup(t *testing.T) *testBundle {
 
 // requirePendingSame: after a restart the pending request is the very one
 // that was asked (id, toolCallId, options, createdAt, expiresAt, ...) and is
-// resumable (issue 5, seed 000 §6.4 "服务重启").
+// resumable (issue 5, docs/design.md §A.6.4 "服务重启").
 func requirePendingSame(t *testing.T, before, after map[string]any) {
 	t.Helper()
 	require.NotNil(t, after, "the pending request is gone after the restart")

@@ -1,5 +1,5 @@
 // Package crashtest proves luban's restart and crash durability (issue 5,
-// DESIGN §4, seed 000 §4/§6.2/§6.4 "服务重启: 精确续跑 vs 不可续跑") with real
+// docs/design.md §4, §A.4/§A.6.2/§A.6.4 "服务重启: 精确续跑 vs 不可续跑") with real
 // processes. Its tests build cmd/luban once (TestMain), run it on a SQLite
 // file in a temporary directory against an internal/fakeopenai server owned
 // by the test (so model requests are recorded across restarts), and stop it

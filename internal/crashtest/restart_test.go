@@ -12,7 +12,7 @@ import (
 	"github.com/lubanhq/luban/internal/lubantest"
 )
 
-// apiError is the body of an error answer (DESIGN §3).
+// apiError is the body of an error answer (docs/design.md §3).
 type apiError struct {
 	Error struct {
 		Code    string `json:"code"`
@@ -23,7 +23,7 @@ type apiError struct {
 // With --db memory nothing survives: after a restart the pending request is
 // gone with its session, and a continue for it gets 404 session_not_found,
 // which the page words as "the session is not found (a server restarted
-// without storage forgets it)" (seed 000 §6.4 "仅展示不可续跑").
+// without storage forgets it)" (docs/design.md §A.6.4 "仅展示不可续跑").
 func TestMemoryRestartIsNotResumable(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -65,7 +65,7 @@ func TestAgentGoneIsNotResumable(t *testing.T) {
 		"sessionId": a.SessionID, "requestId": a.RequestID, "selections": []string{"safe"}, "customInput": "", "cancelled": false}, &e))
 	require.Equal(t, "not_resumable", e.Error.Code)
 	// The page and the terminal word not_resumable in their language
-	// ("服务已重启，请重新发起任务", DESIGN §4); the message is the English fallback.
+	// ("服务已重启，请重新发起任务", docs/design.md §4); the message is the English fallback.
 	require.Contains(t, e.Error.Message, "cannot be resumed")
 	require.NotNil(t, getPending(t, p2, a.SessionID).Pending, "a refused continue consumes nothing")
 	p2.Term()
@@ -107,7 +107,7 @@ func TestEventIDsAcrossRestarts(t *testing.T) {
 	}
 
 	// The log keeps all but the deltas a slow stream committed: they are
-	// deleted with their message (DESIGN §3: ids may skip deleted deltas).
+	// deleted with their message (docs/design.md §3: ids may skip deleted deltas).
 	from := live[1].ID // seen by p1's client, before the first restart
 	var kept []lubantest.Event
 	for _, e := range live[2:] {

@@ -87,7 +87,7 @@ func startVerifyingReceiver(t *testing.T, secret string) (string, chan hookLine,
 // yet), and after the fan-out committed a delivery with its webhook-id but
 // before it was sent. A new process on the same file delivers it; the
 // receiver, verifying with the official npm standardwebhooks library,
-// accepts each webhook-id exactly once (DESIGN §12), and after the fan-out
+// accepts each webhook-id exactly once (docs/design.md §12), and after the fan-out
 // the id is the one the dead process had stored.
 func TestWebhookKill9AfterCommitBeforeSend(t *testing.T) {
 	for _, point := range []string{"webhook_fanout", "webhook_send"} {

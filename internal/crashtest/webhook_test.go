@@ -23,7 +23,7 @@ import (
 // luban has not recorded any answer), and luban is killed with kill -9. A
 // new process on the same file sends the same webhook-id again once the
 // dead process's lease has run out (3 × LUBAN_WEBHOOK_TIMEOUT), and the
-// receiver accepts that id exactly once (DESIGN §12).
+// receiver accepts that id exactly once (docs/design.md §12).
 func TestWebhookKill9BetweenCommitAndSend(t *testing.T) {
 	t.Parallel()
 	fake := fakeopenai.New(t)

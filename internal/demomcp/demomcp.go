@@ -2,7 +2,7 @@
 // demo-mcp` serves it on stdin/stdout, and `luban serve` starts it as the
 // stdio server "demo" when it plays the built-in scripted demo without a
 // config (docs/scenario.md, docs/mcp.md). Its one tool, plan_rollout, asks
-// the person a form through the MCP server's own question (DESIGN §11), so
+// the person a form through the MCP server's own question (docs/design.md §11), so
 // the demo shows luban as an MCP client with the client's real code path.
 //
 // The server reads nothing but its stdin and writes nothing but its stdout

@@ -1,5 +1,5 @@
 // Package fakeanthropic is a fake Anthropic Messages API server for tests
-// (DESIGN §6, issue 6), the twin of internal/fakeopenai. It speaks the real
+// (docs/design.md §6, issue 6), the twin of internal/fakeopenai. It speaks the real
 // wire format: POST /v1/messages with "stream": true answers Server-Sent
 // Events named message_start, content_block_start, content_block_delta
 // (text_delta, input_json_delta, thinking_delta), content_block_stop,

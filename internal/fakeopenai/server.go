@@ -1,5 +1,5 @@
 // Package fakeopenai is a fake OpenAI-compatible Chat Completions server for
-// tests (DESIGN §6, issue 3 §6). It speaks the real wire format: POST
+// tests (docs/design.md §6, issue 3 §6). It speaks the real wire format: POST
 // /v1/chat/completions with "stream": true answers Server-Sent Events whose
 // data lines are chat.completion.chunk JSON objects, flushed one by one and
 // ended by "data: [DONE]". Each test queues the turns the "model" plays with

@@ -51,10 +51,10 @@ type Options struct {
 	SweepInterval time.Duration
 	Lease         time.Duration
 	AgentName     string
-	// Approval is the agent's approval policy (DESIGN §10); the zero value
+	// Approval is the agent's approval policy (docs/design.md §10); the zero value
 	// asks before write_file only.
 	Approval approval.Policy
-	// MoreAgents are configured after the default agent (DESIGN §9); their
+	// MoreAgents are configured after the default agent (docs/design.md §9); their
 	// tools must be registered (Tools).
 	MoreAgents []*agent.Agent
 	// Now is the runner's clock (agent.Options.Now); nil means time.Now.
@@ -172,7 +172,7 @@ func (s *Server) record(name string, b []byte) {
 
 // KeepEvidence reports whether t's evidence (raw SSE, model requests,
 // traces) is written: always for a failed test, and for every test when
-// LUBAN_EVIDENCE=1 (CI sets it: DESIGN §7 keeps the raw request, the raw SSE,
+// LUBAN_EVIDENCE=1 (CI sets it: docs/design.md §7 keeps the raw request, the raw SSE,
 // the trace and the ToolResult of each acceptance row).
 func KeepEvidence(t testing.TB) bool {
 	return t.Failed() || os.Getenv("LUBAN_EVIDENCE") == "1"

@@ -32,7 +32,8 @@ const (
 // and fault injection), into a temporary directory, stores
 // the binary's path in *bin, runs m and removes the directory. It returns
 // the exit code for os.Exit. A failed build returns 1 and fails the
-// package; it is never a skip (STYLE rule 8). label prefixes messages and
+// package; it is never a skip: a process test without its binary
+// has tested nothing. label prefixes messages and
 // the temporary directory (e.g. "crashtest").
 func RunWithLuban(m *testing.M, label string, bin *string) int {
 	dir, err := os.MkdirTemp("", "luban-"+label+"-")

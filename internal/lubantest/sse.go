@@ -161,7 +161,7 @@ func Names(evs []Event) []string { return names(evs) }
 // messages committed: all but the streamed deltas (message_delta,
 // reasoning_delta), which a message's transaction deletes. A stream slow
 // enough to commit a delta shows it live only, and the ids of a later
-// replay skip it (DESIGN §3: ids increase; they may skip deleted deltas).
+// replay skip it (docs/design.md §3: ids increase; they may skip deleted deltas).
 func Logged(evs []Event) []Event {
 	var out []Event
 	for _, ev := range evs {
@@ -175,7 +175,7 @@ func Logged(evs []Event) []Event {
 // RequireNext checks that ev is the event that follows id after in a
 // session's log: id after+1, or a larger id when ev is an assistant message,
 // whose streamed deltas just before it may be deleted by the time the log
-// is read (DESIGN §3: ids increase; they may skip deleted deltas).
+// is read (docs/design.md §3: ids increase; they may skip deleted deltas).
 func RequireNext(t require.TestingT, after int64, ev Event, msgAndArgs ...any) {
 	if h, ok := t.(interface{ Helper() }); ok {
 		h.Helper()

@@ -1,4 +1,4 @@
-// luban as an MCP client end to end (DESIGN §11):
+// luban as an MCP client end to end (docs/design.md §11):
 // a real `luban serve` (built once by TestMain) with mcp.servers naming the
 // official reference server (@modelcontextprotocol/server-everything, over
 // stdio and streamable HTTP) or a go-sdk server that answers input_required,

@@ -24,7 +24,7 @@ func (b Bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // Progress is the question one progress notification names: the
-// sessionId and requestId of its _meta (DESIGN §11).
+// sessionId and requestId of its _meta (docs/design.md §11).
 type Progress struct{ SessionID, RequestID string }
 
 // Connect opens an official Go SDK client session, announcing itself as

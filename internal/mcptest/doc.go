@@ -1,4 +1,4 @@
-// Package mcptest tests luban's MCP server (POST /mcp, DESIGN §11) as MCP
+// Package mcptest tests luban's MCP server (POST /mcp, docs/design.md §11) as MCP
 // hosts meet it: real `luban serve` processes killed with SIGKILL between
 // the question and the answer, driven by the official Go SDK client (both
 // protocol generations) and by the official TypeScript SDK client

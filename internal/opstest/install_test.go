@@ -69,7 +69,7 @@ func moduleProxy(t *testing.T, root, version string) string {
 
 // `go install github.com/lubanhq/luban/cmd/luban@latest` in a temporary
 // GOPATH with a new, empty module cache gives a binary that serves the page
-// (DESIGN §14): the page is the committed web/dist, no Node involved. The
+// (docs/design.md §14): the page is the committed web/dist, no Node involved. The
 // module comes from a file proxy made of this work tree; the dependencies
 // come from this machine's downloaded module zips (its cache/download) as a
 // second file proxy, so the test needs no network, and are extracted into

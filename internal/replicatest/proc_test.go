@@ -17,7 +17,7 @@ var lubanBin string
 const waitEvents = 30 * time.Second
 
 // TestMain builds cmd/luban once when LUBAN_TEST_POSTGRES is set (without
-// it every test skips). A failed build fails the package (STYLE rule 8).
+// it every test skips). A failed build fails the package, never a skip.
 func TestMain(m *testing.M) {
 	if !pgtest.Enabled() {
 		os.Exit(m.Run())

@@ -79,7 +79,7 @@ func answer(sessionID, requestID string) map[string]any {
 
 // requireContiguous checks that ids run from first, one by one, except
 // before an assistant message, where the ids of deltas a slow stream
-// committed and the message's transaction deleted are skipped (DESIGN §3:
+// committed and the message's transaction deleted are skipped (docs/design.md §3:
 // ids increase; they may skip deleted deltas).
 func requireContiguous(t *testing.T, evs []lubantest.Event, first int64) {
 	t.Helper()

@@ -1,7 +1,7 @@
 // Package schemaerr turns a JSON Schema validation error into the field
 // errors of a 422 answer (askuser.FieldError), the same way for every schema
-// luban checks answers against: a tool's arguments (DESIGN §10) and an MCP
-// elicitation's requestedSchema (DESIGN §11); and an encoding/json decoding
+// luban checks answers against: a tool's arguments (docs/design.md §10) and an MCP
+// elicitation's requestedSchema (docs/design.md §11); and an encoding/json decoding
 // error of a request body into the field error of a 400 (Decode).
 package schemaerr
 

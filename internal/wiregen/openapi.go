@@ -116,7 +116,7 @@ func OpenAPI(dir string) ([]byte, error) {
 		"info", newObj(
 			"title", "luban API",
 			"version", "1",
-			"description", "luban's HTTP API: start a run, answer its structured questions once, follow its events over SSE (DESIGN §3). "+
+			"description", "luban's HTTP API: start a run, answer its structured questions once, follow its events over SSE (docs/design.md §3). "+
 				"Every call carries Authorization: Bearer <token>. Errors are {\"error\": {code, message, ...}} with the status of their code. "+
 				"SSE events carry id: <n>, a per-session sequence number to resume after with Last-Event-ID; the payload schema of each event name is under "+EventsKey+".",
 		),

@@ -59,14 +59,14 @@ func TypeScript(dir string) ([]byte, error) {
 		}
 		b.WriteString("}\n")
 	}
-	b.WriteString("\n/** The payload type of each SSE event (DESIGN §3), by event name. */\n")
+	b.WriteString("\n/** The payload type of each SSE event (docs/design.md §3), by event name. */\n")
 	b.WriteString("export interface EventPayloads {\n")
 	for _, e := range api.Events {
 		fmt.Fprintf(&b, "  %s: %s\n", tsKey(e.Name), typeName(e.Payload))
 	}
 	b.WriteString("}\n")
 	b.WriteString("\n/** An SSE event name. */\nexport type EventName = keyof EventPayloads\n")
-	b.WriteString("\n/** Every SSE event name, in the order of DESIGN §3. */\nexport const eventNames: readonly EventName[] = [\n")
+	b.WriteString("\n/** Every SSE event name, in the order of docs/design.md §3. */\nexport const eventNames: readonly EventName[] = [\n")
 	for _, e := range api.Events {
 		fmt.Fprintf(&b, "  '%s',\n", e.Name)
 	}

@@ -1,5 +1,5 @@
 // Package anthropic is luban's model.Provider for the Anthropic Messages API
-// (DESIGN §6, issue 6), built on the official SDK
+// (docs/design.md §6, issue 6), built on the official SDK
 // github.com/anthropics/anthropic-sdk-go/v2. It always streams, sends luban's
 // tools as custom tools, reads tool_use blocks (input assembled from
 // input_json_delta pieces) and sends results back as tool_result blocks, all

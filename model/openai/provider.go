@@ -1,5 +1,5 @@
 // Package openai is luban's model.Provider for OpenAI-compatible Chat
-// Completions endpoints (DESIGN §6): OpenAI, DeepSeek, Qwen compatible mode,
+// Completions endpoints (docs/design.md §6): OpenAI, DeepSeek, Qwen compatible mode,
 // Ollama, vLLM and the llama.cpp server, chosen by base URL and model name
 // alone. It is built on the official SDK github.com/openai/openai-go/v3,
 // always streams, sends tools as function tools and accumulates parallel tool

@@ -168,7 +168,7 @@ func pieces(s string, n int) []string {
 
 // Results renders the tool messages among msgs as a short readable list, one
 // "- <tool>: <summary>" line per result, in order. An ask_user result
-// ({"selections","customInput","cancelled",...}, DESIGN §3) is summarised as
+// ({"selections","customInput","cancelled",...}, docs/design.md §3) is summarised as
 // the chosen labels with their ids, the typed text, or "已取消 (cancelled)" /
 // "已过期 (expired)"; any other result (an AskUser answer text, another tool)
 // is its text on one line, shortened to 300 characters, with an AskUser
@@ -200,7 +200,7 @@ func Results(msgs []model.Message) string {
 	return strings.Join(lines, "\n")
 }
 
-// askUserResult is the ask_user ToolResult content shape (DESIGN §3).
+// askUserResult is the ask_user ToolResult content shape (docs/design.md §3).
 type askUserResult struct {
 	Selections  *[]string `json:"selections"`
 	CustomInput string    `json:"customInput"`

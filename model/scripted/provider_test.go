@@ -268,12 +268,12 @@ func TestDemo(t *testing.T) {
 		asks := 0
 		for i, c := range turn.ToolCalls {
 			if c.Name == "write_file" {
-				// The demo's last step writes a file under approval (DESIGN §10).
+				// The demo's last step writes a file under approval (docs/design.md §10).
 				writes++
 				continue
 			}
 			if c.Name == demoTool {
-				// The demo MCP server's form (DESIGN §11).
+				// The demo MCP server's form (docs/design.md §11).
 				mcpCalls++
 				require.JSONEq(t, `{}`, string(c.Arguments))
 				require.Contains(t, s.Turns[k+1].Text, scripted.LastResultsPlaceholder, "the next turn says what came back")

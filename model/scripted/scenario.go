@@ -1,5 +1,5 @@
 // Package scripted is a deterministic model.Provider that plays a scenario
-// file (DESIGN §6 "scripted"). It is luban's default model when no API key is
+// file (docs/design.md §6 "scripted"). It is luban's default model when no API key is
 // set, so a fresh machine can run the whole product, and its name always says
 // "scripted:". The file format is documented in docs/scenario.md.
 //

@@ -1,5 +1,5 @@
 // Package postgres is luban's store driver for several replicas: PostgreSQL
-// through pgx (DESIGN §1). Every state change is one conditional
+// through pgx (docs/design.md §1). Every state change is one conditional
 // write, so replicas need no coordination service of their own:
 //
 //   - one-time consumption of an answer, leases and run transitions are

@@ -312,7 +312,7 @@ func (e executor) InteractionListExpired(ctx context.Context, p *store.Interacti
 	return e.interactionMany(ctx, `WHERE status = 'pending' AND expires_at <= $1 ORDER BY expires_at LIMIT $2`, p.Now.UTC(), limit)
 }
 
-// InteractionResolve is the one-time consumption (seed 000 §6.2): a single
+// InteractionResolve is the one-time consumption (docs/design.md §A.6.2): a single
 // conditional UPDATE; of two racing replicas the second waits for the
 // first's row lock, re-checks status = 'pending' and loses.
 func (e executor) InteractionResolve(ctx context.Context, p *store.InteractionResolveParams) (bool, error) {

@@ -42,7 +42,7 @@ func (c collecting) Close() error {
 	return c.Store.Close()
 }
 
-// constraintIndexes enforce a rule (DESIGN §3–4) rather than serve a query:
+// constraintIndexes enforce a rule (docs/design.md §3–4) rather than serve a query:
 // a unique index is needed even when no plan reads it.
 var constraintIndexes = map[string]bool{
 	"runs_one_active":        true, // one active run per session

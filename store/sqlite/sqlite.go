@@ -82,7 +82,7 @@ type Options struct {
 
 // Open opens (creating when missing) the SQLite database at path and applies
 // the embedded migrations. The special path "memory" opens a database in a
-// temporary file that Close removes: nothing is kept (DESIGN §8 --db memory),
+// temporary file that Close removes: nothing is kept (docs/design.md §8 --db memory),
 // and Durable reports false.
 func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if opts == nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/lubanhq/luban/store"
 )
 
-// ExercisePeople runs the conformance cases of store.People (DESIGN §12):
+// ExercisePeople runs the conformance cases of store.People (docs/design.md §12):
 // the inbox across sessions and principals, session paging, the principal
 // feed written with the events, and the webhook outbox's claims. Every
 // driver runs it next to Exercise.

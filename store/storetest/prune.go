@@ -12,7 +12,7 @@ import (
 )
 
 // ExerciseMaintainer runs the conformance cases of store.Maintainer
-// (DESIGN §14: DELETE /api/sessions/{id}, retention, /metrics counts).
+// (docs/design.md §14: DELETE /api/sessions/{id}, retention, /metrics counts).
 // newStore returns a fresh, empty store that implements store.Maintainer.
 func ExerciseMaintainer(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("SessionDelete", func(t *testing.T) { t.Parallel(); exerciseSessionDelete(t, newStore) })

@@ -113,7 +113,7 @@ func exerciseRuns(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.Equal(t, 5, got.Steps)
 		require.Equal(t, 1, got.InvalidStreak)
 	})
-	// DESIGN §4: a run that pauses or ends holds no lease; only its owner
+	// docs/design.md §4: a run that pauses or ends holds no lease; only its owner
 	// pauses it; only a paused run resumes; only a live run ends, once.
 	t.Run("PauseResumeFinish", func(t *testing.T) {
 		t.Parallel()

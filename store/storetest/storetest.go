@@ -1,5 +1,6 @@
 // Package storetest is the conformance suite of the store.Store contract
-// (STYLE rule 6): every driver runs Exercise. SQLite always runs it;
+// (an interface with two implementations gets one suite both run): every
+// driver runs Exercise. SQLite always runs it;
 // PostgreSQL runs it whenever LUBAN_TEST_POSTGRES is set.
 //
 // The cases are split by area (sessions, runs and leases, messages,

@@ -14,7 +14,7 @@ import (
 // oddTexts are strings a person, a model or a tool may produce that some
 // databases refuse as text: NUL (U+0000), bytes that are not UTF-8, and the
 // noncharacter U+FDD0 a driver may use to escape them. Every driver keeps each
-// of them byte for byte (DESIGN §3: bad input loses nothing).
+// of them byte for byte (docs/design.md §3: bad input loses nothing).
 var oddTexts = []string{
 	"a\x00b",
 	"\x00",

@@ -1,5 +1,5 @@
-// Two agents from a configuration file (DESIGN §9) and an approval that
-// survives a crash (DESIGN §10), end to end: a real `luban serve --config`
+// Two agents from a configuration file (docs/design.md §9) and an approval that
+// survives a crash (docs/design.md §10), end to end: a real `luban serve --config`
 // talking to the in-repo fake OpenAI-compatible server
 // (internal/cmd/fakeopenai-serve). The page picks the agent that has
 // write_file under `approval: always`; its write waits on the page as an

@@ -1,4 +1,4 @@
-// Answering through the page (seed 000 §6.4 rows 单选追问 and 多选 + 自定义输入,
+// Answering through the page (docs/design.md §A.6.4 rows 单选追问 and 多选 + 自定义输入,
 // an AgentScope AskUser batch, and model text rendered as text): the card,
 // the read-only receipt, and the exact ToolResult the model gets next.
 import { askUser, expect, openAndSend, test, toolMessages } from './harness'
@@ -60,7 +60,7 @@ test('single choice through the OpenAI-compatible path: the next model request c
   expect(JSON.parse(last.content)).toMatchObject({ selections: ['safe'], customInput: '', cancelled: false })
   expect(msgs.filter((m: any) => m.role === 'tool')).toHaveLength(1)
 
-  // The evidence the seed asks for: the lifecycle in the trace and audit.
+  // The evidence docs/design.md §A.6.4 asks for: the lifecycle in the trace and audit.
   const tr = await luban.api('GET', `/api/sessions/${sessionId}/trace`)
   expect(tr.status).toBe(200)
   const actions = tr.body.audit.filter((a: any) => a.requestId === requestId).map((a: any) => a.action)

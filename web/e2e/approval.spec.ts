@@ -1,4 +1,4 @@
-// Approvals on the page (DESIGN §10): the approval card for a write_file
+// Approvals on the page (docs/design.md §10): the approval card for a write_file
 // call of the model, approve, edit (an invalid value first, then a valid
 // one), reject with a reason at 360 px with the keyboard alone; the receipt
 // and the ToolResult the run recorded.

@@ -1,4 +1,4 @@
-// MCP on the page (DESIGN §11), at 360 px with the keyboard: the form and
+// MCP on the page (docs/design.md §11), at 360 px with the keyboard: the form and
 // url cards of server-everything's real elicitations (luban as an MCP
 // client, the server started by luban over stdio), and the /q/{requestId}
 // page an MCP host's URL-mode request points at (luban as an MCP server).

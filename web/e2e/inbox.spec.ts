@@ -1,4 +1,4 @@
-// The inbox (DESIGN §12): the header count follows GET /api/events live when
+// The inbox (docs/design.md §12): the header count follows GET /api/events live when
 // a session the page never opened asks, an answer given in the inbox
 // resumes that session's run, and another principal sees none of it.
 import { expectNoSeriousViolations } from './axe'

@@ -1,4 +1,4 @@
-// Signing in and model text (docs/design.md §9 "Signing in with a token
+// Signing in and model text (docs/design.md §18 "Signing in with a token
 // URL", "Model text makes no requests"): a token URL does not switch a
 // signed-in browser to another principal without the user's confirmation,
 // and assistant text with a Markdown image pointing at that URL makes the

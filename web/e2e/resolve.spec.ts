@@ -1,4 +1,4 @@
-// One-time resolution through the page (seed 000 §6.4 rows 取消, 重复提交,
+// One-time resolution through the page (docs/design.md §A.6.4 rows 取消, 重复提交,
 // 跨会话提交, and an expiring request): every request ends in exactly one
 // ToolResult, a refused answer changes nothing, and nothing disappears silently.
 import { expectNoSeriousViolations } from './axe'

@@ -1,4 +1,4 @@
-// Refresh and restart through the page (seed 000 §6.4 rows 页面刷新 and
+// Refresh and restart through the page (docs/design.md §A.6.4 rows 页面刷新 and
 // 服务重启): a reload restores the open card from GET
 // /api/interactions/pending; after a kill -9 and a start on the same SQLite
 // file the same question is answered and the run resumes exactly (one ToolResult

@@ -104,7 +104,7 @@ describe('App', () => {
     expect(posts('/api/chat')[0].headers['content-type']).toBe('application/json')
     expect(window.location.pathname).toBe('/s/s1')
     // The user message arrived twice (local + event) but shows once; the
-    // request failing the seed's minimal check is not rendered.
+    // request failing the minimal check (docs/design.md §A.3) is not rendered.
     expect(screen.getAllByTestId('message-user')).toHaveLength(1)
     expect(screen.getAllByTestId('input-card')).toHaveLength(1)
     expect(screen.queryByText('broken')).toBeNull()

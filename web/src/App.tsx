@@ -587,7 +587,7 @@ function Composer({
  * noticeText words a failure notice in the page language: by its code
  * (errorText), and for a session that could not be read, what to do (an
  * unknown session, or another principal's, is also what a restart with
- * --db memory leaves: DESIGN §4).
+ * --db memory leaves: docs/design.md §4).
  */
 function noticeText(t: Dict, n: NoticeItem): string {
   if (n.context !== 'load') return errorText(t, n)

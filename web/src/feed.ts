@@ -1,4 +1,4 @@
-// The principal's own event stream (DESIGN §12): one GET /api/events per
+// The principal's own event stream (docs/design.md §12): one GET /api/events per
 // page, followed for as long as the page lives, reconnected with
 // Last-Event-ID after every drop so no feed entry is lost or shown twice.
 import { ApiError, Deduper, readSSE, type Api, type SSEEvent } from 'luban-react'

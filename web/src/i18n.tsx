@@ -203,7 +203,7 @@ export function useT(): Dict {
 }
 
 /**
- * statusText names a session status (DESIGN §3 session statuses:
+ * statusText names a session status (docs/design.md §3 session statuses:
  * waiting_input, running, completed, cancelled, expired, failed, idle) in
  * the page language; an unknown status is shown as sent.
  */

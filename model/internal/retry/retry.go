@@ -1,5 +1,5 @@
 // Package retry is the retry loop shared by luban's model providers
-// (model/openai, model/anthropic; DESIGN §6, issue 6): a failed call is
+// (model/openai, model/anthropic; docs/design.md §6, issue 6): a failed call is
 // retried whole, with exponential backoff or the server's Retry-After,
 // inside one deadline for the whole call, and the number of failed
 // attempts is reported exactly (model.Response.Retries,

@@ -2,7 +2,7 @@
 // Model servers cut a stream's text by bytes; the SDKs (openai-go,
 // anthropic-sdk-go) hand a JSON string's bytes over as they came, so a
 // Chinese character may arrive in two chunks. Text holds the first piece
-// back until the character is whole (DESIGN §6: text_delta carries whole
+// back until the character is whole (docs/design.md §6: text_delta carries whole
 // characters).
 package utf8stream
 

@@ -23,7 +23,7 @@ CREATE TABLE runs (
     created_at      INTEGER NOT NULL,
     updated_at      INTEGER NOT NULL
 );
--- One active run per session (DESIGN §4), enforced by the database.
+-- One active run per session (docs/design.md §4), enforced by the database.
 CREATE UNIQUE INDEX runs_one_active ON runs (session_id) WHERE status IN ('running', 'waiting_input');
 CREATE INDEX runs_recoverable ON runs (status, lease_until) WHERE status = 'running';
 
@@ -44,7 +44,7 @@ CREATE TABLE messages (
     created_at    INTEGER NOT NULL
 );
 CREATE INDEX messages_session ON messages (session_id, seq);
--- Exactly one ToolResult per tool call (DESIGN §3).
+-- Exactly one ToolResult per tool call (docs/design.md §3).
 CREATE UNIQUE INDEX messages_one_result ON messages (session_id, tool_call_id) WHERE role = 'tool';
 
 CREATE TABLE interactions (

@@ -1,5 +1,5 @@
 -- +goose Up
--- A principal's feed (DESIGN §12, GET /api/events): the lifecycle events of
+-- A principal's feed (docs/design.md §12, GET /api/events): the lifecycle events of
 -- every session it owns, numbered per principal. The row lock on principals
 -- orders concurrent appends, so ids commit in order.
 CREATE TABLE principals (

@@ -1,4 +1,4 @@
-// The agents of a server on the page (DESIGN §9): a picker for a new
+// The agents of a server on the page (docs/design.md §9): a picker for a new
 // session when GET /api/agents lists more than one, and the name of a
 // session's agent in the session header and the session list. Agent names
 // and models come from the server's configuration; they are rendered as text.

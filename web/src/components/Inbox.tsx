@@ -4,7 +4,7 @@ import { reduceSession as reduce, type CardItem, type SessionState as ChatState 
 import { followFeed } from '../feed'
 import { dicts, RelativeTime, useLang, useNow, type Lang } from '../i18n'
 
-/** The inbox's own strings (DESIGN §12), by language. */
+/** The inbox's own strings (docs/design.md §12), by language. */
 const TEXT: Record<Lang, {
   inbox: string
   title: string
@@ -103,7 +103,7 @@ const canNotify = () => typeof window !== 'undefined' && 'Notification' in windo
 const baseTitle = (s: string) => s.replace(/^\(\d+\+?\) /, '')
 
 /**
- * Inbox is the header's inbox (DESIGN §12): a button with the count of
+ * Inbox is the header's inbox (docs/design.md §12): a button with the count of
  * questions waiting across all the caller's sessions (also put in the tab
  * title as "(n) luban"), and a panel listing them with their session's
  * title and agent, each answerable in place with the same card as the chat.

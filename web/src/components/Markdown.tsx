@@ -35,7 +35,7 @@ const plugins = [remarkGfm, remarkLiteralHtml]
  * labelled "🖼 alt" (the URL when alt is empty), never as an `<img>`: an
  * image would make the browser request its URL as soon as the text is shown,
  * and a model could point one at this server (`/?token=…`, docs/design.md
- * §9). The link is followed only when the user clicks it; its URL has been
+ * §18). The link is followed only when the user clicks it; its URL has been
  * through the library's urlTransform like every other link's.
  */
 function ImageAsLink({ src, alt, title }: { src?: string | Blob; alt?: string; title?: string }) {

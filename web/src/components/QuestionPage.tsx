@@ -18,7 +18,7 @@ type Load = { state: 'loading' } | { state: 'ready'; card: CardItem } | { state:
 
 /**
  * QuestionPage is /q/{requestId}: just that question (what an MCP host's
- * URL-mode request points at, DESIGN §11), for the signed-in principal
+ * URL-mode request points at, docs/design.md §11), for the signed-in principal
  * (the page's cookie, as everywhere). It is answered here like in its
  * session; a resolved question shows its receipt; another principal's or
  * an unknown id says it is not found (the server's 404). A link opens the

@@ -1,4 +1,4 @@
-// The typed client of luban's HTTP API (DESIGN §3). Every call sends the
+// The typed client of luban's HTTP API (docs/design.md §3). Every call sends the
 // HttpOnly auth cookie (credentials: 'same-origin'); the page never sees the
 // token. Streams reconnect through GET /api/sessions/{id}/events with
 // Last-Event-ID after a drop, and a Deduper keeps every event shown once.
@@ -54,11 +54,11 @@ export type StreamHandlers = {
 
 /**
  * ChatBody is the body of POST /api/chat. agent names the agent of a new
- * session (GET /api/agents; DESIGN §9); a session keeps its agent.
+ * session (GET /api/agents; docs/design.md §9); a session keeps its agent.
  */
 export type ChatBody = { sessionId?: string; message: string; agent?: string }
 
-/** ContinueBody is the body of POST /api/chat/continue (seed 000 §2). */
+/** ContinueBody is the body of POST /api/chat/continue (docs/design.md §A.2). */
 export type ContinueBody = Answer & { sessionId: string; requestId: string }
 
 /** Api is the page's client; one instance is shared by the whole page. */
@@ -97,7 +97,7 @@ export class Api {
     return this.json('/api/info')
   }
 
-  /** agents is GET /api/agents: the configured agents, the default first (DESIGN §9). */
+  /** agents is GET /api/agents: the configured agents, the default first (docs/design.md §9). */
   async agents(): Promise<AgentView[]> {
     return (await this.json<AgentList>('/api/agents')).agents ?? []
   }
@@ -135,7 +135,7 @@ export class Api {
     return this.json(`/api/sessions/${encodeURIComponent(id)}${force ? '?force=true' : ''}`, { method: 'DELETE' })
   }
 
-  /** pending is GET /api/interactions/pending?sessionId= (seed 000 §2 refresh). */
+  /** pending is GET /api/interactions/pending?sessionId= (docs/design.md §A.2 refresh). */
   pending(sessionId: string): Promise<Pending> {
     return this.json(`/api/interactions/pending?sessionId=${encodeURIComponent(sessionId)}`)
   }
@@ -151,7 +151,7 @@ export class Api {
   }
 
   /**
-   * inbox is GET /api/interactions (DESIGN §12): one page of the caller's
+   * inbox is GET /api/interactions (docs/design.md §12): one page of the caller's
    * interactions across its sessions, pending oldest first or resolved most
    * recent first, at most limit (1–500); cursor is a previous page's next.
    */
@@ -163,7 +163,7 @@ export class Api {
 
   /**
    * principalEvents opens GET /api/events, the caller's own stream across
-   * its sessions (DESIGN §12), after feed sequence number last when it is
+   * its sessions (docs/design.md §12), after feed sequence number last when it is
    * above 0 (Last-Event-ID), else at the present. It rejects with ApiError
    * when the server refuses; the caller reads the body (readSSE).
    */

@@ -2,7 +2,7 @@
 // them (the luban page's chat reducer, or useLubanSession).
 import type { Answer, FieldError, InputRequest, Receipt, RunStatus } from './types'
 
-/** CardPhase is the life of a question card (seed 000 §6.3). */
+/** CardPhase is the life of a question card (docs/design.md §A.6.3). */
 export type CardPhase = 'editing' | 'submitting' | 'resolved' | 'not_resumable'
 
 /** CardItem is a question card; it becomes a read-only receipt once resolved. */
@@ -113,7 +113,7 @@ export function isReceiptOf(a: Answer | undefined, r: Receipt): boolean {
 }
 
 /**
- * failCard is c after a failed submit (DESIGN §3 error codes). Only a card
+ * failCard is c after a failed submit (docs/design.md §3 error codes). Only a card
  * still submitting changes: an answer that landed meanwhile (its
  * user_input_resolved came on another stream) stays resolved. 422 keeps it
  * editable with the details by field; 409 already_resolved shows the

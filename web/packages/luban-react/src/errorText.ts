@@ -1,4 +1,4 @@
-// The page words the server's errors itself, by their stable code (DESIGN
+// The page words the server's errors itself, by their stable code (docs/design.md
 // §3, api.ErrorCode) and, for a rejected answer, by the field path: the
 // server's message is English and only ever shown as a detail.
 import type { Dict, Lang } from './i18n'
@@ -79,7 +79,7 @@ const zhUnit = (p: Params, dflt: string) => zhUnits[String(p.unit)] ?? dflt
 const enUnit = (p: Params, n: string | undefined, dflt: [string, string]) => (enUnits[String(p.unit)] ?? dflt)[n === '1' ? 0 : 1]
 
 /**
- * fieldCodeText words each 422 detail code (api FieldCode, DESIGN §15) in
+ * fieldCodeText words each 422 detail code (api FieldCode, docs/design.md §15) in
  * Chinese and English from its params; `invalid` (a rule without a code
  * of its own) and a code missing here fall back to the server's message.
  */

@@ -180,7 +180,7 @@ const DAY = 24 * HOUR
 /**
  * relativeTime words how long ago an RFC 3339 time was, the same in every
  * list of the page (sessions, inbox) and in `luban chat` (docs/design.md
- * §14 "Times"): under a minute (or in the future) 刚刚 / just now; then
+ * §24 "Times"): under a minute (or in the future) 刚刚 / just now; then
  * whole minutes, hours, days by Intl.RelativeTimeFormat with numeric
  * "always" (3分钟前 / 3 minutes ago, 1小时前 / 1 hour ago, 6天前 / 6 days
  * ago); from 7 days on the local date as YYYY-MM-DD. '' stays ''; a time

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { relativeTime } from './i18n'
 
-// The wording of docs/design.md §14 "Times", which `luban chat` matches.
+// The wording of docs/design.md §24 "Times", which `luban chat` matches.
 describe('relativeTime', () => {
   const now = new Date('2026-03-10T12:00:00Z').getTime()
   const ago = (ms: number) => new Date(now - ms).toISOString()

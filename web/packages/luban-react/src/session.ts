@@ -293,7 +293,7 @@ function applyEvent(s: SessionState, ev: SSEEvent): SessionState {
       return { ...s, items: s.items.map((i) => (i.kind === 'tool' && i.toolCallId === id ? { ...i, result } : i)) }
     }
     case 'user_input_required': {
-      // The seed's minimal check (seed 000 §3): nothing else is rendered.
+      // The minimal check (docs/design.md §A.3): nothing else is rendered.
       if (!isInputRequest(ev.data)) return s
       const r = ev.data
       if (s.items.some((i) => i.kind === 'input' && i.request.id === r.id)) return { ...s, running: false }

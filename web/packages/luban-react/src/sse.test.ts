@@ -64,7 +64,7 @@ describe('SSEParser', () => {
   })
 })
 
-describe('isInputRequest (seed 000 §3 minimal check)', () => {
+describe('isInputRequest (docs/design.md §A.3 minimal check)', () => {
   it('requires string id, toolCallId, title and mode', () => {
     const ok = { id: 'ask_1', toolCallId: 'call_1', title: 't', mode: 'single' }
     expect(isInputRequest(ok)).toBe(true)

@@ -1,6 +1,6 @@
 // A fetch-based Server-Sent Events client (issue 4 "SSE client"). EventSource
 // cannot POST, so chat and continue streams are read from fetch bodies here.
-// Frames are `id: <n>\nevent: <name>\ndata: <json>\n\n` (DESIGN §3).
+// Frames are `id: <n>\nevent: <name>\ndata: <json>\n\n` (docs/design.md §3).
 import type { InputRequest } from './types'
 
 /** SSEEvent is one dispatched frame; `data` is the parsed JSON payload. */
@@ -87,7 +87,7 @@ export class SSEParser {
 }
 
 /**
- * isInputRequest is the seed's minimal check (seed 000 §3): a
+ * isInputRequest is the minimal check (docs/design.md §A.3): a
  * `user_input_required` payload is rendered only when `id`, `toolCallId`,
  * `title` and `mode` are strings.
  */
@@ -104,7 +104,7 @@ export function isInputRequest(data: unknown): data is InputRequest {
 
 /**
  * Deduper drops events already seen, by the per-session increasing event id
- * (DESIGN §3). Events without an id always pass. `last` is the value for the
+ * (docs/design.md §3). Events without an id always pass. `last` is the value for the
  * `Last-Event-ID` header of a reconnect.
  */
 export class Deduper {

@@ -3,7 +3,7 @@
 
 /**
  * Decision is what a person decided about a tool call awaiting approval
- * (DESIGN §10).
+ * (docs/design.md §10).
  */
 export type Decision =
   | 'approve' // the tool runs once with the model's arguments
@@ -13,7 +13,7 @@ export type Decision =
   | 'decline' // the person refuses; nothing else counts
 
 /**
- * FieldType is the control of one form field (DESIGN §11), derived from its
+ * FieldType is the control of one form field (docs/design.md §11), derived from its
  * property in requestedSchema: string, number, integer, boolean, date (a
  * string of format date, YYYY-MM-DD), enum (one of Options) and multi (an
  * array of Options).
@@ -39,7 +39,7 @@ export interface FieldOption {
 
 /**
  * FormField is one property of a form elicitation's requestedSchema, as the
- * card renders it (DESIGN §11). Name is the property name (the key in
+ * card renders it (docs/design.md §11). Name is the property name (the key in
  * ContinueRequest.Content); Title and Description are display text.
  * Bounds: Minimum/Maximum for number and integer; MinLength/MaxLength (in
  * characters) and Format ("email", "uri", "date-time") for string;
@@ -64,7 +64,7 @@ export interface FormField {
 }
 
 /**
- * ErrorCode names an error response (DESIGN §3 and docs/design.md §9). Codes
+ * ErrorCode names an error response (docs/design.md §3 and §18). Codes
  * are a contract: never rename them.
  */
 export type ErrorCode =
@@ -87,7 +87,7 @@ export type ErrorCode =
 
 /**
  * FieldCode names one problem in the details of an error (FieldError.Code):
- * stable, snake_case, listed here and in docs/design.md §15 (never renamed,
+ * stable, snake_case, listed here and in docs/design.md §25 (never renamed,
  * only added to). Clients word a detail from its code, its field path and its
  * params, and fall back to FieldError.Message for a code they do not know.
  * Param keys: min, max, got, exclusiveMin, exclusiveMax, multipleOf and
@@ -127,7 +127,7 @@ export type FieldCode =
 
 /**
  * ErrorBody is the JSON of every error response: {"error": {...}}, sent
- * before any stream starts (DESIGN §3).
+ * before any stream starts (docs/design.md §3).
  */
 export interface ErrorBody {
   error: ErrorDetail
@@ -227,7 +227,7 @@ export interface ToolCallEvent {
 
 /**
  * ToolResultEvent is the payload of "tool_result": the ToolResult the model
- * gets for call ToolCallID (DESIGN §3 "What the model gets back"). Content
+ * gets for call ToolCallID (docs/design.md §3 "What the model gets back"). Content
  * is the text the model reads; IsError marks a failure; Metadata is the
  * machine-readable answer of AskUser ({"answers": [...]}), absent otherwise.
  */
@@ -240,7 +240,7 @@ export interface ToolResultEvent {
 }
 
 /**
- * RunStatus is a run's state (DESIGN §4). A session's status is its latest
+ * RunStatus is a run's state (docs/design.md §4). A session's status is its latest
  * run's, or "idle" before the first run.
  */
 export type RunStatus =
@@ -275,21 +275,21 @@ export interface ErrorEvent {
 
 /**
  * ChatRequest is the body of POST /api/chat: Message starts a run in
- * session SessionID, or in a new session when SessionID is empty (DESIGN
+ * session SessionID, or in a new session when SessionID is empty (docs/design.md
  * §3). The answer is the run's SSE stream until it pauses or ends.
  */
 export interface ChatRequest {
   sessionId?: string
   message: string
   /**
-   * Agent names the agent of a new session (GET /api/agents; DESIGN §9);
+   * Agent names the agent of a new session (GET /api/agents; docs/design.md §9);
    * empty means the default agent. A session keeps its agent.
    */
   agent?: string
 }
 
 /**
- * ContinueRequest is the body of POST /api/chat/continue (seed 000 §2):
+ * ContinueRequest is the body of POST /api/chat/continue (docs/design.md §A.2):
  * the answer to request RequestID of session SessionID, plus Answers for
  * AskUser. Cancelled true declines and nothing else counts (a cancel is
  * never validated against the form). Only SessionID and RequestID are
@@ -305,7 +305,7 @@ export interface ContinueRequest {
   answers?: QuestionAnswer[]
   /**
    * Decision, Arguments, Message and Remember answer an approval
-   * (DESIGN §10) instead of the ask fields: approve, edit (Arguments, a
+   * (docs/design.md §10) instead of the ask fields: approve, edit (Arguments, a
    * JSON object, replaces the model's) or reject (with an optional
    * Message); Remember "session" approves later calls of the same tool in
    * the session. Cancelled true still cancels.
@@ -316,7 +316,7 @@ export interface ContinueRequest {
   remember?: string
   /**
    * Content is the values of a form elicitation answered with Decision
-   * accept (DESIGN §11): a JSON object keyed by field name, validated
+   * accept (docs/design.md §11): a JSON object keyed by field name, validated
    * against the request's requestedSchema (422 invalid_answer with one
    * FieldError per field, Field "content.<name>", otherwise). A url
    * elicitation's accept and any decline carry none.
@@ -354,7 +354,7 @@ export interface SessionView {
   status: string
   createdAt: string
   updatedAt: string
-  /** Agent is the name of the agent the session keeps (DESIGN §9). */
+  /** Agent is the name of the agent the session keeps (docs/design.md §9). */
   agent: string
 }
 
@@ -465,7 +465,7 @@ export interface CancelResponse {
  * TraceView is GET /api/sessions/{id}/trace: what happened, oldest first:
  * model calls (provider, tool names sent, message count, latency, retries,
  * finish reason), tool calls, ToolResults and the interaction lifecycle,
- * plus the audit entries (DESIGN §5).
+ * plus the audit entries (docs/design.md §5).
  */
 export interface TraceView {
   trace: TraceItem[]
@@ -484,7 +484,7 @@ export interface TraceItem {
 }
 
 /**
- * AuditItem is one audit entry (DESIGN §5): Action is requested, answered,
+ * AuditItem is one audit entry (docs/design.md §5): Action is requested, answered,
  * cancelled, expired or rejected, Reason says why a rejection happened
  * (duplicate, session_mismatch, expired, invalid_answer). Free text appears
  * only as its length and hash inside Summary.
@@ -509,7 +509,7 @@ export interface Info {
 }
 
 /**
- * AgentView is one agent of GET /api/agents (DESIGN §9): its name (the
+ * AgentView is one agent of GET /api/agents (docs/design.md §9): its name (the
  * agent of POST /api/chat), its model as people should see it, the tools it
  * offers the model (allowlist order, ask tools included) and its ask tools.
  */
@@ -526,7 +526,7 @@ export interface AgentList {
 }
 
 /**
- * Mode decides which control the front end renders (seed 000 §1 "mode",
+ * Mode decides which control the front end renders (docs/design.md §A.1 "mode",
  * §3 UserInputCard table). ModeQuestions is luban's mode for an AskUser batch.
  */
 export type Mode =
@@ -543,7 +543,7 @@ export type Mode =
   | 'questions' // AskUser: 1–4 questions answered in answers
 
 /**
- * Option is one choice of an ask_user form (seed 000 §1 options[]). ID is the
+ * Option is one choice of an ask_user form (docs/design.md §A.1 options[]). ID is the
  * stable value programs branch on; Label and Description are display text.
  */
 export interface Option {
@@ -577,7 +577,7 @@ export interface Question {
 }
 
 /**
- * Prompt is a validated ask: the form part of an InputRequest (seed 000 §1
+ * Prompt is a validated ask: the form part of an InputRequest (docs/design.md §A.1
  * arguments, or AgentScope AskUser's questions). Tool is ToolAskUser or
  * ToolAskUserBatch. For ask_user the fields are the tool's arguments;
  * free-input modes carry no options. For AskUser, Mode is ModeQuestions,
@@ -605,7 +605,7 @@ export interface Prompt {
   questions?: Question[]
   /**
    * ToolName, Arguments and ArgumentsSchema are set for an approval (Tool
-   * ToolApproval, Mode ModeApproval, DESIGN §10): the tool the model
+   * ToolApproval, Mode ModeApproval, docs/design.md §10): the tool the model
    * called, its arguments (a JSON object) and the tool's JSON Schema;
    * Description is then the tool's description.
    */
@@ -614,7 +614,7 @@ export interface Prompt {
   argumentsSchema?: unknown
   /**
    * Server, RequestedSchema, Fields and URL are set for an MCP server's
-   * elicitation (Tool ToolElicitation, DESIGN §11): the MCP server's
+   * elicitation (Tool ToolElicitation, docs/design.md §11): the MCP server's
    * name in the config; for ModeForm the schema as the server sent it and
    * the fields derived from it; for ModeURL the URL the person may open
    * (Title is then the server's message).
@@ -627,11 +627,11 @@ export interface Prompt {
 
 /**
  * InputRequest is the payload of the SSE event user_input_required and of
- * GET /api/interactions/pending (DESIGN §3): the tool's arguments (the
+ * GET /api/interactions/pending (docs/design.md §3): the tool's arguments (the
  * embedded Prompt, flattened into the same JSON object) plus the runtime
- * fields of seed 000 §2. ID is the requestId the answer must name;
+ * fields of docs/design.md §A.2. ID is the requestId the answer must name;
  * ToolCallID ties it to the model's original call; CreatedAt and ExpiresAt
- * are RFC 3339. The page's minimal check (seed 000 §3) needs id, toolCallId,
+ * are RFC 3339. The page's minimal check (docs/design.md §A.3) needs id, toolCallId,
  * title and mode, which are therefore always present.
  */
 export interface InputRequest {
@@ -659,7 +659,7 @@ export interface InputRequest {
   questions?: Question[]
   /**
    * ToolName, Arguments and ArgumentsSchema are set for an approval (Tool
-   * ToolApproval, Mode ModeApproval, DESIGN §10): the tool the model
+   * ToolApproval, Mode ModeApproval, docs/design.md §10): the tool the model
    * called, its arguments (a JSON object) and the tool's JSON Schema;
    * Description is then the tool's description.
    */
@@ -668,7 +668,7 @@ export interface InputRequest {
   argumentsSchema?: unknown
   /**
    * Server, RequestedSchema, Fields and URL are set for an MCP server's
-   * elicitation (Tool ToolElicitation, DESIGN §11): the MCP server's
+   * elicitation (Tool ToolElicitation, docs/design.md §11): the MCP server's
    * name in the config; for ModeForm the schema as the server sent it and
    * the fields derived from it; for ModeURL the URL the person may open
    * (Title is then the server's message).
@@ -681,20 +681,20 @@ export interface InputRequest {
   expiresAt: string
   /**
    * Resumable is true when the paused run can be loaded and its agent
-   * still exists (seed 000 §2, DESIGN §4); the page shows
+   * still exists (docs/design.md §A.2, §4); the page shows
    * "服务已重启，请重新发起任务" instead of the form when it is false.
    */
   resumable: boolean
   /**
    * Source names who asked when it was not the session's own model: an
-   * MCP host calling luban's ask_user (DESIGN §11). Absent for a model's
+   * MCP host calling luban's ask_user (docs/design.md §11). Absent for a model's
    * question.
    */
   source?: InputSource
 }
 
 /**
- * InputSource is where a question came from (DESIGN §11): Kind is
+ * InputSource is where a question came from (docs/design.md §11): Kind is
  * SourceMCP for a call to luban's MCP server, and Client is the calling
  * host's clientInfo.name as it sent it (display text, possibly empty).
  */
@@ -714,7 +714,7 @@ export interface QuestionAnswer {
 }
 
 /**
- * Answer is what a person sends to POST /api/chat/continue (seed 000 §2),
+ * Answer is what a person sends to POST /api/chat/continue (docs/design.md §A.2),
  * less the sessionId and requestId. Selections are ask_user option ids;
  * CustomInput is the free text (the value itself for text, number, date and
  * directory; the "其他说明" note for choice modes with allowCustom);
@@ -729,7 +729,7 @@ export interface Answer {
 }
 
 /**
- * Status is how a request stands (DESIGN §3 Receipt.status): pending until
+ * Status is how a request stands (docs/design.md §3 Receipt.status): pending until
  * it is answered, cancelled or expired, each exactly once.
  */
 export type Status =
@@ -741,7 +741,7 @@ export type Status =
 
 /**
  * Receipt is the read-only record of a resolved request that the UI turns a
- * card into (seed 000 §6.3, DESIGN §3): the answer as accepted, or empty
+ * card into (docs/design.md §A.6.3, §3): the answer as accepted, or empty
  * selections and customInput for cancelled and expired. It is the payload of
  * the SSE event user_input_resolved, the body of a 202 continue and the
  * receipt of a 409 already_resolved or 410 interaction_expired.
@@ -755,7 +755,7 @@ export interface Receipt {
   answers?: QuestionAnswer[]
   /**
    * Decision, Arguments, Message and Remember are an approval's answer
-   * (DESIGN §10): the decision; the edited arguments (edit only); the
+   * (docs/design.md §10): the decision; the edited arguments (edit only); the
    * reject's message; "session" when later calls of the tool in this
    * session run without asking. Empty for ask tools and for cancelled
    * and expired approvals.
@@ -765,7 +765,7 @@ export interface Receipt {
   message?: string
   remember?: string
   /**
-   * Content is an accepted form elicitation's values (DESIGN §11), a
+   * Content is an accepted form elicitation's values (docs/design.md §11), a
    * JSON object keyed by field name; absent otherwise.
    */
   content?: unknown
@@ -774,7 +774,7 @@ export interface Receipt {
 
 /**
  * FieldError is one problem of a rejected answer (422 invalid_answer
- * details, DESIGN §3) or of a malformed body (400 invalid_request details).
+ * details, docs/design.md §3) or of a malformed body (400 invalid_request details).
  * Field is a JSON path into the body at fault: "selections",
  * "selections[1]", "customInput", "answers", "answers[0].selected",
  * "answers[1].other", "arguments.path", "content.email"; "" is the body as a
@@ -801,7 +801,7 @@ export interface RenameRequest {
 }
 
 /**
- * DeleteResponse is DELETE /api/sessions/{id} (DESIGN §14): the session
+ * DeleteResponse is DELETE /api/sessions/{id} (docs/design.md §14): the session
  * that is gone, with its runs, messages, interactions, events and trace
  * (audit entries are kept and age out with --retain-audit).
  */
@@ -811,7 +811,7 @@ export interface DeleteResponse {
 }
 
 /**
- * InboxItem is one entry of GET /api/interactions (DESIGN §12): the request
+ * InboxItem is one entry of GET /api/interactions (docs/design.md §12): the request
  * as it was asked (the embedded InputRequest, flattened), its Status, its
  * Receipt once resolved (null while pending), the title of its session and
  * the agent of its run ("" when unknown).
@@ -841,7 +841,7 @@ export interface InboxItem {
   questions?: Question[]
   /**
    * ToolName, Arguments and ArgumentsSchema are set for an approval (Tool
-   * ToolApproval, Mode ModeApproval, DESIGN §10): the tool the model
+   * ToolApproval, Mode ModeApproval, docs/design.md §10): the tool the model
    * called, its arguments (a JSON object) and the tool's JSON Schema;
    * Description is then the tool's description.
    */
@@ -850,7 +850,7 @@ export interface InboxItem {
   argumentsSchema?: unknown
   /**
    * Server, RequestedSchema, Fields and URL are set for an MCP server's
-   * elicitation (Tool ToolElicitation, DESIGN §11): the MCP server's
+   * elicitation (Tool ToolElicitation, docs/design.md §11): the MCP server's
    * name in the config; for ModeForm the schema as the server sent it and
    * the fields derived from it; for ModeURL the URL the person may open
    * (Title is then the server's message).
@@ -863,13 +863,13 @@ export interface InboxItem {
   expiresAt: string
   /**
    * Resumable is true when the paused run can be loaded and its agent
-   * still exists (seed 000 §2, DESIGN §4); the page shows
+   * still exists (docs/design.md §A.2, §4); the page shows
    * "服务已重启，请重新发起任务" instead of the form when it is false.
    */
   resumable: boolean
   /**
    * Source names who asked when it was not the session's own model: an
-   * MCP host calling luban's ask_user (DESIGN §11). Absent for a model's
+   * MCP host calling luban's ask_user (docs/design.md §11). Absent for a model's
    * question.
    */
   source?: InputSource
@@ -920,7 +920,7 @@ export interface WebhookRequested {
 /**
  * WebhookResolved is the data of interaction.resolved: how request
  * RequestID ended, with the free text of the answer replaced by its length
- * (DESIGN §12: answers' free text is never sent).
+ * (docs/design.md §12: answers' free text is never sent).
  */
 export interface WebhookResolved {
   sessionId: string
@@ -960,7 +960,7 @@ export interface WebhookFinished {
   status: RunStatus
 }
 
-/** The payload type of each SSE event (DESIGN §3), by event name. */
+/** The payload type of each SSE event (docs/design.md §3), by event name. */
 export interface EventPayloads {
   session: SessionEvent
   message_delta: MessageDeltaEvent
@@ -977,7 +977,7 @@ export interface EventPayloads {
 /** An SSE event name. */
 export type EventName = keyof EventPayloads
 
-/** Every SSE event name, in the order of DESIGN §3. */
+/** Every SSE event name, in the order of docs/design.md §3. */
 export const eventNames: readonly EventName[] = [
   'session',
   'message_delta',

@@ -1,4 +1,4 @@
-// Wire types of the luban HTTP/SSE contract (DESIGN §3, seed 000 §2–§3,
+// Wire types of the luban HTTP/SSE contract (docs/design.md §3, §A.2–§A.3,
 // AgentScope AskUser). They are generated from the Go package api into
 // types.gen.ts (`go generate ./api`; a Go test fails when that file is
 // stale), so the page and the server cannot drift. This file only re-exports

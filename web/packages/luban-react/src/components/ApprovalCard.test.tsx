@@ -51,7 +51,7 @@ function setup(over: Partial<CardItem> = {}, req: Partial<ApprovalRequest> = {},
   return { card, onSubmit, onCancel, user, rerender: (c: CardItem) => r.rerender(ui(c)) }
 }
 
-describe('approval card (DESIGN §10)', () => {
+describe('approval card (docs/design.md §10)', () => {
   it('shows a built-in tool\'s bilingual description in the page language only, any other whole', () => {
     const both = 'Writes a text file in the workspace (replacing it whole; missing directories are created). 在工作区中写入文本文件。'
     expect(descriptionIn(both, 'en')).toBe('Writes a text file in the workspace (replacing it whole; missing directories are created).')

@@ -33,12 +33,12 @@ type Props = {
   card: CardItem
   /** onSubmit sends the decision (POST /api/chat/continue). */
   onSubmit: (a: ApprovalAnswer) => void
-  /** onCancel sends `cancelled: true`: the run stops (DESIGN §10). */
+  /** onCancel sends `cancelled: true`: the run stops (docs/design.md §10). */
   onCancel: () => void
 }
 
 /**
- * ApprovalForm is the approval card's form (DESIGN §10): the tool's name
+ * ApprovalForm is the approval card's form (docs/design.md §10): the tool's name
  * and description, the model's arguments as coloured JSON, and the three
  * decisions: approve; edit (a JSON editor checked against the tool's schema
  * before sending, the server's 422 details shown under it); reject with an

@@ -51,7 +51,7 @@ function setup(r: InputRequest, over: Partial<CardItem> = {}, lang: Lang = 'en')
   return { card, onSubmit, onCancel, user, rerender: (c: CardItem) => rr.rerender(ui(c)) }
 }
 
-describe('form elicitation card (DESIGN §11)', () => {
+describe('form elicitation card (docs/design.md §11)', () => {
   it('renders every field type with its label, required mark, bounds and default', () => {
     setup(req({ fields }))
     expect(screen.getByRole('heading', { name: 'Tell us about you' })).toBeInTheDocument()
@@ -152,7 +152,7 @@ describe('form elicitation card (DESIGN §11)', () => {
   })
 })
 
-describe('url elicitation card (DESIGN §11)', () => {
+describe('url elicitation card (docs/design.md §11)', () => {
   const url = 'https://auth.example.com:8443/authorize?state=abc#frag'
 
   it('shows the full URL with the host highlighted and opens it only through a link in a new tab', async () => {

@@ -8,7 +8,7 @@ import { checkForm, elicitationText, initialValue, type ElicitationText, type Fo
 import { CardError, FieldMessages, otherErrors } from './fieldErrors'
 import { KeyHints } from './KeyHints'
 
-/** ElicitationAnswer is the answer of an elicitation card (DESIGN §11). */
+/** ElicitationAnswer is the answer of an elicitation card (docs/design.md §11). */
 export type ElicitationAnswer = { decision: 'accept'; content?: Record<string, unknown>; cancelled: false } | { decision: 'decline'; cancelled: false }
 
 type Props = {
@@ -20,7 +20,7 @@ type Props = {
 }
 
 /**
- * ElicitationForm is the card of an MCP server's form elicitation (DESIGN
+ * ElicitationForm is the card of an MCP server's form elicitation (docs/design.md
  * §11): one control per derived field (string, number, integer, boolean,
  * date, enum, multi) with its required mark, bounds and default, checked
  * here before sending (the same rules the server applies against

@@ -5,7 +5,7 @@ import { elicitationText } from './elicitation'
 
 /**
  * ElicitationReceipt is the read-only card of a resolved elicitation
- * (DESIGN §11): accepted with the values sent (by field title), declined,
+ * (docs/design.md §11): accepted with the values sent (by field title), declined,
  * cancelled, expired or not_resumable (luban restarted while an older
  * server's in-session question waited), the time, then the run's state.
  */

@@ -35,8 +35,8 @@ export function runText(t: Dict, s: string): string {
 }
 
 /**
- * ReceiptView is the read-only card after a request was resolved (seed 000
- * §6.3): its own resolution (answered, cancelled, expired), the chosen
+ * ReceiptView is the read-only card after a request was resolved (docs/design.md
+ * §A.6.3): its own resolution (answered, cancelled, expired), the chosen
  * labels, the custom text and the time. The run's state is not the
  * receipt's: it shows once, after the session's last run.
  * Option ids are shown by their labels when the request still has them.

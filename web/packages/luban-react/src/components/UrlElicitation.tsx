@@ -15,7 +15,7 @@ type Props = {
 
 /**
  * UrlElicitation is the card of an MCP server's URL-mode elicitation
- * (DESIGN §11): the full URL as text with its host highlighted (as the
+ * (docs/design.md §11): the full URL as text with its host highlighted (as the
  * browser will resolve it), a link that opens it in a new tab only when the
  * person clicks (noopener noreferrer; the card never navigates by itself;
  * only http and https are linked), then the person says they are done

@@ -45,7 +45,7 @@ function setup(over: Omit<Partial<CardItem>, 'request'> & { request?: Partial<In
   return { card, onSubmit, onCancel, onExpire, user, rerender: (c: CardItem) => r.rerender(ui(c)) }
 }
 
-describe('UserInputCard modes (seed 000 §3 table)', () => {
+describe('UserInputCard modes (docs/design.md §A.3 table)', () => {
   it('single: radios, one selection, recommended marked, descriptions, submitLabel', async () => {
     const { user, onSubmit } = setup({ request: { submitLabel: '继续' } })
     expect(screen.getByRole('heading', { name: '请选择执行方式' })).toBeInTheDocument()

@@ -51,7 +51,7 @@ const FREE = new Set(['text', 'number', 'date', 'directory'])
 const MAX_TIMER = 2 ** 31 - 1
 
 /**
- * UserInputCard renders one InputRequest by its mode (seed 000 §3 table;
+ * UserInputCard renders one InputRequest by its mode (docs/design.md §A.3 table;
  * AskUser batches by AskUserForm), then the receipt it turned into, or the
  * non-resumable notice. Every model-written string is rendered as text.
  */
@@ -173,10 +173,10 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
                 </p>
               )}
               {isApproval(req) ? (
-                // An approval answer is {decision, arguments?, message?, remember?} (DESIGN §10).
+                // An approval answer is {decision, arguments?, message?, remember?} (docs/design.md §10).
                 <ApprovalForm card={card} onSubmit={(a) => onSubmit(a as unknown as Answer)} onCancel={onCancel} />
               ) : req.mode === 'form' ? (
-                // An elicitation's answer is {decision, content?} (DESIGN §11).
+                // An elicitation's answer is {decision, content?} (docs/design.md §11).
                 <ElicitationForm card={card} onSubmit={(a) => onSubmit(a as unknown as Answer)} onCancel={onCancel} />
               ) : req.mode === 'url' ? (
                 <UrlElicitation card={card} onSubmit={(a) => onSubmit(a as unknown as Answer)} onCancel={onCancel} />
@@ -209,7 +209,7 @@ export function attentionControl(card: HTMLElement): HTMLElement | null {
 
 type FormProps = { card: CardItem; onSubmit: (a: Answer) => void; onCancel: () => void }
 
-/** AskForm is the ask_user form for the seven modes of seed 000 §1. */
+/** AskForm is the ask_user form for the seven modes of docs/design.md §A.1. */
 function AskForm({ card, onSubmit, onCancel }: FormProps) {
   const t = useT()
   const uid = useId()

@@ -1,4 +1,4 @@
-// The approval contract on the page (DESIGN §10). These types mirror
+// The approval contract on the page (docs/design.md §10). These types mirror
 // approval/request.go, approval/answer.go and approval/result.go.
 import type { FieldError, InputRequest, Receipt } from '../types'
 
@@ -12,7 +12,7 @@ export type ApprovalRequest = Omit<InputRequest, 'mode' | 'tool'> & {
   argumentsSchema?: JsonSchema
 }
 
-/** The three decisions of DESIGN §10. */
+/** The three decisions of docs/design.md §10. */
 export type Decision = 'approve' | 'edit' | 'reject'
 
 /** Body of POST /api/chat/continue for an approval, less sessionId and requestId. */

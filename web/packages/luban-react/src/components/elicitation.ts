@@ -1,4 +1,4 @@
-// The strings and the value logic of the MCP elicitation cards (DESIGN §11):
+// The strings and the value logic of the MCP elicitation cards (docs/design.md §11):
 // form (fields derived from the server's requestedSchema) and url.
 import type { Lang } from '../i18n'
 import type { FieldError, FormField } from '../types'

@@ -23,7 +23,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()))
 })
 
-/** frame encodes one SSE frame (DESIGN §3). */
+/** frame encodes one SSE frame (docs/design.md §3). */
 export function frame(id: number, event: string, data: unknown): string {
   return `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`
 }
