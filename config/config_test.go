@@ -105,8 +105,7 @@ func TestParseErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			f, err := config.Parse("c.yaml", []byte(c.src), env(map[string]string{"X": "x"}))
-			require.Nil(t, f)
+			_, err := config.Parse("c.yaml", []byte(c.src), env(map[string]string{"X": "x"}))
 			require.EqualError(t, err, c.want)
 			var es config.Errors
 			require.True(t, errors.As(err, &es))
@@ -155,4 +154,30 @@ func TestMCPConnectTimeout(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 60*time.Second, f.MCP.Servers[0].Timeout)
 	require.Equal(t, 5*time.Minute, f.MCP.Servers[0].ConnectTimeout)
+}
+
+// TestParseReturnsWhatItParsedWithTheErrors: a file with problems gives
+// every problem and the File of its valid values (a refused value is left
+// out), so checks that need the parsed file can run in the same round; bytes
+// that are not YAML give no File.
+func TestParseReturnsWhatItParsedWithTheErrors(t *testing.T) {
+	t.Parallel()
+	src := "server:\n  lease: forever\n  workspace: /w\nagents:\n  - name: a\n    tools: [current_time, 'bad name']\n    colour: blue\n  - name: b\n    model: nope:x\n"
+	f, err := config.Parse("c.yaml", []byte(src), env(nil))
+	var es config.Errors
+	require.ErrorAs(t, err, &es)
+	require.Len(t, es, 4, "%v", err)
+	require.NotNil(t, f)
+	require.Equal(t, "/w", f.Server.Workspace)
+	require.Zero(t, f.Server.Lease, "the refused value is left out")
+	require.Len(t, f.Agents, 2)
+	require.Equal(t, "a", f.Agents[0].Name)
+	require.Equal(t, []string{"current_time"}, f.Agents[0].Tools)
+	require.Equal(t, 6, f.Agents[0].ToolLines[0])
+	require.Equal(t, "b", f.Agents[1].Name)
+	require.Empty(t, f.Agents[1].Model)
+
+	f, err = config.Parse("c.yaml", []byte("agents: [\n"), env(nil))
+	require.Error(t, err)
+	require.Nil(t, f, "not YAML: nothing was parsed")
 }

@@ -22,7 +22,8 @@ import (
 
 // ReadFile reads and parses the configuration file at path, with getenv
 // (os.Getenv when nil) for ${VAR}. Errors: Errors (every problem, each
-// naming key and line), or the file's read error.
+// naming key and line) with what Parse parsed, or the file's read error
+// (and no File).
 func ReadFile(path string, getenv func(string) string) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -38,7 +39,14 @@ func ReadFile(path string, getenv func(string) string) (*File, error) {
 
 // Parse parses and validates a configuration file's bytes; name is used in
 // error messages only. getenv reads the environment for ${VAR} (nil:
-// os.Getenv); an empty variable counts as unset. An empty document is a valid, empty File. Errors: Errors.
+// os.Getenv); an empty variable counts as unset. An empty document is a
+// valid, empty File. Errors: Errors, every problem of the file at once.
+// With Errors it still returns the File of every value that was valid
+// (a refused value is left out, as if absent), so a checker can go on to
+// the checks that need the parsed file and report their problems in the
+// same round (luban config check); it returns no File only when the bytes
+// are not one YAML document. A caller that serves must not use a File
+// that came with an error.
 func Parse(name string, data []byte, getenv func(string) string) (*File, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -72,7 +80,7 @@ func Parse(name string, data []byte, getenv func(string) string) (*File, error) 
 		p.file1(doc.Content[0], f)
 	}
 	if len(p.errs) > 0 {
-		return nil, p.errs
+		return f, p.errs
 	}
 	return f, nil
 }

@@ -42,9 +42,11 @@ func (c *ConfigCmd) Run(args []string) error {
 		return &usageError{"usage: luban config check FILE"}
 	}
 	file := fs.Arg(1)
-	f, err := config.ReadFile(file, c.Getenv)
-	if err != nil {
-		return err
+	// The file's own problems are reported with those of the checks below,
+	// which run on what was parsed: one round lists them all.
+	f, parseErr := config.ReadFile(file, c.Getenv)
+	if f == nil {
+		return parseErr
 	}
 	// The workspace as `luban serve --config FILE` without flags would take
 	// it: LUBAN_WORKSPACE, else server.workspace, else the current directory.
@@ -61,7 +63,7 @@ func (c *ConfigCmd) Run(args []string) error {
 	}
 	model := or(c.Getenv("LUBAN_MODEL"), f.Server.Model)
 	agents, err := configAgents(file, f, tool.NewRegistry(), workspace, model, nil, c.Getenv)
-	if err := joinConfigErrors(wsErr, dbErr, err); err != nil {
+	if err := joinConfigErrors(parseErr, wsErr, dbErr, err); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.Stdout, "%s: ok\n", file)
@@ -350,5 +352,8 @@ func loadConfig(file string, getenv func(string) string) (*config.File, error) {
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, &usageError{fmt.Sprintf("--config (LUBAN_CONFIG) %s: no such file", file)}
 	}
-	return f, err
+	if err != nil {
+		return nil, err // a partly valid file is never served
+	}
+	return f, nil
 }

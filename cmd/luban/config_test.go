@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,4 +179,44 @@ func TestServeNamesLubanWorkspace(t *testing.T) {
 	}
 	err := (&Serve{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: env}).Run(t.Context(), []string{"--db", "memory", "--auth-token", "t"})
 	require.EqualError(t, err, "LUBAN_WORKSPACE: "+missing+" does not exist (tools and directory answers must stay inside an existing workspace directory)")
+}
+
+// TestConfigCheckReportsEveryProblemAtOnce: one run of `luban config check`
+// lists every problem of a broken file — what the file's format refuses
+// (an unknown key, a bad duration) together with what only the checks after
+// parsing find (an unregistered tool, a model without its key, a missing
+// workspace and database directory) — in line order, so one round of fixes
+// is enough.
+func TestConfigCheckReportsEveryProblemAtOnce(t *testing.T) {
+	t.Parallel()
+	missing := filepath.Join(t.TempDir(), "no-such-dir")
+	file := writeConfig(t, "server:\n"+
+		"  lease: forever\n"+ // 2
+		"  workspace: "+missing+"\n"+ // 3
+		"  db: "+filepath.Join(missing, "x.db")+"\n"+ // 4
+		"agents:\n"+
+		"  - name: a\n"+ // 6
+		"    tools: [current_time, grep]\n"+ // 7
+		"    colour: blue\n"+ // 8
+		"  - name: b\n"+ // 9
+		"    model: openai:gpt-4o\n") // 10
+	var out bytes.Buffer
+	err := (&ConfigCmd{Stdout: &out, Stderr: &out, Getenv: noEnv}).Run([]string{"check", file})
+	require.Error(t, err)
+	require.Empty(t, out.String())
+	var lines []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		lines = append(lines, strings.TrimPrefix(l, file))
+	}
+	require.Len(t, lines, 6, "every problem, one a line:\n%s", err)
+	for i, prefix := range []string{
+		`:2: server.lease: "forever" is not a positive duration`,
+		":3: server.workspace: " + missing + " does not exist",
+		":4: server.db: " + filepath.Join(missing, "x.db") + ": directory " + missing + " does not exist",
+		`:7: agents[0].tools[1]: no tool named "grep" is registered`,
+		`:8: agents[0].colour: unknown key`,
+		":9: agents[1].model: --model openai:gpt-4o needs OPENAI_API_KEY", // the agent's line
+	} {
+		require.True(t, strings.HasPrefix(lines[i], prefix), "line %d: %q does not start with %q\n%s", i+1, lines[i], prefix, err)
+	}
 }
