@@ -89,7 +89,12 @@ func (s *Store) writer() {
 				break more
 			}
 		}
+		if s.overLimit() {
+			s.waitCheckpoint()
+		}
+		s.wmu.Lock()
 		s.commitBatch(batch)
+		s.wmu.Unlock()
 	}
 }
 
@@ -136,6 +141,7 @@ func (s *Store) commitBatch(batch []*txJob) {
 		s.wc.commits.Add(1)
 		s.batches.Add(1)
 		s.members.Add(int64(len(batch)))
+		s.countFrames()
 		for i, j := range batch {
 			if results[i] == nil {
 				for id := range j.sessions {
@@ -143,13 +149,6 @@ func (s *Store) commitBatch(batch []*txJob) {
 				}
 			}
 		}
-	}
-	if s.walSize() > s.walLimit {
-		s.ckMu.Lock()
-		if s.walSize() > s.walLimit {
-			s.truncateWAL()
-		}
-		s.ckMu.Unlock()
 	}
 	for i, j := range batch {
 		j.done <- results[i]

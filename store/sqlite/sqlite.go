@@ -31,16 +31,28 @@ var migrations embed.FS
 type Store struct {
 	executor
 	rdb, wdb *sql.DB
-	cdb      *sql.DB // the background checkpointer's connection
-	// ckMu is held by whoever checkpoints: SQLite lets one checkpoint run at
-	// a time and fails the others at once, so a commit past the WAL limit
-	// waits here for the background round instead.
-	ckMu    sync.Mutex
-	stopCk  chan struct{}
-	ckDone  chan struct{}
-	closeMu sync.Mutex
-	closed  bool
-	rc, wc  *stmtCache
+	cdb      *sql.DB // the checkpointer's connection (checkpoint.go)
+	stopCk   chan struct{}
+	ckDone   chan struct{}
+	ckNudge  chan struct{}      // the writer's "ckFrames frames appended"
+	ckWait   chan chan struct{} // the writer's "run a round and tell me"
+	// wmu is held by the writer goroutine for each batch and by the
+	// checkpointer for its RESTART step (checkpoint.go).
+	wmu sync.Mutex
+	// The writer goroutine's view of the log (countFrames): the WAL index
+	// header it last read, the frames since the last nudge.
+	shm               walIndex
+	lastFrame         uint32
+	lastSalts         uint64
+	sinceCk, ckFrames int64
+	walFrames         atomic.Int64
+	logFrames         atomic.Int64 // lastFrame, for the checkpointer
+	checkpoints       atomic.Int64
+	rewinds           atomic.Int64
+	truncations       atomic.Int64
+	closeMu           sync.Mutex
+	closed            bool
+	rc, wc            *stmtCache
 	// raw is the writer's driver connection as the group commit uses it
 	// (rawtx.go); only the writer goroutine touches it.
 	raw *rawConn
@@ -69,14 +81,13 @@ type Options struct {
 	// Readers is the size of the read pool. Default max(4, GOMAXPROCS).
 	Readers int
 	// WALLimit bounds the write-ahead log (the -wal file beside the
-	// database), in bytes. Default 64 MiB. Readers that always hold a
-	// snapshot keep SQLite from ever rewinding the log, so without a bound it
-	// grows with every commit. Past half of WALLimit the background
-	// checkpointer copies the log back and truncates it, holding this
-	// store's readers back for that long; a transaction that commits past
-	// WALLimit does the same before InTx returns, holding back the next
-	// writer too. So the file stays within about WALLimit plus one
-	// transaction, whatever the load.
+	// database), in bytes. Default 64 MiB. The checkpointer copies the log
+	// back every min(4096, WALLimit/4 ÷ 4 KiB) pages written, and SQLite
+	// rewinds it, so under a steady load the file stays at about a quarter
+	// of WALLimit. Readers that always hold a snapshot can keep SQLite
+	// from rewinding; past half of WALLimit the checkpointer then holds this
+	// store's readers and writer back for one truncating checkpoint. So the
+	// file stays within about WALLimit, whatever the load (checkpoint.go).
 	WALLimit int64
 }
 
@@ -126,11 +137,16 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	// not left in the file (docs/design.md §9, "Operating it"). Every connection sets it:
 	// the writer deletes, and a connection without it would not.
 	q.Add("_pragma", "secure_delete(1)")
-	// Checkpoints run in the background (checkpointLoop), not inside a
-	// committing writer, where their fsync would stall every other writer.
+	// Checkpoints run on the checkpointer's connection (checkpoint.go), not
+	// inside a committing writer, where their fsync would stall every other
+	// writer.
 	q.Add("_pragma", "wal_autocheckpoint(0)")
-	// When a checkpoint rewinds the log, the file is cut back to this size.
-	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walLimit/2))
+	// When SQLite rewinds the log, the file is cut back to this size.
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", journalLimit(walLimit)))
+	// The group commit's savepoints (and sorts) keep their temporary
+	// journals in memory instead of temp files: with 8 runs in flight about
+	// half of the writer's file writes were those.
+	q.Add("_pragma", "temp_store(memory)")
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + path + "?" + q.Encode()
 
@@ -175,7 +191,10 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	rdb.SetMaxOpenConns(n)
 	rdb.SetMaxIdleConns(n)
 	cq := url.Values{}
-	cq.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy))
+	// The checkpointer waits briefly for a lock and tries again next round
+	// rather than hold SQLite's writer lock while it waits (checkpoint.go).
+	cq.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", ckBusy))
+	cq.Add("_pragma", "wal_autocheckpoint(0)")
 	cq.Add("_pragma", "secure_delete(1)")
 	cdb, err := sql.Open(DriverName, "file:"+path+"?"+cq.Encode())
 	if err != nil {
@@ -185,6 +204,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	}
 	cdb.SetMaxOpenConns(1)
 	s := &Store{rdb: rdb, wdb: wdb, cdb: cdb, path: path, temp: temp, stopCk: make(chan struct{}), ckDone: make(chan struct{}),
+		ckNudge: make(chan struct{}, 1), ckWait: make(chan chan struct{}), ckFrames: ckFrames(walLimit),
 		walLimit: walLimit, busy: time.Duration(busy) * time.Millisecond, readers: n}
 	s.jobs, s.stopW, s.writerDone = make(chan *txJob), make(chan struct{}), make(chan struct{})
 	s.rc, s.wc = newStmtCache(rdb), newStmtCache(wdb)
@@ -237,6 +257,7 @@ func (s *Store) Close() error {
 	<-s.ckDone
 	s.rc.close()
 	s.wc.close()
+	s.shm.close()
 	err := errors.Join(s.rdb.Close(), s.wdb.Close(), s.cdb.Close())
 	if s.temp {
 		for _, suffix := range []string{"", "-wal", "-shm"} {
@@ -259,93 +280,30 @@ type Counts struct {
 	Writes int64
 	// Reads is the number of statements run on the reader pool.
 	Reads int64
+	// WALFrames is the number of frames (pages) the group commit's commits
+	// appended to the write-ahead log, read from SQLite's WAL index.
+	WALFrames int64
+	// Checkpoints is the number of checkpoints the checkpointer ran (two a
+	// round), Truncations the number of those that truncated the log,
+	// Rewinds the number of times the writer found the log started again
+	// from its beginning.
+	Checkpoints, Truncations, Rewinds int64
 }
 
 // Counts returns the counts since Open.
 func (s *Store) Counts() Counts {
-	return Counts{Commits: s.wc.commits.Load(), Writes: s.wc.n.Load(), Reads: s.rc.n.Load()}
+	return Counts{Commits: s.wc.commits.Load(), Writes: s.wc.n.Load(), Reads: s.rc.n.Load(),
+		WALFrames: s.walFrames.Load(), Checkpoints: s.checkpoints.Load(), Truncations: s.truncations.Load(), Rewinds: s.rewinds.Load()}
 }
 
 func fsSub(f fs.FS, dir string) (fs.FS, error) { return fs.Sub(f, dir) }
 
-// checkpointInterval is how often the WAL is copied back into the database.
+// checkpointInterval is how often the checkpointer runs a round when the
+// writer has not nudged it (checkpoint.go).
 const checkpointInterval = time.Second
 
 // defaultWALLimit is Options.WALLimit's default.
 const defaultWALLimit = 64 << 20
-
-// walSize is the size of the -wal file in bytes (0 when it cannot be read).
-func (s *Store) walSize() int64 {
-	fi, err := os.Stat(s.path + "-wal")
-	if err != nil {
-		return 0
-	}
-	return fi.Size()
-}
-
-// truncateWAL copies the whole WAL into the database and truncates it. It
-// runs on the writer's own connection, taken first, so no transaction of
-// this store is open or begins meanwhile. SQLite can only rewind the log
-// once no reader uses an older snapshot, and busy readers that keep taking
-// the same read slots can starve it; so for the length of the checkpoint
-// every reader connection of the pool is held out of use too (in-flight
-// reads finish first, new ones wait). Each step gives up after the busy
-// timeout; the next commit or round tries again.
-func (s *Store) truncateWAL() {
-	ctx, cancel := context.WithTimeout(context.Background(), s.busy+time.Second)
-	defer cancel()
-	w, err := s.wdb.Conn(ctx)
-	if err != nil {
-		return
-	}
-	defer w.Close()
-	held := make([]*sql.Conn, 0, s.readers)
-	defer func() {
-		for _, c := range held {
-			c.Close()
-		}
-	}()
-	for range s.readers {
-		c, err := s.rdb.Conn(ctx)
-		if err != nil {
-			break
-		}
-		held = append(held, c)
-	}
-	_, _ = w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
-}
-
-// checkpointLoop copies the WAL into the database every interval on a
-// connection of its own. PASSIVE never blocks writers or readers; it does
-// what it can, and the next round does the rest. Once the file passes half
-// of the WAL limit the round truncates it instead (see Options.WALLimit).
-func (s *Store) checkpointLoop(interval time.Duration) {
-	defer close(s.ckDone)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stopCk:
-			// A last full pass so the WAL does not outlive the process.
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			s.ckMu.Lock()
-			_, _ = s.cdb.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
-			s.ckMu.Unlock()
-			cancel()
-			return
-		case <-t.C:
-			s.ckMu.Lock()
-			if s.walSize() > s.walLimit/2 {
-				s.truncateWAL()
-			} else {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				_, _ = s.cdb.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
-				cancel()
-			}
-			s.ckMu.Unlock()
-		}
-	}
-}
 
 // createPrivate creates an empty database file at path with mode 0600 (the
 // answers it will hold are no one else's), reporting whether it did; an

@@ -116,3 +116,68 @@ func TestWALStaysBounded(t *testing.T) {
 	require.Greater(t, written, int64(8*limit), "the load writes many times the limit")
 	require.LessOrEqual(t, maxWAL.Load(), int64(2*limit), "the -wal file stays near WALLimit")
 }
+
+// Under a steady load (one writer committing back to back, a reader reading
+// alongside) the checkpointer keeps the log small by copying it back every
+// ckFrames frames (254 at this WALLimit) and letting SQLite rewind it: the
+// log is rewound at least once every 8 rounds' worth of frames, and at
+// most one round in four of those has to truncate it instead (a truncating
+// checkpoint holds the store back; on a quiet machine none does, on a
+// loaded one a slow round can let the log pass half of WALLimit).
+// The largest -wal file is logged, not asserted: it is what piles up while
+// a round runs, which the machine's load decides.
+func TestCheckpointsKeepTheLogSmall(t *testing.T) {
+	t.Parallel()
+	const limit = 4 << 20 // WALLimit of this test: rounds every 254 frames
+	path := filepath.Join(t.TempDir(), "luban.db")
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, path, &sqlite.Options{WALLimit: limit})
+	require.NoError(t, err)
+	defer st.Close()
+	now := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+	_, err = st.SessionCreate(ctx, &store.SessionCreateParams{ID: "sess_r", Owner: "o", Title: "t", Now: now})
+	require.NoError(t, err)
+	big := strings.Repeat("字", 2000) // 6 KB per message
+	var maxWAL atomic.Int64
+	sample := func() {
+		if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > maxWAL.Load() {
+			maxWAL.Store(fi.Size())
+		}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := st.EventList(ctx, &store.EventListParams{SessionID: "sess_r", Limit: 10}); err != nil {
+				t.Error(err)
+				return
+			}
+			sample()
+		}
+	}()
+	before := st.Counts()
+	for i := range 1500 {
+		err := st.InTx(ctx, func(tx store.Tx) error {
+			_, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: fmt.Sprintf("msg_%d", i), SessionID: "sess_r", Role: "user", Content: big, Now: now})
+			return err
+		})
+		require.NoError(t, err)
+		sample()
+	}
+	close(stop)
+	wg.Wait()
+	c := st.Counts()
+	frames := c.WALFrames - before.WALFrames
+	t.Logf("%d frames (%d MB) appended; largest -wal file %d KB; %d checkpoints, %d rewinds, %d truncations",
+		frames, frames*4120>>20, maxWAL.Load()>>10, c.Checkpoints-before.Checkpoints, c.Rewinds-before.Rewinds, c.Truncations-before.Truncations)
+	require.Greater(t, frames*4120, int64(limit), "the load writes more than the limit")
+	require.GreaterOrEqual(t, c.Rewinds-before.Rewinds, frames/(8*254), "SQLite rewinds the log")
+	require.LessOrEqual(t, 4*(c.Truncations-before.Truncations), c.Rewinds-before.Rewinds, "rounds rewind the log rather than truncate it")
+}
