@@ -144,13 +144,22 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	return slog.New(telemetry.LogHandler(h)), nil
 }
 
-// versionString is the module version (a tag for `go install …@vX`, or
-// "(devel)"), the VCS commit and whether the tree was modified, from the
-// build information the Go toolchain embeds; a version set with
-// -ldflags "-X main.version=…" wins.
+// versionString is `luban --version`: formatVersion of this binary's
+// build information.
 func versionString() string {
-	v, commit, dirty, when := version, "", false, ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	bi, ok := debug.ReadBuildInfo()
+	return formatVersion(version, bi, ok)
+}
+
+// formatVersion is "luban <version>[ commit <revision>[ (modified)][
+// <time>]]" (docs/operations.md, "Command line"): the version set with
+// -ldflags "-X main.version=…" (v, unless "dev"), else the module version
+// the toolchain stamped (a tag for `go install …@vX`, a pseudo-version for a
+// build in a git checkout, "(devel)" without version control information),
+// then the VCS commit, whether the tree was modified, and the commit time.
+func formatVersion(v string, bi *debug.BuildInfo, ok bool) string {
+	commit, dirty, when := "", false, ""
+	if ok {
 		if v == "dev" && bi.Main.Version != "" {
 			v = bi.Main.Version
 		}
