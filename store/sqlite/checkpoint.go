@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// Checkpoints (docs/performance.md, "Checkpoints"). The
-// writer never checkpoints: wal_autocheckpoint is off on every connection of
-// the store, and commitBatch only counts the frames its commits appended to
-// the log (walHeader) and, every ckFrames of them, nudges the checkpointer.
+// Checkpoints (docs/design.md §18, docs/performance.md "Checkpoints"). The
+// writer never checkpoints: wal_autocheckpoint is off on the connections
+// that write, and commitBatch only counts the frames its commits appended to
+// the log (walIndex) and, every ckFrames of them, nudges the checkpointer.
 // A round of the checkpointer, on its own connection, copies the log back
 // in two steps:
 //
