@@ -23,9 +23,12 @@ import (
 
 // TestMain runs the real main when re-executed by luban() (litestream
 // style): the test binary is the luban binary, with its exit codes and
-// streams.
+// streams. It is also main when serve starts it as the demo's stdio MCP
+// server (`<self> demo-mcp`): a stdio server gets a minimal environment
+// without LUBAN_CLI_TEST_MAIN, and the test binary run as a test there
+// would start every test again, each starting servers of its own.
 func TestMain(m *testing.M) {
-	if os.Getenv("LUBAN_CLI_TEST_MAIN") == "1" {
+	if os.Getenv("LUBAN_CLI_TEST_MAIN") == "1" || (len(os.Args) > 1 && os.Args[1] == "demo-mcp") {
 		main()
 		return
 	}
