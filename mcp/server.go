@@ -54,6 +54,15 @@ type Options struct {
 	// Now is the clock for requestState expiry. Default the Runner's clock
 	// (the one expiresAt is checked against).
 	Now func() time.Time
+	// Retry is the reconnection delay an older client's SSE stream
+	// announces (the SSE "retry" field, whole milliseconds) before a client
+	// whose stream dropped comes back with Last-Event-ID. Default 2s.
+	Retry time.Duration
+	// EventStore keeps the events of the stateful sessions' streams so a
+	// dropped stream resumes with Last-Event-ID (docs/design.md §13).
+	// Default a memory store of the SDK's default size: the sessions it
+	// serves live in memory and end with the process anyway.
+	EventStore sdk.EventStore
 }
 
 type handler struct {
@@ -66,7 +75,9 @@ type handler struct {
 // tools ask_user and AskUser. A request announcing protocol 2026-07-28 or
 // later in Mcp-Protocol-Version is served statelessly (that protocol has no
 // sessions); older clients get the SDK's stateful sessions, which live in
-// memory and end with the process.
+// memory and end with the process. Their SSE streams begin with a "retry"
+// field and carry event ids, so a held call whose stream drops resumes with
+// Last-Event-ID (GET /mcp) and still gets its result.
 func NewHandler(o Options) (http.Handler, error) {
 	if o.Runner == nil || o.Verify == nil || len(o.Secret) == 0 {
 		return nil, errors.New("mcp: Options.Runner, Verify and Secret are required")
@@ -83,6 +94,12 @@ func NewHandler(o Options) (http.Handler, error) {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
+	if o.Retry <= 0 {
+		o.Retry = 2 * time.Second
+	}
+	if o.EventStore == nil {
+		o.EventStore = sdk.NewMemoryEventStore(nil)
+	}
 	h := &handler{o: o}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "luban", Title: "luban: a person answers", Version: o.Version},
 		&sdk.ServerOptions{Logger: o.Logger, Instructions: "ask_user and AskUser put a question in front of a person on luban's page; the result is their answer."})
@@ -97,7 +114,7 @@ func NewHandler(o Options) (http.Handler, error) {
 		}
 		return nil, auth.ErrInvalidToken
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	h.stateful = verify(sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{Logger: o.Logger}))
+	h.stateful = verify(sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{Logger: o.Logger, EventStore: o.EventStore}))
 	h.stateless = verify(sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{Stateless: true, Logger: o.Logger}))
 	return h, nil
 }
@@ -125,8 +142,40 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.stateless.ServeHTTP(w, r)
 		return
 	}
-	h.stateful.ServeHTTP(w, r)
+	h.stateful.ServeHTTP(&retryWriter{ResponseWriter: w, retry: h.o.Retry}, r)
 }
+
+// retryWriter writes an SSE "retry" field first in every event stream it
+// answers, so that a client knows how long to wait before it resumes.
+type retryWriter struct {
+	http.ResponseWriter
+	retry       time.Duration
+	wroteHeader bool
+}
+
+// WriteHeader sends the status, then the retry field when the response is
+// an event stream.
+func (w *retryWriter) WriteHeader(code int) {
+	if w.wroteHeader {
+		return
+	}
+	w.wroteHeader = true
+	w.ResponseWriter.WriteHeader(code)
+	if code == http.StatusOK && strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+		_, _ = fmt.Fprintf(w.ResponseWriter, "retry: %d\n\n", w.retry.Milliseconds())
+	}
+}
+
+// Write sends an implicit 200 first, like http.ResponseWriter.
+func (w *retryWriter) Write(b []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController flush the underlying writer.
+func (w *retryWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // call is the handler of both tools.
 func (h *handler) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {

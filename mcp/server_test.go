@@ -676,3 +676,139 @@ func TestMCPSessionShowsItsAgent(t *testing.T) {
 	require.Len(t, inbox.Interactions, 1)
 	require.Equal(t, "@external", inbox.Interactions[0].Agent, "the question's run has no model")
 }
+
+// dropper is an http.RoundTripper for the official Go SDK client that cuts
+// the first tools/call response stream right after its first progress
+// notification (the connection closes, as a proxy's idle timeout would) and
+// records the stream's opening bytes and every Last-Event-ID it is sent.
+type dropper struct {
+	token string
+	mu    sync.Mutex
+	head  string   // the first bytes of the cut stream
+	ids   []string // the Last-Event-ID of each GET
+	cut   bool
+}
+
+func (d *dropper) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+d.token)
+	if r.Method == http.MethodGet {
+		d.mu.Lock()
+		d.ids = append(d.ids, r.Header.Get("Last-Event-ID"))
+		d.mu.Unlock()
+	}
+	isCall := false
+	if r.Method == http.MethodPost && r.GetBody != nil {
+		if b, err := r.GetBody(); err == nil {
+			raw, _ := io.ReadAll(b)
+			isCall = strings.Contains(string(raw), `"tools/call"`)
+		}
+	}
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || !isCall {
+		return resp, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cut {
+		return resp, nil
+	}
+	d.cut = true
+	resp.Body = &cutBody{d: d, rc: resp.Body}
+	return resp, nil
+}
+
+// cutBody passes a stream through until one whole event naming
+// notifications/progress has been read, then closes it.
+type cutBody struct {
+	d    *dropper
+	rc   io.ReadCloser
+	seen strings.Builder
+	done bool
+}
+
+func (c *cutBody) Read(p []byte) (int, error) {
+	if c.done {
+		return 0, io.EOF
+	}
+	n, err := c.rc.Read(p)
+	c.seen.Write(p[:n])
+	s := c.seen.String()
+	if i := strings.Index(s, "notifications/progress"); i >= 0 {
+		if j := strings.Index(s[i:], "\n\n"); j >= 0 {
+			end := i + j + 2
+			keep := n - (len(s) - end)
+			c.done = true
+			c.d.mu.Lock()
+			c.d.head = s[:end]
+			c.d.mu.Unlock()
+			_ = c.rc.Close()
+			return keep, nil
+		}
+	}
+	return n, err
+}
+
+func (c *cutBody) Close() error { return c.rc.Close() }
+
+// A held call whose response stream drops (after its first progress
+// notification) is resumed by the official Go SDK client with a GET and
+// Last-Event-ID, after the stream's "retry" delay, and gets the answer given
+// while it was cut off (docs/design.md §13; DESIGN §17, MCP Tasks' older hosts).
+func TestDroppedHeldCallResumesWithLastEventID(t *testing.T) {
+	t.Parallel()
+	s := startLuban(t)
+	d := &dropper{token: s.Token}
+	c := sdk.NewClient(&sdk.Implementation{Name: "luban-go-test", Version: "1"}, &sdk.ClientOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.URL + "/mcp", HTTPClient: &http.Client{Transport: d}, MaxRetries: 3},
+		&sdk.ClientSessionOptions{ProtocolVersion: legacyProtocol})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+
+	done := mcptest.CallAsync(cs, &sdk.CallToolParams{Name: "ask_user", Arguments: json.RawMessage(singleArgs)}, "tok-drop")
+	var pv pendingView
+	require.Eventually(t, func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.head != ""
+	}, callTimeout, 20*time.Millisecond, "the stream is cut after its first progress notification")
+	d.mu.Lock()
+	head := d.head
+	d.mu.Unlock()
+	require.True(t, strings.HasPrefix(head, "retry: 2000\n\n"), "the stream announces its reconnection delay first: %q", head)
+	require.Contains(t, head, "\nid: ", "every event carries an id: %q", head)
+
+	// The question is pending while the client is cut off; it is answered
+	// on luban's side.
+	var sid, rid string
+	for _, line := range strings.Split(head, "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(data, "notifications/progress") {
+			var n struct {
+				Params struct {
+					Meta map[string]string `json:"_meta"`
+				} `json:"params"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(data), &n))
+			sid, rid = n.Params.Meta["sessionId"], n.Params.Meta["requestId"]
+		}
+	}
+	require.NotEmpty(t, rid)
+	require.Equal(t, 200, s.JSON("GET", "/api/interactions/pending?sessionId="+sid, nil, &pv))
+	require.Equal(t, rid, pv.Pending["id"])
+	resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": sid, "requestId": rid,
+		"selections": []string{"dev"}, "customInput": "", "cancelled": false}, "", "Accept", "application/json")
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, 202, resp.StatusCode, "%s", b)
+
+	o := recv(t, done)
+	require.NoError(t, o.Err, "the dropped call resumes and returns its result")
+	require.Equal(t, "answered", o.Res.Meta["status"])
+	require.Contains(t, text(t, o.Res), "开发")
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	require.NotEmpty(t, d.ids, "the client came back with a GET")
+	require.NotEmpty(t, d.ids[len(d.ids)-1], "with Last-Event-ID")
+}
