@@ -59,7 +59,7 @@ type Options struct {
 	// whose stream dropped comes back with Last-Event-ID. Default 2s.
 	Retry time.Duration
 	// EventStore keeps the events of the stateful sessions' streams so a
-	// dropped stream resumes with Last-Event-ID (docs/design.md §13).
+	// dropped stream resumes with Last-Event-ID (docs/design.md §27).
 	// Default a memory store of the SDK's default size: the sessions it
 	// serves live in memory and end with the process anyway.
 	EventStore sdk.EventStore

@@ -25,7 +25,7 @@ func (s *Server) observe(h http.Handler) http.Handler {
 		}
 		d := time.Since(start)
 		if m := s.opts.Metrics; m != nil {
-			m.ObserveHTTP(r.Method, s.route(r), rec.status, d)
+			m.ObserveHTTP(r.Context(), r.Method, s.route(r), rec.status, d)
 		}
 		s.log.InfoContext(r.Context(), "http request", "method", r.Method, "path", r.URL.Path,
 			"status", rec.status, "duration", d.Round(time.Microsecond).String(), "bytes", rec.bytes)

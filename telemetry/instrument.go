@@ -56,6 +56,7 @@ func (p *instrumentedProvider) Generate(ctx context.Context, req *model.Request,
 		attribute.Int("luban.model.messages", len(req.Messages)),
 		attribute.Int("luban.model.tools", len(req.Tools)),
 	))
+	span.SetAttributes(runAttrs(ctx)...)
 	defer span.End()
 	start := time.Now()
 	res, err := p.Provider.Generate(ctx, req, onDelta)
@@ -85,7 +86,7 @@ func (p *instrumentedProvider) Generate(ctx context.Context, req *model.Request,
 	span.SetAttributes(attribute.Int("luban.model.retries", retries))
 	if p.m != nil {
 		p.m.modelCalls.WithLabelValues(p.name, outcome).Inc()
-		p.m.modelDuration.WithLabelValues(p.name, outcome).Observe(d.Seconds())
+		observe(ctx, p.m.modelDuration.WithLabelValues(p.name, outcome), d.Seconds())
 		if retries > 0 {
 			p.m.modelRetries.WithLabelValues(p.name).Add(float64(retries))
 		}
@@ -132,6 +133,7 @@ func (t *instrumentedTool) Call(ctx context.Context, args json.RawMessage) (tool
 		attribute.String("gen_ai.operation.name", "execute_tool"),
 		attribute.String("gen_ai.tool.name", t.name),
 	))
+	span.SetAttributes(runAttrs(ctx)...)
 	defer span.End()
 	start := time.Now()
 	res, err := t.Tool.Call(ctx, args)
@@ -145,7 +147,7 @@ func (t *instrumentedTool) Call(ctx context.Context, args json.RawMessage) (tool
 	}
 	if t.m != nil {
 		t.m.toolCalls.WithLabelValues(t.name, outcome).Inc()
-		t.m.toolDuration.WithLabelValues(t.name).Observe(time.Since(start).Seconds())
+		observe(ctx, t.m.toolDuration.WithLabelValues(t.name), time.Since(start).Seconds())
 	}
 	return res, err
 }
@@ -159,6 +161,11 @@ func (t *instrumentedTool) Call(ctx context.Context, args json.RawMessage) (tool
 // lease won on a run that RunListRecoverable listed under another owner).
 // The store.Maintainer methods and Ping are passed through when st has
 // them. m may be nil (spans only).
+//
+// A run's end records its invoke_agent span and an interaction's
+// resolution records its human wait ("interaction.wait <tool>"), both from
+// the stored creation time (docs/design.md §27); the runs it reads and
+// inserts give the spans of their steps their gen_ai.conversation.id.
 func InstrumentStore(st store.Store, m *Metrics, system string) store.Store {
 	return &instrumentedStore{Store: st, m: m, system: system, recoverable: map[string]string{}}
 }
@@ -203,19 +210,30 @@ func (s *instrumentedStore) InTx(ctx context.Context, fn func(tx store.Tx) error
 // counted writes, shared by the store and its transactions: each returns
 // the func to run once the write is committed (nil when nothing counts).
 
-func (s *instrumentedStore) onRunInsert(err error) func() {
-	if err != nil || s.m == nil {
+func (s *instrumentedStore) onRunInsert(p *store.RunInsertParams, err error) func() {
+	if err != nil {
 		return nil
 	}
-	return s.m.runsStarted.Inc
+	return func() {
+		rememberRun(&store.Run{ID: p.ID, SessionID: p.SessionID, Agent: p.Agent})
+		if s.m != nil {
+			s.m.runsStarted.Inc()
+		}
+	}
 }
 
-func (s *instrumentedStore) onRunFinish(p *store.RunFinishParams, won bool, err error) func() {
-	if err != nil || !won || s.m == nil {
+func (s *instrumentedStore) onRunFinish(ctx context.Context, p *store.RunFinishParams, won bool, err error) func() {
+	if err != nil || !won {
 		return nil
 	}
-	c := s.m.runsFinished.WithLabelValues(string(p.To))
-	return c.Inc
+	return func() {
+		if s.m != nil {
+			s.m.runsFinished.WithLabelValues(string(p.To)).Inc()
+		}
+		if r, err := s.Store.RunGet(context.WithoutCancel(ctx), p.ID); err == nil {
+			recordRunSpan(ctx, r, p.To, p.Now)
+		}
+	}
 }
 
 func (s *instrumentedStore) onInteractionInsert(err error) func() {
@@ -226,30 +244,38 @@ func (s *instrumentedStore) onInteractionInsert(err error) func() {
 }
 
 func (s *instrumentedStore) onInteractionResolve(ctx context.Context, p *store.InteractionResolveParams, won bool, err error) func() {
-	if err != nil || !won || s.m == nil {
+	if err != nil || !won {
 		return nil
 	}
 	return func() {
-		s.m.interactionsResolved.WithLabelValues(p.Status).Inc()
+		if s.m != nil {
+			s.m.interactionsResolved.WithLabelValues(p.Status).Inc()
+		}
 		it, err := s.Store.InteractionGet(context.WithoutCancel(ctx), p.ID)
 		if err == nil && !it.CreatedAt.IsZero() {
 			end := p.Now
 			if !it.ResolvedAt.IsZero() {
 				end = it.ResolvedAt
 			}
-			s.m.answerSeconds.WithLabelValues(p.Status).Observe(end.Sub(it.CreatedAt).Seconds())
+			if s.m != nil {
+				observe(ctx, s.m.answerSeconds.WithLabelValues(p.Status), end.Sub(it.CreatedAt).Seconds())
+			}
+			recordWaitSpan(ctx, it, p.Status, end)
 		}
 	}
 }
 
-func (s *instrumentedStore) onInteractionResolveRun(p *store.InteractionResolveRunParams, its []*store.Interaction, err error) func() {
-	if err != nil || len(its) == 0 || s.m == nil {
+func (s *instrumentedStore) onInteractionResolveRun(ctx context.Context, p *store.InteractionResolveRunParams, its []*store.Interaction, err error) func() {
+	if err != nil || len(its) == 0 {
 		return nil
 	}
 	return func() {
 		for _, it := range its {
-			s.m.interactionsResolved.WithLabelValues(p.Status).Inc()
-			s.m.answerSeconds.WithLabelValues(p.Status).Observe(it.ResolvedAt.Sub(it.CreatedAt).Seconds())
+			if s.m != nil {
+				s.m.interactionsResolved.WithLabelValues(p.Status).Inc()
+				observe(ctx, s.m.answerSeconds.WithLabelValues(p.Status), it.ResolvedAt.Sub(it.CreatedAt).Seconds())
+			}
+			recordWaitSpan(ctx, it, p.Status, it.ResolvedAt)
 		}
 	}
 }
@@ -273,13 +299,22 @@ func run(f func()) {
 
 func (s *instrumentedStore) RunInsert(ctx context.Context, p *store.RunInsertParams) (*store.Run, error) {
 	r, err := s.Store.RunInsert(ctx, p)
-	run(s.onRunInsert(err))
+	run(s.onRunInsert(p, err))
+	return r, err
+}
+
+// RunGet remembers the run's session and agent for the spans of its steps.
+func (s *instrumentedStore) RunGet(ctx context.Context, id string) (*store.Run, error) {
+	r, err := s.Store.RunGet(ctx, id)
+	if err == nil {
+		rememberRun(r)
+	}
 	return r, err
 }
 
 func (s *instrumentedStore) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool, error) {
 	won, err := s.Store.RunFinish(ctx, p)
-	run(s.onRunFinish(p, won, err))
+	run(s.onRunFinish(ctx, p, won, err))
 	return won, err
 }
 
@@ -377,19 +412,19 @@ func (t *instrumentedTx) defer_(f func()) {
 
 func (t *instrumentedTx) RunInsert(ctx context.Context, p *store.RunInsertParams) (*store.Run, error) {
 	r, err := t.Tx.RunInsert(ctx, p)
-	t.defer_(t.s.onRunInsert(err))
+	t.defer_(t.s.onRunInsert(p, err))
 	return r, err
 }
 
 func (t *instrumentedTx) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool, error) {
 	won, err := t.Tx.RunFinish(ctx, p)
-	t.defer_(t.s.onRunFinish(p, won, err))
+	t.defer_(t.s.onRunFinish(ctx, p, won, err))
 	return won, err
 }
 
 func (t *instrumentedTx) InteractionResolveRun(ctx context.Context, p *store.InteractionResolveRunParams) ([]*store.Interaction, error) {
 	its, err := t.Tx.InteractionResolveRun(ctx, p)
-	t.defer_(t.s.onInteractionResolveRun(p, its, err))
+	t.defer_(t.s.onInteractionResolveRun(ctx, p, its, err))
 	return its, err
 }
 
@@ -415,9 +450,26 @@ func (t *instrumentedTx) InteractionResolve(ctx context.Context, p *store.Intera
 // span "run.step" with luban.run.id; the model call, tool calls and store
 // transactions of the step are its children. A failed step has status
 // error; a step that paused or ended the run has luban.run.paused = true.
+//
+// The step is a child of its run's invoke_agent span (recorded when the run
+// ends, docs/design.md §27), whatever process drives it; what started the
+// step (an HTTP request) is a link. Once the step has read its run, the
+// step and the model and tool calls under it carry gen_ai.conversation.id
+// (the session id) and gen_ai.agent.name.
 func StepSpan(ctx context.Context, runID string) (context.Context, func(paused bool, err error)) {
-	ctx, span := tracer().Start(ctx, "run.step", trace.WithAttributes(attribute.String("luban.run.id", runID)))
+	opts := []trace.SpanStartOption{trace.WithAttributes(attribute.String("luban.run.id", runID))}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+	}
+	ctx = context.WithValue(trace.ContextWithRemoteSpanContext(ctx, runSpanContext(runID)), runIDKey{}, runID)
+	ctx, span := tracer().Start(ctx, "run.step", opts...)
+	known := runAttrs(ctx)
+	span.SetAttributes(known...)
 	return ctx, func(paused bool, err error) {
+		if known == nil {
+			// The step read its run (the first step in this process).
+			span.SetAttributes(runAttrs(ctx)...)
+		}
 		span.SetAttributes(attribute.Bool("luban.run.paused", paused))
 		if err != nil {
 			span.RecordError(err)

@@ -13,12 +13,15 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lubanhq/luban/store"
 )
@@ -86,7 +89,13 @@ func NewMetrics() *Metrics {
 	m.storeTx = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "luban_store_transaction_duration_seconds",
 		Help:    "Duration of a store transaction (begin to commit or rollback), by outcome (commit, rollback).",
 		Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}}, []string{"outcome"})
-	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	// The Go runtime's metrics come from runtime/metrics, not MemStats: in
+	// OpenMetrics, MemStats' go_memstats_alloc_bytes (a gauge) and
+	// go_memstats_alloc_bytes_total (a counter, family
+	// go_memstats_alloc_bytes) are one family twice, which Prometheus'
+	// OpenMetrics parser rejects. The memory classes say the same and more.
+	m.reg.MustRegister(collectors.NewGoCollector(collectors.WithGoCollectorMemStatsMetricsDisabled(),
+		collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsGC, collectors.MetricsMemory, collectors.MetricsScheduler)), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.modelCalls, m.modelDuration, m.modelRetries, m.toolCalls, m.toolDuration,
 		m.runsStarted, m.runsFinished, m.leaseTakeovers, m.interactionsAsked, m.interactionsResolved, m.answerSeconds, m.storeTx)
 	return m
@@ -95,10 +104,55 @@ func NewMetrics() *Metrics {
 // Registry is the registry the metrics are on (to add more collectors).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// Handler serves the registry in the Prometheus text (or OpenMetrics)
-// exposition format.
+// Handler serves the registry in the Prometheus text format, or in
+// OpenMetrics 1.0 when the scraper's Accept asks for
+// application/openmetrics-text (Prometheus does); only OpenMetrics carries
+// the exemplars that link the histograms to traces (a trace_id and span_id
+// of the sampled span the observation was made in).
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
+}
+
+// SetBuildInfo adds luban_build_info{version, revision, goversion} = 1:
+// version as given (the release version, or "dev"), revision the VCS
+// commit the binary was built from ("" when unknown) and goversion the Go
+// release that built it. Call it once.
+func (m *Metrics) SetBuildInfo(version string) {
+	if m == nil {
+		return
+	}
+	revision, goversion := "", runtime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if version == "" || version == "dev" {
+			if bi.Main.Version != "" {
+				version = bi.Main.Version
+			}
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				revision = s.Value
+			}
+		}
+	}
+	if version == "" {
+		version = "dev"
+	}
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "luban_build_info",
+		Help: "Always 1: the version, VCS revision and Go version of the running binary."}, []string{"version", "revision", "goversion"})
+	g.WithLabelValues(version, revision, goversion).Set(1)
+	m.reg.MustRegister(g)
+}
+
+// observe records v on o, with the trace and span id of ctx's span as an
+// exemplar when that span is sampled.
+func observe(ctx context.Context, o prometheus.Observer, v float64) {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsSampled() {
+		if eo, ok := o.(prometheus.ExemplarObserver); ok {
+			eo.ObserveWithExemplar(v, prometheus.Labels{"trace_id": sc.TraceID().String(), "span_id": sc.SpanID().String()})
+			return
+		}
+	}
+	o.Observe(v)
 }
 
 var knownMethods = map[string]bool{http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
@@ -106,7 +160,8 @@ var knownMethods = map[string]bool{http.MethodGet: true, http.MethodHead: true, 
 
 // ObserveHTTP records one served request. route is the pattern that served
 // it (never a raw path); a method outside the standard ones is "OTHER".
-func (m *Metrics) ObserveHTTP(method, route string, code int, d time.Duration) {
+// ctx is the request's: its sampled span is the duration's exemplar.
+func (m *Metrics) ObserveHTTP(ctx context.Context, method, route string, code int, d time.Duration) {
 	if m == nil {
 		return
 	}
@@ -114,7 +169,7 @@ func (m *Metrics) ObserveHTTP(method, route string, code int, d time.Duration) {
 		method = "OTHER"
 	}
 	m.httpRequests.WithLabelValues(method, route, strconv.Itoa(code)).Inc()
-	m.httpDuration.WithLabelValues(method, route).Observe(d.Seconds())
+	observe(ctx, m.httpDuration.WithLabelValues(method, route), d.Seconds())
 }
 
 // WatchStore adds the gauges read from the database at each scrape:

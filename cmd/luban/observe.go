@@ -40,6 +40,7 @@ func (c *Serve) observability(ctx context.Context, log *slog.Logger, cfg serveCo
 		system = "postgresql"
 	}
 	m := telemetry.NewMetrics()
+	m.SetBuildInfo(version)
 	o := &observability{metrics: m, store: telemetry.InstrumentStore(st, m, system), log: log,
 		retain: time.Duration(cfg.retain), retainAudit: time.Duration(cfg.retainAudit), stopTracing: stop}
 	if mt, ok := st.(store.Maintainer); ok {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
@@ -152,6 +153,50 @@ func TestOTLPReceiverSeesTheSpansOfOneCycle(t *testing.T) {
 	}
 	require.Equal(t, 1.0, completed)
 
+	// The same /metrics asked for OpenMetrics, as Prometheus asks, parsed
+	// by Prometheus' own OpenMetrics parser: luban_build_info, and the
+	// request histogram's exemplars name traces that were exported.
+	omReq, err := http.NewRequest("GET", p.URL+"/metrics", nil)
+	require.NoError(t, err)
+	omReq.Header.Set("Accept", "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+	om, err := http.DefaultClient.Do(omReq)
+	require.NoError(t, err)
+	require.Equal(t, expfmt.FmtOpenMetrics_1_0_0, expfmt.ResponseFormat(om.Header), "Content-Type %q", om.Header.Get("Content-Type"))
+	omFams := map[string]*dto.MetricFamily{}
+	dec := expfmt.NewDecoder(om.Body, expfmt.ResponseFormat(om.Header))
+	for {
+		var mf dto.MetricFamily
+		if err := dec.Decode(&mf); err != nil {
+			require.ErrorIs(t, err, io.EOF)
+			break
+		}
+		omFams[mf.GetName()] = &mf
+	}
+	om.Body.Close()
+	bi := omFams["luban_build_info"]
+	require.NotNil(t, bi, "luban_build_info among %d families", len(omFams))
+	require.Len(t, bi.GetMetric(), 1)
+	require.Equal(t, 1.0, bi.GetMetric()[0].GetGauge().GetValue())
+	biLabels := map[string]string{}
+	for _, l := range bi.GetMetric()[0].GetLabel() {
+		biLabels[l.GetName()] = l.GetValue()
+	}
+	require.NotEmpty(t, biLabels["version"])
+	require.True(t, strings.HasPrefix(biLabels["goversion"], "go"), "%v", biLabels)
+	var exemplarTraces []string
+	for _, m := range omFams["luban_http_request_duration_seconds"].GetMetric() {
+		for _, b := range m.GetHistogram().GetBucket() {
+			if e := b.GetExemplar(); e != nil {
+				for _, l := range e.GetLabel() {
+					if l.GetName() == "trace_id" {
+						exemplarTraces = append(exemplarTraces, l.GetValue())
+					}
+				}
+			}
+		}
+	}
+	require.NotEmpty(t, exemplarTraces, "the request histogram has exemplars")
+
 	// SIGTERM flushes the spans still queued.
 	p.Term()
 	rc.mu.Lock()
@@ -197,6 +242,54 @@ func TestOTLPReceiverSeesTheSpansOfOneCycle(t *testing.T) {
 	for _, s := range byName["POST /api/chat"] {
 		require.Equal(t, tracepb.Span_SPAN_KIND_SERVER, s.Kind)
 		require.Empty(t, s.ParentSpanId)
+	}
+
+	// One invoke_agent span for the run (OpenTelemetry gen_ai conventions),
+	// recorded when the run ended, from its creation: every step of the run
+	// is its child, and its wait for a person is a span of its own, from the
+	// question's creation to its answer, with kind, tool and outcome.
+	var invoke []*tracepb.Span
+	for n, ss := range byName {
+		if strings.HasPrefix(n, "invoke_agent ") {
+			invoke = append(invoke, ss...)
+		}
+	}
+	require.Len(t, invoke, 1, "one invoke_agent span among %v", names)
+	ia := invoke[0]
+	require.Equal(t, "invoke_agent", strAttr(ia, "gen_ai.operation.name"))
+	require.Equal(t, sess.SessionID, strAttr(ia, "gen_ai.conversation.id"))
+	require.NotEmpty(t, strAttr(ia, "gen_ai.agent.name"))
+	require.Equal(t, "completed", strAttr(ia, "luban.run.status"))
+	for _, st := range byName["run.step"] {
+		require.Equal(t, ia.TraceId, st.TraceId)
+		require.Equal(t, ia.SpanId, st.ParentSpanId, "a step is a child of its run's invoke_agent span")
+		require.Equal(t, sess.SessionID, strAttr(st, "gen_ai.conversation.id"))
+		require.GreaterOrEqual(t, st.StartTimeUnixNano, ia.StartTimeUnixNano)
+	}
+	for _, m := range byName["chat fake"] {
+		require.Equal(t, sess.SessionID, strAttr(m, "gen_ai.conversation.id"))
+	}
+	waits := byName["interaction.wait ask_user"]
+	require.Len(t, waits, 1, "the human wait among %v", names)
+	w := waits[0]
+	require.Equal(t, "ask", strAttr(w, "luban.interaction.kind"))
+	require.Equal(t, "ask_user", strAttr(w, "luban.interaction.tool"))
+	require.Equal(t, "answered", strAttr(w, "luban.interaction.outcome"))
+	require.Equal(t, req.ID, strAttr(w, "luban.interaction.id"))
+	require.Equal(t, sess.SessionID, strAttr(w, "gen_ai.conversation.id"))
+	require.Equal(t, ia.SpanId, w.ParentSpanId)
+	require.Equal(t, ia.TraceId, w.TraceId)
+	require.Len(t, w.Links, 1, "the answering request is a link")
+	require.Equal(t, byName["POST /api/chat/continue"][0].TraceId, w.Links[0].TraceId)
+	require.Greater(t, w.EndTimeUnixNano, w.StartTimeUnixNano)
+
+	// Every exemplar names an exported trace.
+	traces := map[string]bool{}
+	for _, s := range spans {
+		traces[hex.EncodeToString(s.TraceId)] = true
+	}
+	for _, tid := range exemplarTraces {
+		require.True(t, traces[tid], "exemplar trace %s was exported", tid)
 	}
 
 	// Log lines of requests carry the trace id of their span.
