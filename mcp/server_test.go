@@ -754,7 +754,7 @@ func (c *cutBody) Close() error { return c.rc.Close() }
 // A held call whose response stream drops (after its first progress
 // notification) is resumed by the official Go SDK client with a GET and
 // Last-Event-ID, after the stream's "retry" delay, and gets the answer given
-// while it was cut off (docs/design.md §13; DESIGN §17, MCP Tasks' older hosts).
+// while it was cut off (docs/design.md §27).
 func TestDroppedHeldCallResumesWithLastEventID(t *testing.T) {
 	t.Parallel()
 	s := startLuban(t)

@@ -143,7 +143,7 @@ func recordRunSpan(ctx context.Context, r *store.Run, status store.RunStatus, en
 	span.End(trace.WithTimestamp(end))
 }
 
-// interactionKind is the kind of an interaction (docs/design.md §27:
+// interactionKind is the kind of an interaction (docs/operations.md:
 // ask, approval, elicitation-form, elicitation-url, mcp for an MCP host's
 // question) and the tool it is about (the approved tool for an approval,
 // else the asking tool), read from its stored request.
