@@ -437,7 +437,7 @@ func TestChatFlagsEnvAndGeneratedToken(t *testing.T) {
 	// The subcommand is wired into luban's command line.
 	var o, e bytes.Buffer
 	require.Equal(t, 0, Run(b.ctx, []string{"chat", "--help"}, &o, &e))
-	require.Contains(t, o.String(), "Usage: luban chat [--url http://127.0.0.1:8080] [--token …|--db path] [--session id] [--lang zh|en]")
+	require.Contains(t, o.String(), "Usage: luban chat [--url http://127.0.0.1:8080] [--token …|--db path] [--session id] [--agent name] [--lang zh|en]")
 	require.Contains(t, o.String(), "LUBAN_LANG", "--help names the environment twin")
 }
 
