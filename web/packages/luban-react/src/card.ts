@@ -77,15 +77,20 @@ export function newCard(r: InputRequest): CardItem {
 
 /**
  * resolvedCard is c after its receipt: read-only, errors cleared, and
- * "continuing" under an answer until a `done` names the run's end.
+ * "continuing" under an answer until a `done` names the run's end. A card
+ * whose own answer is in flight and whose receipt is another's (another
+ * window won the race; this answer's 409 comes after and changes nothing)
+ * keeps that answer as lost, as a 409 would.
  */
 export function resolvedCard(c: CardItem, rec: Receipt): CardItem {
+  const lost = c.phase === 'submitting' && c.lastAnswer && !isReceiptOf(c.lastAnswer, rec) ? c.lastAnswer : c.lostAnswer
   return {
     ...c,
     phase: 'resolved',
     receipt: rec,
     fieldErrors: undefined,
     error: undefined,
+    lostAnswer: lost,
     runStatus: c.runStatus ?? (rec.status === 'answered' ? 'continuing' : undefined),
   }
 }
