@@ -1,15 +1,29 @@
 # luban — the two commands of the README, and the pieces they are made of.
-.PHONY: run test web web-dist web-dist-check build test-go test-web e2e
+.PHONY: run test web web-dist web-dist-check build release test-go test-web e2e
 
 # Serve the committed page (web/dist) with SQLite and the scripted demo model:
-# only Go is needed. After a change of web/src, `make web` (or `make web-dist`)
-# rebuilds web/dist first.
+# only Go is needed. scripts/run.sh compiles ./cmd/luban into bin/luban with
+# go build, saying what it compiles (the first build takes about 2 minutes on
+# 2 cores), then runs bin/luban serve. After a change of web/src, `make web`
+# (or `make web-dist`) rebuilds web/dist first.
 run:
-	go run ./cmd/luban serve
+	bash scripts/run.sh
 
-# Every test: Go (SQLite and PostgreSQL), the page's component tests, Chromium end-to-end.
+# Every test: Go (SQLite and PostgreSQL), the page's component tests, Chromium
+# end-to-end, in phases (scripts/test.sh names them) with their durations.
 test:
 	bash scripts/test.sh
+
+# One part of `make test`: the Go tests (with the official clients they
+# drive), the page's component tests, the end-to-end tests in Chromium.
+test-go:
+	bash scripts/test.sh setup go
+
+test-web:
+	bash scripts/test.sh web
+
+e2e:
+	bash scripts/test.sh setup e2e
 
 # Rebuild web/dist when web/src is newer (page development; needs Node).
 web: web/dist/index.html
@@ -30,3 +44,10 @@ web-dist-check: web-dist
 
 build:
 	go build -o luban ./cmd/luban
+
+# A release binary as .goreleaser.yaml and the Dockerfile build it: static,
+# -trimpath, stripped of its symbol table and DWARF (-s -w: about a third of
+# the size, docs/operations.md), VERSION in `luban --version`.
+VERSION ?= dev
+release:
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o luban ./cmd/luban
