@@ -456,7 +456,17 @@ func testMalformedInputs(t *testing.T) {
 	big := `{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":"` + strings.Repeat("x", 5<<20) + `"}]}`
 	resp = b.srv.Request("POST", "/api/agui", big, "")
 	require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	tooBig, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	require.Contains(t, string(tooBig), "request body is larger than 4194304 bytes", "the bound docs/agui.md gives")
+	// Under the bound, over the rest of /api's 1 MiB: a client resending a
+	// long history is served.
+	b.model.Push(fakeopenai.Turn{Text: "ok"})
+	in := input("thread-big", "r", []map[string]any{userMsg("u", "hi")})
+	in["forwardedProps"] = map[string]any{"history": strings.Repeat("h", 3<<20)}
+	code, evs0 := b.post("", in)
+	require.Equal(t, http.StatusOK, code, "%v", evs0)
+	require.Equal(t, "RUN_FINISHED", last(t, evs0).str("type"))
 	// A user message over 32,000 characters is RUN_ERROR payload_too_large
 	// naming the field and its bound, as POST /api/chat's 413 does.
 	_, evs := b.post("", input("thread-long", "r", []map[string]any{userMsg("u", strings.Repeat("长", 32001))}))

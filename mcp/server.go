@@ -51,6 +51,12 @@ type Options struct {
 	// Version is reported as the server's version in serverInfo.
 	Version string
 	Logger  *slog.Logger
+	// SessionTimeout ends an older client's session (protocol before
+	// 2026-07-28, held in memory) after this long without a request; a
+	// held call counts as a request while it is held. Default
+	// DefaultSessionTimeout. A client whose session ended gets 404 and
+	// initializes again.
+	SessionTimeout time.Duration
 	// Now is the clock for requestState expiry. Default the Runner's clock
 	// (the one expiresAt is checked against).
 	Now func() time.Time
@@ -64,6 +70,11 @@ type Options struct {
 	// serves live in memory and end with the process anyway.
 	EventStore sdk.EventStore
 }
+
+// DefaultSessionTimeout is Options.SessionTimeout when it is zero
+// (docs/design.md §11): sessions that only initialized, or whose client went
+// away, do not pile up in memory.
+const DefaultSessionTimeout = 10 * time.Minute
 
 type handler struct {
 	o                   Options
@@ -84,6 +95,9 @@ func NewHandler(o Options) (http.Handler, error) {
 	}
 	if o.KeepAlive <= 0 {
 		o.KeepAlive = 10 * time.Second
+	}
+	if o.SessionTimeout <= 0 {
+		o.SessionTimeout = DefaultSessionTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -114,7 +128,7 @@ func NewHandler(o Options) (http.Handler, error) {
 		}
 		return nil, auth.ErrInvalidToken
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	h.stateful = verify(sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{Logger: o.Logger, EventStore: o.EventStore}))
+	h.stateful = verify(sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{Logger: o.Logger, EventStore: o.EventStore, SessionTimeout: o.SessionTimeout}))
 	h.stateless = verify(sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{Stateless: true, Logger: o.Logger}))
 	return h, nil
 }

@@ -12,7 +12,8 @@ import (
 // the API.
 func (s *Server) aguiHandler() http.Handler {
 	h, err := agui.New(agui.Options{Runner: s.opts.Runner, Principal: Principal, Heartbeat: s.opts.Heartbeat, Done: s.closing, Logger: s.log,
-		ErrorDetail: func(err error) api.ErrorDetail { _, d := errorFor(err); return d }})
+		MaxBodyBytes: s.aguiBodyBytes(),
+		ErrorDetail:  func(err error) api.ErrorDetail { _, d := errorFor(err); return d }})
 	if err != nil {
 		// Unreachable: every required option is set above.
 		panic(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/lubanhq/luban/agui"
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 )
@@ -27,22 +28,40 @@ const DefaultBodyReadTimeout = 30 * time.Second
 // with os.ErrDeadlineExceeded and the connection is closed after the answer.
 // Requests without a body get no deadline: their connection is only read to
 // notice that the client went away. A body sent to a route that reads none
-// (anything but /api and POST /login: the page, /readyz, /livez, /metrics,
-// a 404) is dropped as a refused request's is (dropBody).
+// (anything but /api, /mcp and POST /login: the page, /readyz, /livez,
+// /metrics, a 404) is dropped as a refused request's is (dropBody). The size
+// bound is bodyLimit's: POST /api/agui takes AG-UI's 4 MiB.
 func (s *Server) boundBody(w http.ResponseWriter, r *http.Request) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return
 	}
-	if !strings.HasPrefix(r.URL.Path, "/api/") && (r.Method != http.MethodPost || r.URL.Path != "/login") {
+	limit := s.bodyLimit(r)
+	if !strings.HasPrefix(r.URL.Path, "/api/") && r.URL.Path != "/mcp" && (r.Method != http.MethodPost || r.URL.Path != "/login") {
 		dropBody(w, r)
-		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		return
 	}
 	rc := http.NewResponseController(w)
 	// An error means the ResponseWriter cannot set deadlines (a wrapper
 	// without Unwrap); the body is still bounded in size.
 	_ = rc.SetReadDeadline(time.Now().Add(s.opts.BodyReadTimeout))
-	r.Body = &deadlineBody{ReadCloser: http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes), rc: rc}
+	r.Body = &deadlineBody{ReadCloser: http.MaxBytesReader(w, r.Body, limit), rc: rc}
+}
+
+// bodyLimit is the size bound of r's body: MaxBodyBytes, or for POST
+// /api/agui aguiBodyBytes (AG-UI clients send the whole conversation with
+// every run: docs/agui.md).
+func (s *Server) bodyLimit(r *http.Request) int64 {
+	if r.URL.Path == "/api/agui" {
+		return s.aguiBodyBytes()
+	}
+	return s.opts.MaxBodyBytes
+}
+
+// aguiBodyBytes is POST /api/agui's bound: agui.DefaultMaxBodyBytes (4 MiB),
+// or MaxBodyBytes when that is larger.
+func (s *Server) aguiBodyBytes() int64 {
+	return max(s.opts.MaxBodyBytes, agui.DefaultMaxBodyBytes)
 }
 
 // deadlineBody clears the connection's read deadline once the body has been

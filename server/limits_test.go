@@ -76,6 +76,8 @@ func TestUnauthenticatedBodyIsRefusedBeforeItArrives(t *testing.T) {
 		{"the page", "/", nil, http.StatusNotFound},
 		{"readiness", "/readyz", nil, http.StatusNotFound},
 		{"no such route", "/nope", nil, http.StatusNotFound},
+		{"mcp without credentials", "/mcp", nil, http.StatusUnauthorized},
+		{"mcp with a wrong bearer", "/mcp", []string{"Authorization", "Bearer wrong"}, http.StatusUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -157,4 +159,29 @@ func TestStreamOutlivesTheBodyDeadline(t *testing.T) {
 	}
 	require.NoError(t, sc.Err())
 	require.Fail(t, "the stream ended without done")
+}
+
+// An authenticated /mcp body that takes longer than a refused request's
+// drain (1 s) to arrive is read like any /api body (30 s), and answered.
+func TestSlowAuthenticatedMCPBodyIsRead(t *testing.T) {
+	t.Parallel()
+	srv := setup(t)
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	conn, err := net.Dial("tcp", u.Host)
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(guard)))
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"slow","version":"1"}}}`
+	_, err = fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s",
+		u.Host, srv.Token, len(body), body[:20])
+	require.NoError(t, err)
+	time.Sleep(1500 * time.Millisecond)
+	_, err = io.WriteString(conn, body[20:])
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)
+	require.Contains(t, string(b), `"serverInfo"`)
 }

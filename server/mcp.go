@@ -21,7 +21,16 @@ func (s *Server) mcpHandler() http.Handler {
 		// Unreachable: every required option is set above.
 		panic(err)
 	}
-	return h
+	// An authenticated body is read within BodyReadTimeout like any /api
+	// body (boundBody); the body of a request the handler will refuse 401
+	// is dropped at once, as requireAuth's refuse does.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || s.authenticate(strings.TrimSpace(tok)) == "" {
+			dropBody(w, r)
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // handleInteraction is GET /api/interactions/{id}: one question of the
