@@ -338,3 +338,42 @@ func TestDeleteRefusesAnActiveRunUnlessForced(t *testing.T) {
 	require.True(t, errors.As(err, &ce))
 	require.Equal(t, string(api.CodeSessionNotFound), ce.Code)
 }
+
+// TestPrincipalEventsResumeAfterLastEventID: the caller's own stream, opened
+// again with the LastEventID of a closed one, replays exactly what came after
+// it (the receipt and the run's end, each with its sessionId) and nothing
+// before it.
+func TestPrincipalEventsResumeAfterLastEventID(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	feed := must(t)(b.c.PrincipalEvents(b.ctx, 0))
+	b.model.push(ask("call_1", singleArgs))
+	evs := drain(t, must(t)(b.c.Chat(b.ctx, "", "问我")))
+	req := find(t, evs, api.EventUserInputRequired).Value.(*api.InputRequest)
+	ev, err := feed.Next()
+	require.NoError(t, err)
+	require.Equal(t, api.EventUserInputRequired, ev.Name)
+	last := feed.LastEventID()
+	require.Equal(t, ev.ID, last)
+	require.NoError(t, feed.Close())
+
+	b.model.push(model.Message{Content: "好。"})
+	drain(t, must(t)(b.c.Continue(b.ctx, api.ContinueRequest{SessionID: req.SessionID, RequestID: req.ID, Selections: []string{"safe"}})))
+
+	again := must(t)(b.c.PrincipalEvents(b.ctx, last))
+	defer again.Close()
+	ev, err = again.Next()
+	require.NoError(t, err)
+	require.Equal(t, api.EventUserInputResolved, ev.Name, "the replay starts after the last id seen")
+	require.Equal(t, last+1, ev.ID)
+	var withSession struct {
+		SessionID string `json:"sessionId"`
+	}
+	require.NoError(t, ev.Decode(&withSession))
+	require.Equal(t, req.SessionID, withSession.SessionID)
+	ev, err = again.Next()
+	require.NoError(t, err)
+	require.Equal(t, api.EventDone, ev.Name)
+	require.NoError(t, ev.Decode(&withSession))
+	require.Equal(t, req.SessionID, withSession.SessionID)
+}
