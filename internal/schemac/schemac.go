@@ -1,7 +1,7 @@
 // Package schemac compiles a JSON Schema that may come from outside luban
 // (an MCP server's tool inputSchema or elicitation requestedSchema, a
 // tool's parameters) with santhosh-tekuri/jsonschema, so that compiling it
-// loads nothing and is bounded (docs/design.md §13, "What a server sends is
+// loads nothing and is bounded (docs/design.md §23, "What a server sends is
 // untrusted"): every reference that leaves the document ($ref, $dynamicRef or
 // $schema naming file://, http://, a relative file or anything not inside
 // the document) is refused with the same error whether or not the thing it

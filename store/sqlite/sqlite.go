@@ -134,7 +134,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	q.Add("_pragma", "foreign_keys(1)")
 	// Deleted rows are overwritten with zeros, in their page and on the
 	// free list, so what DELETE /api/sessions/{id} and --retain delete is
-	// not left in the file (docs/design.md §9, "Operating it"). Every connection sets it:
+	// not left in the file (docs/design.md §18, "Operating it"). Every connection sets it:
 	// the writer deletes, and a connection without it would not.
 	q.Add("_pragma", "secure_delete(1)")
 	// Checkpoints run on the checkpointer's connection (checkpoint.go), not

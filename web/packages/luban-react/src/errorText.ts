@@ -79,7 +79,7 @@ const zhUnit = (p: Params, dflt: string) => zhUnits[String(p.unit)] ?? dflt
 const enUnit = (p: Params, n: string | undefined, dflt: [string, string]) => (enUnits[String(p.unit)] ?? dflt)[n === '1' ? 0 : 1]
 
 /**
- * fieldCodeText words each 422 detail code (api FieldCode, docs/design.md §15) in
+ * fieldCodeText words each 422 detail code (api FieldCode, docs/design.md §25) in
  * Chinese and English from its params; `invalid` (a rule without a code
  * of its own) and a code missing here fall back to the server's message.
  */
