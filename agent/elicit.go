@@ -254,13 +254,19 @@ func elicitReceipt(it *store.Interaction) *askuser.Receipt {
 
 // elicitLive reports whether an in-session elicitation can still reach its
 // server: a goroutine here waits for it, or the run is driven by another
-// live process (which may be the one waiting).
+// process that is alive (which may be the one waiting). A holder killed
+// before its lease ran out is dead at once (store.Store.InstanceAlive);
+// when liveness cannot be read, the lease decides.
 func (r *Runner) elicitLive(ctx context.Context, it *store.Interaction) bool {
 	if r.waiter(it.ID) != nil {
 		return true
 	}
 	run, err := r.st.RunGet(ctx, it.RunID)
-	return err == nil && run.Status == store.RunRunning && run.LeaseOwner != r.opts.InstanceID && run.LeaseUntil.After(r.now())
+	if err != nil || run.Status != store.RunRunning || run.LeaseOwner == r.opts.InstanceID || !run.LeaseUntil.After(r.now()) {
+		return false
+	}
+	alive, err := r.st.InstanceAlive(ctx, run.LeaseOwner)
+	return alive || err != nil
 }
 
 // NotResumableError is ErrNotResumable with the receipt of the request it

@@ -178,6 +178,15 @@ func New(opts Options) (*Runner, error) {
 		}
 		r.agents[a.Name] = a
 	}
+	// Other processes tell from this lock that a question this process
+	// holds (an in-session elicitation) can still be answered
+	// (Runner.elicitLive).
+	hctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	err := r.st.HoldInstance(hctx, opts.InstanceID)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("agent: hold instance %s: %w", opts.InstanceID, err)
+	}
 	r.first = opts.Agents[0]
 	r.baseCtx, r.stop = context.WithCancel(context.Background())
 	return r, nil

@@ -78,5 +78,17 @@ type Store interface {
 	Subscribe(sessionID string) (<-chan struct{}, func())
 	// Durable reports whether rows survive a restart ("memory" does not).
 	Durable() bool
+	// HoldInstance marks the process instance id (a lease owner) alive
+	// until Close, by a lock the operating system or the database server
+	// drops the moment the process dies (kill -9 included): on SQLite an
+	// open-file-description lock on <db>-instances, on PostgreSQL an
+	// advisory lock held by a connection of its own.
+	HoldInstance(ctx context.Context, id string) error
+	// InstanceAlive reports whether a process holding instance id (this
+	// one or another on the same database) is alive, without waiting for
+	// any lease to run out (docs/design.md §13, "whose process died").
+	// Where it cannot tell (SQLite on a system without OFD locks) it
+	// reports true.
+	InstanceAlive(ctx context.Context, id string) (bool, error)
 	Close() error
 }

@@ -255,3 +255,63 @@ mcp:
 	assert.Equal(t, "not_resumable", e["code"])
 	assert.Equal(t, "not_resumable", e["receipt"].(map[string]any)["status"])
 }
+
+// Issue 24 item 3: kill -9 while server-everything's in-session elicitation
+// waits, restart, answer while the dead process's lease still runs: no
+// process holds the call that could take the answer, so the new process
+// knows at once (the dead holder's instance lock is gone) that the question
+// is not resumable: the pending view says so, and the answer is refused
+// 410 not_resumable with the receipt, never 202 answered and lost.
+func TestAnswerWithinLeaseAfterKill(t *testing.T) {
+	t.Parallel()
+	answerWithinLeaseAfterKill(t, filepath.Join(t.TempDir(), "luban.db"))
+}
+
+// The same on PostgreSQL (LUBAN_TEST_POSTGRES), a fresh schema.
+func TestAnswerWithinLeaseAfterKillPostgres(t *testing.T) {
+	t.Parallel()
+	answerWithinLeaseAfterKill(t, pgtest.Schema(t))
+}
+
+func answerWithinLeaseAfterKill(t *testing.T, db string) {
+	entry := everythingtest.Entry(t)
+	mk := marker()
+	cfg := writeConfig(t, fmt.Sprintf(`
+mcp:
+  servers:
+    - name: everything
+      command: node
+      args: [%q, stdio, %q]
+`, entry, mk))
+	fake := fakeopenai.New(t)
+	fake.Push(call("c1", "everything__trigger-elicitation-request", `{}`), text("The question was lost; please ask me again."))
+	p1 := startProcLease(t, "p1", db, fake, cfg, "10m")
+	evs := until(t, p1.API.Chat("", "go"), "user_input_required")
+	q := decode(t, last(evs))
+	sid, rid := q["sessionId"].(string), q["id"].(string)
+	p1.Kill9()
+	p1.WaitKilled()
+	waitGone(t, mk)
+
+	p2 := startProcLease(t, "p2", db, fake, cfg, "10m")
+	var pending struct {
+		Request *struct {
+			ID        string `json:"id"`
+			Resumable bool   `json:"resumable"`
+		} `json:"pending"`
+	}
+	require.Equal(t, http.StatusOK, p2.API.JSON("GET", "/api/interactions/pending?sessionId="+sid, nil, &pending))
+	require.NotNil(t, pending.Request, "the question is still pending")
+	assert.Equal(t, rid, pending.Request.ID)
+	assert.False(t, pending.Request.Resumable, "the process that held the call is dead")
+
+	code, body := continueJSON(t, p2, map[string]any{"sessionId": sid, "requestId": rid, "decision": "accept", "content": map[string]any{"name": "late"}})
+	require.Equal(t, http.StatusGone, code, "%v", body)
+	e := body["error"].(map[string]any)
+	assert.Equal(t, "not_resumable", e["code"])
+	assert.Equal(t, "not_resumable", e["receipt"].(map[string]any)["status"])
+	rest := p2.API.EventsUntil(sid, last(evs).ID, "user_input_resolved", waitEvents)
+	rc, ok := lubantest.Find(rest, "user_input_resolved")
+	require.True(t, ok)
+	assert.Equal(t, "not_resumable", decode(t, rc)["status"])
+}

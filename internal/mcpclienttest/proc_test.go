@@ -32,7 +32,13 @@ func TestMain(m *testing.M) { os.Exit(lubantest.RunWithLuban(m, "mcpclienttest",
 // test), a 1 s lease and the fake model.
 func startProc(t *testing.T, name, db string, fake *fakeopenai.Server, config string) *lubantest.Proc {
 	t.Helper()
-	return lubantest.StartProc(t, lubantest.ProcOptions{Bin: lubanBin, Name: name, DB: db, ModelURL: fake.URL(), Lease: "1s", Env: []string{"LUBAN_CONFIG=" + config}})
+	return startProcLease(t, name, db, fake, config, "1s")
+}
+
+// startProcLease is startProc with --lease lease.
+func startProcLease(t *testing.T, name, db string, fake *fakeopenai.Server, config, lease string) *lubantest.Proc {
+	t.Helper()
+	return lubantest.StartProc(t, lubantest.ProcOptions{Bin: lubanBin, Name: name, DB: db, ModelURL: fake.URL(), Lease: lease, Env: []string{"LUBAN_CONFIG=" + config}})
 }
 
 func writeConfig(t *testing.T, body string) string {

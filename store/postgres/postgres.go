@@ -84,6 +84,7 @@ type Store struct {
 	listenPID uint32 // backend pid of the LISTEN connection; 0 while down
 	closeOnce sync.Once
 	trips     *roundTrips
+	inst      instances
 }
 
 var _ store.Store = (*Store)(nil)
@@ -306,6 +307,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.cancel()
 		<-s.done
+		s.closeInstances()
 		s.pool.Close()
 	})
 	return nil

@@ -27,3 +27,13 @@ func TestConformance(t *testing.T) {
 	pgtest.Skip(t)
 	storetest.Exercise(t, openSchema)
 }
+
+func TestInstances(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Schema(t)
+	storetest.ExerciseInstances(t, func(t *testing.T) store.Store {
+		st, err := postgres.Open(context.Background(), url, nil)
+		require.NoError(t, err)
+		return st
+	})
+}

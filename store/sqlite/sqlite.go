@@ -64,6 +64,7 @@ type Store struct {
 	batches, members atomic.Int64
 	queued           atomic.Int64 // InTx calls waiting to be handed over
 	hub              store.Hub
+	inst             instances
 	path             string
 	temp             bool
 	walLimit         int64
@@ -251,6 +252,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.closeMu.Unlock()
+	s.closeInstances()
 	close(s.stopW)
 	<-s.writerDone
 	close(s.stopCk)

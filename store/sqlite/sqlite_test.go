@@ -36,3 +36,13 @@ func TestConformanceMemory(t *testing.T) {
 		return st
 	})
 }
+
+func TestInstances(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "luban.db")
+	storetest.ExerciseInstances(t, func(t *testing.T) store.Store {
+		st, err := sqlite.Open(context.Background(), path, nil)
+		require.NoError(t, err)
+		return st
+	})
+}
