@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -77,6 +78,11 @@ func (s *Store) closeInstances() {
 	s.inst.mu.Lock()
 	defer s.inst.mu.Unlock()
 	if s.inst.conn != nil {
+		// Unlocked before the connection ends: the server drops a closed
+		// connection's locks only once its backend has exited.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, _ = s.inst.conn.Exec(ctx, `SELECT pg_advisory_unlock_all()`)
+		cancel()
 		c := s.inst.conn.Hijack()
 		_ = c.Close(context.Background())
 		s.inst.conn = nil
