@@ -330,7 +330,7 @@ type CancelParams struct {
 // without a result gets one saying it was not run, or, when its tool started,
 // that it was interrupted and may have taken effect. A tool call this process
 // is making is first waited for, up to Options.ToolStopWait, so that it gets
-// its real result (docs/design.md §9). It returns the status the
+// its real result (docs/design.md §18). It returns the status the
 // session has after the call: "cancelled", or, when no run was active (or the
 // run ended first), the status it ended with.
 func (r *Runner) Cancel(ctx context.Context, p CancelParams) (string, error) {

@@ -76,7 +76,7 @@ type Options struct {
 	// ToolStopWait bounds how long Cancel waits for a tool call that a run
 	// driven by this process is making, so that the call gets its real
 	// result; a call still running then gets a result saying it was
-	// interrupted and may have taken effect (docs/design.md §9). Default 5s.
+	// interrupted and may have taken effect (docs/design.md §18). Default 5s.
 	ToolStopWait time.Duration
 	// InstanceID names this process in leases. Default random.
 	InstanceID string

@@ -14,7 +14,7 @@ import (
 // DefaultToolStopWait is Options.ToolStopWait's default.
 const DefaultToolStopWait = 5 * time.Second
 
-// toolRun is a tool call a run driven here is making (docs/design.md §9,
+// toolRun is a tool call a run driven here is making (docs/design.md §18,
 // "a tool that started is never 'not run'"): Cancel asks it to stop at the
 // end of its step and waits, within Options.ToolStopWait, for its result.
 type toolRun struct {

@@ -86,7 +86,7 @@ type Store interface {
 	HoldInstance(ctx context.Context, id string) error
 	// InstanceAlive reports whether a process holding instance id (this
 	// one or another on the same database) is alive, without waiting for
-	// any lease to run out (docs/design.md §13, "whose process died").
+	// any lease to run out (docs/design.md §23, "whose process died").
 	// Where it cannot tell (SQLite on a system without OFD locks) it
 	// reports true.
 	InstanceAlive(ctx context.Context, id string) (bool, error)

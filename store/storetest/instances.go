@@ -10,7 +10,7 @@ import (
 )
 
 // ExerciseInstances checks HoldInstance and InstanceAlive (docs/design.md
-// §13): open returns a new Store on one database each call (two processes
+// §23): open returns a new Store on one database each call (two processes
 // on one SQLite file, two replicas on one PostgreSQL database). An id is
 // alive for its own Store and for every other one while it is held, and
 // dead for all the moment the Store that held it closes, with no lease to
