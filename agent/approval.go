@@ -182,7 +182,8 @@ type approvalView struct {
 }
 
 // needsApprovals reports whether a missing call of the run's last message
-// is one the agent's policy puts in front of a person.
+// is one the agent's policy may put in front of a person (approval.Policy
+// Requires: whatever its arguments; decide evaluates the conditions).
 func needsApprovals(agent *Agent, msgs []*store.Message, runID string) bool {
 	if agent == nil {
 		return false

@@ -7,6 +7,7 @@ import (
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/when"
 )
 
 // state is a run as the last transition left it: its row and, when known,
@@ -65,6 +66,10 @@ type decideInput struct {
 	// approvals are the session's approvals (docs/design.md §10); nil when no
 	// missing call needs one.
 	approvals *approvalView
+	// owner is the session's owner, for the `when` conditions of the
+	// agent's approval rules (docs/design.md §16); loaded only when the
+	// policy has conditions.
+	owner string
 }
 
 // decide is the state machine's choice of the next step of a run, a pure
@@ -103,7 +108,7 @@ func decide(in decideInput) action {
 				if ask == nil {
 					ask = &action{kind: actAsk, parent: last.ID, call: pc, prompt: p}
 				}
-			case a.Approval.Requires(c.Name):
+			case a.Approval.RequiresCall(when.Vars{Tool: c.Name, Args: json.RawMessage(c.Arguments), Agent: a.Name, Owner: in.owner, Session: run.SessionID}):
 				act := decideApproval(in, last.ID, pc)
 				if act.kind != actAsk {
 					return act

@@ -210,6 +210,13 @@ func (r *Runner) step(ctx context.Context, id string, st *state) (*state, bool, 
 		if in.approvals, err = r.loadApprovals(ctx, st.run.SessionID); err != nil {
 			return nil, true, err
 		}
+		if agent.Approval.Conditional() {
+			ss, err := r.st.SessionGet(ctx, st.run.SessionID)
+			if err != nil {
+				return nil, true, err
+			}
+			in.owner = ss.Owner
+		}
 	}
 	act := decide(in)
 	switch act.kind {

@@ -38,6 +38,11 @@ type File struct {
 	MCP MCP
 	// Webhooks is the `webhooks:` list (docs/design.md §12): parsed and validated.
 	Webhooks []Webhook
+	// People is the `people:` list (docs/design.md §16) in file order;
+	// empty: every token is a principal of its own.
+	People []Person
+	// Auth is the `auth:` section (single sign-on).
+	Auth Auth
 }
 
 // Server is the `server:` section. Each field mirrors the `luban serve`
@@ -83,8 +88,13 @@ type Agent struct {
 	// AskTools lists the ask tools offered (ask_user, AskUser); nil means
 	// both, an empty list none.
 	AskTools []string
-	// Approval is the approval policy, rules in file order.
+	// Approval is the approval policy, rules in file order: a mapping
+	// (tool → always | never) or a list of {tool, when?, policy} tried in
+	// order (Ordered; docs/design.md §16).
 	Approval approval.Policy
+	// Routes say who answers the agent's questions (docs/design.md §16),
+	// tried in order: the first that matches takes the question.
+	Routes []Route
 	// MaxSteps bounds model calls per run, 1..MaxMaxSteps; 0 means the
 	// runner's default.
 	MaxSteps int

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/config"
+	"github.com/lubanhq/luban/when"
 )
 
 func env(m map[string]string) func(string) string {
@@ -64,8 +66,8 @@ func TestParseEmptyAndMinimal(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ name, src, want string }{
-		{"unknown top-level key", "agent:\n  - name: a\n", "c.yaml:1: agent: unknown key (known here: agents, mcp, server, webhooks)"},
-		{"unknown agent key", "agents:\n  - name: a\n    prompt: hi\n", "c.yaml:3: agents[0].prompt: unknown key (known here: approval, askTools, instructions, maxSteps, model, name, tools)"},
+		{"unknown top-level key", "agent:\n  - name: a\n", "c.yaml:1: agent: unknown key (known here: agents, auth, mcp, people, server, webhooks)"},
+		{"unknown agent key", "agents:\n  - name: a\n    prompt: hi\n", "c.yaml:3: agents[0].prompt: unknown key (known here: approval, askTools, instructions, maxSteps, model, name, routes, tools)"},
 		{"bad duration", "server:\n  interactionTTL: 1 day\n", `c.yaml:2: server.interactionTTL: "1 day" is not a positive duration such as 30s, 15m or 24h`},
 		{"negative duration", "server:\n  lease: -5s\n", `c.yaml:2: server.lease: "-5s" is not a positive duration such as 30s, 15m or 24h`},
 		{"bad model", "agents:\n  - name: a\n    model: gpt-4o\n", `c.yaml:3: agents[0].model: "gpt-4o" is not a model: use openai:<name>, anthropic:<name>, scripted or scripted:<file>`},
@@ -90,7 +92,7 @@ func TestParseErrors(t *testing.T) {
 		{"alias", "server:\n  addr: &a x\n  db: *a\n", "c.yaml:2: server.addr: anchors and aliases (&, *) are not supported\nc.yaml:3: server.db: anchors and aliases (&, *) are not supported"},
 		{"two documents", "server: {}\n---\nagents: []\n", "c.yaml:3: a configuration file holds one YAML document; remove the second one (---)"},
 		{"not YAML", "agents: [\n", "c.yaml:1: not valid YAML: did not find expected node content"},
-		{"not a mapping", "- a\n", "c.yaml:1: must be a mapping of keys (agents, mcp, server, webhooks)"},
+		{"not a mapping", "- a\n", "c.yaml:1: must be a mapping of keys (agents, auth, mcp, people, server, webhooks)"},
 		{"mcp both", "mcp:\n  servers:\n    - {name: g, command: x, url: 'http://h/'}\n", "c.yaml:3: mcp.servers[0]: give either command (stdio) or url (streamable HTTP), not both"},
 		{"mcp neither", "mcp:\n  servers:\n    - {name: g}\n", "c.yaml:3: mcp.servers[0]: give either command (stdio) or url (streamable HTTP)"},
 		{"mcp bad name", "mcp:\n  servers:\n    - {name: a__b, command: x}\n", `c.yaml:3: mcp.servers[0].name: "a__b": a server name is 1–64 characters of letters, digits and - (its tools are named <name>__<tool>)`},
@@ -180,4 +182,75 @@ func TestParseReturnsWhatItParsedWithTheErrors(t *testing.T) {
 	f, err = config.Parse("c.yaml", []byte("agents: [\n"), env(nil))
 	require.Error(t, err)
 	require.Nil(t, f, "not YAML: nothing was parsed")
+}
+
+func TestReadFileTeam(t *testing.T) {
+	t.Parallel()
+	f, err := config.ReadFile("testdata/team.yaml", env(map[string]string{"BOB_TOKEN": "bob-token-123", "OIDC_SECRET": "s3cret"}))
+	require.NoError(t, err)
+	require.Equal(t, []config.Person{
+		{ID: "alice", Name: "Alice Ng", Email: "alice@example.com", Tokens: []string{"alice-token-123"}, TokenInFile: []bool{true}, Line: 3},
+		{ID: "bob", Name: "Bob", Email: "Bob@Example.com", Slack: "U0BOB", Tokens: []string{"bob-token-123"}, TokenInFile: []bool{false}, Groups: []string{"finance"}, Line: 7},
+		{ID: "carol", Name: "carol", Tokens: []string{"carol-token-123"}, TokenInFile: []bool{true}, Groups: []string{"finance", "oncall"}, Line: 13},
+	}, f.People)
+	require.Equal(t, &config.OIDC{Issuer: "https://id.example.com", ClientID: "luban", ClientSecret: "s3cret", Claim: "email", Line: 18}, f.Auth.OIDC)
+	a := f.Agents[0]
+	require.True(t, a.Approval.Ordered)
+	require.Len(t, a.Approval.Rules, 2)
+	require.Equal(t, "args.amount > 1000", a.Approval.Rules[0].When.String())
+	require.True(t, a.Approval.RequiresCall(when.Vars{Tool: "refund", Args: json.RawMessage(`{"amount": 1200}`)}))
+	require.False(t, a.Approval.RequiresCall(when.Vars{Tool: "refund", Args: json.RawMessage(`{"amount": 12}`)}))
+	require.Len(t, a.Routes, 2)
+	r := a.Routes[0]
+	no := false
+	require.Equal(t, "approval", r.Kind)
+	require.Equal(t, "refund", r.Tool)
+	require.Equal(t, []string{"group:finance"}, r.Assignees)
+	require.Equal(t, 2, r.Quorum)
+	require.Equal(t, &no, r.SelfApproval)
+	require.Equal(t, 2*time.Minute, r.Timeout)
+	require.Equal(t, []time.Duration{30 * time.Second, time.Minute}, r.Remind)
+	require.Equal(t, &config.Escalate{After: 90 * time.Second, To: []string{"alice"}}, r.Escalate)
+	require.Equal(t, "reject", r.OnTimeout)
+	require.True(t, r.Matches("approval", when.Vars{Tool: "refund", Args: json.RawMessage(`{"amount": 1200}`)}))
+	require.False(t, r.Matches("approval", when.Vars{Tool: "refund", Args: json.RawMessage(`{"amount": 12}`)}))
+	require.False(t, r.Matches("ask", when.Vars{Tool: "refund", Args: json.RawMessage(`{"amount": 1200}`)}))
+	require.True(t, a.Routes[1].Matches("ask", when.Vars{Tool: "ask_user"}), "a route without match takes every question")
+}
+
+// Bad people, routes and conditions name the file, the line and the key.
+func TestParsePeopleAndRoutesErrors(t *testing.T) {
+	t.Parallel()
+	people := "people:\n  - {id: alice, email: a@x.io, tokens: [ta], groups: [finance]}\n  - {id: bob, tokens: [tb], groups: [finance]}\n"
+	cases := []struct{ name, src, want string }{
+		{"duplicate person", "people:\n  - {id: alice}\n  - {id: alice}\n", `c.yaml:3: people[1].id: "alice" is already the id of people[0]`},
+		{"duplicate token", "people:\n  - {id: alice, tokens: [t1]}\n  - {id: bob, tokens: [t2, t1]}\n", `c.yaml:3: people[1].tokens[1]: this token is already a token of alice`},
+		{"token of the server", "server:\n  authTokens: [t1]\npeople:\n  - {id: alice, tokens: [t1]}\n", `c.yaml:4: people[0].tokens[0]: this token is already a token of server.authTokens`},
+		{"duplicate email", "people:\n  - {id: a, email: A@x.io}\n  - {id: b, email: a@X.io}\n", `c.yaml:3: people[1].email: "a@X.io" is already the email of a`},
+		{"no id", "people:\n  - {name: Alice}\n", "c.yaml:2: people[0].id: every person needs an id"},
+		{"bad id", "people:\n  - {id: 'a b'}\n", `c.yaml:2: people[0].id: "a b": an id is 1–64 characters of letters, digits, _ . @ and -, starting with a letter or digit (and not of the form p_<16 hex digits>, the principal of a token)`},
+		{"bad email", "people:\n  - {id: a, email: nope}\n", `c.yaml:2: people[0].email: "nope" is not an email address`},
+		{"unknown person in a route", people + "agents:\n  - name: a\n    routes:\n      - assignees: [alice, dave]\n", `c.yaml:7: agents[0].routes[0].assignees[1]: "dave" is not a person of people: (write a person's id, group:<id> or owner)`},
+		{"unknown group in a route", people + "agents:\n  - name: a\n    routes:\n      - assignees:\n          - group:legal\n", `c.yaml:8: agents[0].routes[0].assignees[0]: no person is in group "legal" (groups: finance)`},
+		{"unknown escalation target", people + "agents:\n  - name: a\n    routes:\n      - assignees: [owner]\n        escalate: {after: 1m, to: [zed]}\n", `c.yaml:8: agents[0].routes[0].escalate.to[0]: "zed" is not a person of people: (write a person's id, group:<id> or owner)`},
+		{"quorum larger than the group", people + "agents:\n  - name: a\n    routes:\n      - assignees: [group:finance]\n        quorum: 3\n", `c.yaml:8: agents[0].routes[0].quorum: a quorum of 3 is more than the 2 people the assignees name`},
+		{"quorum of an ask", people + "agents:\n  - name: a\n    routes:\n      - match: {kind: ask}\n        assignees: [group:finance]\n        quorum: 2\n", `c.yaml:9: agents[0].routes[0].quorum: a quorum counts approvals: this route matches kind ask`},
+		{"bad when", "agents:\n  - name: a\n    routes:\n      - match:\n          when: 'args.amount >'\n        assignees: [owner]\n", "c.yaml:5: agents[0].routes[0].match.when: not a valid CEL expression: ERROR: <input>:1:14: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}"},
+		{"undeclared in when", "agents:\n  - name: a\n    approval:\n      - tool: refund\n        when: amount > 1000\n        policy: always\n", "c.yaml:5: agents[0].approval[0].when: not a valid CEL expression: ERROR: <input>:1:1: undeclared reference to 'amount' (in container '')"},
+		{"approval rule without policy", "agents:\n  - name: a\n    approval:\n      - tool: refund\n", "c.yaml:4: agents[0].approval[0].policy: every approval rule has a policy: always or never"},
+		{"approval rule bad policy", "agents:\n  - name: a\n    approval:\n      - {tool: refund, policy: maybe}\n", `c.yaml:4: agents[0].approval[0].policy: "maybe" is neither "always" nor "never"`},
+		{"bad kind", "agents:\n  - name: a\n    routes:\n      - match: {kind: question}\n        assignees: [owner]\n", `c.yaml:4: agents[0].routes[0].match.kind: "question" is not a kind: ask, approval or elicitation`},
+		{"no assignees", "agents:\n  - name: a\n    routes:\n      - match: {kind: ask}\n", "c.yaml:4: agents[0].routes[0].assignees: every route names its assignees (people, group:<id>, owner)"},
+		{"bad onTimeout", "agents:\n  - name: a\n    routes:\n      - {assignees: [owner], onTimeout: explode}\n", `c.yaml:4: agents[0].routes[0].onTimeout: "explode" is not one of reject, approve, cancel, default`},
+		{"reminder after timeout", "agents:\n  - name: a\n    routes:\n      - {assignees: [owner], timeout: 1m, remind: [2m]}\n", "c.yaml:4: agents[0].routes[0].remind[0]: 2m0s is not before the timeout (1m0s)"},
+		{"oidc without people", "auth:\n  oidc: {issuer: 'https://id.example.com', clientId: c}\n", "c.yaml:2: auth.oidc: single sign-on maps a login to a person by email: add people: with an email"},
+		{"oidc without issuer", people + "auth:\n  oidc: {clientId: c}\n", "c.yaml:5: auth.oidc.issuer: auth.oidc needs issuer"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := config.Parse("c.yaml", []byte(c.src), env(nil))
+			require.EqualError(t, err, c.want)
+		})
+	}
 }

@@ -101,6 +101,7 @@ type parser struct {
 	file   string
 	getenv func(string) string
 	errs   Errors
+	refs   []assigneeRefs // routes' assignees, checked against people: at the end
 }
 
 func (p *parser) errf(n *yaml.Node, key, format string, args ...any) {
@@ -307,7 +308,14 @@ func (p *parser) file1(n *yaml.Node, f *File) {
 				f.Webhooks = append(f.Webhooks, p.webhook(w, sub))
 			})
 		},
+		"people": func(key string, v *yaml.Node) {
+			p.seq(v, key, func(sub string, _ int, n *yaml.Node) {
+				f.People = append(f.People, p.person(n, sub))
+			})
+		},
+		"auth": func(key string, v *yaml.Node) { p.auth(v, key, &f.Auth) },
 	})
+	p.checkPeople(f)
 	seen := map[string]int{}
 	for i, a := range f.Agents {
 		if a.Name == "" {
@@ -423,6 +431,15 @@ func (p *parser) agent(n *yaml.Node, key string) Agent {
 		},
 		"askTools": func(key string, v *yaml.Node) { a.AskTools = p.askTools(v, key) },
 		"approval": func(key string, v *yaml.Node) {
+			if v.Kind == yaml.SequenceNode {
+				a.Approval.Ordered = true
+				p.seq(v, key, func(sub string, _ int, r *yaml.Node) {
+					if rule, ok := p.approvalRule(r, sub); ok {
+						a.Approval.Rules = append(a.Approval.Rules, rule)
+					}
+				})
+				return
+			}
 			p.pairs(v, key, func(sub string, k, val *yaml.Node) {
 				d, ok := p.str(val, sub)
 				if !ok {
@@ -434,6 +451,11 @@ func (p *parser) agent(n *yaml.Node, key string) Agent {
 					return
 				}
 				a.Approval.Rules = append(a.Approval.Rules, r)
+			})
+		},
+		"routes": func(key string, v *yaml.Node) {
+			p.seq(v, key, func(sub string, _ int, r *yaml.Node) {
+				a.Routes = append(a.Routes, p.route(r, sub))
 			})
 		},
 		"maxSteps": func(key string, v *yaml.Node) {

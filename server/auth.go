@@ -18,7 +18,8 @@ const CookieName = "luban_token"
 type principalKey struct{}
 
 // Principal returns the authenticated principal of a request handled by the
-// API: "p_" and the first 16 hex digits of the SHA-256 of its token.
+// API: the id of the person whose token it is (Options.People), else "p_"
+// and the first 16 hex digits of the SHA-256 of its token.
 func Principal(ctx context.Context) string {
 	p, _ := ctx.Value(principalKey{}).(string)
 	return p
@@ -29,10 +30,20 @@ func principalOf(token string) string {
 	return "p_" + hex.EncodeToString(sum[:8])
 }
 
-// authenticate returns the principal for a token, or "".
+// allTokens are the tokens of Tokens and of People: secrets the same on
+// every replica, from which the server derives its form and state keys.
+func (o *Options) allTokens() []string {
+	return append(append([]string{}, o.Tokens...), o.People.Tokens()...)
+}
+
+// authenticate returns the principal for a token, or "": a person's id
+// (docs/design.md §16), else the token's own principal.
 func (s *Server) authenticate(token string) string {
 	if token == "" {
 		return ""
+	}
+	if p := s.opts.People.ByToken(token); p != nil {
+		return p.ID
 	}
 	for _, t := range s.opts.Tokens {
 		if len(t) == len(token) && subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 {

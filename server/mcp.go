@@ -14,7 +14,7 @@ import (
 // derived from the tokens, so a state survives a restart with the same
 // tokens and is void once they change.
 func (s *Server) mcpHandler() http.Handler {
-	sum := sha256.Sum256([]byte("luban mcp requestState key\x00" + strings.Join(s.opts.Tokens, "\x00")))
+	sum := sha256.Sum256([]byte("luban mcp requestState key\x00" + strings.Join(s.opts.allTokens(), "\x00")))
 	h, err := mcp.NewHandler(mcp.Options{Runner: s.opts.Runner, Verify: s.authenticate, Secret: sum[:],
 		Done: s.closing, Logger: s.log})
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/internal/schemaerr"
+	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/telemetry"
 )
 
@@ -28,6 +29,10 @@ type Options struct {
 	// Tokens are the accepted bearer tokens; each one is its own principal
 	// and sees only its own sessions.
 	Tokens []string
+	// People are the configuration's people (docs/design.md §16): a
+	// person's token authenticates the person, whose id is the principal.
+	// Nil: Tokens only.
+	People *people.Directory
 	// Web serves the page for every path outside /api. Nil serves 404.
 	Web http.Handler
 	// Heartbeat is the interval of SSE comment lines. Default 15s.
@@ -64,7 +69,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Runner == nil {
 		return nil, errors.New("server: Options.Runner is required")
 	}
-	if len(opts.Tokens) == 0 {
+	if len(opts.Tokens) == 0 && len(opts.People.Tokens()) == 0 {
 		return nil, errors.New("server: at least one token is required")
 	}
 	if opts.Heartbeat <= 0 {
@@ -79,7 +84,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), closing: make(chan struct{}), loginKey: loginKey(opts.Tokens)}
+	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), closing: make(chan struct{}), loginKey: loginKey(opts.allTokens())}
 	api := &routeMux{ServeMux: http.NewServeMux()}
 	api.HandleFunc("POST /api/chat", s.handleChat)
 	api.HandleFunc("POST /api/chat/continue", s.handleContinue)

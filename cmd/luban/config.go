@@ -16,6 +16,7 @@ import (
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/config"
 	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/tool"
 )
 
@@ -67,6 +68,24 @@ func (c *ConfigCmd) Run(args []string) error {
 		return err
 	}
 	fmt.Fprintf(c.Stdout, "%s: ok\n", file)
+	if len(f.People) > 0 {
+		var names []string
+		groups := map[string][]string{}
+		var order []string
+		for _, p := range f.People {
+			names = append(names, p.ID)
+			for _, g := range p.Groups {
+				if groups[g] == nil {
+					order = append(order, g)
+				}
+				groups[g] = append(groups[g], p.ID)
+			}
+		}
+		fmt.Fprintf(c.Stdout, "people: %s\n", strings.Join(names, ", "))
+		for _, g := range order {
+			fmt.Fprintf(c.Stdout, "group %s: %s\n", g, strings.Join(groups[g], ", "))
+		}
+	}
 	for i, a := range agents {
 		def := ""
 		if i == 0 {
@@ -81,6 +100,9 @@ func (c *ConfigCmd) Run(args []string) error {
 		}
 		if len(asks) > 0 {
 			fmt.Fprintf(c.Stdout, "  approval before: %s\n", strings.Join(asks, ", "))
+		}
+		if n := len(f.Agents[i].Routes); n > 0 {
+			fmt.Fprintf(c.Stdout, "  routes: %d (checked; not applied yet: every question goes to the session's owner)\n", n)
 		}
 	}
 	return nil
@@ -356,4 +378,37 @@ func loadConfig(file string, getenv func(string) string) (*config.File, error) {
 		return nil, err // a partly valid file is never served
 	}
 	return f, nil
+}
+
+// directory makes the people of the file's `people:` (docs/design.md §16);
+// nil without a file or without people (every token its own principal).
+func directory(f *config.File) (*people.Directory, error) {
+	if f == nil || len(f.People) == 0 {
+		return nil, nil
+	}
+	ps := make([]people.Person, len(f.People))
+	for i, p := range f.People {
+		ps[i] = people.Person{ID: p.ID, Name: p.Name, Email: p.Email, Slack: p.Slack, Tokens: p.Tokens, Groups: p.Groups}
+	}
+	return people.NewDirectory(ps)
+}
+
+// printPeople writes one sign-in line per person: their link with the
+// token when the token is written in the file as it is (no secret of the
+// environment), else the link with a placeholder.
+func printPeople(w io.Writer, url string, ps []config.Person) {
+	for _, p := range ps {
+		who := p.ID
+		if p.Name != p.ID {
+			who += " (" + p.Name + ")"
+		}
+		switch {
+		case len(p.Tokens) == 0:
+			fmt.Fprintf(w, "%s: no token (single sign-on only)\n", who)
+		case p.TokenInFile[0]:
+			fmt.Fprintf(w, "%s: open %s?token=%s\n", who, url, p.Tokens[0])
+		default:
+			fmt.Fprintf(w, "%s: open %s?token=<%s's token>\n", who, url, p.ID)
+		}
+	}
 }

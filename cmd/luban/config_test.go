@@ -49,16 +49,41 @@ agents:
 func TestConfigCheckNamesKeyAndLine(t *testing.T) {
 	t.Parallel()
 	for src, want := range map[string]string{
-		"agents:\n  - name: a\n    tools: [current_time, grep]\n": ":3: agents[0].tools[1]: no tool named \"grep\" is registered (registered: AskUser, ask_user, current_time, list_files, read_file, write_file)",
-		"agents:\n  - name: a\n    model: openai:gpt-4o\n":        ":2: agents[0].model: --model openai:gpt-4o needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as Ollama, vLLM or llama.cpp); see docs/models.md",
-		"server:\n  lease: forever\n":                             ":2: server.lease: \"forever\" is not a positive duration such as 30s, 15m or 24h",
+		"agents:\n  - name: a\n    tools: [current_time, grep]\n":                                                            ":3: agents[0].tools[1]: no tool named \"grep\" is registered (registered: AskUser, ask_user, current_time, list_files, read_file, write_file)",
+		"agents:\n  - name: a\n    model: openai:gpt-4o\n":                                                                   ":2: agents[0].model: --model openai:gpt-4o needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as Ollama, vLLM or llama.cpp); see docs/models.md",
+		"server:\n  lease: forever\n":                                                                                        ":2: server.lease: \"forever\" is not a positive duration such as 30s, 15m or 24h",
+		"agents:\n  - name: a\n    approval:\n      - {tool: current_time, when: 'args.x >', policy: always}\n":              ":4: agents[0].approval[0].when: not a valid CEL expression: ERROR: <input>:1:9: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}",
+		"people:\n  - {id: ann, tokens: [t1]}\n  - {id: ann}\nagents:\n  - name: a\n    routes:\n      - assignees: [bob]\n": ":3: people[1].id: \"ann\" is already the id of people[0]\n" + "FILE:7: agents[0].routes[0].assignees[0]: \"bob\" is not a person of people: (write a person's id, group:<id> or owner)",
 	} {
 		file := writeConfig(t, src)
 		var out bytes.Buffer
 		err := (&ConfigCmd{Stdout: &out, Stderr: &out, Getenv: noEnv}).Run([]string{"check", file})
-		require.EqualError(t, err, file+want)
+		require.EqualError(t, err, file+strings.ReplaceAll(want, "FILE", file))
 		require.Empty(t, out.String())
 	}
+}
+
+func TestConfigCheckPeople(t *testing.T) {
+	t.Parallel()
+	file := writeConfig(t, `
+people:
+  - {id: alice, tokens: [a-token]}
+  - {id: bob, tokens: [b-token], groups: [finance]}
+  - {id: carol, tokens: [c-token], groups: [finance]}
+agents:
+  - name: payments
+    tools: [current_time]
+    approval:
+      - {tool: current_time, when: 'args.zone == "UTC"', policy: always}
+    routes:
+      - match: {kind: approval}
+        assignees: [group:finance]
+        quorum: 2
+`)
+	var out, errb bytes.Buffer
+	require.NoError(t, (&ConfigCmd{Stdout: &out, Stderr: &errb, Getenv: noEnv}).Run([]string{"check", file}))
+	require.Equal(t, file+": ok\npeople: alice, bob, carol\ngroup finance: bob, carol\n"+
+		"agent payments (default): model scripted:demo, tools ask_user, AskUser, current_time\n  approval before: current_time\n  routes: 1 (checked; not applied yet: every question goes to the session's owner)\n", out.String())
 }
 
 func TestConfigEveryAgentGetsItsAllowlist(t *testing.T) {
@@ -99,7 +124,7 @@ func TestServeRefusesABadConfig(t *testing.T) {
 	file := writeConfig(t, "agents:\n  - name: a\n    colour: blue\n")
 	c := &Serve{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Getenv: noEnv}
 	err := c.Run(t.Context(), []string{"--config", file, "--db", "memory", "--auth-token", "t", "--addr", "127.0.0.1:0"})
-	require.EqualError(t, err, file+":3: agents[0].colour: unknown key (known here: approval, askTools, instructions, maxSteps, model, name, tools)")
+	require.EqualError(t, err, file+":3: agents[0].colour: unknown key (known here: approval, askTools, instructions, maxSteps, model, name, routes, tools)")
 	err = c.Run(t.Context(), []string{"--config", filepath.Join(t.TempDir(), "none.yaml"), "--db", "memory"})
 	var u *usageError
 	require.ErrorAs(t, err, &u)

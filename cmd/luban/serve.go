@@ -214,6 +214,13 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		}
 		agents = []*agent.Agent{{Name: agentName, Provider: provider, Tools: allow}}
 	}
+	if file != nil {
+		for _, a := range file.Agents {
+			if len(a.Routes) > 0 {
+				log.Warn("routes are checked but not applied yet: every question goes to the session's owner", "agent", a.Name, "routes", len(a.Routes))
+			}
+		}
+	}
 	obs.instrumentTools(reg)
 	obs.instrumentAgents(agents)
 	mcps := startMCP(ctx, mcpServers, reg, log)
@@ -235,11 +242,15 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		return err
 	}
 
-	tokens, tokenFile, err := c.tokens(cfg)
+	dir, err := directory(file)
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(server.Options{Runner: runner, Tokens: tokens, Web: web.Handler(), Heartbeat: cfg.heartbeat, AskTools: askTools, Logger: log,
+	tokens, tokenFile, err := c.tokens(cfg, dir.Len() > 0)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Options{Runner: runner, Tokens: tokens, People: dir, Web: web.Handler(), Heartbeat: cfg.heartbeat, AskTools: askTools, Logger: log,
 		Metrics: obs.metrics, ReadyChecks: mcpReadyChecks(mcps)})
 	if err != nil {
 		return err
@@ -259,9 +270,16 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	go func() { defer close(hooksDone); hooks.Run(runCtx) }()
 
 	url := "http://" + ln.Addr().String() + "/"
-	if tokenFile != "" {
+	switch {
+	case tokenFile != "":
 		fmt.Fprintf(c.Stdout, "luban serving on %s\nopen %s?token=%s\n(token kept in %s; set --auth-token to choose your own)\n", url, url, tokens[0], tokenFile)
-	} else {
+	case dir.Len() > 0:
+		fmt.Fprintf(c.Stdout, "luban serving on %s\n", url)
+		printPeople(c.Stdout, url, file.People)
+		if len(tokens) > 0 {
+			fmt.Fprintf(c.Stdout, "or open %s?token=<your token> with a token of --auth-token, LUBAN_AUTH_TOKEN or the config's server.authTokens\n", url)
+		}
+	default:
 		fmt.Fprintf(c.Stdout, "luban serving on %s\nopen %s?token=<your token> (one of --auth-token, LUBAN_AUTH_TOKEN or the config's server.authTokens)\n", url, url)
 	}
 	fmt.Fprintf(c.Stdout, "model %s · database %s\n", agents[0].Provider.Name(), describeDB(cfg.db))
@@ -324,19 +342,20 @@ func checkAddr(addr string) error {
 	return nil
 }
 
-// tokens returns the accepted bearer tokens: the --auth-token list, or else
+// tokens returns the accepted bearer tokens of principals of their own:
+// the --auth-token list, or else (without people, who have their tokens)
 // one token generated once and kept in a file (mode 0600) next to the
 // SQLite database (in the data directory for other databases), so that a
 // restart keeps the same principal and its sessions stay reachable. The
-// second result names that file ("" when --auth-token was given).
-func (c *Serve) tokens(cfg serveConfig) ([]string, string, error) {
+// second result names that file ("" when none was generated).
+func (c *Serve) tokens(cfg serveConfig, people bool) ([]string, string, error) {
 	var out []string
 	for _, t := range strings.Split(cfg.authToken, ",") {
 		if t = strings.TrimSpace(t); t != "" {
 			out = append(out, t)
 		}
 	}
-	if len(out) > 0 {
+	if len(out) > 0 || people {
 		return out, "", nil
 	}
 	path := tokenPath(cfg.db, c.Getenv)

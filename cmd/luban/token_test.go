@@ -13,7 +13,7 @@ func TestGeneratedTokenIsKeptBesideTheDatabase(t *testing.T) {
 	dir := t.TempDir()
 	c := &Serve{Getenv: func(string) string { return "" }}
 	cfg := serveConfig{db: filepath.Join(dir, "luban.db")}
-	first, file, err := c.tokens(cfg)
+	first, file, err := c.tokens(cfg, false)
 	require.NoError(t, err)
 	require.Len(t, first, 1)
 	require.Equal(t, filepath.Join(dir, "luban.token"), file)
@@ -21,11 +21,11 @@ func TestGeneratedTokenIsKeptBesideTheDatabase(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 
-	again, _, err := c.tokens(cfg)
+	again, _, err := c.tokens(cfg, false)
 	require.NoError(t, err)
 	require.Equal(t, first, again, "a restart keeps the principal, so its sessions stay reachable")
 
-	given, file, err := c.tokens(serveConfig{db: cfg.db, authToken: " a , b "})
+	given, file, err := c.tokens(serveConfig{db: cfg.db, authToken: " a , b "}, false)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "b"}, given)
 	require.Empty(t, file)

@@ -24,6 +24,7 @@ import (
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/server"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/sqlite"
@@ -66,6 +67,9 @@ type Options struct {
 	// BodyReadTimeout is server.Options.BodyReadTimeout; 0 is the server's
 	// default.
 	BodyReadTimeout time.Duration
+	// People is server.Options.People (docs/design.md §16); nil: Tokens
+	// only.
+	People *people.Directory
 }
 
 // Server is a running luban on loopback.
@@ -129,7 +133,7 @@ func Start(t testing.TB, o Options) *Server {
 		LeaseDuration: o.Lease, Logger: log, Now: o.Now, Agents: append([]*agent.Agent{{Name: o.AgentName, Provider: o.Provider, Tools: allow, Approval: o.Approval}}, o.MoreAgents...)})
 	require.NoError(t, err)
 	srv, err := server.New(server.Options{Runner: runner, Tokens: o.Tokens, Heartbeat: o.Heartbeat, AskTools: o.AskTools, Logger: log,
-		Web: o.Web, BodyReadTimeout: o.BodyReadTimeout})
+		Web: o.Web, BodyReadTimeout: o.BodyReadTimeout, People: o.People})
 	require.NoError(t, err)
 	hs := httptest.NewUnstartedServer(srv)
 	hs.Config.RegisterOnShutdown(srv.Close)
