@@ -33,6 +33,11 @@ export function ElicitationReceipt({ card }: { card: CardItem }) {
         </span>
         {req.title && <span className="receipt-title">{visible(req.title)}</span>}
       </div>
+      {r.status === 'not_resumable' && (
+        <p className="receipt-why" data-testid="receipt-why">
+          {s.notResumableWhy}
+        </p>
+      )}
       {content && (
         <dl className="receipt-content" data-testid="receipt-content">
           {Object.entries(content).map(([k, v]) => {

@@ -9,6 +9,7 @@ import { ApprovalForm, ApprovalReceiptView } from './ApprovalCard'
 import { CardError, FieldMessages, matchField, otherErrors } from './fieldErrors'
 import { ElicitationForm } from './ElicitationForm'
 import { ElicitationReceipt } from './ElicitationReceipt'
+import { elicitationText } from './elicitation'
 import { UrlElicitation } from './UrlElicitation'
 import { ReceiptView } from './Receipt'
 import { visible } from '../visible'
@@ -138,7 +139,11 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
       {card.phase === 'resolved' && card.receipt && (discarded || card.lostAnswer) && (
         <div className="elsewhere" data-testid="resolved-elsewhere" role="status">
           <div>
-            {card.receipt.status === 'cancelled' ? t.cancelledElsewhere : t.answeredElsewhere}
+            {card.receipt.status === 'cancelled'
+              ? t.cancelledElsewhere
+              : card.receipt.status === 'not_resumable'
+                ? t.notResumable
+                : t.answeredElsewhere}
             {card.lostAnswer ? t.answerNotTaken : unsent.length === 0 && t.draftDiscarded}
           </div>
           {unsent.length > 0 && (
@@ -163,7 +168,12 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
           {req.description && !approval && <p className="card-desc">{visible(req.description)}</p>}
           {card.phase === 'not_resumable' ? (
             <p className="not-resumable" data-testid="not-resumable" data-code={card.error?.code ?? 'not_resumable'} role="alert">
-              {card.error ? errorText(t, card.error) : t.notResumable}
+              {req.tool === 'elicitation' && (card.error?.code ?? 'not_resumable') === 'not_resumable'
+                ? // An MCP server's in-session question whose process died: say why.
+                  elicitationText[lang].notResumableWhy
+                : card.error
+                  ? errorText(t, card.error)
+                  : t.notResumable}
             </p>
           ) : (
             <>

@@ -35,6 +35,7 @@ export const elicitationText = {
     receiptAccepted: '已接受',
     receiptDeclined: '已拒绝',
     receiptUrlDone: '已完成网址操作',
+    notResumableWhy: 'luban 重启了，提出这个问题的 MCP 服务器会话已经不在：这个问题不能再回答，回答也不会送到服务器。如有需要，请重新发起任务。',
   },
   en: {
     fromServer: (s: string) => `From MCP server ${s}`,
@@ -66,6 +67,7 @@ export const elicitationText = {
     receiptAccepted: 'Accepted',
     receiptDeclined: 'Declined',
     receiptUrlDone: 'Done at the address',
+    notResumableWhy: "luban restarted and the MCP server's session that asked this question is gone: it cannot be answered any more, and no answer reaches the server. Start the task again if you still need it.",
   },
 } satisfies Record<Lang, Record<string, unknown>>
 
