@@ -8,16 +8,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5"
 )
 
 // instances is the PostgreSQL side of store.Store's HoldInstance and
 // InstanceAlive: an advisory lock per instance id, held by one connection of
-// the pool kept for it (the server drops it when that connection ends, a
-// killed process's included).
+// its own, outside the pool (the server drops it when that connection
+// ends, a killed process's included).
 type instances struct {
 	mu   sync.Mutex
-	conn *pgxpool.Conn
+	cfg  *pgx.ConnConfig
+	conn *pgx.Conn
 	held map[string]bool
 }
 
@@ -35,7 +36,9 @@ func (s *Store) HoldInstance(ctx context.Context, id string) error {
 		return nil
 	}
 	if s.inst.conn == nil {
-		c, err := s.pool.Acquire(ctx)
+		cfg := s.inst.cfg.Copy()
+		cfg.Tracer = nil // not one of the store's round trips (RoundTrips)
+		c, err := pgx.ConnectConfig(ctx, cfg)
 		if err != nil {
 			return fmt.Errorf("postgres: hold instance: %w", err)
 		}
@@ -83,8 +86,7 @@ func (s *Store) closeInstances() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_, _ = s.inst.conn.Exec(ctx, `SELECT pg_advisory_unlock_all()`)
 		cancel()
-		c := s.inst.conn.Hijack()
-		_ = c.Close(context.Background())
+		_ = s.inst.conn.Close(context.Background())
 		s.inst.conn = nil
 	}
 	s.inst.held = nil

@@ -144,6 +144,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	listenCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	ready := make(chan error, 1)
+	s.inst.cfg = cfg.ConnConfig.Copy()
 	go s.listen(listenCtx, cfg.ConnConfig.Copy(), delay, ready)
 	select {
 	case err := <-ready:
