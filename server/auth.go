@@ -54,7 +54,7 @@ func (s *Server) authenticate(token string) string {
 }
 
 // requireAuth authenticates /api calls: "Authorization: Bearer <token>", or
-// the page's cookie. A state-changing call authenticated by the cookie alone
+// the page's cookie (a token, or a single sign-on's session). A state-changing call authenticated by the cookie alone
 // must come from the page's own origin (docs/design.md §8), so another site cannot
 // answer a question in the user's name.
 func (s *Server) requireAuth(next http.Handler) http.Handler {
@@ -77,6 +77,9 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 		p := ""
 		if err == nil {
 			p = s.authenticate(c.Value)
+		}
+		if p == "" {
+			p = s.sessionPrincipal(r)
 		}
 		if p == "" {
 			refuse(w, r, http.StatusUnauthorized, api.ErrorDetail{Code: api.CodeUnauthorized, Message: "authentication required: send Authorization: Bearer <token>, or open the URL the server printed"})

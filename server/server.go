@@ -33,6 +33,10 @@ type Options struct {
 	// person's token authenticates the person, whose id is the principal.
 	// Nil: Tokens only.
 	People *people.Directory
+	// OIDC, when set, signs people into the page through OpenID Connect
+	// (docs/design.md §16): a page opened without a valid sign-in is sent
+	// to the provider. It needs People (with emails).
+	OIDC *OIDC
 	// Web serves the page for every path outside /api. Nil serves 404.
 	Web http.Handler
 	// Heartbeat is the interval of SSE comment lines. Default 15s.
@@ -62,6 +66,7 @@ type Server struct {
 	closeOnce sync.Once
 	routes    []string // patterns of the /api routes
 	loginKey  []byte
+	sso       *sso // nil without Options.OIDC
 }
 
 // New returns a Server.
@@ -69,8 +74,11 @@ func New(opts Options) (*Server, error) {
 	if opts.Runner == nil {
 		return nil, errors.New("server: Options.Runner is required")
 	}
-	if len(opts.Tokens) == 0 && len(opts.People.Tokens()) == 0 {
-		return nil, errors.New("server: at least one token is required")
+	if len(opts.Tokens) == 0 && len(opts.People.Tokens()) == 0 && opts.OIDC == nil {
+		return nil, errors.New("server: at least one token (or single sign-on) is required")
+	}
+	if opts.OIDC != nil && opts.People.Len() == 0 {
+		return nil, errors.New("server: single sign-on (Options.OIDC) needs Options.People")
 	}
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = 15 * time.Second
@@ -114,12 +122,20 @@ func New(opts Options) (*Server, error) {
 		s.mux.Handle("GET /metrics", opts.Metrics.Handler())
 	}
 	s.mux.HandleFunc("POST /login", s.handleLogin)
+	if opts.OIDC != nil {
+		s.sso = newSSO(*opts.OIDC, opts.allTokens())
+		s.mux.HandleFunc("GET /auth/login", s.handleSSOLogin)
+		s.mux.HandleFunc("GET /auth/callback", s.handleSSOCallback)
+	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if !pageRoute(r.URL.Path) {
 			notFound(w, r)
 			return
 		}
 		if r.URL.Path == "/" && s.tokenLogin(w, r) {
+			return
+		}
+		if s.ssoRedirect(w, r) {
 			return
 		}
 		if s.opts.Web == nil {

@@ -250,7 +250,12 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(server.Options{Runner: runner, Tokens: tokens, People: dir, Web: web.Handler(), Heartbeat: cfg.heartbeat, AskTools: askTools, Logger: log,
+	var sso *server.OIDC
+	if file != nil && file.Auth.OIDC != nil {
+		o := file.Auth.OIDC
+		sso = &server.OIDC{Issuer: o.Issuer, ClientID: o.ClientID, ClientSecret: o.ClientSecret, Claim: o.Claim}
+	}
+	srv, err := server.New(server.Options{Runner: runner, Tokens: tokens, People: dir, OIDC: sso, Web: web.Handler(), Heartbeat: cfg.heartbeat, AskTools: askTools, Logger: log,
 		Metrics: obs.metrics, ReadyChecks: mcpReadyChecks(mcps)})
 	if err != nil {
 		return err

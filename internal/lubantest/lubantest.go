@@ -70,6 +70,8 @@ type Options struct {
 	// People is server.Options.People (docs/design.md §16); nil: Tokens
 	// only.
 	People *people.Directory
+	// OIDC is server.Options.OIDC (single sign-on); nil: none.
+	OIDC *server.OIDC
 }
 
 // Server is a running luban on loopback.
@@ -133,7 +135,7 @@ func Start(t testing.TB, o Options) *Server {
 		LeaseDuration: o.Lease, Logger: log, Now: o.Now, Agents: append([]*agent.Agent{{Name: o.AgentName, Provider: o.Provider, Tools: allow, Approval: o.Approval}}, o.MoreAgents...)})
 	require.NoError(t, err)
 	srv, err := server.New(server.Options{Runner: runner, Tokens: o.Tokens, Heartbeat: o.Heartbeat, AskTools: o.AskTools, Logger: log,
-		Web: o.Web, BodyReadTimeout: o.BodyReadTimeout, People: o.People})
+		Web: o.Web, BodyReadTimeout: o.BodyReadTimeout, People: o.People, OIDC: o.OIDC})
 	require.NoError(t, err)
 	hs := httptest.NewUnstartedServer(srv)
 	hs.Config.RegisterOnShutdown(srv.Close)
