@@ -138,7 +138,7 @@ func (r *Runner) interaction(ctx context.Context, owner, requestID string) (*sto
 // /api/chat/continue, docs/design.md §A.2).
 type ContinueParams struct {
 	Owner, SessionID, RequestID string
-	Answer                      askuser.Answer
+	Answer                      api.Answer
 	// Approval is the answer when the request is an approval (docs/design.md §10):
 	// decision, arguments, message, remember; Answer.Cancelled or
 	// Approval.Cancelled cancels.
@@ -152,7 +152,7 @@ type ContinueParams struct {
 // ContinueResult is the receipt; AfterSeq is the sequence number just before
 // the user_input_resolved event, for streaming the continuation.
 type ContinueResult struct {
-	Receipt  *askuser.Receipt
+	Receipt  *api.Receipt
 	RunID    string
 	AfterSeq int64
 }
@@ -187,7 +187,7 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		r.audit(ctx, r.st, it, "rejected", "session_mismatch", nil)
 		return nil, ErrInteractionNotFound
 	}
-	if it.Status == string(askuser.StatusExpired) {
+	if it.Status == string(api.StatusExpired) {
 		// Past expiresAt is 410 whether or not the sweeper got there first.
 		r.audit(ctx, r.st, it, "rejected", "expired", nil)
 		return nil, &InteractionExpiredError{Receipt: receiptOf(it)}
@@ -196,12 +196,12 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		r.audit(ctx, r.st, it, "rejected", "not_resumable", nil)
 		return nil, &NotResumableError{Receipt: receiptOf(it)}
 	}
-	if it.Status != string(askuser.StatusPending) {
+	if it.Status != string(api.StatusPending) {
 		r.audit(ctx, r.st, it, "rejected", "duplicate", nil)
 		return nil, &AlreadyResolvedError{Receipt: receiptOf(it)}
 	}
 	if !r.now().Before(it.ExpiresAt) {
-		rc, _, err := r.resolve(ctx, it, askuser.StatusExpired, askuser.Answer{}, nil)
+		rc, _, err := r.resolve(ctx, it, api.StatusExpired, api.Answer{}, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -212,11 +212,11 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 			if it, err = r.st.InteractionGet(ctx, it.ID); err != nil {
 				return nil, err
 			}
-			if it.Status != string(askuser.StatusPending) && it.Status != string(askuser.StatusExpired) {
+			if it.Status != string(api.StatusPending) && it.Status != string(api.StatusExpired) {
 				r.audit(ctx, r.st, it, "rejected", "duplicate", nil)
 				return nil, &AlreadyResolvedError{Receipt: receiptOf(it)}
 			}
-			if it.Status == string(askuser.StatusExpired) {
+			if it.Status == string(api.StatusExpired) {
 				rc = receiptOf(it)
 			}
 		}
@@ -234,16 +234,16 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		return r.continueElicitation(ctx, it, req, p)
 	}
 	ans := p.Answer
-	status := askuser.StatusAnswered
+	status := api.StatusAnswered
 	var appr *approvalAnswer
 	if isApproval(req) {
 		if status, appr, err = r.approvalDecision(ctx, it, req, p); err != nil {
 			return nil, err
 		}
-		ans = askuser.Answer{Selections: []string{}, Cancelled: status == askuser.StatusCancelled}
+		ans = api.Answer{Selections: []string{}, Cancelled: status == api.StatusCancelled}
 	} else if ans.Cancelled {
-		status = askuser.StatusCancelled
-		ans = askuser.Answer{Selections: []string{}, Cancelled: true}
+		status = api.StatusCancelled
+		ans = api.Answer{Selections: []string{}, Cancelled: true}
 	} else {
 		if err := approvalFieldsOnAsk(p.Approval); err != nil {
 			r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
@@ -277,7 +277,7 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		if gerr != nil {
 			return nil, gerr
 		}
-		if cur.Status == string(askuser.StatusPending) || cur.Status == string(askuser.StatusExpired) {
+		if cur.Status == string(api.StatusPending) || cur.Status == string(api.StatusExpired) {
 			return nil, &InteractionExpiredError{Receipt: receiptOf(cur)}
 		}
 		r.audit(ctx, r.st, cur, "rejected", "duplicate", nil)
@@ -298,9 +298,9 @@ func (r *Runner) notResumable(ctx context.Context, it *store.Interaction) error 
 		return err
 	}
 	switch cur.Status {
-	case string(askuser.StatusPending):
+	case string(api.StatusPending):
 		return ErrNotResumable
-	case string(askuser.StatusExpired):
+	case string(api.StatusExpired):
 		r.audit(ctx, r.st, cur, "rejected", "expired", nil)
 		return &InteractionExpiredError{Receipt: receiptOf(cur)}
 	}
@@ -343,7 +343,7 @@ func (r *Runner) Cancel(ctx context.Context, p CancelParams) (string, error) {
 		// without closing it (rows written before runs closed their
 		// questions) is closed here.
 		if it, err := r.st.InteractionGetPending(ctx, p.SessionID); err == nil {
-			if _, _, err := r.resolve(ctx, it, askuser.StatusCancelled, askuser.Answer{Selections: []string{}, Cancelled: true}, nil); err != nil {
+			if _, _, err := r.resolve(ctx, it, api.StatusCancelled, api.Answer{Selections: []string{}, Cancelled: true}, nil); err != nil {
 				return "", err
 			}
 		}
@@ -403,28 +403,24 @@ func (r *Runner) storeStopped(ctx context.Context, tx store.Tx, run *store.Run, 
 			Content: text, Metadata: mustJSON(messageMetadata{Stopped: true}), Now: r.now()}); err != nil {
 			return err
 		}
-		if _, err := r.emitContent(ctx, tx, run.SessionID, EventMessage, lt.msgID, MessageEvent{MessageID: lt.msgID, Role: "assistant", Stopped: true}); err != nil {
+		if _, err := r.emitContent(ctx, tx, run.SessionID, api.EventMessage, lt.msgID, api.MessageEvent{MessageID: lt.msgID, Role: "assistant", Stopped: true}); err != nil {
 			return err
 		}
 	}
 	if span := lt.seqs.span(); span[0] > 0 {
 		_, err := tx.EventDelete(ctx, &store.EventDeleteParams{SessionID: run.SessionID, FromSeq: span[0], ToSeq: span[1],
-			Names: []string{EventMessageDelta, api.EventReasoningDelta}})
+			Names: []string{api.EventMessageDelta, api.EventReasoningDelta}})
 		return err
 	}
 	return nil
 }
 
-// PendingResult is GET /api/interactions/pending: the pending request (nil
-// when none) and the last receipt (nil when none).
-type PendingResult = api.PendingResponse
-
 // Pending returns what a refreshed page needs to restore its card.
-func (r *Runner) Pending(ctx context.Context, owner, sessionID string) (*PendingResult, error) {
+func (r *Runner) Pending(ctx context.Context, owner, sessionID string) (*api.PendingResponse, error) {
 	if _, err := r.session(ctx, owner, sessionID); err != nil {
 		return nil, err
 	}
-	out := &PendingResult{}
+	out := &api.PendingResponse{}
 	if it, err := r.st.InteractionGetPending(ctx, sessionID); err == nil {
 		if out.Pending, err = r.inputRequest(ctx, it); err != nil {
 			return nil, err
@@ -442,35 +438,32 @@ func (r *Runner) Pending(ctx context.Context, owner, sessionID string) (*Pending
 
 // InputRequest decodes a stored interaction into the InputRequest a client
 // sees, with Resumable computed now.
-func (r *Runner) inputRequest(ctx context.Context, it *store.Interaction) (*askuser.InputRequest, error) {
+func (r *Runner) inputRequest(ctx context.Context, it *store.Interaction) (*api.InputRequest, error) {
 	req, err := decodeRequest(it)
 	if err != nil {
 		return nil, err
 	}
-	req.Resumable = it.Status == string(askuser.StatusPending) && r.resumable(ctx, it)
+	req.Resumable = it.Status == string(api.StatusPending) && r.resumable(ctx, it)
 	if req.Resumable && isElicitation(it) && elicitMetaOf(it).Kind == elicitSession {
 		req.Resumable = r.elicitLive(ctx, it)
 	}
 	return req, nil
 }
 
-// InteractionView is one interaction in a transcript.
-type InteractionView = api.InteractionView
-
-// Interactions lists a session's interactions with their receipts.
-func (r *Runner) Interactions(ctx context.Context, sessionID string) ([]InteractionView, error) {
+// interactions lists a session's interactions with their receipts.
+func (r *Runner) interactions(ctx context.Context, sessionID string) ([]api.InteractionView, error) {
 	its, err := r.st.InteractionList(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]InteractionView, 0, len(its))
+	out := make([]api.InteractionView, 0, len(its))
 	for _, it := range its {
 		req, err := r.inputRequest(ctx, it)
 		if err != nil {
 			return nil, err
 		}
-		v := InteractionView{Request: *req, Status: askuser.Status(it.Status)}
-		if it.Status != string(askuser.StatusPending) {
+		v := api.InteractionView{Request: *req, Status: api.Status(it.Status)}
+		if it.Status != string(api.StatusPending) {
 			v.Receipt = receiptOf(it)
 		}
 		out = append(out, v)
@@ -478,24 +471,24 @@ func (r *Runner) Interactions(ctx context.Context, sessionID string) ([]Interact
 	return out, nil
 }
 
-func decodeRequest(it *store.Interaction) (*askuser.InputRequest, error) {
-	var req askuser.InputRequest
+func decodeRequest(it *store.Interaction) (*api.InputRequest, error) {
+	var req api.InputRequest
 	if err := json.Unmarshal(it.Request, &req); err != nil {
 		return nil, fmt.Errorf("stored request %s: %w", it.ID, err)
 	}
 	return &req, nil
 }
 
-func receiptOf(it *store.Interaction) *askuser.Receipt {
-	if it.Tool == approval.ToolApproval {
+func receiptOf(it *store.Interaction) *api.Receipt {
+	if it.Tool == api.ToolApproval {
 		return approvalReceipt(it)
 	}
 	if isElicitation(it) {
 		return elicitReceipt(it)
 	}
-	rc := &askuser.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: askuser.Status(it.Status), Selections: []string{}, ResolvedAt: it.ResolvedAt}
+	rc := &api.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: api.Status(it.Status), Selections: []string{}, ResolvedAt: it.ResolvedAt}
 	if len(it.Answer) > 0 {
-		var a askuser.Answer
+		var a api.Answer
 		if json.Unmarshal(it.Answer, &a) == nil {
 			if a.Selections != nil {
 				rc.Selections = a.Selections

@@ -32,8 +32,8 @@ type approvalAnswer struct {
 	principal string
 }
 
-func isApproval(req *askuser.InputRequest) bool {
-	return req != nil && req.Tool == approval.ToolApproval
+func isApproval(req *api.InputRequest) bool {
+	return req != nil && req.Tool == api.ToolApproval
 }
 
 // approvalDecision validates the approval part of a continue and returns the
@@ -41,10 +41,10 @@ func isApproval(req *askuser.InputRequest) bool {
 // is ErrPayloadTooLarge; an answer that breaks the request is an
 // *askuser.AnswerError (audited as rejected invalid_answer) and consumes
 // nothing. A cancel is never validated.
-func (r *Runner) approvalDecision(ctx context.Context, it *store.Interaction, req *askuser.InputRequest, p ContinueParams) (askuser.Status, *approvalAnswer, error) {
+func (r *Runner) approvalDecision(ctx context.Context, it *store.Interaction, req *api.InputRequest, p ContinueParams) (api.Status, *approvalAnswer, error) {
 	a := p.Approval
 	if a.Cancelled || p.Answer.Cancelled {
-		return askuser.StatusCancelled, &approvalAnswer{answer: approval.Answer{Cancelled: true}, principal: p.Owner}, nil
+		return api.StatusCancelled, &approvalAnswer{answer: approval.Answer{Cancelled: true}, principal: p.Owner}, nil
 	}
 	if err := askFieldsOnApproval(p.Answer); err != nil {
 		r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
@@ -54,14 +54,14 @@ func (r *Runner) approvalDecision(ctx context.Context, it *store.Interaction, re
 		return "", nil, textTooLong("message", n, approval.MaxMessageLen)
 	}
 	norm, err := approval.ValidateAnswer(&req.Prompt, a)
-	if err == nil && norm.Decision == approval.Edit {
+	if err == nil && norm.Decision == api.DecisionEdit {
 		// Valid under the schema; the tool's own rules (a path inside the
 		// workspace) are checked before the approval resolves, so an edit the
 		// tool would refuse is a 422 that leaves the request pending.
 		if ds := r.tools.CheckArgs(req.ToolName, norm.Arguments); len(ds) > 0 {
-			details := make([]askuser.FieldError, len(ds))
+			details := make([]api.FieldError, len(ds))
 			for i, d := range ds {
-				details[i] = askuser.FieldError{Field: "arguments." + d.Field, Code: d.Code, Params: d.Params, Message: d.Message}
+				details[i] = api.FieldError{Field: "arguments." + d.Field, Code: d.Code, Params: d.Params, Message: d.Message}
 			}
 			err = &askuser.AnswerError{Details: details}
 		}
@@ -70,12 +70,12 @@ func (r *Runner) approvalDecision(ctx context.Context, it *store.Interaction, re
 		r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
 		return "", nil, err
 	}
-	return askuser.StatusAnswered, &approvalAnswer{answer: norm, principal: p.Owner}, nil
+	return api.StatusAnswered, &approvalAnswer{answer: norm, principal: p.Owner}, nil
 }
 
 // joinFieldErrors renders a tool's argument problems for the model:
 // "path: …; content: …".
-func joinFieldErrors(ds []askuser.FieldError) string {
+func joinFieldErrors(ds []api.FieldError) string {
 	parts := make([]string, len(ds))
 	for i, d := range ds {
 		parts[i] = d.Field + ": " + d.Message
@@ -88,17 +88,17 @@ func joinFieldErrors(ds []askuser.FieldError) string {
 // selections, customInput or answers are a 422 invalid_answer naming them,
 // and nothing is consumed. Empty ones (selections: [], customInput: "") are
 // what generic clients send and are allowed.
-func askFieldsOnApproval(a askuser.Answer) error {
+func askFieldsOnApproval(a api.Answer) error {
 	const msg = "an approval is answered with decision (approve, edit or reject), not with a question's fields"
-	var ds []askuser.FieldError
+	var ds []api.FieldError
 	if len(a.Selections) > 0 {
-		ds = append(ds, askuser.FieldError{Field: "selections", Code: api.DetailConflictWithKind, Message: msg})
+		ds = append(ds, api.FieldError{Field: "selections", Code: api.DetailConflictWithKind, Message: msg})
 	}
 	if a.CustomInput != "" {
-		ds = append(ds, askuser.FieldError{Field: "customInput", Code: api.DetailConflictWithKind, Message: msg})
+		ds = append(ds, api.FieldError{Field: "customInput", Code: api.DetailConflictWithKind, Message: msg})
 	}
 	if len(a.Answers) > 0 {
-		ds = append(ds, askuser.FieldError{Field: "answers", Code: api.DetailConflictWithKind, Message: msg})
+		ds = append(ds, api.FieldError{Field: "answers", Code: api.DetailConflictWithKind, Message: msg})
 	}
 	if len(ds) > 0 {
 		return &askuser.AnswerError{Details: ds}
@@ -112,18 +112,18 @@ func askFieldsOnApproval(a askuser.Answer) error {
 // question with nothing.
 func approvalFieldsOnAsk(a approval.Answer) error {
 	const msg = "goes with an approval (tool: approval); this request is a question: answer it with selections, customInput or answers"
-	var ds []askuser.FieldError
+	var ds []api.FieldError
 	if a.Decision != "" {
-		ds = append(ds, askuser.FieldError{Field: "decision", Code: api.DetailConflictWithKind, Message: msg})
+		ds = append(ds, api.FieldError{Field: "decision", Code: api.DetailConflictWithKind, Message: msg})
 	}
 	if t := strings.TrimSpace(string(a.Arguments)); t != "" && t != "null" {
-		ds = append(ds, askuser.FieldError{Field: "arguments", Code: api.DetailConflictWithKind, Message: msg})
+		ds = append(ds, api.FieldError{Field: "arguments", Code: api.DetailConflictWithKind, Message: msg})
 	}
 	if a.Message != "" {
-		ds = append(ds, askuser.FieldError{Field: "message", Code: api.DetailConflictWithKind, Message: msg})
+		ds = append(ds, api.FieldError{Field: "message", Code: api.DetailConflictWithKind, Message: msg})
 	}
 	if a.Remember != "" {
-		ds = append(ds, askuser.FieldError{Field: "remember", Code: api.DetailConflictWithKind, Message: msg})
+		ds = append(ds, api.FieldError{Field: "remember", Code: api.DetailConflictWithKind, Message: msg})
 	}
 	if len(ds) > 0 {
 		return &askuser.AnswerError{Details: ds}
@@ -135,19 +135,19 @@ func approvalFieldsOnAsk(a approval.Answer) error {
 // stored (its receipt is read from it), the ToolResult written with it (nil
 // for approve and edit: the tool runs in the run's next step) and the audit
 // summary. a is nil for an expiry.
-func approvalOutcome(req *askuser.InputRequest, status askuser.Status, a *approvalAnswer) (ans approval.Answer, res *askuser.ToolResult, summary approval.AuditSummary) {
+func approvalOutcome(req *api.InputRequest, status api.Status, a *approvalAnswer) (ans approval.Answer, res *api.ToolResult, summary approval.AuditSummary) {
 	principal := ""
 	if a != nil {
 		ans, principal = a.answer, a.principal
 	}
-	if status != askuser.StatusAnswered {
-		ans = approval.Answer{Cancelled: status == askuser.StatusCancelled}
+	if status != api.StatusAnswered {
+		ans = approval.Answer{Cancelled: status == api.StatusCancelled}
 	}
 	switch {
-	case status != askuser.StatusAnswered:
+	case status != api.StatusAnswered:
 		x := closedResult(&req.Prompt, status)
 		res = &x
-	case ans.Decision == approval.Reject:
+	case ans.Decision == api.DecisionReject:
 		x := approval.RejectedResult(&req.Prompt, ans.Message)
 		res = &x
 	}
@@ -156,16 +156,16 @@ func approvalOutcome(req *askuser.InputRequest, status askuser.Status, a *approv
 
 // approvalReceipt is the receipt of a resolved approval, read back from the
 // interaction's stored answer.
-func approvalReceipt(it *store.Interaction) *askuser.Receipt {
+func approvalReceipt(it *store.Interaction) *api.Receipt {
 	var a approval.Answer
 	_ = json.Unmarshal(it.Answer, &a)
-	rc := approval.NewReceipt(it.ID, it.ToolCallID, askuser.Status(it.Status), a, it.ResolvedAt)
+	rc := approval.NewReceipt(it.ID, it.ToolCallID, api.Status(it.Status), a, it.ResolvedAt)
 	return &rc
 }
 
 // resultName is the tool name of the ToolResult that resolving it writes:
 // the approved tool's for an approval, the ask tool's otherwise.
-func resultName(it *store.Interaction, req *askuser.InputRequest) string {
+func resultName(it *store.Interaction, req *api.InputRequest) string {
 	if isApproval(req) && req.ToolName != "" {
 		return req.ToolName
 	}
@@ -204,15 +204,15 @@ func (r *Runner) loadApprovals(ctx context.Context, sessionID string) (*approval
 	}
 	v := &approvalView{byCall: map[string]*store.Interaction{}, remembered: map[string]bool{}}
 	for _, it := range its {
-		if it.Tool != approval.ToolApproval {
+		if it.Tool != api.ToolApproval {
 			continue
 		}
 		v.byCall[it.ToolCallID] = it
-		if it.Status != string(askuser.StatusAnswered) {
+		if it.Status != string(api.StatusAnswered) {
 			continue
 		}
 		var a approval.Answer
-		if json.Unmarshal(it.Answer, &a) != nil || a.Remember != approval.RememberSession || a.Decision == approval.Reject {
+		if json.Unmarshal(it.Answer, &a) != nil || a.Remember != api.RememberSession || a.Decision == api.DecisionReject {
 			continue
 		}
 		if req, err := decodeRequest(it); err == nil && req.ToolName != "" {
@@ -226,7 +226,7 @@ func (r *Runner) loadApprovals(ctx context.Context, sessionID string) (*approval
 // (Edited holds the arguments they gave, nil for approve) or by an earlier
 // remember: "session" (Remembered).
 type approvedCall struct {
-	prompt     *askuser.Prompt
+	prompt     *api.Prompt
 	edited     json.RawMessage
 	remembered bool
 }
@@ -238,7 +238,7 @@ type approvedCall struct {
 func decideApproval(in decideInput, parent string, pc pendingCall) action {
 	c := pc.call
 	errResult := func(msg string) action {
-		return action{kind: actResult, parent: parent, call: pc, result: askuser.ToolResult{Content: msg, IsError: true}}
+		return action{kind: actResult, parent: parent, call: pc, result: api.ToolResult{Content: msg, IsError: true}}
 	}
 	var v approvalView
 	if in.approvals != nil {
@@ -249,21 +249,21 @@ func decideApproval(in decideInput, parent string, pc pendingCall) action {
 		if err != nil {
 			return errResult("not run: the approval request cannot be read: " + err.Error())
 		}
-		switch askuser.Status(it.Status) {
-		case askuser.StatusPending:
+		switch api.Status(it.Status) {
+		case api.StatusPending:
 			return action{kind: actAsk, parent: parent, call: pc, prompt: &req.Prompt}
-		case askuser.StatusAnswered:
+		case api.StatusAnswered:
 		default:
-			return action{kind: actResult, parent: parent, call: pc, result: closedResult(&req.Prompt, askuser.Status(it.Status))}
+			return action{kind: actResult, parent: parent, call: pc, result: closedResult(&req.Prompt, api.Status(it.Status))}
 		}
 		var a approval.Answer
 		if err := json.Unmarshal(it.Answer, &a); err != nil {
 			return errResult("not run: the approval cannot be read: " + err.Error())
 		}
 		switch a.Decision {
-		case approval.Approve:
+		case api.DecisionApprove:
 			return action{kind: actTool, parent: parent, call: pc, approved: &approvedCall{prompt: &req.Prompt}}
-		case approval.Edit:
+		case api.DecisionEdit:
 			edited := pc
 			edited.call.Arguments = string(a.Arguments)
 			return action{kind: actTool, parent: parent, call: edited, approved: &approvedCall{prompt: &req.Prompt, edited: a.Arguments}}
@@ -300,7 +300,7 @@ func decideApproval(in decideInput, parent string, pc pendingCall) action {
 // what the user changed (approval.EditedResult). A call of a tool that is
 // not idempotent which a crash interrupted is not run again: its result
 // says so and that it may or may not have taken effect (docs/design.md §10).
-func (r *Runner) runApproved(ctx context.Context, run *store.Run, act action) (askuser.ToolResult, error) {
+func (r *Runner) runApproved(ctx context.Context, run *store.Run, act action) (api.ToolResult, error) {
 	c := act.call.call
 	if act.approved.remembered {
 		r.trace(ctx, r.st, run, "approval", map[string]any{"toolCallId": c.ID, "name": c.Name, "action": "remembered"})

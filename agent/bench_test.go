@@ -33,7 +33,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/agent"
-	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/postgres"
@@ -61,7 +61,7 @@ func zeroModel() model.Provider {
 			return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: "好的，先分析。"}, FinishReason: "stop"}, nil
 		}
 		return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: "我需要问一下。",
-			ToolCalls: []model.ToolCall{{ID: agent.NewID("call"), Name: askuser.ToolAskUser, Arguments: benchAsk}}}, FinishReason: "tool_calls"}, nil
+			ToolCalls: []model.ToolCall{{ID: agent.NewID("call"), Name: api.ToolAskUser, Arguments: benchAsk}}}, FinishReason: "tool_calls"}, nil
 	}}
 }
 
@@ -88,7 +88,7 @@ func setupBenchPostgres(tb testing.TB) *benchBundle {
 
 func setupBenchOn(tb testing.TB, st store.Store) *benchBundle {
 	r, err := agent.New(agent.Options{Store: st, Tools: tool.NewRegistry(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Agents: []*agent.Agent{{Provider: zeroModel(), Tools: tool.Allowlist{askuser.ToolAskUser}}}})
+		Agents: []*agent.Agent{{Provider: zeroModel(), Tools: tool.Allowlist{api.ToolAskUser}}}})
 	require.NoError(tb, err)
 	tb.Cleanup(func() {
 		r.Shutdown()
@@ -140,7 +140,7 @@ func (bb *benchBundle) cycle(ctx context.Context) error {
 		return err
 	}
 	if _, err := bb.runner.Continue(ctx, agent.ContinueParams{Owner: "bench", SessionID: res.SessionID, RequestID: it.ID,
-		Answer: askuser.Answer{Selections: []string{"safe"}}}); err != nil {
+		Answer: api.Answer{Selections: []string{"safe"}}}); err != nil {
 		return err
 	}
 	return waitFor(ctx, bb.st, res.SessionID, func() (bool, error) {
@@ -310,7 +310,7 @@ func TestCycle(t *testing.T) {
 	run, err := bb.st.RunGet(ctx, res.RunID)
 	require.NoError(t, err)
 	require.Equal(t, store.RunWaitingInput, run.Status)
-	_, err = bb.runner.Continue(ctx, agent.ContinueParams{Owner: "bench", SessionID: res.SessionID, RequestID: it.ID, Answer: askuser.Answer{Selections: []string{"safe"}}})
+	_, err = bb.runner.Continue(ctx, agent.ContinueParams{Owner: "bench", SessionID: res.SessionID, RequestID: it.ID, Answer: api.Answer{Selections: []string{"safe"}}})
 	require.NoError(t, err)
 	require.NoError(t, waitFor(ctx, bb.st, res.SessionID, func() (bool, error) {
 		run, err := bb.st.RunGet(ctx, res.RunID)

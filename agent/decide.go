@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
@@ -18,7 +19,7 @@ import (
 type state struct {
 	run     *store.Run
 	msgs    []*store.Message // nil: not loaded yet
-	prompts map[string]*askuser.Prompt
+	prompts map[string]*api.Prompt
 }
 
 // actionKind names what the next step of a run does (docs/design.md §4).
@@ -46,9 +47,9 @@ type action struct {
 	code, message string // actFail
 	parent        string // the assistant message holding call
 	call          pendingCall
-	result        askuser.ToolResult // actResult
-	prompt        *askuser.Prompt    // actAsk
-	approved      *approvedCall      // actTool of a call that needed approval
+	result        api.ToolResult // actResult
+	prompt        *api.Prompt    // actAsk
+	approved      *approvedCall  // actTool of a call that needed approval
 }
 
 // decideInput is everything decide looks at.
@@ -62,7 +63,7 @@ type decideInput struct {
 	spec func(name string) model.ToolSpec
 	// check is a registered tool's own argument check (tool.ArgsChecker),
 	// asked before a call is put in front of a person; nil checks nothing.
-	check func(name string, args json.RawMessage) []askuser.FieldError
+	check func(name string, args json.RawMessage) []api.FieldError
 	// approvals are the session's approvals (docs/design.md §10); nil when no
 	// missing call needs one.
 	approvals *approvalView
@@ -94,16 +95,16 @@ func decide(in decideInput) action {
 			switch {
 			case !in.registered(c.Name) || !a.Tools.Allows(c.Name):
 				return action{kind: actResult, parent: last.ID, call: pc,
-					result: askuser.ToolResult{Content: fmt.Sprintf("unknown tool %q: this agent has no such tool", c.Name), IsError: true}}
+					result: api.ToolResult{Content: fmt.Sprintf("unknown tool %q: this agent has no such tool", c.Name), IsError: true}}
 			case truncatedCall(c):
 				why, _ := truncatedArguments(c.Arguments)
 				return action{kind: actResult, parent: last.ID, call: pc,
-					result: askuser.ToolResult{Content: "invalid arguments for " + c.Name + ": " + why, IsError: true}}
+					result: api.ToolResult{Content: "invalid arguments for " + c.Name + ": " + why, IsError: true}}
 			case askuser.IsAskTool(c.Name):
 				p, err := promptOf(in.state, c)
 				if err != nil {
 					return action{kind: actResult, parent: last.ID, call: pc,
-						result: askuser.ToolResult{Content: "invalid arguments for " + c.Name + ": " + err.Error(), IsError: true}}
+						result: api.ToolResult{Content: "invalid arguments for " + c.Name + ": " + err.Error(), IsError: true}}
 				}
 				if ask == nil {
 					ask = &action{kind: actAsk, parent: last.ID, call: pc, prompt: p}
@@ -133,7 +134,7 @@ func decide(in decideInput) action {
 
 // promptOf is the prompt of ask call c: the one the model turn parsed, or a
 // parse of the stored arguments.
-func promptOf(st *state, c model.ToolCall) (*askuser.Prompt, error) {
+func promptOf(st *state, c model.ToolCall) (*api.Prompt, error) {
 	if p := st.prompts[c.ID]; p != nil {
 		return p, nil
 	}

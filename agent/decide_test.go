@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
@@ -26,7 +27,7 @@ func setupDecide(t *testing.T) *decideBundle {
 	t.Helper()
 	return &decideBundle{
 		run:   &store.Run{ID: "run_1", SessionID: "sess_1", Agent: "default", Status: store.RunRunning, LeaseOwner: "inst_a"},
-		agent: &Agent{Name: "default", MaxSteps: 5, Tools: tool.Allowlist{askuser.ToolAskUser, "echo"}},
+		agent: &Agent{Name: "default", MaxSteps: 5, Tools: tool.Allowlist{api.ToolAskUser, "echo"}},
 	}
 }
 
@@ -89,12 +90,12 @@ func TestDecideToolCallsInOrder(t *testing.T) {
 	huge := boundArguments(strings.Repeat("x", 10_000), errString("not JSON"))
 	calls := []model.ToolCall{
 		{ID: "c0", Name: "echo", Arguments: `{}`},
-		{ID: "c1", Name: askuser.ToolAskUser, Arguments: decideAsk},
+		{ID: "c1", Name: api.ToolAskUser, Arguments: decideAsk},
 		{ID: "c2", Name: "nope", Arguments: `{}`},
-		{ID: "c3", Name: askuser.ToolAskUser, Arguments: `{"title":""}`},
+		{ID: "c3", Name: api.ToolAskUser, Arguments: `{"title":""}`},
 		{ID: "c4", Name: "echo", Arguments: huge},
 		{ID: "c5", Name: "echo", Arguments: `{}`},
-		{ID: "c6", Name: askuser.ToolAskUser, Arguments: decideAsk},
+		{ID: "c6", Name: api.ToolAskUser, Arguments: decideAsk},
 	}
 	want := []struct {
 		kind actionKind
@@ -134,9 +135,9 @@ func TestDecideToolCallsInOrder(t *testing.T) {
 func TestDecideUsesParsedPrompt(t *testing.T) {
 	t.Parallel()
 	b := setupDecide(t)
-	b.turn(t, []model.ToolCall{{ID: "c1", Name: askuser.ToolAskUser, Arguments: decideAsk}})
-	parsed := &askuser.Prompt{Title: "parsed"}
-	a := decide(decideInput{state: &state{run: b.run, msgs: b.msgs, prompts: map[string]*askuser.Prompt{"c1": parsed}}, instance: "inst_a", agent: b.agent,
+	b.turn(t, []model.ToolCall{{ID: "c1", Name: api.ToolAskUser, Arguments: decideAsk}})
+	parsed := &api.Prompt{Title: "parsed"}
+	a := decide(decideInput{state: &state{run: b.run, msgs: b.msgs, prompts: map[string]*api.Prompt{"c1": parsed}}, instance: "inst_a", agent: b.agent,
 		registered: func(string) bool { return true }})
 	require.Equal(t, actAsk, a.kind)
 	require.Same(t, parsed, a.prompt)

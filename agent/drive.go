@@ -16,16 +16,16 @@ import (
 	"github.com/lubanhq/luban/tool"
 )
 
-// Drive makes this process drive run id until it pauses or ends, in a
+// driveRun makes this process drive run id until it pauses or ends, in a
 // goroutine of its own; it returns at once. It does nothing when another
 // process holds the run's lease. When the run is already driven here, its
 // driver looks at it once more before it lets go, so a run resumed while its
 // driver was finishing (an answer right after the pause) is not left waiting
 // for a lease to expire. During Shutdown it only releases the run's lease,
 // so that the next process continues it at once.
-func (r *Runner) Drive(id string) { r.driveFrom(id, nil) }
+func (r *Runner) driveRun(id string) { r.driveFrom(id, nil) }
 
-// driveFrom is Drive, whose first step starts from st (nil: it reads the
+// driveFrom is driveRun, whose first step starts from st (nil: it reads the
 // run's rows) when this call starts the driver: the rows a transition of
 // this process just committed. Every write of a step is conditional on the
 // run still running under this process's lease, so a row that went stale
@@ -183,7 +183,7 @@ func (r *Runner) fail(ctx context.Context, id, code, msg string) {
 		return
 	}
 	err = r.st.InTx(ctx, func(tx store.Tx) error {
-		_, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunRunning}, store.RunFailed, &ErrorEvent{Code: code, Message: msg}, nil)
+		_, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunRunning}, store.RunFailed, &api.ErrorEvent{Code: code, Message: msg}, nil)
 		return err
 	})
 	if err != nil {
@@ -244,7 +244,7 @@ func (r *Runner) step(ctx context.Context, id string, st *state) (*state, bool, 
 
 // toolStep runs the tool of act and records its result.
 func (r *Runner) toolStep(ctx context.Context, st *state, act action) (*state, bool, error) {
-	var res askuser.ToolResult
+	var res api.ToolResult
 	var err error
 	if act.approved != nil {
 		res, err = r.runApproved(ctx, st.run, act)
@@ -301,7 +301,7 @@ func (r *Runner) spec(name string) model.ToolSpec {
 
 // applyResult records a ToolResult. The result of a tool that ran is
 // committed even when a shutdown began meanwhile: it is the checkpoint.
-func (r *Runner) applyResult(ctx context.Context, st *state, act action, res askuser.ToolResult) (*state, bool, error) {
+func (r *Runner) applyResult(ctx context.Context, st *state, act action, res api.ToolResult) (*state, bool, error) {
 	next, err := r.recordToolResult(context.WithoutCancel(ctx), st, act.parent, act.call, res)
 	if errors.Is(err, errLeaseLost) || errors.Is(err, store.ErrDuplicate) {
 		return nil, true, nil
@@ -324,14 +324,14 @@ func errLost(err error) error {
 // runTool executes a non-ask tool. A tool that a crash interrupted before
 // (a tool_started trace without a result) is not run again when it is not
 // idempotent: its result says it was interrupted.
-func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idempotent bool, c model.ToolCall) (askuser.ToolResult, error) {
+func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idempotent bool, c model.ToolCall) (api.ToolResult, error) {
 	_, remote := t.(tool.Remote)
 	if remote {
-		var res *askuser.ToolResult
+		var res *api.ToolResult
 		var err error
 		if ctx, res, err = r.prepareRemote(ctx, run, c); err != nil || res != nil {
 			if res == nil {
-				return askuser.ToolResult{}, err
+				return api.ToolResult{}, err
 			}
 			return *res, nil
 		}
@@ -345,7 +345,7 @@ func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idemp
 	if !idempotent {
 		entries, err := r.st.TraceList(ctx, run.SessionID)
 		if err != nil {
-			return askuser.ToolResult{}, err
+			return api.ToolResult{}, err
 		}
 		for _, e := range entries {
 			if e.Kind != "tool_started" {
@@ -355,7 +355,7 @@ func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idemp
 				ToolCallID string `json:"toolCallId"`
 			}
 			if json.Unmarshal(e.Data, &d) == nil && d.ToolCallID == c.ID {
-				return askuser.ToolResult{Content: interruptedToolMessage, IsError: true}, nil
+				return api.ToolResult{Content: interruptedToolMessage, IsError: true}, nil
 			}
 		}
 	}
@@ -375,25 +375,25 @@ func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idemp
 			Data: mustJSON(map[string]any{"toolCallId": c.ID, "name": c.Name}), Now: now})
 	})
 	if err != nil {
-		return askuser.ToolResult{}, err
+		return api.ToolResult{}, err
 	}
 	r.fault("tool_running")
 	res, err := t.Call(tool.WithCall(ctx, r.callIdentity(ctx, run, c)), json.RawMessage(c.Arguments))
+	if in := (*tool.InputRequired)(nil); remote && errors.As(err, &in) {
+		return r.inputRequired(ctx, run, c, in)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return askuser.ToolResult{}, ctx.Err()
+			return api.ToolResult{}, ctx.Err()
 		}
-		return askuser.ToolResult{Content: "tool error: " + err.Error(), IsError: true}, nil
+		return api.ToolResult{Content: "tool error: " + err.Error(), IsError: true}, nil
 	}
-	if res.Input != nil && remote {
-		return r.inputRequired(ctx, run, c, res.Input)
-	}
-	return askuser.ToolResult{Content: res.Content, IsError: res.IsError, Metadata: res.Metadata}, nil
+	return res, nil
 }
 
 // ask puts a validated question in front of a person (the pause transition).
 // src, when not nil, is stored in the request (a question an MCP host asked).
-func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *askuser.Prompt, src *api.InputSource) error {
+func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *api.Prompt, src *api.InputSource) error {
 	in, err := r.question(run, c, p, src)
 	if err != nil {
 		return err
@@ -409,9 +409,9 @@ func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *a
 }
 
 // question is the interaction that asks p (call c of run) of a person.
-func (r *Runner) question(run *store.Run, c model.ToolCall, p *askuser.Prompt, src *api.InputSource) (interaction, error) {
+func (r *Runner) question(run *store.Run, c model.ToolCall, p *api.Prompt, src *api.InputSource) (interaction, error) {
 	now := r.now()
-	req := askuser.InputRequest{ID: NewID("ask"), ToolCallID: c.ID, SessionID: run.SessionID, RunID: run.ID, Prompt: *p,
+	req := api.InputRequest{ID: NewID("ask"), ToolCallID: c.ID, SessionID: run.SessionID, RunID: run.ID, Prompt: *p,
 		CreatedAt: now, ExpiresAt: now.Add(r.opts.InteractionTTL).Truncate(time.Second), Source: src}
 	// The request is stored as the user_input_required event shows it
 	// (resumable: readers recompute that flag), so that the event can
@@ -460,13 +460,13 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 	if err != nil {
 		return nil, true, err
 	}
-	req := &model.Request{Messages: BuildMessages(agent.System, msgs), Tools: specs}
+	req := &model.Request{Messages: buildMessages(agent.System, msgs), Tools: specs}
 	msgID := NewID("msg")
 	var seqs streamedSeqs
 	var stopReasoning func()
 	req.OnReasoning, stopReasoning = r.reasoningStream(ctx, run.SessionID, msgID, &seqs)
 	deltas := newDeltaBatcher(func(text string) {
-		ev, err := r.emit(ctx, r.st, run.SessionID, EventMessageDelta, MessageDeltaEvent{MessageID: msgID, Delta: text})
+		ev, err := r.emit(ctx, r.st, run.SessionID, api.EventMessageDelta, api.MessageDeltaEvent{MessageID: msgID, Delta: text})
 		if err != nil && ctx.Err() == nil {
 			r.log.Error("emit delta", "err", err)
 		}
@@ -515,12 +515,12 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 		t.traces[i] = toolCallTrace(c)
 		var perr error
 		if askuser.IsAskTool(c.Name) {
-			var p *askuser.Prompt
+			var p *api.Prompt
 			if p, perr = askuser.ParseArgs(c.Name, c.Arguments); perr != nil {
 				t.streak = run.InvalidStreak + 1
 			} else {
 				if t.prompts == nil {
-					t.prompts = map[string]*askuser.Prompt{}
+					t.prompts = map[string]*api.Prompt{}
 				}
 				t.prompts[c.ID] = p
 			}
@@ -602,12 +602,12 @@ func uniqueCallIDs(calls []model.ToolCall, msgs []*store.Message) []model.ToolCa
 	return out
 }
 
-// BuildMessages turns stored messages into the model's conversation: the
+// buildMessages turns stored messages into the model's conversation: the
 // system prompt, then every message in order, each assistant message followed
 // by the ToolResults of its calls in call order (whatever order they were
 // produced in). The result depends only on the stored rows, so a request
 // made after a restart is the request a process that never stopped makes.
-func BuildMessages(system string, msgs []*store.Message) []model.Message {
+func buildMessages(system string, msgs []*store.Message) []model.Message {
 	out := make([]model.Message, 0, len(msgs)+1)
 	if system != "" {
 		out = append(out, model.Message{Role: model.RoleSystem, Content: system})
@@ -623,7 +623,7 @@ func BuildMessages(system string, msgs []*store.Message) []model.Message {
 		case "user":
 			out = append(out, model.Message{Role: model.RoleUser, Content: m.Content})
 		case "assistant":
-			am := model.Message{Role: model.RoleAssistant, Content: m.Content, Reasoning: MessageReasoning(m)}
+			am := model.Message{Role: model.RoleAssistant, Content: m.Content, Reasoning: messageReasoning(m)}
 			if len(m.ToolCalls) > 0 {
 				_ = json.Unmarshal(m.ToolCalls, &am.ToolCalls)
 			}

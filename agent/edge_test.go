@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/agent"
-	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/tool"
@@ -69,7 +69,7 @@ func TestDuplicateAroundExpiryIsAlreadyResolved(t *testing.T) {
 			clock.Store(&start)
 			r, err := agent.New(agent.Options{Store: st, Tools: tool.NewRegistry(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 				InteractionTTL: time.Hour, Now: func() time.Time { return *clock.Load() },
-				Agents: []*agent.Agent{{Provider: scriptModel([]model.ToolCall{{Name: askuser.ToolAskUser, Arguments: raceAsk}}), Tools: tool.Allowlist{askuser.ToolAskUser}}}})
+				Agents: []*agent.Agent{{Provider: scriptModel([]model.ToolCall{{Name: api.ToolAskUser, Arguments: raceAsk}}), Tools: tool.Allowlist{api.ToolAskUser}}}})
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			t.Cleanup(func() { cancel(); r.Shutdown(); raw.Close() })
@@ -82,16 +82,16 @@ func TestDuplicateAroundExpiryIsAlreadyResolved(t *testing.T) {
 			var first error
 			st.mu.Lock()
 			st.onGet = func() {
-				_, first = r.Continue(ctx, agent.ContinueParams{Owner: "alice", SessionID: res.SessionID, RequestID: it.ID, Answer: askuser.Answer{Selections: []string{"a"}}})
+				_, first = r.Continue(ctx, agent.ContinueParams{Owner: "alice", SessionID: res.SessionID, RequestID: it.ID, Answer: api.Answer{Selections: []string{"a"}}})
 				late := it.ExpiresAt.Add(time.Second)
 				clock.Store(&late)
 			}
 			st.mu.Unlock()
-			_, err = r.Continue(ctx, agent.ContinueParams{Owner: "alice", SessionID: res.SessionID, RequestID: it.ID, Answer: askuser.Answer{Selections: []string{"b"}}})
+			_, err = r.Continue(ctx, agent.ContinueParams{Owner: "alice", SessionID: res.SessionID, RequestID: it.ID, Answer: api.Answer{Selections: []string{"b"}}})
 			require.NoError(t, first)
 			var already *agent.AlreadyResolvedError
 			require.ErrorAs(t, err, &already)
-			require.Equal(t, askuser.StatusAnswered, already.Receipt.Status)
+			require.Equal(t, api.StatusAnswered, already.Receipt.Status)
 			require.Equal(t, []string{"a"}, already.Receipt.Selections)
 		})
 	}
@@ -113,7 +113,7 @@ func TestHugeRejectedArgumentsAreBounded(t *testing.T) {
 			return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: "ok"}, FinishReason: "stop"}, nil
 		}
 		return &model.Response{Message: model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{
-			{ID: "call_ask", Name: askuser.ToolAskUser, Arguments: huge},
+			{ID: "call_ask", Name: api.ToolAskUser, Arguments: huge},
 			{ID: "call_slow", Name: "slow", Arguments: huge},
 		}}, FinishReason: "tool_calls"}, nil
 	}}

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
@@ -62,7 +61,7 @@ type elicitMeta struct {
 
 // storedElicitation is the request column of an elicitation.
 type storedElicitation struct {
-	askuser.InputRequest
+	api.InputRequest
 	Elicit *elicitMeta `json:"elicit,omitempty"`
 }
 
@@ -162,7 +161,7 @@ func (e *elicitor) Elicit(ctx context.Context, el tool.Elicitation) (tool.Elicit
 		}
 		ev := *req
 		ev.Resumable = true
-		if _, err := r.emit(ctx, tx, run.SessionID, EventUserInputRequired, ev); err != nil {
+		if _, err := r.emit(ctx, tx, run.SessionID, api.EventUserInputRequired, ev); err != nil {
 			return err
 		}
 		r.audit(ctx, tx, it, "requested", "", elicitSummary(p, meta, nil))
@@ -192,10 +191,10 @@ func (r *Runner) awaitElicitation(ctx context.Context, sessionID, id string, ch 
 			return tool.ElicitAnswer{}, ctx.Err()
 		case <-wake:
 			it, err := r.st.InteractionGet(ctx, id)
-			if err != nil || it.Status == string(askuser.StatusPending) {
+			if err != nil || it.Status == string(api.StatusPending) {
 				continue
 			}
-			if it.Status != string(askuser.StatusAnswered) {
+			if it.Status != string(api.StatusAnswered) {
 				return elicit.Result(elicit.Answer{Cancelled: true}), nil
 			}
 			var a elicit.Answer
@@ -209,9 +208,9 @@ func (r *Runner) awaitElicitation(ctx context.Context, sessionID, id string, ch 
 
 // elicitRequest builds the InputRequest of an elicitation of call c and its
 // stored form (with meta).
-func (r *Runner) elicitRequest(run *store.Run, c model.ToolCall, p *askuser.Prompt, meta *elicitMeta) (*askuser.InputRequest, json.RawMessage, error) {
+func (r *Runner) elicitRequest(run *store.Run, c model.ToolCall, p *api.Prompt, meta *elicitMeta) (*api.InputRequest, json.RawMessage, error) {
 	now := r.now()
-	req := &askuser.InputRequest{ID: NewID("ask"), ToolCallID: c.ID, SessionID: run.SessionID, RunID: run.ID, Prompt: *p,
+	req := &api.InputRequest{ID: NewID("ask"), ToolCallID: c.ID, SessionID: run.SessionID, RunID: run.ID, Prompt: *p,
 		CreatedAt: now, ExpiresAt: now.Add(r.opts.InteractionTTL).Truncate(1e9)}
 	stored, err := json.Marshal(storedElicitation{InputRequest: *req, Elicit: meta})
 	return req, stored, err
@@ -220,7 +219,7 @@ func (r *Runner) elicitRequest(run *store.Run, c model.ToolCall, p *askuser.Prom
 // elicitSummary is the audit summary of an elicitation: its server, mode,
 // kind and field names; with the answer, its action and the names of the
 // fields it filled (never their values).
-func elicitSummary(p *askuser.Prompt, meta *elicitMeta, a *elicit.Answer) map[string]any {
+func elicitSummary(p *api.Prompt, meta *elicitMeta, a *elicit.Answer) map[string]any {
 	names := make([]string, len(p.Fields))
 	for i, f := range p.Fields {
 		names[i] = f.Name
@@ -243,10 +242,10 @@ func elicitSummary(p *askuser.Prompt, meta *elicitMeta, a *elicit.Answer) map[st
 }
 
 // elicitReceipt is the receipt of a resolved elicitation.
-func elicitReceipt(it *store.Interaction) *askuser.Receipt {
-	rc := &askuser.Receipt{RequestID: it.ID, ToolCallID: modelCallID(it.ToolCallID), Status: askuser.Status(it.Status), Selections: []string{}, ResolvedAt: it.ResolvedAt}
+func elicitReceipt(it *store.Interaction) *api.Receipt {
+	rc := &api.Receipt{RequestID: it.ID, ToolCallID: modelCallID(it.ToolCallID), Status: api.Status(it.Status), Selections: []string{}, ResolvedAt: it.ResolvedAt}
 	var a elicit.Answer
-	if it.Status == string(askuser.StatusAnswered) && json.Unmarshal(it.Answer, &a) == nil {
+	if it.Status == string(api.StatusAnswered) && json.Unmarshal(it.Answer, &a) == nil {
 		rc.Decision, rc.Content = a.Decision, a.Content
 	}
 	return rc
@@ -272,7 +271,7 @@ func (r *Runner) elicitLive(ctx context.Context, it *store.Interaction) bool {
 // NotResumableError is ErrNotResumable with the receipt of the request it
 // closed (an MCP server's in-session elicitation orphaned by a restart).
 type NotResumableError struct {
-	Receipt *askuser.Receipt
+	Receipt *api.Receipt
 }
 
 // Error is ErrNotResumable's text.
@@ -286,7 +285,7 @@ func (e *NotResumableError) Unwrap() error { return ErrNotResumable }
 // continueElicitation answers an elicitation (the Continue of a request of
 // tool "elicitation"). The answer is validated first (422 keeps the request
 // pending).
-func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction, req *askuser.InputRequest, p ContinueParams) (*ContinueResult, error) {
+func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction, req *api.InputRequest, p ContinueParams) (*ContinueResult, error) {
 	a := p.Elicitation
 	if p.Answer.Cancelled {
 		a.Cancelled = true
@@ -297,9 +296,9 @@ func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction,
 		return nil, err
 	}
 	meta := elicitMetaOf(it)
-	status := askuser.StatusAnswered
+	status := api.StatusAnswered
 	if norm.Cancelled {
-		status = askuser.StatusCancelled
+		status = api.StatusCancelled
 	}
 	var ch chan elicit.Answer
 	elsewhere := false // another live process holds the call and its session
@@ -318,7 +317,7 @@ func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction,
 		}
 	}
 	now := r.now()
-	var rc *askuser.Receipt
+	var rc *api.Receipt
 	var seq int64
 	err = r.st.InTx(ctx, func(tx store.Tx) error {
 		run, err := tx.RunGet(ctx, it.RunID)
@@ -343,11 +342,11 @@ func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction,
 		if !won {
 			return errResolveLost
 		}
-		rc = &askuser.Receipt{RequestID: it.ID, ToolCallID: req.ToolCallID, Status: status, Selections: []string{}, ResolvedAt: now}
-		if status == askuser.StatusAnswered {
+		rc = &api.Receipt{RequestID: it.ID, ToolCallID: req.ToolCallID, Status: status, Selections: []string{}, ResolvedAt: now}
+		if status == api.StatusAnswered {
 			rc.Decision, rc.Content = norm.Decision, norm.Content
 		}
-		ev, err := r.emit(ctx, tx, it.SessionID, EventUserInputResolved, rc)
+		ev, err := r.emit(ctx, tx, it.SessionID, api.EventUserInputResolved, rc)
 		if err != nil {
 			return err
 		}
@@ -361,10 +360,10 @@ func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction,
 		if gerr != nil {
 			return nil, gerr
 		}
-		if cur.Status == string(askuser.StatusPending) {
+		if cur.Status == string(api.StatusPending) {
 			return nil, ErrNotResumable
 		}
-		if cur.Status == string(askuser.StatusExpired) {
+		if cur.Status == string(api.StatusExpired) {
 			return nil, &InteractionExpiredError{Receipt: receiptOf(cur)}
 		}
 		r.audit(ctx, r.st, cur, "rejected", "duplicate", nil)
@@ -381,7 +380,7 @@ func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction,
 		// The answer is stored; the process that holds the call reads it
 		// from there (awaitElicitation) and hands it to its server.
 	default:
-		r.Drive(it.RunID)
+		r.driveRun(it.RunID)
 	}
 	return &ContinueResult{Receipt: rc, RunID: it.RunID, AfterSeq: seq - 1}, nil
 }
@@ -389,17 +388,17 @@ func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction,
 // closeNotResumable resolves an orphaned in-session elicitation as
 // not_resumable, with its receipt, audit and trace entries. It returns nil
 // when someone else resolved it first.
-func (r *Runner) closeNotResumable(ctx context.Context, it *store.Interaction) (*askuser.Receipt, error) {
+func (r *Runner) closeNotResumable(ctx context.Context, it *store.Interaction) (*api.Receipt, error) {
 	now := r.now()
-	var rc *askuser.Receipt
+	var rc *api.Receipt
 	err := r.st.InTx(ctx, func(tx store.Tx) error {
 		won, err := tx.InteractionResolve(ctx, &store.InteractionResolveParams{ID: it.ID, SessionID: it.SessionID, Status: string(api.StatusNotResumable),
 			Answer: mustJSON(elicit.Answer{Cancelled: true}), Now: now})
 		if err != nil || !won {
 			return err
 		}
-		rc = &askuser.Receipt{RequestID: it.ID, ToolCallID: modelCallID(it.ToolCallID), Status: api.StatusNotResumable, Selections: []string{}, ResolvedAt: now}
-		if _, err := r.emit(ctx, tx, it.SessionID, EventUserInputResolved, rc); err != nil {
+		rc = &api.Receipt{RequestID: it.ID, ToolCallID: modelCallID(it.ToolCallID), Status: api.StatusNotResumable, Selections: []string{}, ResolvedAt: now}
+		if _, err := r.emit(ctx, tx, it.SessionID, api.EventUserInputResolved, rc); err != nil {
 			return err
 		}
 		r.audit(ctx, tx, it, string(api.StatusNotResumable), "restarted", nil)
@@ -413,7 +412,7 @@ func (r *Runner) closeNotResumable(ctx context.Context, it *store.Interaction) (
 // first: the elicitation to put (with the ordinary pause).
 type needInput struct {
 	call   model.ToolCall
-	prompt *askuser.Prompt
+	prompt *api.Prompt
 	meta   *elicitMeta
 }
 
@@ -424,7 +423,7 @@ func (e *needInput) Error() string { return "agent: the tool call needs input" }
 // in-session question a restart orphaned), a *needInput when the next
 // request of an input_required round must be asked first, or the context
 // to call the tool with (carrying the answers of the last round).
-func (r *Runner) prepareRemote(ctx context.Context, run *store.Run, c model.ToolCall) (context.Context, *askuser.ToolResult, error) {
+func (r *Runner) prepareRemote(ctx context.Context, run *store.Run, c model.ToolCall) (context.Context, *api.ToolResult, error) {
 	rows, err := r.elicitRows(ctx, run.SessionID, c.ID)
 	if err != nil || len(rows) == 0 {
 		return ctx, nil, err
@@ -433,7 +432,7 @@ func (r *Runner) prepareRemote(ctx context.Context, run *store.Run, c model.Tool
 		if row.meta.Kind != elicitSession {
 			continue
 		}
-		if row.it.Status == string(askuser.StatusPending) && r.waiter(row.it.ID) == nil {
+		if row.it.Status == string(api.StatusPending) && r.waiter(row.it.ID) == nil {
 			if _, err := r.closeNotResumable(ctx, row.it); err != nil {
 				return ctx, nil, err
 			}
@@ -444,7 +443,7 @@ func (r *Runner) prepareRemote(ctx context.Context, run *store.Run, c model.Tool
 			if req, err := decodeRequest(row.it); err == nil {
 				server = req.Server
 			}
-			return ctx, &askuser.ToolResult{IsError: true, Content: fmt.Sprintf("not completed: luban restarted while the MCP server %s waited for an answer to its question; "+
+			return ctx, &api.ToolResult{IsError: true, Content: fmt.Sprintf("not completed: luban restarted while the MCP server %s waited for an answer to its question; "+
 				"that server's session is gone, so the answer could not reach it (the question is closed as not_resumable). The call may or may not have taken effect; call the tool again if it is still needed.", server)}, nil
 		}
 	}
@@ -477,7 +476,7 @@ func (r *Runner) prepareRemote(ctx context.Context, run *store.Run, c model.Tool
 		}
 		var a elicit.Answer
 		_ = json.Unmarshal(it.Answer, &a)
-		if it.Status != string(askuser.StatusAnswered) {
+		if it.Status != string(api.StatusAnswered) {
 			a = elicit.Answer{Cancelled: true}
 		}
 		resp.Responses[k] = elicit.Result(a)
@@ -488,10 +487,10 @@ func (r *Runner) prepareRemote(ctx context.Context, run *store.Run, c model.Tool
 // inputRequired turns a tool's input_required result into the first
 // question of a new round (a *needInput), or an error result when none of
 // its requests can be shown.
-func (r *Runner) inputRequired(ctx context.Context, run *store.Run, c model.ToolCall, in *tool.InputRequired) (askuser.ToolResult, error) {
+func (r *Runner) inputRequired(ctx context.Context, run *store.Run, c model.ToolCall, in *tool.InputRequired) (api.ToolResult, error) {
 	rows, err := r.elicitRows(ctx, run.SessionID, c.ID)
 	if err != nil {
-		return askuser.ToolResult{}, err
+		return api.ToolResult{}, err
 	}
 	keys := make([]string, 0, len(in.Requests))
 	for k := range in.Requests {
@@ -506,10 +505,10 @@ func (r *Runner) inputRequired(ctx context.Context, run *store.Run, c model.Tool
 			why = append(why, err.Error())
 			continue
 		}
-		return askuser.ToolResult{}, &needInput{call: c, prompt: p, meta: &elicitMeta{Kind: elicitInputRequired, Seq: seq, Round: seq,
+		return api.ToolResult{}, &needInput{call: c, prompt: p, meta: &elicitMeta{Kind: elicitInputRequired, Seq: seq, Round: seq,
 			Key: k, Requests: in.Requests, RequestState: in.RequestState}}
 	}
-	return askuser.ToolResult{IsError: true, Content: "the MCP server asked for input luban cannot show: " + strings.Join(why, "; ")}, nil
+	return api.ToolResult{IsError: true, Content: "the MCP server asked for input luban cannot show: " + strings.Join(why, "; ")}, nil
 }
 
 // pauseElicitation puts an input_required request with the ordinary pause

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/askuser"
 )
 
 // Errors returned by the Runner. server/errors.go maps them to the statuses
@@ -73,7 +72,7 @@ func fieldRequest(field string, code api.FieldCode, params map[string]any, msg s
 // InteractionPendingError: a new message was sent while a question is
 // pending (409 interaction_pending); Pending is that question.
 type InteractionPendingError struct {
-	Pending *askuser.InputRequest
+	Pending *api.InputRequest
 }
 
 // Error says a question is waiting in the session.
@@ -84,7 +83,7 @@ func (e *InteractionPendingError) Error() string {
 // AlreadyResolvedError: the request was already answered, cancelled or
 // expired (409 already_resolved); Receipt is how it was resolved.
 type AlreadyResolvedError struct {
-	Receipt *askuser.Receipt
+	Receipt *api.Receipt
 }
 
 // Error names how the request was resolved.
@@ -96,7 +95,7 @@ func (e *AlreadyResolvedError) Error() string {
 // interaction_expired, docs/design.md §3). Receipt is the expired receipt once the
 // request has been resolved as expired. It unwraps to ErrInteractionExpired.
 type InteractionExpiredError struct {
-	Receipt *askuser.Receipt
+	Receipt *api.Receipt
 }
 
 // Error is ErrInteractionExpired's text.

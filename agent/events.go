@@ -4,39 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/store"
-)
-
-// SSE event names (docs/design.md §3); see package api, where the wire types live.
-const (
-	EventSession           = api.EventSession
-	EventMessageDelta      = api.EventMessageDelta
-	EventMessage           = api.EventMessage
-	EventToolCall          = api.EventToolCall
-	EventToolResult        = api.EventToolResult
-	EventUserInputRequired = api.EventUserInputRequired
-	EventUserInputResolved = api.EventUserInputResolved
-	EventDone              = api.EventDone
-	EventError             = api.EventError
-)
-
-// The payloads of the events above (package api).
-type (
-	// SessionEvent is the payload of "session".
-	SessionEvent = api.SessionEvent
-	// MessageDeltaEvent is the payload of "message_delta".
-	MessageDeltaEvent = api.MessageDeltaEvent
-	// MessageEvent is the payload of "message".
-	MessageEvent = api.MessageEvent
-	// ToolCallEvent is the payload of "tool_call".
-	ToolCallEvent = api.ToolCallEvent
-	// ToolResultEvent is the payload of "tool_result".
-	ToolResultEvent = api.ToolResultEvent
-	// DoneEvent is the payload of "done".
-	DoneEvent = api.DoneEvent
-	// ErrorEvent is the payload of "error".
-	ErrorEvent = api.ErrorEvent
 )
 
 func (r *Runner) emit(ctx context.Context, ex store.Executor, sessionID, name string, v any) (*store.Event, error) {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 )
 
@@ -16,7 +15,7 @@ import (
 // it live; a second reader after a Seq sees exactly the rest.
 func TestRunnerEvents(t *testing.T) {
 	t.Parallel()
-	b := setupRace(t, raceDrivers(t)["sqlite"], scriptModel([]model.ToolCall{{Name: askuser.ToolAskUser, Arguments: raceAsk}}))
+	b := setupRace(t, raceDrivers(t)["sqlite"], scriptModel([]model.ToolCall{{Name: api.ToolAskUser, Arguments: raceAsk}}))
 	res, err := b.runner.Start(b.ctx, agent.StartParams{Owner: "alice", Message: "hi"})
 	require.NoError(t, err)
 	var names []string
@@ -38,7 +37,7 @@ func TestRunnerEvents(t *testing.T) {
 			if !answered {
 				answered = true
 				// Answered while the reader waits: the rest arrives live.
-				_, err := b.runner.Continue(b.ctx, agent.ContinueParams{Owner: "alice", SessionID: res.SessionID, RequestID: p.ID, Answer: askuser.Answer{Selections: []string{"b"}}})
+				_, err := b.runner.Continue(b.ctx, agent.ContinueParams{Owner: "alice", SessionID: res.SessionID, RequestID: p.ID, Answer: api.Answer{Selections: []string{"b"}}})
 				require.NoError(t, err)
 			}
 		case *api.Receipt:

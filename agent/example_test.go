@@ -20,7 +20,9 @@ func Example() {
 	defer st.Close()
 	tools := tool.NewRegistry()
 	_ = tools.Register(tool.Func{ToolSpec: model.ToolSpec{Name: "weather", Parameters: json.RawMessage(`{"type":"object"}`)},
-		Fn: func(context.Context, json.RawMessage) (tool.Result, error) { return tool.Result{Content: "sunny"}, nil }}, true)
+		Fn: func(context.Context, json.RawMessage) (api.ToolResult, error) {
+			return api.ToolResult{Content: "sunny"}, nil
+		}}, true)
 	turn := func(calls ...model.ToolCall) *model.Response {
 		return &model.Response{Message: model.Message{Role: model.RoleAssistant, ToolCalls: calls}}
 	}

@@ -22,8 +22,8 @@ const externalAgent = "@external"
 var ErrInvalidArguments = errors.New("invalid arguments")
 
 // AskParams puts a question an outside program asked in front of Owner
-// (docs/design.md §11 "luban as an MCP server"). Tool is askuser.ToolAskUser or
-// askuser.ToolAskUserBatch and Arguments its JSON arguments (§2 schemas,
+// (docs/design.md §11 "luban as an MCP server"). Tool is api.ToolAskUser or
+// api.ToolAskUserBatch and Arguments its JSON arguments (§2 schemas,
 // validated exactly like a model's). SessionID, when set, names a session
 // of Owner to ask in; empty creates one titled by the question. Source is
 // stored in the InputRequest.
@@ -41,7 +41,7 @@ type AskParams struct {
 // InputRequest. Errors: ErrInvalidArguments (nothing stored), ErrSessionNotFound,
 // *InteractionPendingError (the session already waits on a question),
 // ErrRunInProgress.
-func (r *Runner) Ask(ctx context.Context, p AskParams) (*askuser.InputRequest, error) {
+func (r *Runner) Ask(ctx context.Context, p AskParams) (*api.InputRequest, error) {
 	if !askuser.IsAskTool(p.Tool) {
 		return nil, fmt.Errorf("%w: %q is not an ask tool", ErrInvalidArguments, p.Tool)
 	}
@@ -73,10 +73,10 @@ func (r *Runner) Ask(ctx context.Context, p AskParams) (*askuser.InputRequest, e
 // its Status, its Receipt once resolved, and the ToolResult its call got
 // (the same content as §3's; nil while pending).
 type Asked struct {
-	Request *askuser.InputRequest
-	Status  askuser.Status
-	Receipt *askuser.Receipt
-	Result  *askuser.ToolResult
+	Request *api.InputRequest
+	Status  api.Status
+	Receipt *api.Receipt
+	Result  *api.ToolResult
 }
 
 // AskedState reads question requestID of owner. A request of another
@@ -90,8 +90,8 @@ func (r *Runner) AskedState(ctx context.Context, owner, requestID string) (*Aske
 	if err != nil {
 		return nil, err
 	}
-	a := &Asked{Request: req, Status: askuser.Status(it.Status)}
-	if a.Status == askuser.StatusPending {
+	a := &Asked{Request: req, Status: api.Status(it.Status)}
+	if a.Status == api.StatusPending {
 		return a, nil
 	}
 	a.Receipt = receiptOf(it)
@@ -101,7 +101,7 @@ func (r *Runner) AskedState(ctx context.Context, owner, requestID string) (*Aske
 	}
 	for _, m := range msgs {
 		if m.Role == "tool" && m.ToolCallID == it.ToolCallID {
-			a.Result = &askuser.ToolResult{Content: m.Content, IsError: m.IsError, Metadata: m.Metadata}
+			a.Result = &api.ToolResult{Content: m.Content, IsError: m.IsError, Metadata: m.Metadata}
 		}
 	}
 	return a, nil

@@ -29,13 +29,13 @@ func (r *Runner) storeLoggedStopped(ctx context.Context, tx store.Tx, run *store
 			Content: p.text, Metadata: mustJSON(messageMetadata{Stopped: true}), Now: r.now()}); err != nil {
 			return err
 		}
-		if _, err := r.emitContent(ctx, tx, run.SessionID, EventMessage, p.msgID, MessageEvent{MessageID: p.msgID, Role: "assistant", Stopped: true}); err != nil {
+		if _, err := r.emitContent(ctx, tx, run.SessionID, api.EventMessage, p.msgID, api.MessageEvent{MessageID: p.msgID, Role: "assistant", Stopped: true}); err != nil {
 			return err
 		}
 	}
 	// After the message event, never before: the log's last event must stay.
 	_, err = tx.EventDelete(ctx, &store.EventDeleteParams{SessionID: run.SessionID, FromSeq: p.first, ToSeq: p.last,
-		Names: []string{EventMessageDelta, api.EventReasoningDelta}})
+		Names: []string{api.EventMessageDelta, api.EventReasoningDelta}})
 	return err
 }
 
@@ -98,7 +98,7 @@ func loggedReply(ctx context.Context, ex store.Executor, sessionID string) (*log
 				p.first = ev.Seq
 			}
 			p.last = ev.Seq
-			if ev.Name == EventMessageDelta {
+			if ev.Name == api.EventMessageDelta {
 				text.WriteString(d.Delta)
 			}
 		}
@@ -108,7 +108,7 @@ func loggedReply(ctx context.Context, ex store.Executor, sessionID string) (*log
 }
 
 func isDelta(name string) bool {
-	return name == EventMessageDelta || name == api.EventReasoningDelta
+	return name == api.EventMessageDelta || name == api.EventReasoningDelta
 }
 
 // peerStopCheck is how often, at most, a model call re-reads its run when

@@ -37,12 +37,12 @@ func TestLoggedReply(t *testing.T) {
 		return ev
 	}
 
-	appendEv(EventSession, map[string]string{"sessionId": "sess_1"})
+	appendEv(api.EventSession, map[string]string{"sessionId": "sess_1"})
 	p, err := loggedReply(ctx, st, "sess_1")
 	require.NoError(t, err)
 	require.Nil(t, p, "no delta at the end")
 
-	appendEv(EventMessageDelta, api.MessageDeltaEvent{MessageID: "msg_dead", Delta: "死了的"})
+	appendEv(api.EventMessageDelta, api.MessageDeltaEvent{MessageID: "msg_dead", Delta: "死了的"})
 	var want strings.Builder
 	var first *store.Event
 	for i := range 300 {
@@ -50,7 +50,7 @@ func TestLoggedReply(t *testing.T) {
 			appendEv(api.EventReasoningDelta, api.ReasoningDeltaEvent{MessageID: "msg_live", Delta: "想"})
 		}
 		d := fmt.Sprintf("第%d段。", i)
-		ev := appendEv(EventMessageDelta, api.MessageDeltaEvent{MessageID: "msg_live", Delta: d})
+		ev := appendEv(api.EventMessageDelta, api.MessageDeltaEvent{MessageID: "msg_live", Delta: d})
 		if first == nil {
 			first = ev
 		}
@@ -66,7 +66,7 @@ func TestLoggedReply(t *testing.T) {
 	require.Equal(t, first.Seq-1, p.first, "the reasoning delta before the first text delta is the call's too")
 	require.Equal(t, s.LastSeq, p.last)
 
-	appendEv(EventDone, map[string]string{"runId": "run_1", "status": "completed"})
+	appendEv(api.EventDone, map[string]string{"runId": "run_1", "status": "completed"})
 	p, err = loggedReply(ctx, st, "sess_1")
 	require.NoError(t, err)
 	require.Nil(t, p, "a log that ends with done has no call in progress")

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/agent"
-	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/postgres"
@@ -151,11 +151,11 @@ func setupRace(t *testing.T, newStore func(t *testing.T) store.Store, p model.Pr
 	st := &hookStore{Store: raw}
 	reg := tool.NewRegistry()
 	require.NoError(t, reg.Register(tool.Func{ToolSpec: model.ToolSpec{Name: "slow", Description: "a tool", Parameters: json.RawMessage(`{"type":"object"}`)},
-		Fn: func(ctx context.Context, args json.RawMessage) (tool.Result, error) {
-			return tool.Result{Content: "slow result"}, nil
+		Fn: func(ctx context.Context, args json.RawMessage) (api.ToolResult, error) {
+			return api.ToolResult{Content: "slow result"}, nil
 		}}, true))
 	r, err := agent.New(agent.Options{Store: st, Tools: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Agents: []*agent.Agent{{Provider: p, Tools: tool.Allowlist{askuser.ToolAskUser, "slow"}}}})
+		Agents: []*agent.Agent{{Provider: p, Tools: tool.Allowlist{api.ToolAskUser, "slow"}}}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(func() {
@@ -222,9 +222,9 @@ func (b *raceBundle) requireNothingOpen(t *testing.T, status, sessionID, runID s
 	its, err := b.st.InteractionList(b.ctx, sessionID)
 	require.NoError(t, err)
 	for _, it := range its {
-		require.NotEqual(t, string(askuser.StatusPending), it.Status, "interaction %s", it.ID)
+		require.NotEqual(t, string(api.StatusPending), it.Status, "interaction %s", it.ID)
 		_, err := b.runner.Continue(b.ctx, agent.ContinueParams{Owner: "alice", SessionID: sessionID, RequestID: it.ID,
-			Answer: askuser.Answer{Selections: []string{"a"}}})
+			Answer: api.Answer{Selections: []string{"a"}}})
 		var already *agent.AlreadyResolvedError
 		require.ErrorAs(t, err, &already, "a late answer to %s", it.ID)
 	}
@@ -249,7 +249,7 @@ func (b *raceBundle) requireNothingOpen(t *testing.T, status, sessionID, runID s
 	require.NoError(t, err)
 	resolved := 0
 	for _, ev := range evs {
-		if ev.Name == agent.EventUserInputResolved {
+		if ev.Name == api.EventUserInputResolved {
 			resolved++
 		}
 	}
@@ -268,7 +268,7 @@ func TestCancelRacesPause(t *testing.T) {
 	for name, newStore := range raceDrivers(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			b := setupRace(t, newStore, scriptModel([]model.ToolCall{{Name: askuser.ToolAskUser, Arguments: raceAsk}}))
+			b := setupRace(t, newStore, scriptModel([]model.ToolCall{{Name: api.ToolAskUser, Arguments: raceAsk}}))
 			status, sid, rid := b.cancelDuringPause(t, func() (string, string) {
 				res, err := b.runner.Start(b.ctx, agent.StartParams{Owner: "alice", Message: "hi"})
 				require.NoError(t, err)
@@ -285,7 +285,7 @@ func TestCancelRacesPauseAfterTool(t *testing.T) {
 	for name, newStore := range raceDrivers(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			b := setupRace(t, newStore, scriptModel([]model.ToolCall{{Name: "slow", Arguments: `{}`}, {Name: askuser.ToolAskUser, Arguments: raceAsk}}))
+			b := setupRace(t, newStore, scriptModel([]model.ToolCall{{Name: "slow", Arguments: `{}`}, {Name: api.ToolAskUser, Arguments: raceAsk}}))
 			status, sid, rid := b.cancelDuringPause(t, func() (string, string) {
 				res, err := b.runner.Start(b.ctx, agent.StartParams{Owner: "alice", Message: "hi"})
 				require.NoError(t, err)
@@ -303,7 +303,7 @@ func TestCancelRacesSecondAsk(t *testing.T) {
 	for name, newStore := range raceDrivers(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			b := setupRace(t, newStore, scriptModel([]model.ToolCall{{Name: askuser.ToolAskUser, Arguments: raceAsk}, {Name: askuser.ToolAskUser, Arguments: raceAsk}}))
+			b := setupRace(t, newStore, scriptModel([]model.ToolCall{{Name: api.ToolAskUser, Arguments: raceAsk}, {Name: api.ToolAskUser, Arguments: raceAsk}}))
 			res, err := b.runner.Start(b.ctx, agent.StartParams{Owner: "alice", Message: "hi"})
 			require.NoError(t, err)
 			b.waitRun(t, res.SessionID, res.RunID, store.RunWaitingInput)
@@ -311,7 +311,7 @@ func TestCancelRacesSecondAsk(t *testing.T) {
 			require.NoError(t, err)
 			status, sid, rid := b.cancelDuringPause(t, func() (string, string) {
 				_, err := b.runner.Continue(b.ctx, agent.ContinueParams{Owner: "alice", SessionID: res.SessionID, RequestID: first.ID,
-					Answer: askuser.Answer{Selections: []string{"a"}}})
+					Answer: api.Answer{Selections: []string{"a"}}})
 				require.NoError(t, err)
 				return res.SessionID, res.RunID
 			})
@@ -319,8 +319,8 @@ func TestCancelRacesSecondAsk(t *testing.T) {
 			its, err := b.st.InteractionList(b.ctx, sid)
 			require.NoError(t, err)
 			require.Len(t, its, 2)
-			require.Equal(t, string(askuser.StatusAnswered), its[0].Status)
-			require.Equal(t, string(askuser.StatusCancelled), its[1].Status)
+			require.Equal(t, string(api.StatusAnswered), its[0].Status)
+			require.Equal(t, string(api.StatusCancelled), its[1].Status)
 		})
 	}
 }
@@ -332,7 +332,7 @@ func TestCancelRacesToolResult(t *testing.T) {
 	for name, newStore := range raceDrivers(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			b := setupRace(t, newStore, scriptModel([]model.ToolCall{{Name: "slow", Arguments: `{}`}, {Name: askuser.ToolAskUser, Arguments: raceAsk}}))
+			b := setupRace(t, newStore, scriptModel([]model.ToolCall{{Name: "slow", Arguments: `{}`}, {Name: api.ToolAskUser, Arguments: raceAsk}}))
 			writing, cancelling := make(chan struct{}), make(chan struct{})
 			b.st.mu.Lock()
 			b.st.onResult = func(*store.MessageInsertParams) {
@@ -366,8 +366,8 @@ func TestSweeperClosesOrphans(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			past := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
-			req, err := json.Marshal(askuser.InputRequest{ID: "x", Prompt: askuser.Prompt{Title: "pick", Mode: "single",
-				Options: []askuser.Option{{ID: "a", Label: "A"}, {ID: "b", Label: "B"}}}})
+			req, err := json.Marshal(api.InputRequest{ID: "x", Prompt: api.Prompt{Title: "pick", Mode: "single",
+				Options: []api.Option{{ID: "a", Label: "A"}, {ID: "b", Label: "B"}}}})
 			require.NoError(t, err)
 			const orphans = 101
 			require.NoError(t, raw.InTx(ctx, func(tx store.Tx) error {
@@ -382,15 +382,15 @@ func TestSweeperClosesOrphans(t *testing.T) {
 					if _, err := tx.RunFinish(ctx, &store.RunFinishParams{ID: rid, To: store.RunCancelled, Now: past}); err != nil {
 						return err
 					}
-					calls := mustMarshal(t, []model.ToolCall{{ID: cid, Name: askuser.ToolAskUser, Arguments: raceAsk}})
+					calls := mustMarshal(t, []model.ToolCall{{ID: cid, Name: api.ToolAskUser, Arguments: raceAsk}})
 					if _, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: agent.NewID("msg"), SessionID: sid, RunID: rid, Role: "assistant", ToolCalls: calls, Now: past}); err != nil {
 						return err
 					}
 					if _, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: agent.NewID("msg"), SessionID: sid, RunID: rid, Role: "tool", Content: "not run",
-						ToolCallID: cid, Name: askuser.ToolAskUser, IsError: true, Now: past}); err != nil {
+						ToolCallID: cid, Name: api.ToolAskUser, IsError: true, Now: past}); err != nil {
 						return err
 					}
-					if _, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: iid, SessionID: sid, RunID: rid, ToolCallID: cid, Tool: askuser.ToolAskUser,
+					if _, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: iid, SessionID: sid, RunID: rid, ToolCallID: cid, Tool: api.ToolAskUser,
 						Request: req, Now: past, ExpiresAt: past.Add(time.Duration(i) * time.Millisecond)}); err != nil {
 						return err
 					}
@@ -399,7 +399,7 @@ func TestSweeperClosesOrphans(t *testing.T) {
 			}))
 			r, err := agent.New(agent.Options{Store: raw, Tools: tool.NewRegistry(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 				InteractionTTL: time.Millisecond, SweepInterval: 10 * time.Millisecond,
-				Agents: []*agent.Agent{{Provider: scriptModel([]model.ToolCall{{Name: askuser.ToolAskUser, Arguments: raceAsk}}), Tools: tool.Allowlist{askuser.ToolAskUser}}}})
+				Agents: []*agent.Agent{{Provider: scriptModel([]model.ToolCall{{Name: api.ToolAskUser, Arguments: raceAsk}}), Tools: tool.Allowlist{api.ToolAskUser}}}})
 			require.NoError(t, err)
 			t.Cleanup(func() { r.Shutdown(); raw.Close() })
 			res, err := r.Start(ctx, agent.StartParams{Owner: "alice", Message: "hi"})
@@ -432,7 +432,7 @@ func TestDuplicateRacesRunEnd(t *testing.T) {
 	for name, newStore := range raceDrivers(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			b := setupRace(t, newStore, scriptModel([]model.ToolCall{{Name: askuser.ToolAskUser, Arguments: raceAsk}}))
+			b := setupRace(t, newStore, scriptModel([]model.ToolCall{{Name: api.ToolAskUser, Arguments: raceAsk}}))
 			res, err := b.runner.Start(b.ctx, agent.StartParams{Owner: "alice", Message: "hi"})
 			require.NoError(t, err)
 			b.waitRun(t, res.SessionID, res.RunID, store.RunWaitingInput)
@@ -440,7 +440,7 @@ func TestDuplicateRacesRunEnd(t *testing.T) {
 			require.NoError(t, err)
 			answer := func(sel string) error {
 				_, err := b.runner.Continue(b.ctx, agent.ContinueParams{Owner: "alice", SessionID: res.SessionID, RequestID: it.ID,
-					Answer: askuser.Answer{Selections: []string{sel}}})
+					Answer: api.Answer{Selections: []string{sel}}})
 				return err
 			}
 			b.st.mu.Lock()

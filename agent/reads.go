@@ -151,7 +151,7 @@ func (r *Runner) Transcript(ctx context.Context, owner, id string) (*api.Transcr
 	if err != nil {
 		return nil, err
 	}
-	its, err := r.Interactions(ctx, s.ID)
+	its, err := r.interactions(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -168,8 +168,8 @@ func (r *Runner) Transcript(ctx context.Context, owner, id string) (*api.Transcr
 		}
 		if m.Role == "assistant" {
 			v.Metadata = nil
-			v.Stopped = MessageStopped(m)
-			if rs := MessageReasoning(m); rs != nil {
+			v.Stopped = messageStopped(m)
+			if rs := messageReasoning(m); rs != nil {
 				v.Reasoning = rs.Text
 			}
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/agent"
-	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/sqlite"
 	"github.com/lubanhq/luban/tool"
@@ -40,7 +40,7 @@ func TestCycleMessageReads(t *testing.T) {
 	require.NoError(t, err)
 	counting := &readCountingStore{Store: st}
 	r, err := agent.New(agent.Options{Store: counting, Tools: tool.NewRegistry(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Agents: []*agent.Agent{{Provider: zeroModel(), Tools: tool.Allowlist{askuser.ToolAskUser}}}})
+		Agents: []*agent.Agent{{Provider: zeroModel(), Tools: tool.Allowlist{api.ToolAskUser}}}})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		r.Shutdown()
@@ -71,7 +71,7 @@ func TestEventsFollowAnotherProcessOnTheSameFile(t *testing.T) {
 	other, err := sqlite.Open(ctx, db, nil)
 	require.NoError(t, err)
 	r, err := agent.New(agent.Options{Store: here, Tools: tool.NewRegistry(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		EventPoll: 20 * time.Millisecond, Agents: []*agent.Agent{{Provider: zeroModel(), Tools: tool.Allowlist{askuser.ToolAskUser}}}})
+		EventPoll: 20 * time.Millisecond, Agents: []*agent.Agent{{Provider: zeroModel(), Tools: tool.Allowlist{api.ToolAskUser}}}})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		r.Shutdown()

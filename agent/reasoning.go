@@ -28,10 +28,10 @@ func assistantMetadata(m model.Message) json.RawMessage {
 	return mustJSON(messageMetadata{Reasoning: m.Reasoning})
 }
 
-// MessageReasoning is the reasoning stored with an assistant message, nil
+// messageReasoning is the reasoning stored with an assistant message, nil
 // when it has none (or its metadata is not luban's). It is never part of
 // m.Content.
-func MessageReasoning(m *store.Message) *model.Reasoning {
+func messageReasoning(m *store.Message) *model.Reasoning {
 	if m.Role != "assistant" || len(m.Metadata) == 0 {
 		return nil
 	}
@@ -42,9 +42,9 @@ func MessageReasoning(m *store.Message) *model.Reasoning {
 	return md.Reasoning
 }
 
-// MessageStopped reports whether m is an assistant reply a cancel cut
+// messageStopped reports whether m is an assistant reply a cancel cut
 // short: its content is the text streamed until the cancel.
-func MessageStopped(m *store.Message) bool {
+func messageStopped(m *store.Message) bool {
 	if m.Role != "assistant" || len(m.Metadata) == 0 {
 		return false
 	}

@@ -27,30 +27,30 @@ import (
 // left that cannot be resolved. An approval (appr: the decision, nil for an
 // expiry) is resolved the same way, except that approve and edit write no
 // ToolResult: the run's next step runs the tool (docs/design.md §10).
-func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status askuser.Status, ans askuser.Answer, appr *approvalAnswer) (*askuser.Receipt, int64, error) {
+func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status api.Status, ans api.Answer, appr *approvalAnswer) (*api.Receipt, int64, error) {
 	req, err := decodeRequest(it)
 	if err != nil {
-		if status == askuser.StatusAnswered {
+		if status == api.StatusAnswered {
 			return nil, 0, err
 		}
 		// A stored request that no longer decodes is still closed: the
 		// sweeper must not fail on it forever.
-		req = &askuser.InputRequest{}
+		req = &api.InputRequest{}
 	}
 	return r.resolveRequest(ctx, it, req, status, ans, appr)
 }
 
 // resolveRequest is resolve with the stored request already decoded (req,
 // which it does not change), as Continue has it after validating the answer.
-func (r *Runner) resolveRequest(ctx context.Context, it *store.Interaction, req *askuser.InputRequest, status askuser.Status, ans askuser.Answer, appr *approvalAnswer) (*askuser.Receipt, int64, error) {
+func (r *Runner) resolveRequest(ctx context.Context, it *store.Interaction, req *api.InputRequest, status api.Status, ans api.Answer, appr *approvalAnswer) (*api.Receipt, int64, error) {
 	if ans.Selections == nil {
 		ans.Selections = []string{}
 	}
-	var result askuser.ToolResult
+	var result api.ToolResult
 	switch status {
-	case askuser.StatusAnswered:
+	case api.StatusAnswered:
 		result = askuser.AnsweredResult(&req.Prompt, ans)
-	case askuser.StatusCancelled, askuser.StatusExpired:
+	case api.StatusCancelled, api.StatusExpired:
 		result = closedResult(&req.Prompt, status)
 	default:
 		return nil, 0, fmt.Errorf("agent: cannot resolve as %q", status)
@@ -63,7 +63,7 @@ func (r *Runner) resolveRequest(ctx context.Context, it *store.Interaction, req 
 	var summary any
 	var approvalAns approval.Answer
 	if isApproval(req) {
-		var res *askuser.ToolResult
+		var res *api.ToolResult
 		var sum approval.AuditSummary
 		approvalAns, res, sum = approvalOutcome(req, status, appr)
 		ansJSON, summary, withResult = mustJSON(approvalAns), sum, res != nil
@@ -86,14 +86,14 @@ func (r *Runner) resolveRequest(ctx context.Context, it *store.Interaction, req 
 		return nil, 0, err
 	}
 	now := r.now()
-	var rc *askuser.Receipt
+	var rc *api.Receipt
 	var seq int64
 	err = r.st.InTx(ctx, func(tx store.Tx) error {
 		// An answer resumes a paused run: try that first, a conditional
 		// write of the run's row, and read the row only when it loses.
 		resumed := false
 		var run *store.Run
-		if status == askuser.StatusAnswered {
+		if status == api.StatusAnswered {
 			ok, err := tx.RunResume(ctx, &store.RunResumeParams{ID: it.RunID, LeaseOwner: r.opts.InstanceID, LeaseUntil: now.Add(r.opts.LeaseDuration), Now: now})
 			if err != nil {
 				return err
@@ -119,7 +119,7 @@ func (r *Runner) resolveRequest(ctx context.Context, it *store.Interaction, req 
 			if !won {
 				return errResolveLost
 			}
-			rc = &askuser.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: status, Selections: ans.Selections,
+			rc = &api.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: status, Selections: ans.Selections,
 				CustomInput: ans.CustomInput, Answers: ans.Answers, ResolvedAt: now}
 			if isApproval(req) {
 				x := approval.NewReceipt(it.ID, it.ToolCallID, status, approvalAns, now)
@@ -128,7 +128,7 @@ func (r *Runner) resolveRequest(ctx context.Context, it *store.Interaction, req 
 			if isElicitation(it) {
 				rc.ToolCallID = modelCallID(it.ToolCallID)
 			}
-			ev, err := r.emit(ctx, tx, it.SessionID, EventUserInputResolved, rc)
+			ev, err := r.emit(ctx, tx, it.SessionID, api.EventUserInputResolved, rc)
 			if err != nil {
 				return err
 			}
@@ -147,7 +147,7 @@ func (r *Runner) resolveRequest(ctx context.Context, it *store.Interaction, req 
 			return nil
 		}
 		switch {
-		case status == askuser.StatusAnswered && !resumed:
+		case status == api.StatusAnswered && !resumed:
 			return errNotWaiting
 		case run.Status.Terminal():
 			return consume()
@@ -158,7 +158,7 @@ func (r *Runner) resolveRequest(ctx context.Context, it *store.Interaction, req 
 			return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunRunning), Now: now})
 		}
 		to := store.RunCancelled
-		if status == askuser.StatusExpired {
+		if status == api.StatusExpired {
 			to = store.RunExpired
 		}
 		won, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunWaitingInput, store.RunRunning}, to, nil, consume)
@@ -173,9 +173,9 @@ func (r *Runner) resolveRequest(ctx context.Context, it *store.Interaction, req 
 	if err != nil {
 		return nil, 0, err
 	}
-	if status == askuser.StatusAnswered {
+	if status == api.StatusAnswered {
 		r.fault("answer_committed")
-		r.Drive(it.RunID)
+		r.driveRun(it.RunID)
 	}
 	if ch := r.waiter(it.ID); ch != nil && isElicitation(it) {
 		// The call waiting here tells its server: cancel.
@@ -195,14 +195,14 @@ var errResolveLost = errors.New("agent: the interaction was resolved by someone 
 var errNotWaiting = errors.New("agent: the question's run is not waiting for an answer")
 
 // closedResult is the ToolResult of a question closed without an answer.
-func closedResult(p *askuser.Prompt, status askuser.Status) askuser.ToolResult {
-	if p.Tool == approval.ToolApproval {
-		if status == askuser.StatusExpired {
+func closedResult(p *api.Prompt, status api.Status) api.ToolResult {
+	if p.Tool == api.ToolApproval {
+		if status == api.StatusExpired {
 			return approval.ExpiredResult(p)
 		}
 		return approval.CancelledResult(p)
 	}
-	if status == askuser.StatusExpired {
+	if status == api.StatusExpired {
 		return askuser.ExpiredResult(p)
 	}
 	return askuser.CancelledResult(p)
@@ -219,13 +219,13 @@ func closedResult(p *askuser.Prompt, status askuser.Status) askuser.ToolResult {
 // errEv, when not nil, is emitted before done. extra, when not nil, writes
 // the rows of whatever ended the run (a question's own resolution) right
 // after the run's row; its error rolls the transaction back.
-func (r *Runner) finish(ctx context.Context, tx store.Tx, run *store.Run, from []store.RunStatus, to store.RunStatus, errEv *ErrorEvent, extra func() error) (bool, error) {
+func (r *Runner) finish(ctx context.Context, tx store.Tx, run *store.Run, from []store.RunStatus, to store.RunStatus, errEv *api.ErrorEvent, extra func() error) (bool, error) {
 	return r.finishRun(ctx, tx, run, &store.RunFinishParams{ID: run.ID, From: from, To: to, Now: r.now()}, errEv, extra)
 }
 
 // finishRun is finish with the run's row written as p says (p.Error is
 // set from errEv).
-func (r *Runner) finishRun(ctx context.Context, tx store.Tx, run *store.Run, p *store.RunFinishParams, errEv *ErrorEvent, extra func() error) (bool, error) {
+func (r *Runner) finishRun(ctx context.Context, tx store.Tx, run *store.Run, p *store.RunFinishParams, errEv *api.ErrorEvent, extra func() error) (bool, error) {
 	now, to := p.Now, p.To
 	if errEv != nil {
 		p.Error = encodeRunError(errEv)
@@ -245,12 +245,12 @@ func (r *Runner) finishRun(ctx context.Context, tx store.Tx, run *store.Run, p *
 	// transaction.
 	var msgs []*store.Message
 	open := map[string]*store.Interaction{}
-	closeAs := askuser.StatusCancelled
+	closeAs := api.StatusCancelled
 	if to == store.RunExpired {
-		closeAs = askuser.StatusExpired
+		closeAs = api.StatusExpired
 	}
 	if to != store.RunCompleted {
-		ans := askuser.Answer{Selections: []string{}, Cancelled: true}
+		ans := api.Answer{Selections: []string{}, Cancelled: true}
 		its, err := tx.InteractionResolveRun(ctx, &store.InteractionResolveRunParams{SessionID: run.SessionID, RunID: run.ID,
 			Status: string(closeAs), Answer: mustJSON(ans), Now: now})
 		if err != nil {
@@ -291,11 +291,11 @@ func (r *Runner) finishRun(ctx context.Context, tx store.Tx, run *store.Run, p *
 	}
 	if errEv != nil {
 		errEv.RunID = run.ID
-		if _, err := r.emit(ctx, tx, run.SessionID, EventError, errEv); err != nil {
+		if _, err := r.emit(ctx, tx, run.SessionID, api.EventError, errEv); err != nil {
 			return false, err
 		}
 	}
-	if _, err := r.emit(ctx, tx, run.SessionID, EventDone, DoneEvent{RunID: run.ID, Status: api.RunStatus(to)}); err != nil {
+	if _, err := r.emit(ctx, tx, run.SessionID, api.EventDone, api.DoneEvent{RunID: run.ID, Status: api.RunStatus(to)}); err != nil {
 		return false, err
 	}
 	if err := tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(to), Now: now}); err != nil {
@@ -308,19 +308,19 @@ func (r *Runner) finishRun(ctx context.Context, tx store.Tx, run *store.Run, p *
 // closed emits the receipt, audit and trace entries of a question that
 // finish closed (it, as InteractionResolveRun returned it) and returns the
 // ToolResult its call gets.
-func (r *Runner) closed(ctx context.Context, tx store.Tx, run *store.Run, it *store.Interaction, status askuser.Status) (askuser.ToolResult, error) {
+func (r *Runner) closed(ctx context.Context, tx store.Tx, run *store.Run, it *store.Interaction, status api.Status) (api.ToolResult, error) {
 	req, err := decodeRequest(it)
 	if err != nil {
-		req = &askuser.InputRequest{}
+		req = &api.InputRequest{}
 	}
-	ans := askuser.Answer{Selections: []string{}, Cancelled: true}
-	rc := &askuser.Receipt{RequestID: it.ID, ToolCallID: modelCallID(it.ToolCallID), Status: status, Selections: ans.Selections, ResolvedAt: it.ResolvedAt}
-	if _, err := r.emit(ctx, tx, it.SessionID, EventUserInputResolved, rc); err != nil {
-		return askuser.ToolResult{}, err
+	ans := api.Answer{Selections: []string{}, Cancelled: true}
+	rc := &api.Receipt{RequestID: it.ID, ToolCallID: modelCallID(it.ToolCallID), Status: status, Selections: ans.Selections, ResolvedAt: it.ResolvedAt}
+	if _, err := r.emit(ctx, tx, it.SessionID, api.EventUserInputResolved, rc); err != nil {
+		return api.ToolResult{}, err
 	}
 	var summary any = askuser.Summarize(&req.Prompt, ans)
 	if isApproval(req) {
-		summary = approval.Summarize(&req.Prompt, approval.Answer{Cancelled: status == askuser.StatusCancelled}, "")
+		summary = approval.Summarize(&req.Prompt, approval.Answer{Cancelled: status == api.StatusCancelled}, "")
 	}
 	r.audit(ctx, tx, it, string(status), "", summary)
 	r.trace(ctx, tx, run, "interaction", interactionTrace{RequestID: it.ID, ToolCallID: it.ToolCallID, Action: string(status)})

@@ -15,7 +15,7 @@ const runErrorCodeFailed = "run_failed"
 // encodeRunError is the run row's error column for ev: the JSON object
 // {"code", "message"}, so the transcript can give the code back after a
 // restart (runErrorOf).
-func encodeRunError(ev *ErrorEvent) string {
+func encodeRunError(ev *api.ErrorEvent) string {
 	b, err := json.Marshal(struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`

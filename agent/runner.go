@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
-	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
@@ -236,7 +236,7 @@ func (r *Runner) sweep(ctx context.Context) {
 		r.log.Error("sweep: list expired", "err", err)
 	}
 	for _, it := range expired {
-		if _, _, err := r.resolve(ctx, it, askuser.StatusExpired, askuser.Answer{}, nil); err != nil && ctx.Err() == nil {
+		if _, _, err := r.resolve(ctx, it, api.StatusExpired, api.Answer{}, nil); err != nil && ctx.Err() == nil {
 			r.log.Error("sweep: expire", "requestId", it.ID, "err", err)
 		}
 	}
@@ -245,7 +245,7 @@ func (r *Runner) sweep(ctx context.Context) {
 		r.log.Error("sweep: list recoverable", "err", err)
 	}
 	for _, run := range runs {
-		r.Drive(run.ID)
+		r.driveRun(run.ID)
 	}
 }
 

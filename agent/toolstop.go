@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/store"
 )
 
@@ -118,9 +118,9 @@ func startedCalls(ctx context.Context, tx store.Tx, run *store.Run) (map[string]
 // endedResult is the ToolResult finish gives a call of a run that ended
 // (to) without the call's result: "not run" only when the tool never
 // started; a tool that started may have taken effect, and says so.
-func endedResult(name string, to store.RunStatus, started bool) askuser.ToolResult {
+func endedResult(name string, to store.RunStatus, started bool) api.ToolResult {
 	if started {
-		return askuser.ToolResult{Content: fmt.Sprintf("interrupted: the run ended (%s) while %s was running; it may have taken effect", to, name), IsError: true}
+		return api.ToolResult{Content: fmt.Sprintf("interrupted: the run ended (%s) while %s was running; it may have taken effect", to, name), IsError: true}
 	}
-	return askuser.ToolResult{Content: fmt.Sprintf("not run: the run ended (%s) before this tool call was handled", to), IsError: true}
+	return api.ToolResult{Content: fmt.Sprintf("not run: the run ended (%s) before this tool call was handled", to), IsError: true}
 }

@@ -106,11 +106,11 @@ func newActTool() *actTool {
 func (a *actTool) register(t *testing.T, reg *tool.Registry) {
 	t.Helper()
 	require.NoError(t, reg.Register(tool.Func{ToolSpec: model.ToolSpec{Name: "act", Description: "takes effect", Parameters: json.RawMessage(`{"type":"object"}`)},
-		Fn: func(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+		Fn: func(ctx context.Context, args json.RawMessage) (api.ToolResult, error) {
 			a.once.Do(func() { close(a.started) })
 			<-a.release
 			a.effects.Add(1)
-			return tool.Result{Content: "acted"}, nil
+			return api.ToolResult{Content: "acted"}, nil
 		}}, false))
 }
 

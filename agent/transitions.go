@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
 )
@@ -76,7 +75,7 @@ func (r *Runner) start(ctx context.Context, nr newRun) (*store.Run, []*store.Mes
 			LeaseOwner: run.LeaseOwner, LeaseUntil: run.LeaseUntil, Now: now}); err != nil {
 			return err
 		}
-		ev, err := r.emit(ctx, tx, run.SessionID, EventSession, SessionEvent{SessionID: run.SessionID, RunID: run.ID})
+		ev, err := r.emit(ctx, tx, run.SessionID, api.EventSession, api.SessionEvent{SessionID: run.SessionID, RunID: run.ID})
 		if err != nil {
 			return err
 		}
@@ -94,12 +93,12 @@ func (r *Runner) start(ctx context.Context, nr newRun) (*store.Run, []*store.Mes
 		if created {
 			msgs = []*store.Message{m}
 		}
-		if _, err := r.emitContent(ctx, tx, run.SessionID, EventMessage, msgID, MessageEvent{MessageID: msgID, Role: api.Role(role)}); err != nil {
+		if _, err := r.emitContent(ctx, tx, run.SessionID, api.EventMessage, msgID, api.MessageEvent{MessageID: msgID, Role: api.Role(role)}); err != nil {
 			return err
 		}
 		if c := nr.call; c != nil {
 			r.trace(ctx, tx, run, "tool_call", toolCallTrace(*c))
-			if _, err := r.emitContent(ctx, tx, run.SessionID, EventToolCall, msgID, ToolCallEvent{ToolCallID: c.ID, Name: c.Name}); err != nil {
+			if _, err := r.emitContent(ctx, tx, run.SessionID, api.EventToolCall, msgID, api.ToolCallEvent{ToolCallID: c.ID, Name: c.Name}); err != nil {
 				return err
 			}
 		}
@@ -143,7 +142,7 @@ type modelTurn struct {
 	// has the whole text.
 	streamed [2]int64
 	streak   int // the run's invalid-ask streak after this turn
-	prompts  map[string]*askuser.Prompt
+	prompts  map[string]*api.Prompt
 	// pause, when not nil, is the question the run's next step would put
 	// (decide on the turn as it will be stored): the pause transition's
 	// writes ride in the turn's own transaction, one commit instead of two.
@@ -183,20 +182,20 @@ func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*
 			Content: t.message.Content, ToolCalls: callsJSON, Metadata: assistantMetadata(t.message), Now: now}); err != nil {
 			return err
 		}
-		if _, err := r.emitContent(ctx, tx, run.SessionID, EventMessage, t.msgID, MessageEvent{MessageID: t.msgID, Role: "assistant", Reasoning: reasoningText(t.message)}); err != nil {
+		if _, err := r.emitContent(ctx, tx, run.SessionID, api.EventMessage, t.msgID, api.MessageEvent{MessageID: t.msgID, Role: "assistant", Reasoning: reasoningText(t.message)}); err != nil {
 			return err
 		}
 		// After the message event, never before: the log's last event
 		// must stay (SQLite numbers the next event after it).
 		if t.streamed[0] > 0 {
 			if _, err := tx.EventDelete(ctx, &store.EventDeleteParams{SessionID: run.SessionID, FromSeq: t.streamed[0], ToSeq: t.streamed[1],
-				Names: []string{EventMessageDelta, api.EventReasoningDelta}}); err != nil {
+				Names: []string{api.EventMessageDelta, api.EventReasoningDelta}}); err != nil {
 				return err
 			}
 		}
 		for i, c := range t.calls {
 			r.trace(ctx, tx, run, "tool_call", t.traces[i])
-			if _, err := r.emitContent(ctx, tx, run.SessionID, EventToolCall, t.msgID, ToolCallEvent{ToolCallID: c.ID, Name: c.Name}); err != nil {
+			if _, err := r.emitContent(ctx, tx, run.SessionID, api.EventToolCall, t.msgID, api.ToolCallEvent{ToolCallID: c.ID, Name: c.Name}); err != nil {
 				return err
 			}
 		}
@@ -247,7 +246,7 @@ func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*
 // the run still running under this process's lease. It returns the state
 // with the result appended (errLeaseLost when the write lost,
 // store.ErrDuplicate when the call already had a result).
-func (r *Runner) recordToolResult(ctx context.Context, st *state, parent string, pc pendingCall, res askuser.ToolResult) (*state, error) {
+func (r *Runner) recordToolResult(ctx context.Context, st *state, parent string, pc pendingCall, res api.ToolResult) (*state, error) {
 	run := st.run
 	now := r.now()
 	var stored *store.Message
@@ -271,7 +270,7 @@ func (r *Runner) recordToolResult(ctx context.Context, st *state, parent string,
 // AskUser) or any later kind (docs/design.md §10 approvals, §11 elicitations).
 type interaction struct {
 	ID, ToolCallID, Tool string
-	// Request is the stored request (askuser.InputRequest without
+	// Request is the stored request (api.InputRequest without
 	// resumable for a question).
 	Request json.RawMessage
 	// Event is the payload of the user_input_required event; nil when the
@@ -316,9 +315,9 @@ func (r *Runner) pauseRows(ctx context.Context, tx store.Tx, run *store.Run, in 
 		return err
 	}
 	if in.Event == nil {
-		_, err = tx.EventAppend(ctx, &store.EventAppendParams{SessionID: run.SessionID, Name: EventUserInputRequired, Data: in.Request, Ref: in.ID, Now: r.now()})
+		_, err = tx.EventAppend(ctx, &store.EventAppendParams{SessionID: run.SessionID, Name: api.EventUserInputRequired, Data: in.Request, Ref: in.ID, Now: r.now()})
 	} else {
-		_, err = r.emit(ctx, tx, run.SessionID, EventUserInputRequired, in.Event)
+		_, err = r.emit(ctx, tx, run.SessionID, api.EventUserInputRequired, in.Event)
 	}
 	if err != nil {
 		return err
@@ -332,7 +331,7 @@ func (r *Runner) pauseRows(ctx context.Context, tx store.Tx, run *store.Run, in 
 // The content is kept in the message, which the event references; the
 // trace names it by length and SHA-256 (Runner.Trace shows it from the
 // message).
-func (r *Runner) writeResult(ctx context.Context, tx store.Executor, run *store.Run, parentID string, idx int, call model.ToolCall, res askuser.ToolResult) (*store.Message, error) {
+func (r *Runner) writeResult(ctx context.Context, tx store.Executor, run *store.Run, parentID string, idx int, call model.ToolCall, res api.ToolResult) (*store.Message, error) {
 	m, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: NewID("msg"), SessionID: run.SessionID, RunID: run.ID, Role: "tool",
 		Content: res.Content, ToolCallID: call.ID, Name: call.Name, IsError: res.IsError, Metadata: res.Metadata,
 		ParentID: parentID, CallIndex: idx, Now: r.now()})
@@ -342,6 +341,6 @@ func (r *Runner) writeResult(ctx context.Context, tx store.Executor, run *store.
 	sum := sha256.Sum256([]byte(res.Content))
 	r.trace(ctx, tx, run, "tool_result", map[string]any{"toolCallId": call.ID, "name": call.Name, "isError": res.IsError,
 		"contentBytes": len(res.Content), "contentSha256": hex.EncodeToString(sum[:])})
-	_, err = r.emitContent(ctx, tx, run.SessionID, EventToolResult, m.ID, ToolResultEvent{ToolCallID: call.ID, Name: call.Name, IsError: res.IsError, Metadata: res.Metadata})
+	_, err = r.emitContent(ctx, tx, run.SessionID, api.EventToolResult, m.ID, api.ToolResultEvent{ToolCallID: call.ID, Name: call.Name, IsError: res.IsError, Metadata: res.Metadata})
 	return m, err
 }

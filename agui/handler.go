@@ -17,7 +17,6 @@ import (
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
-	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/internal/schemaerr"
 	"github.com/lubanhq/luban/internal/ssepump"
@@ -120,7 +119,7 @@ func (h *Handler) resume(ctx context.Context, sw *stream, t *translator, owner s
 		}
 	}
 	res, err := h.opts.Runner.Continue(ctx, agent.ContinueParams{Owner: owner, SessionID: in.ThreadID, RequestID: e.InterruptID,
-		Answer:   askuser.Answer{Selections: body.Selections, CustomInput: body.CustomInput, Cancelled: body.Cancelled, Answers: body.Answers},
+		Answer:   api.Answer{Selections: body.Selections, CustomInput: body.CustomInput, Cancelled: body.Cancelled, Answers: body.Answers},
 		Approval: approval.AnswerOf(body), Elicitation: elicit.Answer{Decision: body.Decision, Content: body.Content, Cancelled: body.Cancelled}})
 	var dup *agent.AlreadyResolvedError
 	if errors.As(err, &dup) {

@@ -9,7 +9,7 @@ import (
 )
 
 // toolApproval is the tool of an approval's InputRequest (docs/design.md §10,
-// approval.ToolApproval).
+// api.ToolApproval).
 const toolApproval = api.ToolApproval
 
 // request is the part of a user_input_required payload an interrupt needs:

@@ -119,6 +119,20 @@ type ToolCallEvent struct {
 	Arguments  string `json:"arguments"`
 }
 
+// ToolResult is what a tool call gives back to the model (docs/design.md
+// §3 "What the model gets back"): the one result type of every tool, ask,
+// approval and elicitation. Content is the text the model reads (for
+// ask_user the JSON {"selections", "customInput", "cancelled"}; for AskUser a
+// readable output); IsError marks a result the model must treat as a
+// failure; Metadata, when not nil, is a JSON object stored with the result
+// and sent in its tool_result event (AskUser's {"answers": [...]}, an MCP
+// tool's structuredContent).
+type ToolResult struct {
+	Content  string          `json:"content"`
+	IsError  bool            `json:"isError"`
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+}
+
 // ToolResultEvent is the payload of "tool_result": the ToolResult the model
 // gets for call ToolCallID (docs/design.md §3 "What the model gets back"). Content
 // is the text the model reads; IsError marks a failure; Metadata is the

@@ -14,21 +14,6 @@ import (
 	"github.com/lubanhq/luban/internal/schemaerr"
 )
 
-// AnswerDecision is what a person decided about a call (docs/design.md §10).
-type AnswerDecision = api.Decision
-
-// The three decisions of docs/design.md §10. A cancel is Answer.Cancelled, not a
-// decision.
-const (
-	Approve = api.DecisionApprove // the tool runs once with the model's arguments
-	Edit    = api.DecisionEdit    // the tool runs once with Answer.Arguments instead
-	Reject  = api.DecisionReject  // the tool does not run; the run continues
-)
-
-// RememberSession is the one value of Answer.Remember: later calls of the
-// same tool in the same session run without asking (docs/design.md §10).
-const RememberSession = api.RememberSession
-
 // MaxMessageLen bounds Answer.Message, in characters (like
 // askuser.MaxCustomInput).
 const MaxMessageLen = askuser.MaxCustomInput
@@ -37,7 +22,7 @@ const MaxMessageLen = askuser.MaxCustomInput
 // sessionId and requestId (docs/design.md §10): {decision, arguments?, message?,
 // remember?} or {cancelled: true}. AnswerOf takes it from the wire body.
 type Answer struct {
-	Decision  AnswerDecision  `json:"decision,omitempty"`
+	Decision  api.Decision    `json:"decision,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Message   string          `json:"message,omitempty"`
 	Remember  string          `json:"remember,omitempty"`
@@ -64,22 +49,22 @@ func AnswerOf(c api.ContinueRequest) Answer {
 //   - reject: no arguments, no remember; message is optional.
 //
 // message is allowed with reject only, at most MaxMessageLen characters.
-func ValidateAnswer(p *Prompt, a Answer) (Answer, error) {
+func ValidateAnswer(p *api.Prompt, a Answer) (Answer, error) {
 	if a.Cancelled {
 		return Answer{Cancelled: true}, nil
 	}
-	var details []askuser.FieldError
+	var details []api.FieldError
 	add := func(field string, code api.FieldCode, params map[string]any, format string, args ...any) {
-		details = append(details, askuser.FieldError{Field: field, Code: code, Params: params, Message: fmt.Sprintf(format, args...)})
+		details = append(details, api.FieldError{Field: field, Code: code, Params: params, Message: fmt.Sprintf(format, args...)})
 	}
 	hasArgs := len(bytes.TrimSpace(a.Arguments)) > 0 && string(bytes.TrimSpace(a.Arguments)) != "null"
 	out := Answer{Decision: a.Decision, Remember: a.Remember}
 	switch a.Decision {
-	case Approve, Reject:
+	case api.DecisionApprove, api.DecisionReject:
 		if hasArgs {
 			add("arguments", api.DetailNotAllowed, nil, "arguments go with the decision edit; %s runs the call as the model sent it or not at all", a.Decision)
 		}
-	case Edit:
+	case api.DecisionEdit:
 		if !hasArgs {
 			add("arguments", api.DetailRequired, nil, "edit needs the new arguments, a JSON object")
 			break
@@ -98,16 +83,16 @@ func ValidateAnswer(p *Prompt, a Answer) (Answer, error) {
 	}
 	switch a.Remember {
 	case "":
-	case RememberSession:
-		if a.Decision == Reject {
+	case api.RememberSession:
+		if a.Decision == api.DecisionReject {
 			add("remember", api.DetailNotAllowed, nil, `remember approves later calls; it does not go with reject`)
 		}
 	default:
-		add("remember", api.DetailEnum, map[string]any{"allowed": []string{RememberSession}}, `%q: the only value is "session"`, clip(a.Remember))
+		add("remember", api.DetailEnum, map[string]any{"allowed": []string{api.RememberSession}}, `%q: the only value is "session"`, clip(a.Remember))
 	}
 	if a.Message != "" {
 		switch {
-		case a.Decision != Reject:
+		case a.Decision != api.DecisionReject:
 			add("message", api.DetailNotAllowed, nil, "a message goes with reject")
 		case utf8.RuneCountInString(a.Message) > MaxMessageLen:
 			n := utf8.RuneCountInString(a.Message)
@@ -127,21 +112,21 @@ func ValidateAnswer(p *Prompt, a Answer) (Answer, error) {
 // (empty: any object). It returns the compact object, or details naming
 // "arguments" and "arguments.<field path>" in field order. The error is
 // for a schema that does not compile.
-func checkArguments(schema, raw json.RawMessage, emptyIsObject bool) (json.RawMessage, []askuser.FieldError, error) {
+func checkArguments(schema, raw json.RawMessage, emptyIsObject bool) (json.RawMessage, []api.FieldError, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 && emptyIsObject {
 		raw = json.RawMessage("{}")
 	}
 	if len(raw) > MaxArgumentsBytes {
-		return nil, []askuser.FieldError{{Field: "arguments", Code: api.DetailTooLong, Params: map[string]any{"max": MaxArgumentsBytes, "got": len(raw), "unit": "bytes"},
+		return nil, []api.FieldError{{Field: "arguments", Code: api.DetailTooLong, Params: map[string]any{"max": MaxArgumentsBytes, "got": len(raw), "unit": "bytes"},
 			Message: fmt.Sprintf("too large: %d bytes, at most %d", len(raw), MaxArgumentsBytes)}}, nil
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return nil, []askuser.FieldError{{Field: "arguments", Code: api.DetailInvalidJSON, Message: "not valid JSON: " + err.Error()}}, nil
+		return nil, []api.FieldError{{Field: "arguments", Code: api.DetailInvalidJSON, Message: "not valid JSON: " + err.Error()}}, nil
 	}
 	if _, ok := doc.(map[string]any); !ok {
-		return nil, []askuser.FieldError{{Field: "arguments", Code: api.DetailInvalidType, Params: map[string]any{"expected": "object"}, Message: "must be a JSON object"}}, nil
+		return nil, []api.FieldError{{Field: "arguments", Code: api.DetailInvalidType, Params: map[string]any{"expected": "object"}, Message: "must be a JSON object"}}, nil
 	}
 	sch, err := compile(schema)
 	if err != nil {
@@ -150,7 +135,7 @@ func checkArguments(schema, raw json.RawMessage, emptyIsObject bool) (json.RawMe
 	if err := sch.Validate(doc); err != nil {
 		ve, ok := err.(*jsonschema.ValidationError)
 		if !ok {
-			return nil, []askuser.FieldError{{Field: "arguments", Code: api.DetailInvalid, Message: err.Error()}}, nil
+			return nil, []api.FieldError{{Field: "arguments", Code: api.DetailInvalid, Message: err.Error()}}, nil
 		}
 		return nil, schemaerr.Fields(ve, "arguments", "unknown field: the tool's schema does not allow it"), nil
 	}
@@ -169,7 +154,7 @@ func compile(schema json.RawMessage) (*jsonschema.Schema, error) {
 
 // decisions are the values of an approval's decision, as a detail's
 // allowed param.
-var decisions = []string{string(Approve), string(Edit), string(Reject)}
+var decisions = []string{string(api.DecisionApprove), string(api.DecisionEdit), string(api.DecisionReject)}
 
 func clip(s string) string {
 	if r := []rune(s); len(r) > 60 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
@@ -37,7 +38,7 @@ func requireGolden(t *testing.T, name string, v any) {
 
 func writeFileSpec() model.ToolSpec { return tool.WriteFile("/ws").Spec() }
 
-func prompt(t *testing.T) *approval.Prompt {
+func prompt(t *testing.T) *api.Prompt {
 	t.Helper()
 	p, err := approval.NewPrompt(writeFileSpec(), ` {"path": "notes/plan.md", "content": "# Plan\n"} `)
 	require.NoError(t, err)
@@ -47,7 +48,7 @@ func prompt(t *testing.T) *approval.Prompt {
 func TestInputRequestShape(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	req := approval.InputRequest{ID: "ask_1", ToolCallID: "call_1", SessionID: "sess_1", RunID: "run_1", Prompt: *prompt(t),
+	req := api.InputRequest{ID: "ask_1", ToolCallID: "call_1", SessionID: "sess_1", RunID: "run_1", Prompt: *prompt(t),
 		CreatedAt: at, ExpiresAt: at.Add(24 * time.Hour), Resumable: true}
 	requireGolden(t, "input_request.json", req)
 	b, err := json.Marshal(req)
@@ -89,13 +90,13 @@ func TestValidateAnswer(t *testing.T) {
 	t.Parallel()
 	p := prompt(t)
 	ok := map[string]approval.Answer{
-		"approve":          {Decision: approval.Approve},
-		"approve remember": {Decision: approval.Approve, Remember: approval.RememberSession},
-		"edit":             {Decision: approval.Edit, Arguments: json.RawMessage(`{ "path": "notes/plan.md", "content": "# Plan v2\n" }`)},
-		"reject":           {Decision: approval.Reject, Message: "不要写这个文件"},
-		"reject silently":  {Decision: approval.Reject},
+		"approve":          {Decision: api.DecisionApprove},
+		"approve remember": {Decision: api.DecisionApprove, Remember: api.RememberSession},
+		"edit":             {Decision: api.DecisionEdit, Arguments: json.RawMessage(`{ "path": "notes/plan.md", "content": "# Plan v2\n" }`)},
+		"reject":           {Decision: api.DecisionReject, Message: "不要写这个文件"},
+		"reject silently":  {Decision: api.DecisionReject},
 		"cancel":           {Decision: "whatever", Arguments: json.RawMessage(`7`), Cancelled: true},
-		"approve null":     {Decision: approval.Approve, Arguments: json.RawMessage(`null`)},
+		"approve null":     {Decision: api.DecisionApprove, Arguments: json.RawMessage(`null`)},
 	}
 	got := map[string]approval.Answer{}
 	for name, a := range ok {
@@ -111,17 +112,17 @@ func TestValidateAnswer(t *testing.T) {
 	bad := map[string]approval.Answer{
 		"no decision":        {},
 		"unknown decision":   {Decision: "yes"},
-		"edit without args":  {Decision: approval.Edit},
-		"edit not object":    {Decision: approval.Edit, Arguments: json.RawMessage(`"x"`)},
-		"edit invalid":       {Decision: approval.Edit, Arguments: json.RawMessage(`{"path":"","content":1,"extra":true}`)},
-		"edit missing":       {Decision: approval.Edit, Arguments: json.RawMessage(`{"path":"a"}`)},
-		"approve with args":  {Decision: approval.Approve, Arguments: json.RawMessage(`{}`)},
-		"reject remember":    {Decision: approval.Reject, Remember: approval.RememberSession},
-		"bad remember":       {Decision: approval.Approve, Remember: "forever"},
-		"message on approve": {Decision: approval.Approve, Message: "ok"},
-		"message too long":   {Decision: approval.Reject, Message: strings.Repeat("长", approval.MaxMessageLen+1)},
+		"edit without args":  {Decision: api.DecisionEdit},
+		"edit not object":    {Decision: api.DecisionEdit, Arguments: json.RawMessage(`"x"`)},
+		"edit invalid":       {Decision: api.DecisionEdit, Arguments: json.RawMessage(`{"path":"","content":1,"extra":true}`)},
+		"edit missing":       {Decision: api.DecisionEdit, Arguments: json.RawMessage(`{"path":"a"}`)},
+		"approve with args":  {Decision: api.DecisionApprove, Arguments: json.RawMessage(`{}`)},
+		"reject remember":    {Decision: api.DecisionReject, Remember: api.RememberSession},
+		"bad remember":       {Decision: api.DecisionApprove, Remember: "forever"},
+		"message on approve": {Decision: api.DecisionApprove, Message: "ok"},
+		"message too long":   {Decision: api.DecisionReject, Message: strings.Repeat("长", approval.MaxMessageLen+1)},
 	}
-	details := map[string][]askuser.FieldError{}
+	details := map[string][]api.FieldError{}
 	for name, a := range bad {
 		_, err := approval.ValidateAnswer(p, a)
 		var ae *askuser.AnswerError
@@ -137,10 +138,10 @@ func TestResultsReceiptsAndAudit(t *testing.T) {
 	p := prompt(t)
 	at := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
 	edited := json.RawMessage(`{"path":"notes/plan.md","content":"# Plan v2\n"}`)
-	ran := askuser.ToolResult{Content: "wrote 10 bytes to notes/plan.md"}
-	results := map[string]askuser.ToolResult{
+	ran := api.ToolResult{Content: "wrote 10 bytes to notes/plan.md"}
+	results := map[string]api.ToolResult{
 		"edited":          approval.EditedResult(p, edited, ran),
-		"edited failed":   approval.EditedResult(p, edited, askuser.ToolResult{Content: "cannot write", IsError: true}),
+		"edited failed":   approval.EditedResult(p, edited, api.ToolResult{Content: "cannot write", IsError: true}),
 		"rejected":        approval.RejectedResult(p, "写到 docs/ 下面，\"不是\" <notes/> & co"),
 		"rejected silent": approval.RejectedResult(p, ""),
 		"cancelled":       approval.CancelledResult(p),
@@ -156,18 +157,18 @@ func TestResultsReceiptsAndAudit(t *testing.T) {
 	requireGolden(t, "results.json", results)
 
 	answers := map[string]approval.Answer{
-		"approve": {Decision: approval.Approve, Remember: approval.RememberSession},
-		"edit":    {Decision: approval.Edit, Arguments: edited},
-		"reject":  {Decision: approval.Reject, Message: "no"},
+		"approve": {Decision: api.DecisionApprove, Remember: api.RememberSession},
+		"edit":    {Decision: api.DecisionEdit, Arguments: edited},
+		"reject":  {Decision: api.DecisionReject, Message: "no"},
 	}
-	receipts := map[string]approval.Receipt{}
+	receipts := map[string]api.Receipt{}
 	audits := map[string]approval.AuditSummary{}
 	for name, a := range answers {
-		receipts[name] = approval.NewReceipt("ask_1", "call_1", askuser.StatusAnswered, a, at)
+		receipts[name] = approval.NewReceipt("ask_1", "call_1", api.StatusAnswered, a, at)
 		audits[name] = approval.Summarize(p, a, "alice")
 	}
-	receipts["cancelled"] = approval.NewReceipt("ask_1", "call_1", askuser.StatusCancelled, approval.Answer{Decision: approval.Approve}, at)
-	receipts["expired"] = approval.NewReceipt("ask_1", "call_1", askuser.StatusExpired, approval.Answer{}, at)
+	receipts["cancelled"] = approval.NewReceipt("ask_1", "call_1", api.StatusCancelled, approval.Answer{Decision: api.DecisionApprove}, at)
+	receipts["expired"] = approval.NewReceipt("ask_1", "call_1", api.StatusExpired, approval.Answer{}, at)
 	audits["cancelled"] = approval.Summarize(p, approval.Answer{Cancelled: true}, "bob")
 	audits["expired"] = approval.Summarize(p, approval.Answer{}, "")
 	requireGolden(t, "receipts.json", receipts)

@@ -11,30 +11,9 @@ import (
 	"github.com/lubanhq/luban/model"
 )
 
-// Names on the wire (docs/design.md §10): an approval's InputRequest carries
-// tool "approval" and mode "approval".
-const (
-	ToolApproval = api.ToolApproval
-	ModeApproval = api.ModeApproval
-)
-
 // MaxArgumentsBytes bounds the arguments of a call put in front of a person,
 // and of an edit (256 KiB, like askuser.MaxArgsBytes).
 const MaxArgumentsBytes = 256 << 10
-
-// Prompt is the form part of an approval's InputRequest (docs/design.md §10), the
-// shared wire type api.Prompt with: Tool ToolApproval, Mode ModeApproval,
-// Title "Run <tool>?", ToolName, Description (the tool's), Arguments (the
-// model's parsed JSON object, compact) and ArgumentsSchema (the tool's JSON
-// Schema). It is stored with the interaction.
-type Prompt = api.Prompt
-
-// InputRequest is the payload of user_input_required and of GET
-// /api/interactions/pending for an approval: the Prompt's fields flattened
-// beside the runtime fields every InputRequest has (docs/design.md §3): ID (the
-// requestId), ToolCallID (the model's call awaiting approval), SessionID,
-// RunID, CreatedAt and ExpiresAt (RFC 3339), Resumable.
-type InputRequest = api.InputRequest
 
 // ArgsError is returned by NewPrompt when the model's arguments cannot be
 // put in front of a person: not a JSON object, too large, or not valid under
@@ -53,7 +32,7 @@ func (e *ArgsError) Error() string { return "invalid arguments for " + e.Tool + 
 // against spec.Parameters first, so a person is never asked to approve a
 // call the tool would refuse; the error is then an *ArgsError. A schema that
 // does not compile is an error too (a tool defect, not the model's).
-func NewPrompt(spec model.ToolSpec, arguments string) (*Prompt, error) {
+func NewPrompt(spec model.ToolSpec, arguments string) (*api.Prompt, error) {
 	args, details, err := checkArguments(spec.Parameters, json.RawMessage(arguments), true)
 	if err != nil {
 		return nil, fmt.Errorf("approval: tool %s: %w", spec.Name, err)
@@ -78,18 +57,18 @@ func NewPrompt(spec model.ToolSpec, arguments string) (*Prompt, error) {
 	if err := json.Compact(&compact, schema); err != nil {
 		return nil, fmt.Errorf("approval: tool %s: schema: %w", spec.Name, err)
 	}
-	return &Prompt{Tool: ToolApproval, Mode: ModeApproval, Title: "Run " + spec.Name + "?", ToolName: spec.Name,
+	return &api.Prompt{Tool: api.ToolApproval, Mode: api.ModeApproval, Title: "Run " + spec.Name + "?", ToolName: spec.Name,
 		Description: spec.Description, Arguments: args, ArgumentsSchema: compact.Bytes()}, nil
 }
 
 // DecodeRequest decodes a stored approval InputRequest (the JSON that the
 // run persisted) and checks that it is one.
-func DecodeRequest(b []byte) (*InputRequest, error) {
-	var r InputRequest
+func DecodeRequest(b []byte) (*api.InputRequest, error) {
+	var r api.InputRequest
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, err
 	}
-	if r.Tool != ToolApproval {
+	if r.Tool != api.ToolApproval {
 		return nil, errors.New("approval: the stored request is not an approval")
 	}
 	return &r, nil

@@ -10,15 +10,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/askuser"
 )
 
 // EditedResult is the ToolResult of a call that ran with the arguments a
 // person edited (docs/design.md §10): the model is told that the user changed the
 // arguments and to what, then reads the tool's own result (content and
 // IsError kept).
-func EditedResult(p *Prompt, edited json.RawMessage, res askuser.ToolResult) askuser.ToolResult {
-	return askuser.ToolResult{
+func EditedResult(p *api.Prompt, edited json.RawMessage, res api.ToolResult) api.ToolResult {
+	return api.ToolResult{
 		Content: fmt.Sprintf("The user changed the arguments of this %s call before approving it. It ran with these arguments instead of yours:\n%s\n\nResult:\n%s",
 			p.ToolName, edited, res.Content),
 		IsError:  res.IsError,
@@ -29,7 +28,7 @@ func EditedResult(p *Prompt, edited json.RawMessage, res askuser.ToolResult) ask
 // RejectedResult is the ToolResult of a call a person declined (docs/design.md §10):
 // an error result saying the tool did not run, with the person's message
 // when they gave one. The run continues with the model's next turn.
-func RejectedResult(p *Prompt, message string) askuser.ToolResult {
+func RejectedResult(p *api.Prompt, message string) api.ToolResult {
 	text := fmt.Sprintf("The user declined this %s call; it did not run.", p.ToolName)
 	if message != "" {
 		var b strings.Builder
@@ -40,44 +39,36 @@ func RejectedResult(p *Prompt, message string) askuser.ToolResult {
 	} else {
 		text += " They gave no reason."
 	}
-	return askuser.ToolResult{Content: text + " Do not repeat the same call unless the user asks for it.", IsError: true}
+	return api.ToolResult{Content: text + " Do not repeat the same call unless the user asks for it.", IsError: true}
 }
 
 // CancelledResult is the ToolResult of an approval a person cancelled
 // (docs/design.md §3, §10): the tool did not run and the run stops after it.
-func CancelledResult(p *Prompt) askuser.ToolResult {
-	return askuser.ToolResult{Content: fmt.Sprintf("The user cancelled instead of approving this %s call; it did not run, and the task stops here.", p.ToolName), IsError: true}
+func CancelledResult(p *api.Prompt) api.ToolResult {
+	return api.ToolResult{Content: fmt.Sprintf("The user cancelled instead of approving this %s call; it did not run, and the task stops here.", p.ToolName), IsError: true}
 }
 
 // ExpiredResult is the ToolResult of an approval nobody answered before its
 // expiresAt (docs/design.md §3): the tool did not run and the run stops.
-func ExpiredResult(p *Prompt) askuser.ToolResult {
-	return askuser.ToolResult{Content: fmt.Sprintf("Nobody approved this %s call before the request expired; it did not run, and the task stops here.", p.ToolName), IsError: true}
+func ExpiredResult(p *api.Prompt) api.ToolResult {
+	return api.ToolResult{Content: fmt.Sprintf("Nobody approved this %s call before the request expired; it did not run, and the task stops here.", p.ToolName), IsError: true}
 }
 
 // InterruptedResult is the ToolResult of an approved call of a tool that is
 // not idempotent when the server stopped while it ran (docs/design.md §10): it is
 // not run a second time, and it may or may not have taken effect.
-func InterruptedResult(toolName string) askuser.ToolResult {
-	return askuser.ToolResult{Content: fmt.Sprintf("interrupted: the server stopped while %s was running after approval; it may or may not have taken effect, and it was not run again because it is not idempotent", toolName), IsError: true}
+func InterruptedResult(toolName string) api.ToolResult {
+	return api.ToolResult{Content: fmt.Sprintf("interrupted: the server stopped while %s was running after approval; it may or may not have taken effect, and it was not run again because it is not idempotent", toolName), IsError: true}
 }
-
-// Receipt is the read-only record of a resolved approval (docs/design.md §10), the
-// shared wire type api.Receipt: Status is answered for any decision,
-// cancelled or expired otherwise (Decision then empty). Arguments are the
-// edited arguments (edit only); Message is the reject's message; Remember
-// is "session" when later calls are approved without asking. Selections is
-// empty and CustomInput "" (they belong to ask tools).
-type Receipt = api.Receipt
 
 // NewReceipt is the receipt of request id (for the model's call toolCallID)
 // resolved with status at resolvedAt; a is the normalized answer
 // (ValidateAnswer) for StatusAnswered and ignored otherwise.
-func NewReceipt(id, toolCallID string, status askuser.Status, a Answer, resolvedAt time.Time) Receipt {
-	rc := Receipt{RequestID: id, ToolCallID: toolCallID, Status: status, Selections: []string{}, ResolvedAt: resolvedAt}
-	if status == askuser.StatusAnswered {
+func NewReceipt(id, toolCallID string, status api.Status, a Answer, resolvedAt time.Time) api.Receipt {
+	rc := api.Receipt{RequestID: id, ToolCallID: toolCallID, Status: status, Selections: []string{}, ResolvedAt: resolvedAt}
+	if status == api.StatusAnswered {
 		rc.Decision, rc.Message, rc.Remember = a.Decision, a.Message, a.Remember
-		if a.Decision == Edit {
+		if a.Decision == api.DecisionEdit {
 			rc.Arguments = a.Arguments
 		}
 	}
@@ -91,27 +82,27 @@ func NewReceipt(id, toolCallID string, status askuser.Status, a Answer, resolved
 // characters and its SHA-256. Arguments and messages themselves are never
 // logged.
 type AuditSummary struct {
-	Mode                    api.Mode       `json:"mode"`
-	Tool                    string         `json:"tool"`
-	Decision                AnswerDecision `json:"decision,omitempty"`
-	Cancelled               bool           `json:"cancelled,omitempty"`
-	ArgumentsSHA256         string         `json:"argumentsSha256"`
-	OriginalArgumentsSHA256 string         `json:"originalArgumentsSha256,omitempty"`
-	MessageLen              int            `json:"messageLen,omitempty"`
-	MessageSHA256           string         `json:"messageSha256,omitempty"`
-	Remember                string         `json:"remember,omitempty"`
-	Principal               string         `json:"principal,omitempty"`
+	Mode                    api.Mode     `json:"mode"`
+	Tool                    string       `json:"tool"`
+	Decision                api.Decision `json:"decision,omitempty"`
+	Cancelled               bool         `json:"cancelled,omitempty"`
+	ArgumentsSHA256         string       `json:"argumentsSha256"`
+	OriginalArgumentsSHA256 string       `json:"originalArgumentsSha256,omitempty"`
+	MessageLen              int          `json:"messageLen,omitempty"`
+	MessageSHA256           string       `json:"messageSha256,omitempty"`
+	Remember                string       `json:"remember,omitempty"`
+	Principal               string       `json:"principal,omitempty"`
 }
 
 // Summarize returns the audit summary of answer a (normalized) to p, given
 // by principal (empty for an expiry, which nobody gave).
-func Summarize(p *Prompt, a Answer, principal string) AuditSummary {
-	s := AuditSummary{Mode: ModeApproval, Tool: p.ToolName, Decision: a.Decision, Cancelled: a.Cancelled, Remember: a.Remember,
+func Summarize(p *api.Prompt, a Answer, principal string) AuditSummary {
+	s := AuditSummary{Mode: api.ModeApproval, Tool: p.ToolName, Decision: a.Decision, Cancelled: a.Cancelled, Remember: a.Remember,
 		Principal: principal, ArgumentsSHA256: sha(p.Arguments)}
 	if a.Cancelled {
 		s.Decision, s.Remember = "", ""
 	}
-	if a.Decision == Edit && !a.Cancelled {
+	if a.Decision == api.DecisionEdit && !a.Cancelled {
 		s.OriginalArgumentsSHA256 = s.ArgumentsSHA256
 		s.ArgumentsSHA256 = sha(a.Arguments)
 	}

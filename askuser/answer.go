@@ -12,16 +12,12 @@ import (
 	"github.com/lubanhq/luban/api"
 )
 
-// FieldError is one problem with an answer, as listed in the details of a
-// 422 invalid_answer response (docs/design.md §3); see api.FieldError.
-type FieldError = api.FieldError
-
 // AnswerError is returned by ValidateAnswer when an answer breaks its
 // request. Details holds one FieldError per problem, in the order of the
 // answer's fields; it is never empty. A rejected answer consumes nothing: the
 // request stays pending (docs/design.md §4).
 type AnswerError struct {
-	Details []FieldError
+	Details []api.FieldError
 }
 
 // Error joins the details: "invalid answer: selections[0]: ...; customInput: ...".
@@ -86,38 +82,38 @@ type AnswerOptions struct {
 //
 // On success the returned Answer has non-nil Selections (and non-nil Selected
 // in every QuestionAnswer). On failure the error is a *AnswerError.
-func ValidateAnswer(p *Prompt, a Answer, opts AnswerOptions) (Answer, error) {
+func ValidateAnswer(p *api.Prompt, a api.Answer, opts AnswerOptions) (api.Answer, error) {
 	if p == nil {
-		return Answer{}, &AnswerError{Details: []FieldError{{Field: "requestId", Code: api.DetailNoQuestion, Message: "there is no question to answer"}}}
+		return api.Answer{}, &AnswerError{Details: []api.FieldError{{Field: "requestId", Code: api.DetailNoQuestion, Message: "there is no question to answer"}}}
 	}
 	if a.Cancelled {
-		return Answer{Selections: []string{}, Cancelled: true}, nil
+		return api.Answer{Selections: []string{}, Cancelled: true}, nil
 	}
 	v := answerValidator{}
-	var out Answer
-	if p.Tool == ToolAskUserBatch || p.Mode == ModeQuestions {
+	var out api.Answer
+	if p.Tool == api.ToolAskUserBatch || p.Mode == api.ModeQuestions {
 		out = v.questions(p, a)
 	} else {
 		out = v.askUser(p, a, opts)
 	}
 	if len(v.details) > 0 {
-		return Answer{}, &AnswerError{Details: v.details}
+		return api.Answer{}, &AnswerError{Details: v.details}
 	}
 	return out, nil
 }
 
 type answerValidator struct {
-	details []FieldError
+	details []api.FieldError
 }
 
 // add records a problem of field with its code and params (nil for none).
 func (v *answerValidator) add(field string, code api.FieldCode, params map[string]any, format string, args ...any) {
-	v.details = append(v.details, FieldError{Field: field, Code: code, Params: params, Message: fmt.Sprintf(format, args...)})
+	v.details = append(v.details, api.FieldError{Field: field, Code: code, Params: params, Message: fmt.Sprintf(format, args...)})
 }
 
 // addProblem records a checker's problem of field.
 func (v *answerValidator) addProblem(field string, p *problem) {
-	v.details = append(v.details, FieldError{Field: field, Code: p.code, Params: p.params, Message: p.msg})
+	v.details = append(v.details, api.FieldError{Field: field, Code: p.code, Params: p.params, Message: p.msg})
 }
 
 // problem is what a checker found wrong with one value: its FieldError
@@ -137,8 +133,8 @@ func tooLong(got, max int) map[string]any {
 	return map[string]any{"max": max, "got": got, "unit": "characters"}
 }
 
-func (v *answerValidator) askUser(p *Prompt, a Answer, opts AnswerOptions) Answer {
-	out := Answer{Selections: []string{}, CustomInput: a.CustomInput}
+func (v *answerValidator) askUser(p *api.Prompt, a api.Answer, opts AnswerOptions) api.Answer {
+	out := api.Answer{Selections: []string{}, CustomInput: a.CustomInput}
 	if a.Selections != nil {
 		out.Selections = append(out.Selections, a.Selections...)
 	}
@@ -150,18 +146,18 @@ func (v *answerValidator) askUser(p *Prompt, a Answer, opts AnswerOptions) Answe
 		return out
 	}
 	switch p.Mode {
-	case ModeSingle, ModeMultiple, ModeToggle:
+	case api.ModeSingle, api.ModeMultiple, api.ModeToggle:
 		v.choice(p, a)
-	case ModeText, ModeNumber, ModeDate, ModeDirectory:
+	case api.ModeText, api.ModeNumber, api.ModeDate, api.ModeDirectory:
 		if len(a.Selections) > 0 {
 			v.add("selections", api.DetailNotAllowed, nil, "mode %s takes no selections, got %d", p.Mode, len(a.Selections))
 		}
 		switch p.Mode {
-		case ModeText:
+		case api.ModeText:
 			if isBlank(a.CustomInput) {
 				v.add("customInput", api.DetailRequired, nil, "enter some text")
 			}
-		case ModeNumber:
+		case api.ModeNumber:
 			if s, pr := checkNumber(a.CustomInput); pr != nil {
 				v.addProblem("customInput", pr)
 			} else if pr := checkBounds(p, s); pr != nil {
@@ -169,11 +165,11 @@ func (v *answerValidator) askUser(p *Prompt, a Answer, opts AnswerOptions) Answe
 			} else {
 				out.CustomInput = s
 			}
-		case ModeDate:
+		case api.ModeDate:
 			if pr := checkDate(a.CustomInput); pr != nil {
 				v.addProblem("customInput", pr)
 			}
-		case ModeDirectory:
+		case api.ModeDirectory:
 			if rel, pr := checkDirectory(opts.Workspace, a.CustomInput); pr != nil {
 				v.addProblem("customInput", pr)
 			} else {
@@ -187,7 +183,7 @@ func (v *answerValidator) askUser(p *Prompt, a Answer, opts AnswerOptions) Answe
 }
 
 // choice validates single, multiple and toggle answers.
-func (v *answerValidator) choice(p *Prompt, a Answer) {
+func (v *answerValidator) choice(p *api.Prompt, a api.Answer) {
 	known := make(map[string]bool, len(p.Options))
 	for _, o := range p.Options {
 		known[o.ID] = true
@@ -211,7 +207,7 @@ func (v *answerValidator) choice(p *Prompt, a Answer) {
 	}
 	n := len(a.Selections)
 	switch p.Mode {
-	case ModeSingle:
+	case api.ModeSingle:
 		switch {
 		case n > 1:
 			v.add("selections", api.DetailTooMany, map[string]any{"max": 1, "got": n}, "choose exactly one option, got %d", n)
@@ -220,7 +216,7 @@ func (v *answerValidator) choice(p *Prompt, a Answer) {
 		case n == 0 && !p.AllowCustom:
 			v.add("selections", api.DetailTooFew, map[string]any{"min": 1, "got": 0}, "choose exactly one option, got none")
 		}
-	case ModeToggle:
+	case api.ModeToggle:
 		if n == 0 {
 			v.add("selections", api.DetailTooFew, map[string]any{"min": 1, "got": 0}, "switch on at least one option")
 		}
@@ -228,8 +224,8 @@ func (v *answerValidator) choice(p *Prompt, a Answer) {
 }
 
 // questions validates AskUser answers.
-func (v *answerValidator) questions(p *Prompt, a Answer) Answer {
-	out := Answer{Selections: []string{}}
+func (v *answerValidator) questions(p *api.Prompt, a api.Answer) api.Answer {
+	out := api.Answer{Selections: []string{}}
 	if len(a.Selections) > 0 {
 		v.add("selections", api.DetailConflictWithKind, nil, "AskUser answers go in answers, not selections")
 	}
@@ -240,7 +236,7 @@ func (v *answerValidator) questions(p *Prompt, a Answer) Answer {
 	for i, q := range p.Questions {
 		index[q.Question] = i
 	}
-	byQuestion := make([]*QuestionAnswer, len(p.Questions))
+	byQuestion := make([]*api.QuestionAnswer, len(p.Questions))
 	for i := range a.Answers {
 		qa := &a.Answers[i]
 		field := fmt.Sprintf("answers[%d]", i)
@@ -266,12 +262,12 @@ func (v *answerValidator) questions(p *Prompt, a Answer) Answer {
 			continue
 		}
 		selected := append([]string{}, qa.Selected...)
-		out.Answers = append(out.Answers, QuestionAnswer{Question: p.Questions[i].Question, Selected: selected, Other: qa.Other})
+		out.Answers = append(out.Answers, api.QuestionAnswer{Question: p.Questions[i].Question, Selected: selected, Other: qa.Other})
 	}
 	return out
 }
 
-func (v *answerValidator) questionAnswer(field string, q Question, qa *QuestionAnswer) {
+func (v *answerValidator) questionAnswer(field string, q api.Question, qa *api.QuestionAnswer) {
 	known := make(map[string]bool, len(q.Options))
 	for _, o := range q.Options {
 		known[o.Label] = true
@@ -372,7 +368,7 @@ func decimal(t string) string {
 
 // checkBounds returns the problem unless the number s (checkNumber's) is
 // within the prompt's minimum and maximum and, when it asks for one, whole.
-func checkBounds(p *Prompt, s string) *problem {
+func checkBounds(p *api.Prompt, s string) *problem {
 	f, _ := strconv.ParseFloat(s, 64)
 	if p.Integer && f != math.Trunc(f) {
 		return newProblem(api.DetailInvalidType, map[string]any{"expected": "integer", "got": "number"}, "%s is not a whole number", clip(s))

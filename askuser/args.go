@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
@@ -59,10 +60,10 @@ func (e *ArgsError) Error() string {
 // modes carry nil Options, and for AskUser Mode is ModeQuestions and Title is
 // the first question's text. On failure it returns a *ArgsError naming the
 // first problem found (problems the schema finds are ordered by field path).
-func ParseArgs(tool string, raw string) (*Prompt, error) {
+func ParseArgs(tool string, raw string) (*api.Prompt, error) {
 	validator := validatorFor(tool)
 	if validator == nil {
-		return nil, &ArgsError{Rule: fmt.Sprintf("unknown tool %q: want %q or %q", tool, ToolAskUser, ToolAskUserBatch)}
+		return nil, &ArgsError{Rule: fmt.Sprintf("unknown tool %q: want %q or %q", tool, api.ToolAskUser, api.ToolAskUserBatch)}
 	}
 	if len(raw) > MaxArgsBytes {
 		return nil, &ArgsError{Rule: fmt.Sprintf("arguments are too large: %d bytes, at most %d", len(raw), MaxArgsBytes)}
@@ -81,11 +82,11 @@ func ParseArgs(tool string, raw string) (*Prompt, error) {
 
 	// The one tolerated quirk: nested arrays sent as JSON-encoded strings.
 	switch tool {
-	case ToolAskUser:
+	case api.ToolAskUser:
 		if err := decodeEncodedArray(obj, "options", "options"); err != nil {
 			return nil, err
 		}
-	case ToolAskUserBatch:
+	case api.ToolAskUserBatch:
 		if err := decodeEncodedArray(obj, "questions", "questions"); err != nil {
 			return nil, err
 		}
@@ -112,7 +113,7 @@ func ParseArgs(tool string, raw string) (*Prompt, error) {
 	if err != nil { // unreachable: obj came from JSON
 		return nil, &ArgsError{Rule: "arguments cannot be re-encoded: " + err.Error()}
 	}
-	if tool == ToolAskUser {
+	if tool == api.ToolAskUser {
 		return parseAskUser(normalized)
 	}
 	return parseAskUserBatch(normalized)
@@ -137,17 +138,17 @@ func decodeEncodedArray(obj map[string]any, key, path string) error {
 	return nil
 }
 
-func parseAskUser(normalized []byte) (*Prompt, error) {
-	var p Prompt
+func parseAskUser(normalized []byte) (*api.Prompt, error) {
+	var p api.Prompt
 	if err := json.Unmarshal(normalized, &p); err != nil { // unreachable after the schema
 		return nil, &ArgsError{Rule: "arguments do not match the schema: " + err.Error()}
 	}
-	p.Tool = ToolAskUser
+	p.Tool = api.ToolAskUser
 	p.Questions = nil
 	if isBlank(p.Title) {
 		return nil, &ArgsError{Path: "title", Rule: "must not be blank"}
 	}
-	if p.Mode != ModeNumber {
+	if p.Mode != api.ModeNumber {
 		for _, b := range []struct {
 			name string
 			set  bool
@@ -165,16 +166,16 @@ func parseAskUser(normalized []byte) (*Prompt, error) {
 	}
 	n := len(p.Options)
 	switch p.Mode {
-	case ModeText, ModeNumber, ModeDate, ModeDirectory:
+	case api.ModeText, api.ModeNumber, api.ModeDate, api.ModeDirectory:
 		if n > 0 {
 			return nil, &ArgsError{Path: "options", Rule: fmt.Sprintf("mode %s takes no options (got %d); use single, multiple or toggle to offer choices", p.Mode, n)}
 		}
 		p.Options = nil
-	case ModeSingle, ModeMultiple:
+	case api.ModeSingle, api.ModeMultiple:
 		if n < MinChoiceOptions {
 			return nil, &ArgsError{Path: "options", Rule: fmt.Sprintf("mode %s needs at least %d options, got %d", p.Mode, MinChoiceOptions, n)}
 		}
-	case ModeToggle:
+	case api.ModeToggle:
 		if n < MinToggleOptions {
 			return nil, &ArgsError{Path: "options", Rule: fmt.Sprintf("mode %s needs at least %d option, got %d", p.Mode, MinToggleOptions, n)}
 		}
@@ -205,9 +206,9 @@ func parseAskUser(normalized []byte) (*Prompt, error) {
 	return &p, nil
 }
 
-func parseAskUserBatch(normalized []byte) (*Prompt, error) {
+func parseAskUserBatch(normalized []byte) (*api.Prompt, error) {
 	var args struct {
-		Questions []Question `json:"questions"`
+		Questions []api.Question `json:"questions"`
 	}
 	if err := json.Unmarshal(normalized, &args); err != nil { // unreachable after the schema
 		return nil, &ArgsError{Rule: "arguments do not match the schema: " + err.Error()}
@@ -245,10 +246,10 @@ func parseAskUserBatch(normalized []byte) (*Prompt, error) {
 			}
 		}
 	}
-	return &Prompt{
-		Tool:      ToolAskUserBatch,
+	return &api.Prompt{
+		Tool:      api.ToolAskUserBatch,
 		Title:     args.Questions[0].Question,
-		Mode:      ModeQuestions,
+		Mode:      api.ModeQuestions,
 		Questions: args.Questions,
 	}, nil
 }
@@ -424,7 +425,7 @@ func allowedFields(tool string, loc []string) []string {
 // schemaAt returns the schema that applies at loc, or nil.
 func schemaAt(tool string, loc []string) *jsonSchema {
 	s := askUserSchema()
-	if tool == ToolAskUserBatch {
+	if tool == api.ToolAskUserBatch {
 		s = askUserBatchSchema()
 	}
 	for _, t := range loc {

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"unicode/utf8"
+
+	"github.com/lubanhq/luban/api"
 )
 
 // AuditSummary is what the audit log may keep about an answer (docs/design.md §5,
@@ -12,7 +14,7 @@ import (
 // and its SHA-256 — never the text itself.
 type AuditSummary struct {
 	// Mode is the prompt's mode (ModeQuestions for AskUser).
-	Mode Mode `json:"mode"`
+	Mode api.Mode `json:"mode"`
 	// Selections are the chosen option ids; for AskUser the chosen labels of
 	// all questions in question order (labels are written by the model, not
 	// the person).
@@ -35,7 +37,7 @@ type AuditSummary struct {
 // Summarize returns the audit summary of answer a to prompt p. a should be
 // the normalized answer ValidateAnswer returned; a cancelled answer yields
 // only the mode and Cancelled.
-func Summarize(p *Prompt, a Answer) AuditSummary {
+func Summarize(p *api.Prompt, a api.Answer) AuditSummary {
 	s := AuditSummary{}
 	if p != nil {
 		s.Mode = p.Mode

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/stretchr/testify/require"
 )
@@ -22,21 +23,21 @@ func TestSummarize(t *testing.T) {
 	tests := []struct {
 		name   string
 		prompt string
-		answer askuser.Answer
+		answer api.Answer
 		want   askuser.AuditSummary
 	}{
-		{"choice and free text", "multiple+custom", askuser.Answer{Selections: []string{"a", "b"}, CustomInput: secret},
-			askuser.AuditSummary{Mode: askuser.ModeMultiple, Selections: []string{"a", "b"}, SelectionCount: 2, CustomInputLen: 15, CustomInputSHA256: hash(secret)}},
-		{"explicit empty", "multiple", askuser.Answer{Selections: []string{}},
-			askuser.AuditSummary{Mode: askuser.ModeMultiple}},
-		{"text", "text", askuser.Answer{CustomInput: secret},
-			askuser.AuditSummary{Mode: askuser.ModeText, CustomInputLen: 15, CustomInputSHA256: hash(secret)}},
-		{"cancelled", "text", askuser.Answer{CustomInput: secret, Cancelled: true},
-			askuser.AuditSummary{Mode: askuser.ModeText, Cancelled: true}},
-		{"batch", "batch", askuser.Answer{Answers: []askuser.QuestionAnswer{
+		{"choice and free text", "multiple+custom", api.Answer{Selections: []string{"a", "b"}, CustomInput: secret},
+			askuser.AuditSummary{Mode: api.ModeMultiple, Selections: []string{"a", "b"}, SelectionCount: 2, CustomInputLen: 15, CustomInputSHA256: hash(secret)}},
+		{"explicit empty", "multiple", api.Answer{Selections: []string{}},
+			askuser.AuditSummary{Mode: api.ModeMultiple}},
+		{"text", "text", api.Answer{CustomInput: secret},
+			askuser.AuditSummary{Mode: api.ModeText, CustomInputLen: 15, CustomInputSHA256: hash(secret)}},
+		{"cancelled", "text", api.Answer{CustomInput: secret, Cancelled: true},
+			askuser.AuditSummary{Mode: api.ModeText, Cancelled: true}},
+		{"batch", "batch", api.Answer{Answers: []api.QuestionAnswer{
 			{Question: "Which database?", Selected: []string{"PostgreSQL"}},
 			{Question: "Which features?", Selected: []string{"Auth", "Search"}, Other: secret},
-		}}, askuser.AuditSummary{Mode: askuser.ModeQuestions, Selections: []string{"PostgreSQL", "Auth", "Search"}, SelectionCount: 3,
+		}}, askuser.AuditSummary{Mode: api.ModeQuestions, Selections: []string{"PostgreSQL", "Auth", "Search"}, SelectionCount: 3,
 			CustomInputLen: 15, CustomInputSHA256: hash("\x00" + secret), AnswerCount: 2}},
 	}
 	for _, tt := range tests {
@@ -56,7 +57,7 @@ func TestSummarize(t *testing.T) {
 func TestSummarizeJSON(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	raw, err := json.Marshal(askuser.Summarize(b.prompts["single"], askuser.Answer{Selections: []string{"safe"}, CustomInput: "x"}))
+	raw, err := json.Marshal(askuser.Summarize(b.prompts["single"], api.Answer{Selections: []string{"safe"}, CustomInput: "x"}))
 	require.NoError(t, err)
 	require.JSONEq(t, `{"mode":"single","selections":["safe"],"selectionCount":1,"customInputLen":1,"customInputSha256":"`+hash("x")+`"}`, string(raw))
 }

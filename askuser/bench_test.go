@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 )
 
@@ -32,13 +33,13 @@ func benchParse(b *testing.B, tool, raw string) {
 
 // BenchmarkParseArgs validates what the model sent (docs/design.md §2).
 func BenchmarkParseArgs(b *testing.B) {
-	b.Run("ask_user_single", func(b *testing.B) { benchParse(b, askuser.ToolAskUser, benchSingle) })
-	b.Run("ask_user_encoded_options", func(b *testing.B) { benchParse(b, askuser.ToolAskUser, benchEncoded) })
-	b.Run("AskUser_two_questions", func(b *testing.B) { benchParse(b, askuser.ToolAskUserBatch, benchBatch) })
+	b.Run("ask_user_single", func(b *testing.B) { benchParse(b, api.ToolAskUser, benchSingle) })
+	b.Run("ask_user_encoded_options", func(b *testing.B) { benchParse(b, api.ToolAskUser, benchEncoded) })
+	b.Run("AskUser_two_questions", func(b *testing.B) { benchParse(b, api.ToolAskUserBatch, benchBatch) })
 	b.Run("invalid", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := askuser.ParseArgs(askuser.ToolAskUser, `{"title":"x","mode":"single","options":[{"id":"a","label":"A"},{"id":"a","label":"B"}]}`); err == nil {
+			if _, err := askuser.ParseArgs(api.ToolAskUser, `{"title":"x","mode":"single","options":[{"id":"a","label":"A"},{"id":"a","label":"B"}]}`); err == nil {
 				b.Fatal("duplicate ids accepted")
 			}
 		}
@@ -47,11 +48,11 @@ func BenchmarkParseArgs(b *testing.B) {
 
 // BenchmarkValidateAnswer validates what the person sent (docs/design.md §A.3).
 func BenchmarkValidateAnswer(b *testing.B) {
-	single, err := askuser.ParseArgs(askuser.ToolAskUser, benchSingle)
+	single, err := askuser.ParseArgs(api.ToolAskUser, benchSingle)
 	require.NoError(b, err)
-	batch, err := askuser.ParseArgs(askuser.ToolAskUserBatch, benchBatch)
+	batch, err := askuser.ParseArgs(api.ToolAskUserBatch, benchBatch)
 	require.NoError(b, err)
-	run := func(b *testing.B, p *askuser.Prompt, a askuser.Answer) {
+	run := func(b *testing.B, p *api.Prompt, a api.Answer) {
 		_, err := askuser.ValidateAnswer(p, a, askuser.AnswerOptions{})
 		require.NoError(b, err)
 		b.ReportAllocs()
@@ -61,9 +62,9 @@ func BenchmarkValidateAnswer(b *testing.B) {
 			}
 		}
 	}
-	b.Run("ask_user_single", func(b *testing.B) { run(b, single, askuser.Answer{Selections: []string{"safe"}}) })
+	b.Run("ask_user_single", func(b *testing.B) { run(b, single, api.Answer{Selections: []string{"safe"}}) })
 	b.Run("AskUser_two_questions", func(b *testing.B) {
-		run(b, batch, askuser.Answer{Answers: []askuser.QuestionAnswer{
+		run(b, batch, api.Answer{Answers: []api.QuestionAnswer{
 			{Question: "Which database?", Selected: []string{"SQLite (Recommended)"}},
 			{Question: "Which features?", Selected: []string{"Audit", "Web"}, Other: "and metrics"},
 		}})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 )
 
@@ -29,33 +30,33 @@ func TestZeroWidthTextIsBlank(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	for _, s := range invisible {
-		_, err := askuser.ValidateAnswer(b.prompts["text"], askuser.Answer{CustomInput: s}, askuser.AnswerOptions{})
+		_, err := askuser.ValidateAnswer(b.prompts["text"], api.Answer{CustomInput: s}, askuser.AnswerOptions{})
 		requireField(t, err, "customInput", "enter some text", "%q", s)
 
-		_, err = askuser.ValidateAnswer(b.prompts["single+custom"], askuser.Answer{CustomInput: s}, askuser.AnswerOptions{})
+		_, err = askuser.ValidateAnswer(b.prompts["single+custom"], api.Answer{CustomInput: s}, askuser.AnswerOptions{})
 		requireField(t, err, "selections", "choose one option or write an answer in customInput", "%q", s)
 
-		_, err = askuser.ValidateAnswer(b.prompts["batch"], askuser.Answer{Answers: []askuser.QuestionAnswer{
+		_, err = askuser.ValidateAnswer(b.prompts["batch"], api.Answer{Answers: []api.QuestionAnswer{
 			{Question: "Which database?", Other: s},
 			{Question: "Which features?"},
 		}}, askuser.AnswerOptions{})
 		requireField(t, err, "answers[0].selected", "choose one option or write an answer in other", "%q", s)
 
-		_, err = askuser.ParseArgs(askuser.ToolAskUser, `{"title":"`+jsonEscape(s)+`","mode":"text"}`)
+		_, err = askuser.ParseArgs(api.ToolAskUser, `{"title":"`+jsonEscape(s)+`","mode":"text"}`)
 		var ae *askuser.ArgsError
 		require.True(t, errors.As(err, &ae), "title %q: %v", s, err)
 		require.Equal(t, "title", ae.Path)
 
-		_, err = askuser.ParseArgs(askuser.ToolAskUser, `{"title":"t","mode":"single","options":[{"id":"a","label":"`+jsonEscape(s)+`"},{"id":"b","label":"B"}]}`)
+		_, err = askuser.ParseArgs(api.ToolAskUser, `{"title":"t","mode":"single","options":[{"id":"a","label":"`+jsonEscape(s)+`"},{"id":"b","label":"B"}]}`)
 		require.True(t, errors.As(err, &ae), "label %q: %v", s, err)
 		require.Equal(t, "options[0].label", ae.Path)
 	}
 	// Visible text next to invisible characters is not blank, and is kept as sent.
-	got, err := askuser.ValidateAnswer(b.prompts["text"], askuser.Answer{CustomInput: "\u200bok\u200b"}, askuser.AnswerOptions{})
+	got, err := askuser.ValidateAnswer(b.prompts["text"], api.Answer{CustomInput: "\u200bok\u200b"}, askuser.AnswerOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "\u200bok\u200b", got.CustomInput)
 	// An emoji with a variation selector is visible.
-	_, err = askuser.ValidateAnswer(b.prompts["text"], askuser.Answer{CustomInput: "\u2764\ufe0f"}, askuser.AnswerOptions{})
+	_, err = askuser.ValidateAnswer(b.prompts["text"], api.Answer{CustomInput: "\u2764\ufe0f"}, askuser.AnswerOptions{})
 	require.NoError(t, err)
 }
 
@@ -64,7 +65,7 @@ func TestNumberWithoutLeadingZero(t *testing.T) {
 	b := setup(t)
 	// What <input type=number> submits when a person types ".5" or "-.5".
 	for _, s := range []string{".5", "-.5", ".25e2", " .5 "} {
-		got, err := askuser.ValidateAnswer(b.prompts["number"], askuser.Answer{CustomInput: s}, askuser.AnswerOptions{})
+		got, err := askuser.ValidateAnswer(b.prompts["number"], api.Answer{CustomInput: s}, askuser.AnswerOptions{})
 		require.NoError(t, err, "%q", s)
 		require.Equal(t, []string{}, got.Selections)
 		require.NotEqual(t, "", got.CustomInput)
@@ -76,13 +77,13 @@ func TestDirectoryBlankName(t *testing.T) {
 	b := setupDirs(t)
 	opts := askuser.AnswerOptions{Workspace: b.ws}
 	for _, s := range []string{"   /", "   ", "src/  /x", "src/\u200b", "\u3164/"} {
-		_, err := askuser.ValidateAnswer(b.prompt, askuser.Answer{CustomInput: s}, opts)
+		_, err := askuser.ValidateAnswer(b.prompt, api.Answer{CustomInput: s}, opts)
 		var ae *askuser.AnswerError
 		require.True(t, errors.As(err, &ae), "%q accepted", s)
 		require.Equal(t, "customInput", ae.Details[0].Field)
 	}
 	// A name with spaces inside it is a name.
-	got, err := askuser.ValidateAnswer(b.prompt, askuser.Answer{CustomInput: "src/my dir"}, opts)
+	got, err := askuser.ValidateAnswer(b.prompt, api.Answer{CustomInput: "src/my dir"}, opts)
 	require.NoError(t, err)
 	require.Equal(t, "src/my dir", got.CustomInput)
 }

@@ -13,7 +13,7 @@ import (
 // beyond them is refused with a code the card and the terminal can word.
 func TestNumberBounds(t *testing.T) {
 	t.Parallel()
-	p, err := askuser.ParseArgs(askuser.ToolAskUser, `{"title":"How many replicas?","mode":"number","integer":true,"minimum":1,"maximum":100}`)
+	p, err := askuser.ParseArgs(api.ToolAskUser, `{"title":"How many replicas?","mode":"number","integer":true,"minimum":1,"maximum":100}`)
 	require.NoError(t, err)
 	require.True(t, p.Integer)
 	require.Equal(t, 1.0, *p.Minimum)
@@ -31,7 +31,7 @@ func TestNumberBounds(t *testing.T) {
 		{"101", api.DetailOutOfRange, map[string]any{"max": 100.0}},
 		{"1e3", api.DetailOutOfRange, map[string]any{"max": 100.0}},
 	} {
-		_, err := askuser.ValidateAnswer(p, askuser.Answer{CustomInput: tc.in}, askuser.AnswerOptions{})
+		_, err := askuser.ValidateAnswer(p, api.Answer{CustomInput: tc.in}, askuser.AnswerOptions{})
 		var ae *askuser.AnswerError
 		require.True(t, errors.As(err, &ae), "%s: %v", tc.in, err)
 		require.Len(t, ae.Details, 1, tc.in)
@@ -40,15 +40,15 @@ func TestNumberBounds(t *testing.T) {
 		require.Equal(t, tc.params, ae.Details[0].Params, tc.in)
 	}
 	for in, want := range map[string]string{"1": "1", "3": "3", "100": "100", "2.0": "2", "1e1": "10"} {
-		got, err := askuser.ValidateAnswer(p, askuser.Answer{CustomInput: in}, askuser.AnswerOptions{})
+		got, err := askuser.ValidateAnswer(p, api.Answer{CustomInput: in}, askuser.AnswerOptions{})
 		require.NoError(t, err, in)
 		require.Equal(t, want, got.CustomInput, "in its canonical decimal form")
 	}
 
 	// Without bounds any number goes, as before.
-	free, err := askuser.ParseArgs(askuser.ToolAskUser, `{"title":"t","mode":"number"}`)
+	free, err := askuser.ParseArgs(api.ToolAskUser, `{"title":"t","mode":"number"}`)
 	require.NoError(t, err)
-	_, err = askuser.ValidateAnswer(free, askuser.Answer{CustomInput: "-2.5"}, askuser.AnswerOptions{})
+	_, err = askuser.ValidateAnswer(free, api.Answer{CustomInput: "-2.5"}, askuser.AnswerOptions{})
 	require.NoError(t, err)
 
 	for args, want := range map[string]string{
@@ -58,7 +58,7 @@ func TestNumberBounds(t *testing.T) {
 		`{"title":"t","mode":"number","integer":true,"minimum":1.2,"maximum":1.8}`:                               "maximum: no whole number lies between minimum 1.2 and maximum 1.8",
 		`{"title":"t","mode":"number","minimum":"1"}`:                                                            "minimum: must be a number, got string",
 	} {
-		_, err := askuser.ParseArgs(askuser.ToolAskUser, args)
+		_, err := askuser.ParseArgs(api.ToolAskUser, args)
 		var ae *askuser.ArgsError
 		require.True(t, errors.As(err, &ae), "%s: %v", args, err)
 		require.Equal(t, want, ae.Error(), args)

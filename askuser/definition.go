@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -73,8 +74,8 @@ var (
 	askUserDoc      = schemaDocument(askUserSchema())
 	askUserBatchDoc = schemaDocument(askUserBatchSchema())
 
-	askUserValidator      = compileSchema(ToolAskUser, askUserDoc)
-	askUserBatchValidator = compileSchema(ToolAskUserBatch, askUserBatchDoc)
+	askUserValidator      = compileSchema(api.ToolAskUser, askUserDoc)
+	askUserBatchValidator = compileSchema(api.ToolAskUserBatch, askUserBatchDoc)
 )
 
 // AskUserDefinition returns the ask_user tool: docs/design.md §A.1's schema
@@ -83,7 +84,7 @@ var (
 // descriptions plus English, and the size bounds of limits.go.
 func AskUserDefinition() Definition {
 	return Definition{
-		Name:            ToolAskUser,
+		Name:            api.ToolAskUser,
 		Description:     askUserDescription,
 		Parameters:      bytes.Clone(askUserDoc),
 		ReadOnly:        true,
@@ -98,7 +99,7 @@ func AskUserDefinition() Definition {
 // and a model-facing description in luban's words carrying the same rules.
 func AskUserBatchDefinition() Definition {
 	return Definition{
-		Name:            ToolAskUserBatch,
+		Name:            api.ToolAskUserBatch,
 		Description:     askUserBatchDescription,
 		Parameters:      bytes.Clone(askUserBatchDoc),
 		ReadOnly:        true,
@@ -117,9 +118,9 @@ func Definitions() []Definition {
 // ToolAskUserBatch); ok is false for any other name.
 func DefinitionFor(tool string) (Definition, bool) {
 	switch tool {
-	case ToolAskUser:
+	case api.ToolAskUser:
 		return AskUserDefinition(), true
-	case ToolAskUserBatch:
+	case api.ToolAskUserBatch:
 		return AskUserBatchDefinition(), true
 	}
 	return Definition{}, false
@@ -128,9 +129,9 @@ func DefinitionFor(tool string) (Definition, bool) {
 // validatorFor returns the compiled schema of tool, or nil.
 func validatorFor(tool string) *jsonschema.Schema {
 	switch tool {
-	case ToolAskUser:
+	case api.ToolAskUser:
 		return askUserValidator
-	case ToolAskUserBatch:
+	case api.ToolAskUserBatch:
 		return askUserBatchValidator
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/stretchr/testify/require"
 )
@@ -24,8 +25,8 @@ func TestDefinitions(t *testing.T) {
 	t.Parallel()
 	defs := askuser.Definitions()
 	require.Len(t, defs, 2)
-	require.Equal(t, askuser.ToolAskUser, defs[0].Name)
-	require.Equal(t, askuser.ToolAskUserBatch, defs[1].Name)
+	require.Equal(t, api.ToolAskUser, defs[0].Name)
+	require.Equal(t, api.ToolAskUserBatch, defs[1].Name)
 	for _, d := range defs {
 		require.True(t, d.ReadOnly, d.Name)
 		require.True(t, d.ConcurrencySafe, d.Name)

@@ -6,12 +6,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/stretchr/testify/require"
 )
 
 type dirBundle struct {
-	prompt  *askuser.Prompt
+	prompt  *api.Prompt
 	base    string // holds ws/, ws-evil/, outside/ and wslink -> ws
 	ws      string // the workspace root
 	outside string
@@ -52,7 +53,7 @@ func setupDirs(t *testing.T) dirBundle {
 	for name, target := range links {
 		require.NoError(t, os.Symlink(target, filepath.Join(base, name)))
 	}
-	p, err := askuser.ParseArgs(askuser.ToolAskUser, `{"title":"输出目录","mode":"directory"}`)
+	p, err := askuser.ParseArgs(api.ToolAskUser, `{"title":"输出目录","mode":"directory"}`)
 	require.NoError(t, err)
 	b.prompt = p
 	return b
@@ -104,7 +105,7 @@ func TestDirectoryAnswers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupDirs(t)
-			got, err := askuser.ValidateAnswer(b.prompt, askuser.Answer{CustomInput: tt.input}, askuser.AnswerOptions{Workspace: b.ws})
+			got, err := askuser.ValidateAnswer(b.prompt, api.Answer{CustomInput: tt.input}, askuser.AnswerOptions{Workspace: b.ws})
 			if tt.wantErr != "" {
 				var ae *askuser.AnswerError
 				require.True(t, errors.As(err, &ae), "want *AnswerError, got %v", err)
@@ -114,7 +115,7 @@ func TestDirectoryAnswers(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Equal(t, askuser.Answer{Selections: []string{}, CustomInput: tt.want}, got)
+			require.Equal(t, api.Answer{Selections: []string{}, CustomInput: tt.want}, got)
 		})
 	}
 }
@@ -123,7 +124,7 @@ func TestDirectoryWorkspace(t *testing.T) {
 	t.Parallel()
 	b := setupDirs(t)
 	validate := func(ws, input string) error {
-		_, err := askuser.ValidateAnswer(b.prompt, askuser.Answer{CustomInput: input}, askuser.AnswerOptions{Workspace: ws})
+		_, err := askuser.ValidateAnswer(b.prompt, api.Answer{CustomInput: input}, askuser.AnswerOptions{Workspace: ws})
 		return err
 	}
 
@@ -141,6 +142,6 @@ func TestDirectoryWorkspace(t *testing.T) {
 	require.EqualError(t, validate("relative/ws", "src"), "invalid answer: customInput: the server's workspace root is not an absolute path")
 	require.EqualError(t, validate(filepath.Join(b.base, "missing"), "src"), "invalid answer: customInput: the server's workspace root cannot be read")
 
-	_, err := askuser.ValidateAnswer(b.prompt, askuser.Answer{Selections: []string{"src"}, CustomInput: "src"}, askuser.AnswerOptions{Workspace: b.ws})
+	_, err := askuser.ValidateAnswer(b.prompt, api.Answer{Selections: []string{"src"}, CustomInput: "src"}, askuser.AnswerOptions{Workspace: b.ws})
 	require.EqualError(t, err, "invalid answer: selections: mode directory takes no selections, got 1")
 }

@@ -4,13 +4,14 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 )
 
 // The life of one ask_user call: validate what the model sent, validate what
 // the person answered, and build the ToolResult of the original call.
 func Example() {
-	prompt, err := askuser.ParseArgs(askuser.ToolAskUser, `{
+	prompt, err := askuser.ParseArgs(api.ToolAskUser, `{
 		"title": "请选择执行方式",
 		"mode": "single",
 		"options": [
@@ -22,7 +23,7 @@ func Example() {
 		panic(err)
 	}
 
-	answer, err := askuser.ValidateAnswer(prompt, askuser.Answer{Selections: []string{"safe"}}, askuser.AnswerOptions{})
+	answer, err := askuser.ValidateAnswer(prompt, api.Answer{Selections: []string{"safe"}}, askuser.AnswerOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -36,10 +37,10 @@ func Example() {
 // Invalid arguments never reach the user: the model gets one sentence naming
 // the field and the rule, as an error ToolResult, and may try again.
 func ExampleParseArgs() {
-	_, err := askuser.ParseArgs(askuser.ToolAskUser, `{"title":"t","mode":"single","options":"[{\"id\":\"a\",\"label\":\"A\"},{\"id\":\"a\",\"label\":\"B\"}]"}`)
+	_, err := askuser.ParseArgs(api.ToolAskUser, `{"title":"t","mode":"single","options":"[{\"id\":\"a\",\"label\":\"A\"},{\"id\":\"a\",\"label\":\"B\"}]"}`)
 	fmt.Println(err)
 
-	_, err = askuser.ParseArgs(askuser.ToolAskUserBatch, `{"questions":[{"question":"Which database?","header":"DB",
+	_, err = askuser.ParseArgs(api.ToolAskUserBatch, `{"questions":[{"question":"Which database?","header":"DB",
 		"options":[{"label":"SQLite","description":""},{"label":"Other","description":""}]}]}`)
 	var ae *askuser.ArgsError
 	if errors.As(err, &ae) {
@@ -54,8 +55,8 @@ func ExampleParseArgs() {
 
 // A rejected answer lists one detail per problem, for a 422 invalid_answer.
 func ExampleValidateAnswer() {
-	prompt, _ := askuser.ParseArgs(askuser.ToolAskUser, `{"title":"截止日期","mode":"date"}`)
-	_, err := askuser.ValidateAnswer(prompt, askuser.Answer{CustomInput: "2023-02-29"}, askuser.AnswerOptions{})
+	prompt, _ := askuser.ParseArgs(api.ToolAskUser, `{"title":"截止日期","mode":"date"}`)
+	_, err := askuser.ValidateAnswer(prompt, api.Answer{CustomInput: "2023-02-29"}, askuser.AnswerOptions{})
 	var ae *askuser.AnswerError
 	if errors.As(err, &ae) {
 		for _, d := range ae.Details {
@@ -69,9 +70,9 @@ func ExampleValidateAnswer() {
 // An AskUser batch answers with labels per question; the model reads the
 // output and programs read the metadata.
 func ExampleAnsweredResult_askUser() {
-	prompt, _ := askuser.ParseArgs(askuser.ToolAskUserBatch, `{"questions":[{"question":"Which database?","header":"DB",
+	prompt, _ := askuser.ParseArgs(api.ToolAskUserBatch, `{"questions":[{"question":"Which database?","header":"DB",
 		"options":[{"label":"SQLite (Recommended)","description":"embedded"},{"label":"PostgreSQL","description":"server"}]}]}`)
-	answer, _ := askuser.ValidateAnswer(prompt, askuser.Answer{Answers: []askuser.QuestionAnswer{
+	answer, _ := askuser.ValidateAnswer(prompt, api.Answer{Answers: []api.QuestionAnswer{
 		{Question: "Which database?", Selected: []string{"PostgreSQL"}},
 	}}, askuser.AnswerOptions{})
 	r := askuser.AnsweredResult(prompt, answer)
@@ -87,7 +88,7 @@ func ExampleAnsweredResult_askUser() {
 
 // Cancel and expiry end the run; the model is told so in the agreed shape.
 func ExampleCancelledResult() {
-	prompt, _ := askuser.ParseArgs(askuser.ToolAskUser, `{"title":"t","mode":"text"}`)
+	prompt, _ := askuser.ParseArgs(api.ToolAskUser, `{"title":"t","mode":"text"}`)
 	fmt.Println(askuser.CancelledResult(prompt).Content)
 	fmt.Println(askuser.ExpiredResult(prompt).Content)
 	// Output:

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/stretchr/testify/require"
 )
@@ -17,8 +18,8 @@ import (
 // Prompt is within every bound and parses again to itself when re-sent.
 // Seed corpus: testdata/fuzz/FuzzParseArgs.
 func FuzzParseArgs(f *testing.F) {
-	f.Add(askuser.ToolAskUser, `{"title":"请选择执行方式","mode":"single","options":[{"id":"safe","label":"先分析","recommended":true},{"id":"implement","label":"直接实现"}]}`)
-	f.Add(askuser.ToolAskUserBatch, `{"questions":[{"question":"q","header":"h","options":[{"label":"a","description":""},{"label":"b","description":""}]}]}`)
+	f.Add(api.ToolAskUser, `{"title":"请选择执行方式","mode":"single","options":[{"id":"safe","label":"先分析","recommended":true},{"id":"implement","label":"直接实现"}]}`)
+	f.Add(api.ToolAskUserBatch, `{"questions":[{"question":"q","header":"h","options":[{"label":"a","description":""},{"label":"b","description":""}]}]}`)
 	f.Fuzz(func(t *testing.T, tool, raw string) {
 		p, err := askuser.ParseArgs(tool, raw)
 		if err != nil {
@@ -30,7 +31,7 @@ func FuzzParseArgs(f *testing.F) {
 		}
 		require.Equal(t, tool, p.Tool)
 		var resend []byte
-		if tool == askuser.ToolAskUser {
+		if tool == api.ToolAskUser {
 			requireAskUserBounds(t, p)
 			args := map[string]any{
 				"title": p.Title, "description": p.Description, "mode": p.Mode,
@@ -53,17 +54,17 @@ func FuzzParseArgs(f *testing.F) {
 
 func runes(s string) int { return utf8.RuneCountInString(s) }
 
-func requireAskUserBounds(t *testing.T, p *askuser.Prompt) {
+func requireAskUserBounds(t *testing.T, p *api.Prompt) {
 	require.LessOrEqual(t, runes(p.Title), askuser.MaxTitleLen)
 	require.LessOrEqual(t, runes(p.Description), askuser.MaxDescriptionLen)
 	require.LessOrEqual(t, runes(p.SubmitLabel), askuser.MaxSubmitLabelLen)
 	require.LessOrEqual(t, len(p.Options), askuser.MaxOptions)
 	switch p.Mode {
-	case askuser.ModeSingle, askuser.ModeMultiple:
+	case api.ModeSingle, api.ModeMultiple:
 		require.GreaterOrEqual(t, len(p.Options), askuser.MinChoiceOptions)
-	case askuser.ModeToggle:
+	case api.ModeToggle:
 		require.GreaterOrEqual(t, len(p.Options), askuser.MinToggleOptions)
-	case askuser.ModeText, askuser.ModeNumber, askuser.ModeDate, askuser.ModeDirectory:
+	case api.ModeText, api.ModeNumber, api.ModeDate, api.ModeDirectory:
 		require.Empty(t, p.Options)
 	default:
 		t.Fatalf("mode %q accepted", p.Mode)
@@ -78,8 +79,8 @@ func requireAskUserBounds(t *testing.T, p *askuser.Prompt) {
 	}
 }
 
-func requireBatchBounds(t *testing.T, p *askuser.Prompt) {
-	require.Equal(t, askuser.ModeQuestions, p.Mode)
+func requireBatchBounds(t *testing.T, p *api.Prompt) {
+	require.Equal(t, api.ModeQuestions, p.Mode)
 	require.GreaterOrEqual(t, len(p.Questions), askuser.MinQuestions)
 	require.LessOrEqual(t, len(p.Questions), askuser.MaxQuestions)
 	require.Equal(t, p.Questions[0].Question, p.Title)
@@ -97,15 +98,15 @@ func requireBatchBounds(t *testing.T, p *askuser.Prompt) {
 
 // fuzzPrompts are the prompts FuzzValidateAnswer answers, one per mode.
 var fuzzPrompts = []struct{ tool, raw string }{
-	{askuser.ToolAskUser, `{"title":"t","mode":"single","allowCustom":true,"options":[{"id":"a","label":"A"},{"id":"b","label":"B"}]}`},
-	{askuser.ToolAskUser, `{"title":"t","mode":"single","options":[{"id":"a","label":"A"},{"id":"b","label":"B"}]}`},
-	{askuser.ToolAskUser, `{"title":"t","mode":"multiple","options":[{"id":"a","label":"A"},{"id":"b","label":"B"},{"id":"c","label":"C"}]}`},
-	{askuser.ToolAskUser, `{"title":"t","mode":"toggle","allowCustom":true,"options":[{"id":"a","label":"A"}]}`},
-	{askuser.ToolAskUser, `{"title":"t","mode":"text"}`},
-	{askuser.ToolAskUser, `{"title":"t","mode":"number"}`},
-	{askuser.ToolAskUser, `{"title":"t","mode":"date"}`},
-	{askuser.ToolAskUser, `{"title":"t","mode":"directory"}`},
-	{askuser.ToolAskUserBatch, `{"questions":[{"question":"q1","header":"h","options":[{"label":"a","description":""},{"label":"b","description":""}]},{"question":"q2","header":"h","multi_select":true,"options":[{"label":"a","description":""},{"label":"b","description":""}]}]}`},
+	{api.ToolAskUser, `{"title":"t","mode":"single","allowCustom":true,"options":[{"id":"a","label":"A"},{"id":"b","label":"B"}]}`},
+	{api.ToolAskUser, `{"title":"t","mode":"single","options":[{"id":"a","label":"A"},{"id":"b","label":"B"}]}`},
+	{api.ToolAskUser, `{"title":"t","mode":"multiple","options":[{"id":"a","label":"A"},{"id":"b","label":"B"},{"id":"c","label":"C"}]}`},
+	{api.ToolAskUser, `{"title":"t","mode":"toggle","allowCustom":true,"options":[{"id":"a","label":"A"}]}`},
+	{api.ToolAskUser, `{"title":"t","mode":"text"}`},
+	{api.ToolAskUser, `{"title":"t","mode":"number"}`},
+	{api.ToolAskUser, `{"title":"t","mode":"date"}`},
+	{api.ToolAskUser, `{"title":"t","mode":"directory"}`},
+	{api.ToolAskUserBatch, `{"questions":[{"question":"q1","header":"h","options":[{"label":"a","description":""},{"label":"b","description":""}]},{"question":"q2","header":"h","multi_select":true,"options":[{"label":"a","description":""},{"label":"b","description":""}]}]}`},
 }
 
 // FuzzValidateAnswer checks, for any answer body to any mode, that
@@ -118,7 +119,7 @@ func FuzzValidateAnswer(f *testing.F) {
 	require.NoError(f, os.MkdirAll(filepath.Join(ws, "src"), 0o755))
 	require.NoError(f, os.Symlink("..", filepath.Join(ws, "up")))
 	require.NoError(f, os.Symlink("../missing", filepath.Join(ws, "dangling")))
-	prompts := make([]*askuser.Prompt, len(fuzzPrompts))
+	prompts := make([]*api.Prompt, len(fuzzPrompts))
 	for i, fp := range fuzzPrompts {
 		p, err := askuser.ParseArgs(fp.tool, fp.raw)
 		require.NoError(f, err)
@@ -128,7 +129,7 @@ func FuzzValidateAnswer(f *testing.F) {
 	f.Add(uint8(8), `[]`, "", false, `[{"question":"q2","selected":["b","a"],"other":""},{"question":"q1","selected":[],"other":"x"}]`)
 	f.Fuzz(func(t *testing.T, which uint8, selections, customInput string, cancelled bool, answers string) {
 		p := prompts[int(which)%len(prompts)]
-		a := askuser.Answer{CustomInput: customInput, Cancelled: cancelled}
+		a := api.Answer{CustomInput: customInput, Cancelled: cancelled}
 		if json.Unmarshal([]byte(selections), &a.Selections) != nil {
 			a.Selections = nil
 		}
@@ -152,7 +153,7 @@ func FuzzValidateAnswer(f *testing.F) {
 		again, err := askuser.ValidateAnswer(p, got, opts)
 		require.NoError(t, err)
 		require.Equal(t, got, again)
-		if cancelled || p.Tool != askuser.ToolAskUser {
+		if cancelled || p.Tool != api.ToolAskUser {
 			return
 		}
 		var content struct {

@@ -3,6 +3,8 @@ package askuser
 import (
 	"fmt"
 	"strings"
+
+	"github.com/lubanhq/luban/api"
 )
 
 // askUserContent is the content of an ask_user ToolResult (docs/design.md §A.6.2
@@ -19,9 +21,9 @@ type askUserContent struct {
 // batchMetadata is the metadata of an AskUser ToolResult, shaped like
 // AgentScope's AskUserMetadata plus the cancel and expiry flags.
 type batchMetadata struct {
-	Answers   []QuestionAnswer `json:"answers"`
-	Cancelled bool             `json:"cancelled,omitempty"`
-	Expired   bool             `json:"expired,omitempty"`
+	Answers   []api.QuestionAnswer `json:"answers"`
+	Cancelled bool                 `json:"cancelled,omitempty"`
+	Expired   bool                 `json:"expired,omitempty"`
 }
 
 // AnsweredResult is the ToolResult of an answered request (docs/design.md §3 "What
@@ -38,13 +40,13 @@ type batchMetadata struct {
 // question with the chosen labels and any "Other" text, and Metadata is
 // {"answers": [{question, selected, other}]} (AgentScope AskUser output and
 // AskUserMetadata).
-func AnsweredResult(p *Prompt, a Answer) ToolResult {
+func AnsweredResult(p *api.Prompt, a api.Answer) api.ToolResult {
 	if isBatch(p) {
-		answers := make([]QuestionAnswer, len(a.Answers))
+		answers := make([]api.QuestionAnswer, len(a.Answers))
 		for i, qa := range a.Answers {
-			answers[i] = QuestionAnswer{Question: qa.Question, Selected: nonNil(qa.Selected), Other: qa.Other}
+			answers[i] = api.QuestionAnswer{Question: qa.Question, Selected: nonNil(qa.Selected), Other: qa.Other}
 		}
-		return ToolResult{Content: batchOutput(answers), Metadata: mustJSON(batchMetadata{Answers: answers})}
+		return api.ToolResult{Content: batchOutput(answers), Metadata: mustJSON(batchMetadata{Answers: answers})}
 	}
 	selections := nonNil(a.Selections)
 	c := askUserContent{Selections: selections, CustomInput: a.CustomInput}
@@ -58,7 +60,7 @@ func AnsweredResult(p *Prompt, a Answer) ToolResult {
 			c.Labels[i] = labels[id]
 		}
 	}
-	return ToolResult{Content: string(mustJSON(c))}
+	return api.ToolResult{Content: string(mustJSON(c))}
 }
 
 // CancelledResult is the ToolResult of a cancelled request (docs/design.md §3): for
@@ -66,14 +68,14 @@ func AnsweredResult(p *Prompt, a Answer) ToolResult {
 // for AskUser a text telling the model the user declined, with Metadata
 // {"answers": [], "cancelled": true}. The run stops after it, so the model is
 // never asked to try again.
-func CancelledResult(p *Prompt) ToolResult {
+func CancelledResult(p *api.Prompt) api.ToolResult {
 	if isBatch(p) {
-		return ToolResult{
+		return api.ToolResult{
 			Content:  "The user cancelled these questions without answering. Do not ask them again; the task stops here.",
-			Metadata: mustJSON(batchMetadata{Answers: []QuestionAnswer{}, Cancelled: true}),
+			Metadata: mustJSON(batchMetadata{Answers: []api.QuestionAnswer{}, Cancelled: true}),
 		}
 	}
-	return ToolResult{Content: string(mustJSON(askUserContent{Selections: []string{}, Cancelled: true}))}
+	return api.ToolResult{Content: string(mustJSON(askUserContent{Selections: []string{}, Cancelled: true}))}
 }
 
 // ExpiredResult is the ToolResult of a request that passed its expiresAt
@@ -81,14 +83,14 @@ func CancelledResult(p *Prompt) ToolResult {
 // for ask_user {"selections": [], "customInput": "", "cancelled": true,
 // "expired": true}; for AskUser a text saying the questions expired, with
 // Metadata {"answers": [], "cancelled": true, "expired": true}.
-func ExpiredResult(p *Prompt) ToolResult {
+func ExpiredResult(p *api.Prompt) api.ToolResult {
 	if isBatch(p) {
-		return ToolResult{
+		return api.ToolResult{
 			Content:  "The user did not answer these questions before they expired. Do not ask them again; the task stops here.",
-			Metadata: mustJSON(batchMetadata{Answers: []QuestionAnswer{}, Cancelled: true, Expired: true}),
+			Metadata: mustJSON(batchMetadata{Answers: []api.QuestionAnswer{}, Cancelled: true, Expired: true}),
 		}
 	}
-	return ToolResult{Content: string(mustJSON(askUserContent{Selections: []string{}, Cancelled: true, Expired: true}))}
+	return api.ToolResult{Content: string(mustJSON(askUserContent{Selections: []string{}, Cancelled: true, Expired: true}))}
 }
 
 // FallbackText is the content of FallbackResult: docs/design.md §A.1's
@@ -100,8 +102,8 @@ const FallbackText = "ask_user 需要在 Web 交互界面中完成。 " +
 // FallbackResult is the error ToolResult for runtimes without an interactive
 // front end (docs/design.md §A.1 ask_user_fallback: is_error true, "ask_user 需要在
 // Web 交互界面中完成。"). It serves both ask tools.
-func FallbackResult() ToolResult {
-	return ToolResult{Content: FallbackText, IsError: true}
+func FallbackResult() api.ToolResult {
+	return api.ToolResult{Content: FallbackText, IsError: true}
 }
 
 // BatchResultHead and BatchResultTail frame the text of an AskUser
@@ -113,7 +115,7 @@ const (
 )
 
 // batchOutput writes the AskUser answers for the model to read.
-func batchOutput(answers []QuestionAnswer) string {
+func batchOutput(answers []api.QuestionAnswer) string {
 	var b strings.Builder
 	b.WriteString(BatchResultHead)
 	for i, qa := range answers {
@@ -142,8 +144,8 @@ func indentLines(s, indent string) string {
 	return strings.ReplaceAll(s, "\n", "\n"+indent)
 }
 
-func isBatch(p *Prompt) bool {
-	return p != nil && (p.Tool == ToolAskUserBatch || p.Mode == ModeQuestions)
+func isBatch(p *api.Prompt) bool {
+	return p != nil && (p.Tool == api.ToolAskUserBatch || p.Mode == api.ModeQuestions)
 }
 
 func nonNil(s []string) []string {

@@ -6,13 +6,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/stretchr/testify/require"
 )
 
 // renderResult writes a ToolResult as a readable golden text: the flag, the
 // content exactly as the model reads it, and the metadata exactly as sent.
-func renderResult(r askuser.ToolResult) []byte {
+func renderResult(r api.ToolResult) []byte {
 	s := fmt.Sprintf("isError: %t\ncontent:\n%s\n", r.IsError, r.Content)
 	if r.Metadata != nil {
 		s += fmt.Sprintf("metadata:\n%s\n", r.Metadata)
@@ -23,7 +24,7 @@ func renderResult(r askuser.ToolResult) []byte {
 func TestToolResultGolden(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	answered := func(prompt string, a askuser.Answer) askuser.ToolResult {
+	answered := func(prompt string, a api.Answer) api.ToolResult {
 		p := b.prompts[prompt]
 		got, err := askuser.ValidateAnswer(p, a, askuser.AnswerOptions{})
 		require.NoError(t, err)
@@ -31,21 +32,21 @@ func TestToolResultGolden(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		result askuser.ToolResult
+		result api.ToolResult
 	}{
-		{"ask_user_answered_single", answered("single", askuser.Answer{Selections: []string{"safe"}})},
-		{"ask_user_answered_multiple_custom", answered("multiple+custom", askuser.Answer{Selections: []string{"b", "a"}, CustomInput: "还要导出 CSV 🙂 <b>&\"quoted\"\nline 2"})},
-		{"ask_user_answered_multiple_empty", answered("multiple", askuser.Answer{Selections: []string{}})},
-		{"ask_user_answered_custom_only", answered("single+custom", askuser.Answer{CustomInput: "都不要"})},
-		{"ask_user_answered_text", answered("text", askuser.Answer{CustomInput: "luban-demo"})},
-		{"ask_user_answered_number", answered("number", askuser.Answer{CustomInput: "1e3"})},
+		{"ask_user_answered_single", answered("single", api.Answer{Selections: []string{"safe"}})},
+		{"ask_user_answered_multiple_custom", answered("multiple+custom", api.Answer{Selections: []string{"b", "a"}, CustomInput: "还要导出 CSV 🙂 <b>&\"quoted\"\nline 2"})},
+		{"ask_user_answered_multiple_empty", answered("multiple", api.Answer{Selections: []string{}})},
+		{"ask_user_answered_custom_only", answered("single+custom", api.Answer{CustomInput: "都不要"})},
+		{"ask_user_answered_text", answered("text", api.Answer{CustomInput: "luban-demo"})},
+		{"ask_user_answered_number", answered("number", api.Answer{CustomInput: "1e3"})},
 		{"ask_user_cancelled", askuser.CancelledResult(b.prompts["single"])},
 		{"ask_user_expired", askuser.ExpiredResult(b.prompts["text"])},
-		{"AskUser_answered", answered("batch", askuser.Answer{Answers: []askuser.QuestionAnswer{
+		{"AskUser_answered", answered("batch", api.Answer{Answers: []api.QuestionAnswer{
 			{Question: "Which database?", Selected: []string{"SQLite (Recommended)"}},
 			{Question: "Which features?", Selected: []string{"Auth", "Export"}, Other: "also an audit log\nwith 中文"},
 		}})},
-		{"AskUser_answered_other_and_nothing", answered("batch", askuser.Answer{Answers: []askuser.QuestionAnswer{
+		{"AskUser_answered_other_and_nothing", answered("batch", api.Answer{Answers: []api.QuestionAnswer{
 			{Question: "Which database?", Other: "DuckDB"},
 			{Question: "Which features?"},
 		}})},
@@ -75,7 +76,7 @@ func TestAskUserResultsKeepTheAnswerVerbatim(t *testing.T) {
 	b := setup(t)
 	p := b.prompts["multiple+custom"]
 	custom := "还要导出 CSV 🙂 <b>&\"quoted\"\nline 2"
-	r := askuser.AnsweredResult(p, askuser.Answer{Selections: []string{"b", "a"}, CustomInput: custom})
+	r := askuser.AnsweredResult(p, api.Answer{Selections: []string{"b", "a"}, CustomInput: custom})
 	require.False(t, r.IsError)
 	require.Nil(t, r.Metadata)
 	require.Contains(t, r.Content, `"customInput":"还要导出 CSV 🙂 <b>&\"quoted\"\nline 2"`) // not \u-escaped
@@ -85,9 +86,9 @@ func TestAskUserResultsKeepTheAnswerVerbatim(t *testing.T) {
 	require.Equal(t, askUserContent{Selections: []string{"b", "a"}, CustomInput: custom, Labels: []string{"B", "A"}}, c)
 
 	// An explicit [] stays [] and is never replaced by the recommended option.
-	r = askuser.AnsweredResult(b.prompts["multiple"], askuser.Answer{Selections: []string{}})
+	r = askuser.AnsweredResult(b.prompts["multiple"], api.Answer{Selections: []string{}})
 	require.Equal(t, `{"selections":[],"customInput":"","cancelled":false}`, r.Content)
-	r = askuser.AnsweredResult(b.prompts["multiple"], askuser.Answer{})
+	r = askuser.AnsweredResult(b.prompts["multiple"], api.Answer{})
 	require.Equal(t, `{"selections":[],"customInput":"","cancelled":false}`, r.Content)
 
 	require.Equal(t, `{"selections":[],"customInput":"","cancelled":true}`, askuser.CancelledResult(p).Content)
@@ -98,25 +99,25 @@ func TestAskUserBatchResultMetadata(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	p := b.prompts["batch"]
-	r := askuser.AnsweredResult(p, askuser.Answer{Answers: []askuser.QuestionAnswer{
+	r := askuser.AnsweredResult(p, api.Answer{Answers: []api.QuestionAnswer{
 		{Question: "Which database?", Other: "DuckDB"},
 		{Question: "Which features?", Selected: []string{"Search"}},
 	}})
 	var md struct {
-		Answers []askuser.QuestionAnswer `json:"answers"`
+		Answers []api.QuestionAnswer `json:"answers"`
 	}
 	require.NoError(t, json.Unmarshal(r.Metadata, &md))
-	require.Equal(t, []askuser.QuestionAnswer{
+	require.Equal(t, []api.QuestionAnswer{
 		{Question: "Which database?", Selected: []string{}, Other: "DuckDB"},
 		{Question: "Which features?", Selected: []string{"Search"}},
 	}, md.Answers)
 	require.Contains(t, r.Content, "DuckDB")
 	require.Contains(t, r.Content, `"Search"`)
 
-	for _, r := range []askuser.ToolResult{askuser.CancelledResult(p), askuser.ExpiredResult(p)} {
+	for _, r := range []api.ToolResult{askuser.CancelledResult(p), askuser.ExpiredResult(p)} {
 		require.False(t, r.IsError)
 		require.NoError(t, json.Unmarshal(r.Metadata, &md))
-		require.Equal(t, []askuser.QuestionAnswer{}, md.Answers)
+		require.Equal(t, []api.QuestionAnswer{}, md.Answers)
 	}
 }
 

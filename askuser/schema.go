@@ -8,6 +8,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/internal/schemac"
 )
 
@@ -100,8 +101,8 @@ func schemaDocument(s *jsonSchema) []byte {
 
 // modeEnum lists the ask_user modes in §A.1's order (docs/design.md §A.1).
 var modeEnum = []string{
-	string(ModeSingle), string(ModeMultiple), string(ModeText), string(ModeNumber),
-	string(ModeDate), string(ModeDirectory), string(ModeToggle),
+	string(api.ModeSingle), string(api.ModeMultiple), string(api.ModeText), string(api.ModeNumber),
+	string(api.ModeDate), string(api.ModeDirectory), string(api.ModeToggle),
 }
 
 // askUserSchema is docs/design.md §A.1's ASK_USER_SCHEMA with its Chinese descriptions

@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/client"
 	"github.com/lubanhq/luban/internal/lubantest"
 	"github.com/lubanhq/luban/model"
@@ -64,7 +63,7 @@ func (m *turns) requests() []*model.Request {
 }
 
 func ask(id, args string) model.Message {
-	return model.Message{Content: "我需要问一下。", ToolCalls: []model.ToolCall{{ID: id, Name: askuser.ToolAskUser, Arguments: args}}}
+	return model.Message{Content: "我需要问一下。", ToolCalls: []model.ToolCall{{ID: id, Name: api.ToolAskUser, Arguments: args}}}
 }
 
 const singleArgs = `{"title":"请选择执行方式","mode":"single","options":[{"id":"safe","label":"先分析","recommended":true},{"id":"implement","label":"直接实现"}]}`

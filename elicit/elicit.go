@@ -309,7 +309,7 @@ func ValidateAnswer(p *api.Prompt, a Answer) (Answer, error) {
 		return Answer{Cancelled: true}, nil
 	}
 	bad := func(field string, code api.FieldCode, params map[string]any, msg string) error {
-		return &askuser.AnswerError{Details: []askuser.FieldError{{Field: field, Code: code, Params: params, Message: msg}}}
+		return &askuser.AnswerError{Details: []api.FieldError{{Field: field, Code: code, Params: params, Message: msg}}}
 	}
 	decisions := map[string]any{"allowed": []string{string(api.DecisionAccept), string(api.DecisionDecline)}}
 	hasContent := len(bytes.TrimSpace(a.Content)) > 0 && string(bytes.TrimSpace(a.Content)) != "null"

@@ -249,7 +249,7 @@ func (h *handler) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Call
 
 // sameQuestion reports whether a pending request is the question that tool
 // with args would ask: same tool, same validated prompt, asked over MCP.
-func sameQuestion(pending *askuser.InputRequest, tool string, args json.RawMessage) bool {
+func sameQuestion(pending *api.InputRequest, tool string, args json.RawMessage) bool {
 	if pending.Source == nil || pending.Source.Kind != api.SourceMCP || pending.Tool != tool {
 		return false
 	}
@@ -279,13 +279,13 @@ func (h *handler) retry(ctx context.Context, req *sdk.CallToolRequest, owner, id
 	if err != nil {
 		return nil, h.stateErr(err)
 	}
-	if a.Status != askuser.StatusPending {
+	if a.Status != api.StatusPending {
 		return resultOf(a), nil
 	}
 	switch action {
 	case "decline", "cancel":
 		_, err := h.o.Runner.Continue(ctx, agent.ContinueParams{Owner: owner, SessionID: a.Request.SessionID, RequestID: id,
-			Answer: askuser.Answer{Selections: []string{}, Cancelled: true}})
+			Answer: api.Answer{Selections: []string{}, Cancelled: true}})
 		var ar *agent.AlreadyResolvedError
 		var ee *agent.InteractionExpiredError
 		if err != nil && !errors.As(err, &ar) && !errors.As(err, &ee) {
@@ -306,7 +306,7 @@ func (h *handler) settle(ctx context.Context, req *sdk.CallToolRequest, owner, i
 	if err != nil {
 		return nil, h.stateErr(err)
 	}
-	if a.Status != askuser.StatusPending {
+	if a.Status != api.StatusPending {
 		return resultOf(a), nil
 	}
 	if modern {
@@ -325,7 +325,7 @@ func (h *handler) stateErr(err error) error {
 
 // meta names the question in a result or notification, so a client can
 // come back to it (_meta.sessionId) after losing the connection.
-func meta(r *askuser.InputRequest) sdk.Meta {
+func meta(r *api.InputRequest) sdk.Meta {
 	return sdk.Meta{"sessionId": r.SessionID, "requestId": r.ID}
 }
 
@@ -337,7 +337,7 @@ func resultOf(a *agent.Asked) *sdk.CallToolResult {
 	if res == nil {
 		// Resolved without a ToolResult on its call (cannot happen: the
 		// resolution writes both in one transaction); say so plainly.
-		res = &askuser.ToolResult{Content: fmt.Sprintf("the question was resolved (%s) without a result", a.Status), IsError: true}
+		res = &api.ToolResult{Content: fmt.Sprintf("the question was resolved (%s) without a result", a.Status), IsError: true}
 	}
 	out := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: res.Content}}, IsError: res.IsError, Meta: meta(a.Request)}
 	out.Meta["status"] = string(a.Status)
@@ -349,7 +349,7 @@ func resultOf(a *agent.Asked) *sdk.CallToolResult {
 
 // inputRequired is the 2026-07-28 answer to a pending question: a URL-mode
 // elicitation of the question's own page and a signed requestState.
-func (h *handler) inputRequired(req *sdk.CallToolRequest, owner string, r *askuser.InputRequest) *sdk.CallToolResult {
+func (h *handler) inputRequired(req *sdk.CallToolRequest, owner string, r *api.InputRequest) *sdk.CallToolResult {
 	base := ""
 	if req.Extra != nil && req.Extra.Header != nil {
 		base = req.Extra.Header.Get(baseHeader)
@@ -415,7 +415,7 @@ func (h *handler) hold(ctx context.Context, req *sdk.CallToolRequest, owner stri
 			}
 			return nil, h.stateErr(err)
 		}
-		if cur.Status != askuser.StatusPending {
+		if cur.Status != api.StatusPending {
 			return resultOf(cur), nil
 		}
 	}

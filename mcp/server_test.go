@@ -109,9 +109,9 @@ func TestHeldCallAnsweredOnThePage(t *testing.T) {
 	require.NoError(t, o.Err)
 	require.False(t, o.Res.IsError)
 	got := text(t, o.Res)
-	want := askuser.AnsweredResult(&askuser.Prompt{Tool: "ask_user", Title: "部署到哪个环境？", Mode: "single",
-		Options: []askuser.Option{{ID: "dev", Label: "开发"}, {ID: "prod", Label: "生产", Recommended: true}}},
-		askuser.Answer{Selections: []string{"prod"}})
+	want := askuser.AnsweredResult(&api.Prompt{Tool: "ask_user", Title: "部署到哪个环境？", Mode: "single",
+		Options: []api.Option{{ID: "dev", Label: "开发"}, {ID: "prod", Label: "生产", Recommended: true}}},
+		api.Answer{Selections: []string{"prod"}})
 	require.Equal(t, want.Content, got)
 	stored, n := toolMessage(t, s, pr.SessionID)
 	require.Equal(t, 1, n)
@@ -188,7 +188,7 @@ func TestHeldAskUserBatchAndSessionReuse(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, 202, resp.StatusCode)
 	res2 := recv(t, done2)
-	require.Equal(t, askuser.CancelledResult(&askuser.Prompt{Tool: "AskUser", Mode: "questions"}).Content, text(t, res2))
+	require.Equal(t, askuser.CancelledResult(&api.Prompt{Tool: "AskUser", Mode: "questions"}).Content, text(t, res2))
 	require.Equal(t, "cancelled", res2.Meta["status"])
 }
 
@@ -381,7 +381,7 @@ func TestInputRequiredDeclineAndCancel(t *testing.T) {
 			res, err := retryWith(ctx, cs, state, action)
 			require.NoError(t, err)
 			require.False(t, res.NeedsInput())
-			want := askuser.CancelledResult(&askuser.Prompt{Tool: "ask_user", Mode: "single"}).Content
+			want := askuser.CancelledResult(&api.Prompt{Tool: "ask_user", Mode: "single"}).Content
 			require.Equal(t, want, text(t, res))
 			require.Equal(t, "cancelled", res.Meta["status"])
 

@@ -4,7 +4,7 @@
 // <server>__<tool> with their JSON Schemas, keeps them current on
 // notifications/tools/list_changed, calls them with a timeout, and brings
 // a server's elicitations to the person behind the call (tool.Elicitor; a
-// 2026-07-28 input_required result becomes tool.Result.Input, so the run
+// 2026-07-28 input_required result becomes a *tool.InputRequired error, so the run
 // can keep the question across a restart).
 //
 // A server that is down at start, or goes down later, is retried with
@@ -32,6 +32,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/config"
 	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/internal/schemac"
@@ -523,19 +524,19 @@ func (t *remoteTool) Server() string       { return t.s.cfg.Name }
 // the server's timeout, which stops while a person answers an elicitation.
 // An unreachable server, a protocol error or a timeout is an error result
 // naming the server; the model can try again later.
-func (t *remoteTool) Call(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+func (t *remoteTool) Call(ctx context.Context, args json.RawMessage) (api.ToolResult, error) {
 	s := t.s
 	s.mu.Lock()
 	cs := s.cs
 	state := s.state
 	s.mu.Unlock()
 	if cs == nil {
-		return tool.Result{Content: fmt.Sprintf("MCP server %s is unavailable (%s); try again later", s.cfg.Name, state), IsError: true}, nil
+		return api.ToolResult{Content: fmt.Sprintf("MCP server %s is unavailable (%s); try again later", s.cfg.Name, state), IsError: true}, nil
 	}
 	var a map[string]any
 	if len(args) > 0 {
 		if err := json.Unmarshal(args, &a); err != nil {
-			return tool.Result{Content: "invalid arguments: not a JSON object: " + err.Error(), IsError: true}, nil
+			return api.ToolResult{Content: "invalid arguments: not a JSON object: " + err.Error(), IsError: true}, nil
 		}
 	}
 	if a == nil {
@@ -578,31 +579,31 @@ func (t *remoteTool) Call(ctx context.Context, args json.RawMessage) (tool.Resul
 	res, err := cs.CallTool(cctx, params)
 	if err != nil {
 		if ctx.Err() != nil {
-			return tool.Result{}, ctx.Err()
+			return api.ToolResult{}, ctx.Err()
 		}
 		if errors.Is(context.Cause(cctx), errTimeout) {
-			return tool.Result{Content: fmt.Sprintf("MCP server %s: %s timed out after %s", s.cfg.Name, t.name, timeout), IsError: true}, nil
+			return api.ToolResult{Content: fmt.Sprintf("MCP server %s: %s timed out after %s", s.cfg.Name, t.name, timeout), IsError: true}, nil
 		}
-		return tool.Result{Content: fmt.Sprintf("MCP server %s: %v", s.cfg.Name, err), IsError: true}, nil
+		return api.ToolResult{Content: fmt.Sprintf("MCP server %s: %v", s.cfg.Name, err), IsError: true}, nil
 	}
 	if len(res.InputRequests) > maxInputRequests {
-		return tool.Result{Content: fmt.Sprintf("MCP server %s asked for input luban refuses: %d requests at once, at most %d", s.cfg.Name, len(res.InputRequests), maxInputRequests), IsError: true}, nil
+		return api.ToolResult{Content: fmt.Sprintf("MCP server %s asked for input luban refuses: %d requests at once, at most %d", s.cfg.Name, len(res.InputRequests), maxInputRequests), IsError: true}, nil
 	}
 	if len(res.InputRequests) > 0 {
 		in := &tool.InputRequired{Requests: map[string]tool.Elicitation{}, RequestState: res.RequestState}
 		for k, v := range res.InputRequests {
 			p, ok := v.(*sdk.ElicitParams)
 			if !ok {
-				return tool.Result{Content: fmt.Sprintf("MCP server %s asked for input luban cannot give (%T); only elicitation is supported", s.cfg.Name, v), IsError: true}, nil
+				return api.ToolResult{Content: fmt.Sprintf("MCP server %s asked for input luban cannot give (%T); only elicitation is supported", s.cfg.Name, v), IsError: true}, nil
 			}
 			e := s.elicitation(p)
 			if err := bounded(e); err != nil {
 				s.m.log.Warn("mcp input_required refused", "mcpServer", s.cfg.Name, "tool", t.name, "err", err)
-				return tool.Result{Content: fmt.Sprintf("MCP server %s asked for input luban refuses: %v", s.cfg.Name, err), IsError: true}, nil
+				return api.ToolResult{Content: fmt.Sprintf("MCP server %s asked for input luban refuses: %v", s.cfg.Name, err), IsError: true}, nil
 			}
 			in.Requests[k] = e
 		}
-		return tool.Result{Input: in}, nil
+		return api.ToolResult{}, in
 	}
 	return mapResult(res), nil
 }
@@ -632,7 +633,7 @@ func bounded(e tool.Elicitation) error {
 // structured content as JSON when there is no text; structuredContent, when
 // present, also rides in Metadata as {"structuredContent": ...}; isError is
 // kept.
-func mapResult(res *sdk.CallToolResult) tool.Result {
+func mapResult(res *sdk.CallToolResult) api.ToolResult {
 	var parts []string
 	for _, c := range res.Content {
 		switch c := c.(type) {
@@ -656,7 +657,7 @@ func mapResult(res *sdk.CallToolResult) tool.Result {
 			}
 		}
 	}
-	out := tool.Result{Content: strings.Join(parts, "\n"), IsError: res.IsError}
+	out := api.ToolResult{Content: strings.Join(parts, "\n"), IsError: res.IsError}
 	if res.StructuredContent != nil {
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
 			if out.Content == "" {

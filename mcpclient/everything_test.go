@@ -71,7 +71,7 @@ func (p *person) Elicit(ctx context.Context, e tool.Elicitation) (tool.ElicitAns
 	return elicit.Result(a), nil
 }
 
-func call(t *testing.T, e *tool.Entry, ctx context.Context, args string) tool.Result {
+func call(t *testing.T, e *tool.Entry, ctx context.Context, args string) api.ToolResult {
 	t.Helper()
 	res, err := e.Tool.Call(ctx, json.RawMessage(args))
 	require.NoError(t, err)

@@ -138,6 +138,5 @@ func TestInputRequiredBounded(t *testing.T) {
 	<-ready
 	res := call(t, waitTool(t, reg, "evil__big"), context.Background(), `{}`)
 	require.True(t, res.IsError, "%+v", res)
-	assert.Nil(t, res.Input)
 	assert.Contains(t, res.Content, "url is larger than 8192 bytes")
 }

@@ -131,7 +131,7 @@ func (in *Inbox) Sessions(ctx context.Context, owner, before string, limit int) 
 // stored answer as accepted, empty selections when there were none; for an
 // approval (docs/design.md §10) the decision, edited arguments, message, remember.
 func ReceiptOf(it *store.Interaction) *api.Receipt {
-	if it.Tool == approval.ToolApproval {
+	if it.Tool == api.ToolApproval {
 		var a approval.Answer
 		_ = json.Unmarshal(it.Answer, &a)
 		rc := approval.NewReceipt(it.ID, it.ToolCallID, api.Status(it.Status), a, it.ResolvedAt)

@@ -144,9 +144,9 @@ func answerDetail(e *askuser.AnswerError) api.ErrorDetail {
 		shown = shown[:MaxErrorDetails]
 		d.DetailsTotal = len(e.Details)
 	}
-	d.Details = make([]askuser.FieldError, len(shown))
+	d.Details = make([]api.FieldError, len(shown))
 	for i, f := range shown {
-		d.Details[i] = askuser.FieldError{Field: clip(f.Field), Code: f.Code, Params: clipParams(f.Params), Message: clip(f.Message)}
+		d.Details[i] = api.FieldError{Field: clip(f.Field), Code: f.Code, Params: clipParams(f.Params), Message: clip(f.Message)}
 	}
 	d.Message = (&askuser.AnswerError{Details: d.Details}).Error()
 	if d.DetailsTotal > 0 {

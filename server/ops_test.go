@@ -164,7 +164,7 @@ func TestDeleteSession(t *testing.T) {
 	evs, err := s.Chat("", "ask me").Until("user_input_required", 10*time.Second)
 	require.NoError(t, err)
 	first, _ := lubantest.Find(evs, "session")
-	var sess agent.SessionEvent
+	var sess api.SessionEvent
 	require.NoError(t, first.Decode(&sess))
 	id := sess.SessionID
 
@@ -206,7 +206,7 @@ func TestRenameSession(t *testing.T) {
 	evs, err := s.Chat("", "ask me").Until("user_input_required", 10*time.Second)
 	require.NoError(t, err)
 	first, _ := lubantest.Find(evs, "session")
-	var sess agent.SessionEvent
+	var sess api.SessionEvent
 	require.NoError(t, first.Decode(&sess))
 	id := sess.SessionID
 	var before struct {
@@ -258,7 +258,7 @@ func TestDeleteEndedSessionWithoutForce(t *testing.T) {
 	evs, err := s.Chat("", "ask me").Until("user_input_required", 10*time.Second)
 	require.NoError(t, err)
 	first, _ := lubantest.Find(evs, "session")
-	var sess agent.SessionEvent
+	var sess api.SessionEvent
 	require.NoError(t, first.Decode(&sess))
 	var st map[string]string
 	require.Equal(t, http.StatusOK, s.JSON("POST", "/api/sessions/"+sess.SessionID+"/cancel", nil, &st))

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/internal/lubantest"
 	"github.com/lubanhq/luban/model"
@@ -33,7 +32,7 @@ func TestDeletedSessionLeavesTheFile(t *testing.T) {
 	evs, err := s.Chat("", message).Until("user_input_required", 10*time.Second)
 	require.NoError(t, err)
 	first, _ := lubantest.Find(evs, "session")
-	var sess agent.SessionEvent
+	var sess api.SessionEvent
 	require.NoError(t, first.Decode(&sess))
 	q, ok := lubantest.Find(evs, "user_input_required")
 	require.True(t, ok)

@@ -16,7 +16,6 @@ import (
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
-	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/internal/schemaerr"
 	"github.com/lubanhq/luban/people"
@@ -242,7 +241,7 @@ func (s *Server) handleContinue(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.opts.Runner.Continue(r.Context(), agent.ContinueParams{Owner: Principal(r.Context()), SessionID: req.SessionID, RequestID: req.RequestID,
-		Answer:   askuser.Answer{Selections: req.Selections, CustomInput: req.CustomInput, Cancelled: req.Cancelled, Answers: req.Answers},
+		Answer:   api.Answer{Selections: req.Selections, CustomInput: req.CustomInput, Cancelled: req.Cancelled, Answers: req.Answers},
 		Approval: approval.AnswerOf(req), Elicitation: elicit.Answer{Decision: req.Decision, Content: req.Content, Cancelled: req.Cancelled}})
 	if err != nil {
 		s.fail(w, r, err)

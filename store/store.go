@@ -108,9 +108,9 @@ type Interaction struct {
 	RunID      string
 	ToolCallID string
 	Tool       string
-	Request    json.RawMessage // askuser.InputRequest without resumable
+	Request    json.RawMessage // api.InputRequest without resumable
 	Status     string          // pending | answered | cancelled | expired
-	Answer     json.RawMessage // askuser.Answer, when resolved
+	Answer     json.RawMessage // api.Answer, when resolved
 	CreatedAt  time.Time
 	ExpiresAt  time.Time
 	ResolvedAt time.Time

@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/tool"
@@ -121,14 +121,14 @@ type instrumentedTool struct {
 
 // CheckArgs forwards to the wrapped tool's tool.ArgsChecker, so wrapping a
 // tool keeps its argument rules (no problems when it has none).
-func (t *instrumentedTool) CheckArgs(args json.RawMessage) []askuser.FieldError {
+func (t *instrumentedTool) CheckArgs(args json.RawMessage) []api.FieldError {
 	if c, ok := t.Tool.(tool.ArgsChecker); ok {
 		return c.CheckArgs(args)
 	}
 	return nil
 }
 
-func (t *instrumentedTool) Call(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+func (t *instrumentedTool) Call(ctx context.Context, args json.RawMessage) (api.ToolResult, error) {
 	ctx, span := tracer().Start(ctx, "execute_tool "+t.name, trace.WithAttributes(
 		attribute.String("gen_ai.operation.name", "execute_tool"),
 		attribute.String("gen_ai.tool.name", t.name),
@@ -138,7 +138,8 @@ func (t *instrumentedTool) Call(ctx context.Context, args json.RawMessage) (tool
 	start := time.Now()
 	res, err := t.Tool.Call(ctx, args)
 	outcome := "ok"
-	if err != nil || res.IsError {
+	var in *tool.InputRequired
+	if (err != nil && !errors.As(err, &in)) || res.IsError {
 		outcome = "error"
 		span.SetStatus(codes.Error, "tool call failed")
 		if err != nil {

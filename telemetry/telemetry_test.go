@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/internal/lubantest"
 	lmodel "github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/server"
@@ -106,7 +107,7 @@ func (c *cycle) run(t *testing.T) string {
 	t.Helper()
 	evs, err := c.api.Chat("", "do the thing").Until("user_input_required", 10*time.Second)
 	require.NoError(t, err)
-	var sess agent.SessionEvent
+	var sess api.SessionEvent
 	first, ok := lubantest.Find(evs, "session")
 	require.True(t, ok)
 	require.NoError(t, first.Decode(&sess))

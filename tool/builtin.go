@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/model"
 )
 
@@ -20,8 +21,8 @@ func CurrentTime(now func() time.Time) Tool {
 			Description: "Returns the current date and time of the server (RFC 3339). 返回服务器当前时间。",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{}}`),
 		},
-		Fn: func(ctx context.Context, _ json.RawMessage) (Result, error) {
-			return Result{Content: now().Format(time.RFC3339)}, nil
+		Fn: func(ctx context.Context, _ json.RawMessage) (api.ToolResult, error) {
+			return api.ToolResult{Content: now().Format(time.RFC3339)}, nil
 		},
 	}
 }

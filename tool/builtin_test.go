@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/tool"
 )
 
@@ -38,7 +39,7 @@ func setup(t *testing.T) workspace {
 	return w
 }
 
-func call(t *testing.T, tl tool.Tool, args any) tool.Result {
+func call(t *testing.T, tl tool.Tool, args any) api.ToolResult {
 	t.Helper()
 	b, err := json.Marshal(args)
 	require.NoError(t, err)
@@ -54,10 +55,10 @@ func TestListFilesStaysInsideTheWorkspace(t *testing.T) {
 	t.Parallel()
 	w := setup(t)
 	lf := tool.ListFiles(w.root)
-	require.Equal(t, tool.Result{Content: "blob.bin\ndangling\nevil\nevilfile\ngood\nnotes.txt\nsrc/"}, call(t, lf, map[string]string{"path": "."}))
+	require.Equal(t, api.ToolResult{Content: "blob.bin\ndangling\nevil\nevilfile\ngood\nnotes.txt\nsrc/"}, call(t, lf, map[string]string{"path": "."}))
 	require.Equal(t, call(t, lf, map[string]string{"path": "."}), call(t, lf, map[string]string{}), "no path is the workspace")
-	require.Equal(t, tool.Result{Content: "main.go"}, call(t, lf, map[string]string{"path": "src"}))
-	require.Equal(t, tool.Result{Content: "main.go"}, call(t, lf, map[string]string{"path": "good"}), "a link that stays inside is followed")
+	require.Equal(t, api.ToolResult{Content: "main.go"}, call(t, lf, map[string]string{"path": "src"}))
+	require.Equal(t, api.ToolResult{Content: "main.go"}, call(t, lf, map[string]string{"path": "good"}), "a link that stays inside is followed")
 	for _, p := range refusedPaths {
 		res := call(t, lf, map[string]string{"path": p})
 		require.True(t, res.IsError, "%s: %s", p, res.Content)
@@ -75,9 +76,9 @@ func TestReadFile(t *testing.T) {
 	t.Parallel()
 	w := setup(t)
 	rf := tool.ReadFile(w.root)
-	require.Equal(t, tool.Result{Content: "第一行\nline two\n"}, call(t, rf, map[string]string{"path": "notes.txt"}))
-	require.Equal(t, tool.Result{Content: "package main\n"}, call(t, rf, map[string]string{"path": "good/main.go"}))
-	require.Equal(t, tool.Result{Content: "package main\n"}, call(t, rf, map[string]string{"path": "./src/../src/main.go"}))
+	require.Equal(t, api.ToolResult{Content: "第一行\nline two\n"}, call(t, rf, map[string]string{"path": "notes.txt"}))
+	require.Equal(t, api.ToolResult{Content: "package main\n"}, call(t, rf, map[string]string{"path": "good/main.go"}))
+	require.Equal(t, api.ToolResult{Content: "package main\n"}, call(t, rf, map[string]string{"path": "./src/../src/main.go"}))
 	for _, p := range refusedPaths {
 		res := call(t, rf, map[string]string{"path": p})
 		require.True(t, res.IsError, "%s: %s", p, res.Content)
@@ -91,18 +92,18 @@ func TestReadFile(t *testing.T) {
 		"notes.txt/x": `cannot read "notes.txt/x": "notes.txt/x" goes through a file, not a directory`,
 	}
 	for p, want := range errs {
-		require.Equal(t, tool.Result{Content: want, IsError: true}, call(t, rf, map[string]string{"path": p}), p)
+		require.Equal(t, api.ToolResult{Content: want, IsError: true}, call(t, rf, map[string]string{"path": p}), p)
 	}
-	require.Equal(t, tool.Result{Content: "read_file needs a path", IsError: true}, call(t, rf, map[string]string{}))
+	require.Equal(t, api.ToolResult{Content: "read_file needs a path", IsError: true}, call(t, rf, map[string]string{}))
 
 	big := filepath.Join(w.root, "big.txt")
 	require.NoError(t, os.WriteFile(big, []byte(strings.Repeat("a", tool.MaxReadBytes)), 0o600))
 	require.False(t, call(t, rf, map[string]string{"path": "big.txt"}).IsError, "exactly the limit is read")
 	require.NoError(t, os.WriteFile(big, []byte(strings.Repeat("a", tool.MaxReadBytes+1)), 0o600))
-	require.Equal(t, tool.Result{Content: `cannot read "big.txt": the file has 262145 bytes, more than the limit of 262144`, IsError: true},
+	require.Equal(t, api.ToolResult{Content: `cannot read "big.txt": the file has 262145 bytes, more than the limit of 262144`, IsError: true},
 		call(t, rf, map[string]string{"path": "big.txt"}))
 	require.NoError(t, os.WriteFile(big, []byte{'a', 0xff, 'b'}, 0o600))
-	require.Equal(t, tool.Result{Content: `cannot read "big.txt": it is a binary file, not UTF-8 text`, IsError: true},
+	require.Equal(t, api.ToolResult{Content: `cannot read "big.txt": it is a binary file, not UTF-8 text`, IsError: true},
 		call(t, rf, map[string]string{"path": "big.txt"}))
 }
 
@@ -111,7 +112,7 @@ func TestWriteFile(t *testing.T) {
 	w := setup(t)
 	wf := tool.WriteFile(w.root)
 	content := "# plan\n\nexact bytes \u00a0 kept\r\n"
-	require.Equal(t, tool.Result{Content: "wrote 29 bytes to docs/new/plan.md"},
+	require.Equal(t, api.ToolResult{Content: "wrote 29 bytes to docs/new/plan.md"},
 		call(t, wf, map[string]string{"path": "docs/new/plan.md", "content": content}))
 	b, err := os.ReadFile(filepath.Join(w.root, "docs", "new", "plan.md"))
 	require.NoError(t, err)
@@ -140,12 +141,12 @@ func TestWriteFile(t *testing.T) {
 	_, err = os.Lstat(filepath.Join(w.outside, "new"))
 	require.ErrorIs(t, err, os.ErrNotExist, "a dangling link out is not followed to create a file")
 
-	require.Equal(t, tool.Result{Content: `cannot write "src": it is a directory`, IsError: true}, call(t, wf, map[string]string{"path": "src", "content": "x"}))
-	require.Equal(t, tool.Result{Content: `cannot write "notes.txt/x": "notes.txt/x" goes through a file, not a directory`, IsError: true},
+	require.Equal(t, api.ToolResult{Content: `cannot write "src": it is a directory`, IsError: true}, call(t, wf, map[string]string{"path": "src", "content": "x"}))
+	require.Equal(t, api.ToolResult{Content: `cannot write "notes.txt/x": "notes.txt/x" goes through a file, not a directory`, IsError: true},
 		call(t, wf, map[string]string{"path": "notes.txt/x", "content": "x"}))
-	require.Equal(t, tool.Result{Content: "write_file needs a path and a content", IsError: true}, call(t, wf, map[string]string{"path": "a.txt"}))
+	require.Equal(t, api.ToolResult{Content: "write_file needs a path and a content", IsError: true}, call(t, wf, map[string]string{"path": "a.txt"}))
 	res := call(t, wf, map[string]string{"path": "big.txt", "content": strings.Repeat("a", tool.MaxWriteBytes+1)})
-	require.Equal(t, tool.Result{Content: `cannot write "big.txt": the content has 1048577 bytes, more than the limit of 1048576`, IsError: true}, res)
+	require.Equal(t, api.ToolResult{Content: `cannot write "big.txt": the content has 1048577 bytes, more than the limit of 1048576`, IsError: true}, res)
 	ents, err := os.ReadDir(w.root)
 	require.NoError(t, err)
 	for _, e := range ents {

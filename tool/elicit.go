@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 )
 
 // Elicitation is a question a tool's server asks a person while the tool
@@ -56,6 +57,12 @@ func ElicitorFrom(ctx context.Context) Elicitor {
 type InputRequired struct {
 	Requests     map[string]Elicitation `json:"requests"`
 	RequestState string                 `json:"requestState"`
+}
+
+// Error makes an InputRequired what a Remote tool's Call returns as its
+// error when it needs input (Tool).
+func (e *InputRequired) Error() string {
+	return fmt.Sprintf("tool: input required (%d requests)", len(e.Requests))
 }
 
 // InputResponses is what the retry of a call that returned InputRequired

@@ -8,13 +8,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/tool"
 )
 
 func entry(name string) *tool.Entry {
 	return &tool.Entry{Spec: model.ToolSpec{Name: name, Parameters: json.RawMessage(`{"type":"object"}`)},
-		Tool: tool.Func{ToolSpec: model.ToolSpec{Name: name}, Fn: func(context.Context, json.RawMessage) (tool.Result, error) { return tool.Result{}, nil }}}
+		Tool: tool.Func{ToolSpec: model.ToolSpec{Name: name}, Fn: func(context.Context, json.RawMessage) (api.ToolResult, error) { return api.ToolResult{}, nil }}}
 }
 
 func TestReplaceGroupAndGlobs(t *testing.T) {

@@ -13,27 +13,20 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 )
 
-// Result is what a tool returns for the model. Metadata, when not nil, is a
-// JSON object stored with the ToolResult and sent in its tool_result event
-// (an MCP tool's structuredContent). Input, when not nil, means the tool
-// needs a person's input first (Content and IsError are then ignored).
-type Result struct {
-	Content  string
-	IsError  bool
-	Metadata json.RawMessage
-	Input    *InputRequired
-}
-
 // Tool is a tool the run executes itself. Call gets the arguments as the
 // model sent them (raw JSON text, possibly invalid) and returns the result for
-// the model; a returned error is turned into an error result.
+// the model (api.ToolResult, the one result type: its Metadata, when not nil,
+// is a JSON object stored with the result and sent in its tool_result event);
+// a returned error is turned into an error result, except a *InputRequired
+// from a Remote tool, which means the tool needs a person's input first.
 type Tool interface {
 	Spec() model.ToolSpec
-	Call(ctx context.Context, args json.RawMessage) (Result, error)
+	Call(ctx context.Context, args json.RawMessage) (api.ToolResult, error)
 }
 
 // ArgsChecker is implemented by a tool whose arguments have rules that its
@@ -47,22 +40,22 @@ type Tool interface {
 // (a problem is 422 invalid_answer and the request stays pending: docs/design.md
 // §10). The tool still checks again when it runs: the disk may have changed.
 type ArgsChecker interface {
-	CheckArgs(args json.RawMessage) []askuser.FieldError
+	CheckArgs(args json.RawMessage) []api.FieldError
 }
 
 // Func adapts a function to Tool.
 type Func struct {
 	ToolSpec model.ToolSpec
-	Fn       func(ctx context.Context, args json.RawMessage) (Result, error)
+	Fn       func(ctx context.Context, args json.RawMessage) (api.ToolResult, error)
 	// Check, when set, is the tool's ArgsChecker.
-	Check func(args json.RawMessage) []askuser.FieldError
+	Check func(args json.RawMessage) []api.FieldError
 }
 
 // Spec returns f.ToolSpec.
 func (f Func) Spec() model.ToolSpec { return f.ToolSpec }
 
 // CheckArgs calls f.Check; no problems when it is nil.
-func (f Func) CheckArgs(args json.RawMessage) []askuser.FieldError {
+func (f Func) CheckArgs(args json.RawMessage) []api.FieldError {
 	if f.Check == nil {
 		return nil
 	}
@@ -71,7 +64,7 @@ func (f Func) CheckArgs(args json.RawMessage) []askuser.FieldError {
 
 // CheckArgs runs the ArgsChecker of the tool registered as name on args;
 // nil when the tool has none or is not registered.
-func (r *Registry) CheckArgs(name string, args json.RawMessage) []askuser.FieldError {
+func (r *Registry) CheckArgs(name string, args json.RawMessage) []api.FieldError {
 	e, ok := r.Get(name)
 	if !ok || e.Tool == nil {
 		return nil
@@ -83,7 +76,9 @@ func (r *Registry) CheckArgs(name string, args json.RawMessage) []askuser.FieldE
 }
 
 // Call calls f.Fn.
-func (f Func) Call(ctx context.Context, args json.RawMessage) (Result, error) { return f.Fn(ctx, args) }
+func (f Func) Call(ctx context.Context, args json.RawMessage) (api.ToolResult, error) {
+	return f.Fn(ctx, args)
+}
 
 // Entry is one registered tool.
 type Entry struct {

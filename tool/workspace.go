@@ -58,7 +58,7 @@ func ListFiles(root string) Tool {
 			Description: "Lists files in a directory of the workspace. 列出工作区目录中的文件。",
 			Parameters:  listFilesSchema,
 		},
-		Check: func(args json.RawMessage) []askuser.FieldError {
+		Check: func(args json.RawMessage) []api.FieldError {
 			var a struct {
 				Path string `json:"path"`
 			}
@@ -70,23 +70,23 @@ func ListFiles(root string) Tool {
 			}
 			return checkPath(root, "path", a.Path)
 		},
-		Fn: func(ctx context.Context, args json.RawMessage) (Result, error) {
+		Fn: func(ctx context.Context, args json.RawMessage) (api.ToolResult, error) {
 			var a struct {
 				Path string `json:"path"`
 			}
 			if msg := decodeArgs(args, &a); msg != "" {
-				return Result{Content: msg, IsError: true}, nil
+				return api.ToolResult{Content: msg, IsError: true}, nil
 			}
 			if a.Path == "" {
 				a.Path = "."
 			}
 			dir, err := askuser.ResolveWorkspacePath(root, a.Path)
 			if err != nil {
-				return Result{Content: fmt.Sprintf("cannot list %q: %v", a.Path, err), IsError: true}, nil
+				return api.ToolResult{Content: fmt.Sprintf("cannot list %q: %v", a.Path, err), IsError: true}, nil
 			}
 			ents, err := os.ReadDir(dir)
 			if err != nil {
-				return Result{Content: fmt.Sprintf("cannot list %q: %v", a.Path, unwrapPath(err)), IsError: true}, nil
+				return api.ToolResult{Content: fmt.Sprintf("cannot list %q: %v", a.Path, unwrapPath(err)), IsError: true}, nil
 			}
 			names := make([]string, 0, len(ents))
 			for _, e := range ents {
@@ -101,7 +101,7 @@ func ListFiles(root string) Tool {
 				more := len(names) - MaxListEntries
 				names = append(names[:MaxListEntries], fmt.Sprintf("… and %d more", more))
 			}
-			return Result{Content: strings.Join(names, "\n")}, nil
+			return api.ToolResult{Content: strings.Join(names, "\n")}, nil
 		},
 	}
 }
@@ -117,7 +117,7 @@ func ReadFile(root string) Tool {
 			Description: fmt.Sprintf("Reads a text file of the workspace (at most %d KiB, UTF-8). 读取工作区中的文本文件。", MaxReadBytes>>10),
 			Parameters:  readFileSchema,
 		},
-		Check: func(args json.RawMessage) []askuser.FieldError {
+		Check: func(args json.RawMessage) []api.FieldError {
 			var a struct {
 				Path string `json:"path"`
 			}
@@ -126,18 +126,18 @@ func ReadFile(root string) Tool {
 			}
 			return checkPath(root, "path", a.Path)
 		},
-		Fn: func(ctx context.Context, args json.RawMessage) (Result, error) {
+		Fn: func(ctx context.Context, args json.RawMessage) (api.ToolResult, error) {
 			var a struct {
 				Path string `json:"path"`
 			}
 			if msg := decodeArgs(args, &a); msg != "" {
-				return Result{Content: msg, IsError: true}, nil
+				return api.ToolResult{Content: msg, IsError: true}, nil
 			}
 			if a.Path == "" {
-				return Result{Content: "read_file needs a path", IsError: true}, nil
+				return api.ToolResult{Content: "read_file needs a path", IsError: true}, nil
 			}
-			fail := func(format string, args ...any) (Result, error) {
-				return Result{Content: fmt.Sprintf("cannot read %q: ", a.Path) + fmt.Sprintf(format, args...), IsError: true}, nil
+			fail := func(format string, args ...any) (api.ToolResult, error) {
+				return api.ToolResult{Content: fmt.Sprintf("cannot read %q: ", a.Path) + fmt.Sprintf(format, args...), IsError: true}, nil
 			}
 			p, err := askuser.ResolveWorkspacePath(root, a.Path)
 			if err != nil {
@@ -171,7 +171,7 @@ func ReadFile(root string) Tool {
 			if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
 				return fail("it is a binary file, not UTF-8 text")
 			}
-			return Result{Content: string(b)}, nil
+			return api.ToolResult{Content: string(b)}, nil
 		},
 	}
 }
@@ -192,7 +192,7 @@ func WriteFile(root string) Tool {
 			Description: "Writes a text file in the workspace (replacing it whole; missing directories are created). 在工作区中写入文本文件。",
 			Parameters:  writeFileSchema,
 		},
-		Check: func(args json.RawMessage) []askuser.FieldError {
+		Check: func(args json.RawMessage) []api.FieldError {
 			var a struct {
 				Path    string `json:"path"`
 				Content string `json:"content"`
@@ -204,31 +204,31 @@ func WriteFile(root string) Tool {
 			if len(out) == 0 {
 				if p, err := askuser.ResolveWorkspacePath(root, a.Path); err == nil {
 					if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-						out = append(out, askuser.FieldError{Field: "path", Code: api.DetailIsDirectory, Params: map[string]any{"path": clip(a.Path)},
+						out = append(out, api.FieldError{Field: "path", Code: api.DetailIsDirectory, Params: map[string]any{"path": clip(a.Path)},
 							Message: fmt.Sprintf("%q is a directory; write_file writes files", clip(a.Path))})
 					}
 				}
 			}
 			if len(a.Content) > MaxWriteBytes {
-				out = append(out, askuser.FieldError{Field: "content", Code: api.DetailTooLong, Params: map[string]any{"max": MaxWriteBytes, "got": len(a.Content), "unit": "bytes"},
+				out = append(out, api.FieldError{Field: "content", Code: api.DetailTooLong, Params: map[string]any{"max": MaxWriteBytes, "got": len(a.Content), "unit": "bytes"},
 					Message: fmt.Sprintf("%d bytes, more than the limit of %d", len(a.Content), MaxWriteBytes)})
 			}
 			return out
 		},
-		Fn: func(ctx context.Context, args json.RawMessage) (Result, error) {
+		Fn: func(ctx context.Context, args json.RawMessage) (api.ToolResult, error) {
 			var a struct {
 				Path    *string `json:"path"`
 				Content *string `json:"content"`
 			}
 			if msg := decodeArgs(args, &a); msg != "" {
-				return Result{Content: msg, IsError: true}, nil
+				return api.ToolResult{Content: msg, IsError: true}, nil
 			}
 			if a.Path == nil || *a.Path == "" || a.Content == nil {
-				return Result{Content: "write_file needs a path and a content", IsError: true}, nil
+				return api.ToolResult{Content: "write_file needs a path and a content", IsError: true}, nil
 			}
 			path, content := *a.Path, *a.Content
-			fail := func(format string, args ...any) (Result, error) {
-				return Result{Content: fmt.Sprintf("cannot write %q: ", path) + fmt.Sprintf(format, args...), IsError: true}, nil
+			fail := func(format string, args ...any) (api.ToolResult, error) {
+				return api.ToolResult{Content: fmt.Sprintf("cannot write %q: ", path) + fmt.Sprintf(format, args...), IsError: true}, nil
 			}
 			if len(content) > MaxWriteBytes {
 				return fail("the content has %d bytes, more than the limit of %d", len(content), MaxWriteBytes)
@@ -254,20 +254,20 @@ func WriteFile(root string) Tool {
 			if err := writeWhole(p, []byte(content), mode); err != nil {
 				return fail("%v", unwrapPath(err))
 			}
-			return Result{Content: fmt.Sprintf("wrote %d bytes to %s", len(content), filepath.ToSlash(filepath.Clean(path)))}, nil
+			return api.ToolResult{Content: fmt.Sprintf("wrote %d bytes to %s", len(content), filepath.ToSlash(filepath.Clean(path)))}, nil
 		},
 	}
 }
 
 // checkPath is the workspace rule of a path argument (the same as the tool
 // applies when it runs: askuser.ResolveWorkspacePath) as a FieldError.
-func checkPath(root, field, p string) []askuser.FieldError {
+func checkPath(root, field, p string) []api.FieldError {
 	if _, err := askuser.ResolveWorkspacePath(root, p); err != nil {
 		var params map[string]any
 		if code := askuser.PathErrorCode(err); code != api.DetailNoWorkspace {
 			params = map[string]any{"path": clip(p)}
 		}
-		return []askuser.FieldError{{Field: field, Code: askuser.PathErrorCode(err), Params: params, Message: err.Error()}}
+		return []api.FieldError{{Field: field, Code: askuser.PathErrorCode(err), Params: params, Message: err.Error()}}
 	}
 	return nil
 }

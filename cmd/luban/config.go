@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/config"
 	"github.com/lubanhq/luban/model"
@@ -254,7 +255,7 @@ func configAgents(file string, f *config.File, reg *tool.Registry, workspace, de
 		allow := tool.Allowlist{}
 		ask := ca.AskTools
 		if ask == nil {
-			ask = []string{askuser.ToolAskUser, askuser.ToolAskUserBatch}
+			ask = []string{api.ToolAskUser, api.ToolAskUserBatch}
 		}
 		allow = append(allow, ask...)
 		patterns := ca.Tools

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/tool"
@@ -88,22 +89,22 @@ func recordNote(workspace string) tool.Tool {
 			Description: "Test-only: appends a note to " + NotesFile + " in the workspace. Not idempotent.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"note":{"type":"string"}},"required":["note"]}`),
 		},
-		Fn: func(ctx context.Context, args json.RawMessage) (tool.Result, error) {
+		Fn: func(ctx context.Context, args json.RawMessage) (api.ToolResult, error) {
 			var a struct {
 				Note string `json:"note"`
 			}
 			if err := json.Unmarshal(args, &a); err != nil {
-				return tool.Result{Content: "arguments: not a JSON object: " + err.Error(), IsError: true}, nil
+				return api.ToolResult{Content: "arguments: not a JSON object: " + err.Error(), IsError: true}, nil
 			}
 			f, err := os.OpenFile(filepath.Join(workspace, NotesFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 			if err != nil {
-				return tool.Result{}, err
+				return api.ToolResult{}, err
 			}
 			defer f.Close()
 			if _, err := fmt.Fprintln(f, a.Note); err != nil {
-				return tool.Result{}, err
+				return api.ToolResult{}, err
 			}
-			return tool.Result{Content: "noted"}, f.Sync()
+			return api.ToolResult{Content: "noted"}, f.Sync()
 		},
 	}
 }

@@ -101,7 +101,7 @@ func TestApprovalApprove(t *testing.T) {
 			require.NoError(t, json.Unmarshal(a.Summary, &sum))
 		}
 	}
-	require.Equal(t, approval.Approve, sum.Decision)
+	require.Equal(t, api.DecisionApprove, sum.Decision)
 	require.Equal(t, "write_file", sum.Tool)
 	require.NotEmpty(t, sum.Principal, "the answering principal")
 	require.NotContains(t, sum.Principal, "test-token", "a principal, not its token")
@@ -224,7 +224,7 @@ func TestApprovalRememberSession(t *testing.T) {
 		turn{calls: []call{{id: "call_2", name: "write_file", args: `{"path":"b.txt","content":"b"}`}}}, turn{text: "two"})
 	p := e.ask("", "first")
 	evs := e.answer(decisionBody(p.sessionID, p.req.ID, api.DecisionApprove, map[string]any{"remember": "session"}))
-	require.Equal(t, approval.RememberSession, decode[api.Receipt](t, evs[0]).Remember)
+	require.Equal(t, api.RememberSession, decode[api.Receipt](t, evs[0]).Remember)
 	require.Equal(t, "completed", doneStatus(t, evs))
 
 	_, _, evs = e.chat(p.sessionID, "second")

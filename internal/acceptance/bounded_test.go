@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/askuser"
 )
 
 // A rejected answer's 422 stays small whatever the answer held: the first
@@ -43,10 +42,10 @@ func TestInvalidAnswerDetailsAreBounded(t *testing.T) {
 		require.Less(t, len(raw), 16<<10, "%s: the error body is %d bytes", tc.name, len(raw))
 		var out struct {
 			Error struct {
-				Code         string               `json:"code"`
-				Message      string               `json:"message"`
-				Details      []askuser.FieldError `json:"details"`
-				DetailsTotal int                  `json:"detailsTotal"`
+				Code         string           `json:"code"`
+				Message      string           `json:"message"`
+				Details      []api.FieldError `json:"details"`
+				DetailsTotal int              `json:"detailsTotal"`
 			} `json:"error"`
 		}
 		require.NoError(t, json.Unmarshal(raw, &out))

@@ -55,23 +55,23 @@ func answerDetails(t *testing.T, err error) []api.FieldError {
 // elicitations, a tool's own argument rules (write_file) and request bodies.
 func TestFieldCodesOfEveryProducer(t *testing.T) {
 	t.Parallel()
-	ask := func(tool, args string) *askuser.Prompt {
+	ask := func(tool, args string) *api.Prompt {
 		p, err := askuser.ParseArgs(tool, args)
 		require.NoError(t, err)
 		return p
 	}
-	single := ask(askuser.ToolAskUser, `{"title":"t","mode":"single","options":[{"id":"a","label":"A"},{"id":"b","label":"B"}]}`)
-	multiple := ask(askuser.ToolAskUser, `{"title":"t","mode":"multiple","options":[{"id":"a","label":"A"},{"id":"b","label":"B"}]}`)
-	toggle := ask(askuser.ToolAskUser, `{"title":"t","mode":"toggle","options":[{"id":"a","label":"A"}]}`)
-	text := ask(askuser.ToolAskUser, `{"title":"t","mode":"text"}`)
-	number := ask(askuser.ToolAskUser, `{"title":"t","mode":"number"}`)
-	date := ask(askuser.ToolAskUser, `{"title":"t","mode":"date"}`)
-	dir := ask(askuser.ToolAskUser, `{"title":"t","mode":"directory"}`)
-	batch := ask(askuser.ToolAskUserBatch, `{"questions":[{"question":"Which database?","header":"DB","options":[{"label":"SQLite","description":""},{"label":"PostgreSQL","description":""}]}]}`)
+	single := ask(api.ToolAskUser, `{"title":"t","mode":"single","options":[{"id":"a","label":"A"},{"id":"b","label":"B"}]}`)
+	multiple := ask(api.ToolAskUser, `{"title":"t","mode":"multiple","options":[{"id":"a","label":"A"},{"id":"b","label":"B"}]}`)
+	toggle := ask(api.ToolAskUser, `{"title":"t","mode":"toggle","options":[{"id":"a","label":"A"}]}`)
+	text := ask(api.ToolAskUser, `{"title":"t","mode":"text"}`)
+	number := ask(api.ToolAskUser, `{"title":"t","mode":"number"}`)
+	date := ask(api.ToolAskUser, `{"title":"t","mode":"date"}`)
+	dir := ask(api.ToolAskUser, `{"title":"t","mode":"directory"}`)
+	batch := ask(api.ToolAskUserBatch, `{"questions":[{"question":"Which database?","header":"DB","options":[{"label":"SQLite","description":""},{"label":"PostgreSQL","description":""}]}]}`)
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "file.txt"), []byte("x"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "adir"), 0o755))
-	validate := func(p *askuser.Prompt, a askuser.Answer) func() error {
+	validate := func(p *api.Prompt, a api.Answer) func() error {
 		return func() error {
 			_, err := askuser.ValidateAnswer(p, a, askuser.AnswerOptions{Workspace: ws})
 			return err
@@ -89,7 +89,7 @@ func TestFieldCodesOfEveryProducer(t *testing.T) {
 		return func() error { _, err := approval.ValidateAnswer(appr, a); return err }
 	}
 	edit := func(args string) func() error {
-		return decide(approval.Answer{Decision: approval.Edit, Arguments: json.RawMessage(args)})
+		return decide(approval.Answer{Decision: api.DecisionEdit, Arguments: json.RawMessage(args)})
 	}
 
 	form, err := elicit.Prompt(tool.Elicitation{Server: "s", Mode: "form", Message: "m", RequestedSchema: json.RawMessage(`{"type":"object","properties":{
@@ -133,48 +133,48 @@ func TestFieldCodesOfEveryProducer(t *testing.T) {
 	}{
 		// ask_user
 		{"no question", func() error {
-			_, err := askuser.ValidateAnswer(nil, askuser.Answer{}, askuser.AnswerOptions{})
+			_, err := askuser.ValidateAnswer(nil, api.Answer{}, askuser.AnswerOptions{})
 			return err
 		},
 			`[{"field":"requestId","code":"no_question"}]`},
-		{"unknown option", validate(single, askuser.Answer{Selections: []string{"z"}}), `[{"field":"selections[0]","code":"unknown_option","params":{"option":"z"}}]`},
-		{"single: two", validate(single, askuser.Answer{Selections: []string{"a", "b"}}), `[{"field":"selections","code":"too_many","params":{"max":1,"got":2}}]`},
-		{"single: none", validate(single, askuser.Answer{}), `[{"field":"selections","code":"too_few","params":{"min":1,"got":0}}]`},
-		{"toggle: none", validate(toggle, askuser.Answer{}), `[{"field":"selections","code":"too_few","params":{"min":1,"got":0}}]`},
-		{"custom not allowed", validate(single, askuser.Answer{Selections: []string{"a"}, CustomInput: "x"}), `[{"field":"customInput","code":"not_allowed"}]`},
-		{"duplicate", validate(multiple, askuser.Answer{Selections: []string{"a", "a"}}), `[{"field":"selections[1]","code":"duplicate","params":{"of":"selections[0]","option":"a"}}]`},
-		{"text: blank", validate(text, askuser.Answer{CustomInput: " \u200b"}), `[{"field":"customInput","code":"required"}]`},
-		{"text: too long", validate(text, askuser.Answer{CustomInput: strings.Repeat("字", askuser.MaxCustomInput+1)}),
+		{"unknown option", validate(single, api.Answer{Selections: []string{"z"}}), `[{"field":"selections[0]","code":"unknown_option","params":{"option":"z"}}]`},
+		{"single: two", validate(single, api.Answer{Selections: []string{"a", "b"}}), `[{"field":"selections","code":"too_many","params":{"max":1,"got":2}}]`},
+		{"single: none", validate(single, api.Answer{}), `[{"field":"selections","code":"too_few","params":{"min":1,"got":0}}]`},
+		{"toggle: none", validate(toggle, api.Answer{}), `[{"field":"selections","code":"too_few","params":{"min":1,"got":0}}]`},
+		{"custom not allowed", validate(single, api.Answer{Selections: []string{"a"}, CustomInput: "x"}), `[{"field":"customInput","code":"not_allowed"}]`},
+		{"duplicate", validate(multiple, api.Answer{Selections: []string{"a", "a"}}), `[{"field":"selections[1]","code":"duplicate","params":{"of":"selections[0]","option":"a"}}]`},
+		{"text: blank", validate(text, api.Answer{CustomInput: " \u200b"}), `[{"field":"customInput","code":"required"}]`},
+		{"text: too long", validate(text, api.Answer{CustomInput: strings.Repeat("字", askuser.MaxCustomInput+1)}),
 			`[{"field":"customInput","code":"too_long","params":{"max":8000,"got":8001,"unit":"characters"}}]`},
-		{"text: selections", validate(text, askuser.Answer{Selections: []string{"a"}, CustomInput: "x"}), `[{"field":"selections","code":"not_allowed"}]`},
-		{"text: AskUser answers", validate(text, askuser.Answer{CustomInput: "x", Answers: []askuser.QuestionAnswer{{Question: "q"}}}), `[{"field":"answers","code":"conflict_with_answer_kind"}]`},
-		{"number: not a number", validate(number, askuser.Answer{CustomInput: "42xyz"}), `[{"field":"customInput","code":"format","params":{"format":"number"}}]`},
-		{"number: overflow", validate(number, askuser.Answer{CustomInput: "1e400"}), `[{"field":"customInput","code":"out_of_range"}]`},
-		{"date: not a day", validate(date, askuser.Answer{CustomInput: "2023-02-29"}), `[{"field":"customInput","code":"format","params":{"format":"date"}}]`},
-		{"directory: outside", validate(dir, askuser.Answer{CustomInput: "../x"}), `[{"field":"customInput","code":"outside_workspace","params":{"path":"../x"}}]`},
-		{"directory: absolute", validate(dir, askuser.Answer{CustomInput: "/etc"}), `[{"field":"customInput","code":"outside_workspace","params":{"path":"/etc"}}]`},
-		{"directory: a file", validate(dir, askuser.Answer{CustomInput: "file.txt"}), `[{"field":"customInput","code":"not_directory","params":{"path":"file.txt"}}]`},
+		{"text: selections", validate(text, api.Answer{Selections: []string{"a"}, CustomInput: "x"}), `[{"field":"selections","code":"not_allowed"}]`},
+		{"text: AskUser answers", validate(text, api.Answer{CustomInput: "x", Answers: []api.QuestionAnswer{{Question: "q"}}}), `[{"field":"answers","code":"conflict_with_answer_kind"}]`},
+		{"number: not a number", validate(number, api.Answer{CustomInput: "42xyz"}), `[{"field":"customInput","code":"format","params":{"format":"number"}}]`},
+		{"number: overflow", validate(number, api.Answer{CustomInput: "1e400"}), `[{"field":"customInput","code":"out_of_range"}]`},
+		{"date: not a day", validate(date, api.Answer{CustomInput: "2023-02-29"}), `[{"field":"customInput","code":"format","params":{"format":"date"}}]`},
+		{"directory: outside", validate(dir, api.Answer{CustomInput: "../x"}), `[{"field":"customInput","code":"outside_workspace","params":{"path":"../x"}}]`},
+		{"directory: absolute", validate(dir, api.Answer{CustomInput: "/etc"}), `[{"field":"customInput","code":"outside_workspace","params":{"path":"/etc"}}]`},
+		{"directory: a file", validate(dir, api.Answer{CustomInput: "file.txt"}), `[{"field":"customInput","code":"not_directory","params":{"path":"file.txt"}}]`},
 		{"directory: no workspace", func() error {
-			_, err := askuser.ValidateAnswer(dir, askuser.Answer{CustomInput: "x"}, askuser.AnswerOptions{})
+			_, err := askuser.ValidateAnswer(dir, api.Answer{CustomInput: "x"}, askuser.AnswerOptions{})
 			return err
 		}, `[{"field":"customInput","code":"no_workspace"}]`},
 		// AskUser
-		{"AskUser: missing", validate(batch, askuser.Answer{}), `[{"field":"answers","code":"required","params":{"question":"Which database?"}}]`},
-		{"AskUser: unknown question and label", validate(batch, askuser.Answer{Answers: []askuser.QuestionAnswer{
+		{"AskUser: missing", validate(batch, api.Answer{}), `[{"field":"answers","code":"required","params":{"question":"Which database?"}}]`},
+		{"AskUser: unknown question and label", validate(batch, api.Answer{Answers: []api.QuestionAnswer{
 			{Question: "Which database?", Selected: []string{"MySQL"}}, {Question: "Which color?"}}}),
 			`[{"field":"answers[0].selected[0]","code":"unknown_option","params":{"option":"MySQL"}},{"field":"answers[1].question","code":"unknown_question","params":{"question":"Which color?"}}]`},
-		{"AskUser: selections", validate(batch, askuser.Answer{Selections: []string{"a"}, Answers: []askuser.QuestionAnswer{{Question: "Which database?", Selected: []string{"SQLite"}}}}),
+		{"AskUser: selections", validate(batch, api.Answer{Selections: []string{"a"}, Answers: []api.QuestionAnswer{{Question: "Which database?", Selected: []string{"SQLite"}}}}),
 			`[{"field":"selections","code":"conflict_with_answer_kind"}]`},
 
 		// approval decisions
 		{"approval: no decision", decide(approval.Answer{}), `[{"field":"decision","code":"required","params":{"allowed":["approve","edit","reject"]}}]`},
 		{"approval: unknown decision", decide(approval.Answer{Decision: "yes"}), `[{"field":"decision","code":"enum","params":{"allowed":["approve","edit","reject"]}}]`},
-		{"approval: arguments with approve", decide(approval.Answer{Decision: approval.Approve, Arguments: json.RawMessage(`{}`)}), `[{"field":"arguments","code":"not_allowed"}]`},
-		{"approval: edit without arguments", decide(approval.Answer{Decision: approval.Edit}), `[{"field":"arguments","code":"required"}]`},
-		{"approval: remember unknown", decide(approval.Answer{Decision: approval.Approve, Remember: "forever"}), `[{"field":"remember","code":"enum","params":{"allowed":["session"]}}]`},
-		{"approval: remember with reject", decide(approval.Answer{Decision: approval.Reject, Remember: "session"}), `[{"field":"remember","code":"not_allowed"}]`},
-		{"approval: message with approve", decide(approval.Answer{Decision: approval.Approve, Message: "hi"}), `[{"field":"message","code":"not_allowed"}]`},
-		{"approval: message too long", decide(approval.Answer{Decision: approval.Reject, Message: strings.Repeat("x", approval.MaxMessageLen+1)}),
+		{"approval: arguments with approve", decide(approval.Answer{Decision: api.DecisionApprove, Arguments: json.RawMessage(`{}`)}), `[{"field":"arguments","code":"not_allowed"}]`},
+		{"approval: edit without arguments", decide(approval.Answer{Decision: api.DecisionEdit}), `[{"field":"arguments","code":"required"}]`},
+		{"approval: remember unknown", decide(approval.Answer{Decision: api.DecisionApprove, Remember: "forever"}), `[{"field":"remember","code":"enum","params":{"allowed":["session"]}}]`},
+		{"approval: remember with reject", decide(approval.Answer{Decision: api.DecisionReject, Remember: "session"}), `[{"field":"remember","code":"not_allowed"}]`},
+		{"approval: message with approve", decide(approval.Answer{Decision: api.DecisionApprove, Message: "hi"}), `[{"field":"message","code":"not_allowed"}]`},
+		{"approval: message too long", decide(approval.Answer{Decision: api.DecisionReject, Message: strings.Repeat("x", approval.MaxMessageLen+1)}),
 			`[{"field":"message","code":"too_long","params":{"max":8000,"got":8001,"unit":"characters"}}]`},
 		// edited arguments: JSON Schema keywords
 		{"arguments: not JSON", edit(`{"env":`), `[{"field":"arguments","code":"invalid_json"}]`},

@@ -4,9 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/stretchr/testify/require"
-
-	"github.com/lubanhq/luban/askuser"
 )
 
 // Every store takes the same text (docs/design.md §3: bad input loses nothing): a
@@ -28,7 +27,7 @@ func TestNULInText(t *testing.T) {
 	require.Equal(t, "用哪个\x00数据库？", p.req.Questions[0].Question)
 
 	b := body(p.sessionID, p.req.ID, nil, "")
-	b["answers"] = []askuser.QuestionAnswer{{Question: "用哪个\x00数据库？", Selected: []string{}, Other: "自己\x00写"}}
+	b["answers"] = []api.QuestionAnswer{{Question: "用哪个\x00数据库？", Selected: []string{}, Other: "自己\x00写"}}
 	evs := e.answer(b)
 	require.Contains(t, results(t, evs)[0].Content, "自己\x00写")
 	p2 := e.pausedAt(p.sessionID, p.runID, evs)

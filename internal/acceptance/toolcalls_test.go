@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/internal/lubantest"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/tool"
@@ -74,8 +73,8 @@ func TestTwoAsksInOneMessage(t *testing.T) {
 func counter(n *atomic.Int32) tool.Tool {
 	return tool.Func{
 		ToolSpec: model.ToolSpec{Name: "count", Description: "Counts how often it ran.", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
-		Fn: func(context.Context, json.RawMessage) (tool.Result, error) {
-			return tool.Result{Content: fmt.Sprintf("count=%d", n.Add(1))}, nil
+		Fn: func(context.Context, json.RawMessage) (api.ToolResult, error) {
+			return api.ToolResult{Content: fmt.Sprintf("count=%d", n.Add(1))}, nil
 		},
 	}
 }
@@ -121,7 +120,7 @@ func TestAskBesideTool(t *testing.T) {
 				checkSSE(t, sub, evs)
 			}
 			rc := decode[api.Receipt](t, one(t, evs, "user_input_resolved"))
-			require.Equal(t, askuser.Status(end), rc.Status)
+			require.Equal(t, api.Status(end), rc.Status)
 			qres := results(t, evs)
 			require.Equal(t, "call_q", qres[0].ToolCallID)
 			want := map[string]string{"answered": "completed", "cancelled": "cancelled", "expired": "expired"}[end]

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/internal/fakeopenai"
 	"github.com/lubanhq/luban/internal/lubantest"
@@ -104,9 +105,9 @@ func sessionCount(t *testing.T, p *lubantest.Proc) int {
 	return len(list.Sessions)
 }
 
-var wantProd = askuser.AnsweredResult(&askuser.Prompt{Tool: "ask_user", Title: "部署到哪个环境？", Mode: "single",
-	Options: []askuser.Option{{ID: "dev", Label: "开发"}, {ID: "prod", Label: "生产", Recommended: true}}},
-	askuser.Answer{Selections: []string{"prod"}}).Content
+var wantProd = askuser.AnsweredResult(&api.Prompt{Tool: "ask_user", Title: "部署到哪个环境？", Mode: "single",
+	Options: []api.Option{{ID: "dev", Label: "开发"}, {ID: "prod", Label: "生产", Recommended: true}}},
+	api.Answer{Selections: []string{"prod"}}).Content
 
 // A 2026-07-28 host keeps its requestState across a kill -9 of luban: the
 // retry held open when luban died fails; against the next process the same

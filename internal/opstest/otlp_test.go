@@ -20,7 +20,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/lubanhq/luban/agent"
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/internal/fakemodel"
 	"github.com/lubanhq/luban/internal/fakeopenai"
 	"github.com/lubanhq/luban/internal/lubantest"
@@ -121,7 +121,7 @@ func TestOTLPReceiverSeesTheSpansOfOneCycle(t *testing.T) {
 	evs, err := p.API.Chat("", "do it").Until("user_input_required", 30*time.Second)
 	require.NoError(t, err)
 	first, _ := lubantest.Find(evs, "session")
-	var sess agent.SessionEvent
+	var sess api.SessionEvent
 	require.NoError(t, first.Decode(&sess))
 	ask, _ := lubantest.Find(evs, "user_input_required")
 	var req struct {

@@ -1,5 +1,5 @@
 // Package schemaerr turns a JSON Schema validation error into the field
-// errors of a 422 answer (askuser.FieldError), the same way for every schema
+// errors of a 422 answer (api.FieldError), the same way for every schema
 // luban checks answers against: a tool's arguments (docs/design.md §10) and an MCP
 // elicitation's requestedSchema (docs/design.md §11); and an encoding/json decoding
 // error of a request body into the field error of a 400 (Decode).
@@ -23,7 +23,6 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/askuser"
 )
 
 var printer = message.NewPrinter(language.English)
@@ -34,8 +33,8 @@ var printer = message.NewPrinter(language.English)
 // named below its object (code required, message "required but missing"),
 // and a property the schema does not allow likewise (code unknown_field,
 // message unknown). Every other keyword is coded by Code.
-func Fields(ve *jsonschema.ValidationError, root, unknown string) []askuser.FieldError {
-	var out []askuser.FieldError
+func Fields(ve *jsonschema.ValidationError, root, unknown string) []api.FieldError {
+	var out []api.FieldError
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
@@ -43,15 +42,15 @@ func Fields(ve *jsonschema.ValidationError, root, unknown string) []askuser.Fiel
 			switch k := e.ErrorKind.(type) {
 			case *kind.Required:
 				for _, m := range k.Missing {
-					out = append(out, askuser.FieldError{Field: field + "." + m, Code: api.DetailRequired, Message: "required but missing"})
+					out = append(out, api.FieldError{Field: field + "." + m, Code: api.DetailRequired, Message: "required but missing"})
 				}
 			case *kind.AdditionalProperties:
 				for _, m := range k.Properties {
-					out = append(out, askuser.FieldError{Field: field + "." + m, Code: api.DetailUnknownField, Message: unknown})
+					out = append(out, api.FieldError{Field: field + "." + m, Code: api.DetailUnknownField, Message: unknown})
 				}
 			default:
 				code, params := Code(e.ErrorKind)
-				out = append(out, askuser.FieldError{Field: field, Code: code, Params: params, Message: e.ErrorKind.LocalizedString(printer)})
+				out = append(out, api.FieldError{Field: field, Code: code, Params: params, Message: e.ErrorKind.LocalizedString(printer)})
 			}
 			return
 		}

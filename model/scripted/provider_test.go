@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/internal/demomcp"
@@ -261,7 +262,7 @@ func TestDemo(t *testing.T) {
 	s := scripted.Demo()
 	require.Equal(t, "scripted:demo", scripted.New(s).Name())
 
-	modes := map[askuser.Mode]bool{}
+	modes := map[api.Mode]bool{}
 	twoAsksInOneTurn, recommended, customMultiple, preview := false, false, false, false
 	writes, mcpCalls := 0, 0
 	for k, turn := range s.Turns {
@@ -285,10 +286,10 @@ func TestDemo(t *testing.T) {
 			require.NoError(t, err, "turns[%d].toolCalls[%d]: %s", k, i, c.Arguments)
 			modes[p.Mode] = true
 			for _, o := range p.Options {
-				recommended = recommended || (p.Mode == askuser.ModeSingle && o.Recommended)
+				recommended = recommended || (p.Mode == api.ModeSingle && o.Recommended)
 			}
-			customMultiple = customMultiple || (p.Mode == askuser.ModeMultiple && p.AllowCustom)
-			if p.Mode == askuser.ModeQuestions {
+			customMultiple = customMultiple || (p.Mode == api.ModeMultiple && p.AllowCustom)
+			if p.Mode == api.ModeQuestions {
 				require.Len(t, p.Questions, 2)
 				for _, q := range p.Questions {
 					for _, o := range q.Options {
@@ -299,8 +300,8 @@ func TestDemo(t *testing.T) {
 		}
 		twoAsksInOneTurn = twoAsksInOneTurn || asks >= 2
 	}
-	for _, m := range []askuser.Mode{askuser.ModeSingle, askuser.ModeMultiple, askuser.ModeToggle, askuser.ModeText,
-		askuser.ModeNumber, askuser.ModeDate, askuser.ModeDirectory, askuser.ModeQuestions} {
+	for _, m := range []api.Mode{api.ModeSingle, api.ModeMultiple, api.ModeToggle, api.ModeText,
+		api.ModeNumber, api.ModeDate, api.ModeDirectory, api.ModeQuestions} {
 		require.True(t, modes[m], "demo lacks mode %s", m)
 	}
 	require.True(t, twoAsksInOneTurn)
@@ -318,10 +319,10 @@ func TestDemo(t *testing.T) {
 	edited, err := json.Marshal(map[string]string{"path": "luban-demo/deploy-plan.md", "content": "# edited plan\n<script>alert(1)</script>\n"})
 	require.NoError(t, err)
 	require.Contains(t, string(edited), `\u003cscript\u003e`)
-	written := approval.EditedResult(&approval.Prompt{ToolName: "write_file"}, edited, askuser.ToolResult{Content: "wrote 40 bytes to luban-demo/deploy-plan.md"}).Content
+	written := approval.EditedResult(&api.Prompt{ToolName: "write_file"}, edited, api.ToolResult{Content: "wrote 40 bytes to luban-demo/deploy-plan.md"}).Content
 	msgs, resps := conversation(t, b, nil, func(c model.ToolCall) string {
 		switch c.Name {
-		case askuser.ToolAskUserBatch:
+		case api.ToolAskUserBatch:
 			return "The user answered your questions:\n1. 使用哪个数据库？\n   Selected: \"PostgreSQL\"\nContinue the task with these answers."
 		case "write_file":
 			return written
@@ -350,7 +351,7 @@ func TestDemo(t *testing.T) {
 	require.Contains(t, final, "全部完成")
 
 	// A rejected write ends with what did not happen, not "All done!".
-	rejected := approval.RejectedResult(&approval.Prompt{ToolName: "write_file"}, "not today")
+	rejected := approval.RejectedResult(&api.Prompt{ToolName: "write_file"}, "not today")
 	msgs, _ = conversationOf(t, b, nil, func(c model.ToolCall) model.Message {
 		m := model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: `{"selections":["staging"],"labels":["预发布 (Staging)"],"customInput":"","cancelled":false}`}
 		if c.Name == "write_file" {
