@@ -40,15 +40,15 @@ func TestApprovalWhenEndToEnd(t *testing.T) {
 		var paid []float64
 		refund := &tool.Func{ToolSpec: model.ToolSpec{Name: "refund", Description: "refund an amount",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"number"}},"required":["amount"]}`)},
-			Fn: func(_ context.Context, args json.RawMessage) (tool.Result, error) {
+			Fn: func(_ context.Context, args json.RawMessage) (api.ToolResult, error) {
 				var a struct{ Amount float64 }
 				if err := json.Unmarshal(args, &a); err != nil {
-					return tool.Result{}, err
+					return api.ToolResult{}, err
 				}
 				mu.Lock()
 				paid = append(paid, a.Amount)
 				mu.Unlock()
-				return tool.Result{Content: "refunded"}, nil
+				return api.ToolResult{Content: "refunded"}, nil
 			}}
 		sc, err := scripted.Parse([]byte(refunds))
 		require.NoError(t, err)
