@@ -8,10 +8,6 @@ import (
 	"github.com/lubanhq/luban/askuser"
 )
 
-// toolApproval is the tool of an approval's InputRequest (docs/design.md §10,
-// api.ToolApproval).
-const toolApproval = api.ToolApproval
-
 // request is the part of a user_input_required payload an interrupt needs:
 // an ask's InputRequest (docs/design.md §3) or an approval's (docs/design.md §10).
 type request struct {
@@ -40,7 +36,7 @@ func interruptOf(raw json.RawMessage) (Interrupt, error) {
 	}
 	in := Interrupt{ID: req.ID, Reason: ReasonInputRequired, Message: req.Title, ToolCallID: req.ToolCallID,
 		ResponseSchema: responseSchema(&req), Metadata: map[string]any{"inputRequest": full}}
-	if req.Tool == toolApproval {
+	if req.Tool == api.ToolApproval {
 		in.Reason = ReasonConfirmation
 	}
 	if !req.ExpiresAt.IsZero() {
@@ -62,7 +58,7 @@ func responseSchema(req *request) map[string]any {
 		return s
 	}
 	customInput := map[string]any{"type": "string", "maxLength": askuser.MaxCustomInput}
-	if req.Tool == toolApproval {
+	if req.Tool == api.ToolApproval {
 		props := map[string]any{
 			"decision": map[string]any{"enum": []string{"approve", "edit", "reject"}},
 			"message":  map[string]any{"type": "string", "maxLength": askuser.MaxCustomInput},
