@@ -22,9 +22,9 @@ import (
 
 const waitFor = 15 * time.Second
 
-// principal is the server's principal of token (server.Principal: "p_" and
+// principalOf is the server's principal of token (server.Principal: "p_" and
 // 16 hex digits of its SHA-256).
-func principal(token string) string {
+func principalOf(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return "p_" + hex.EncodeToString(sum[:8])
 }
@@ -152,10 +152,10 @@ func TestSessionsPage(t *testing.T) {
 	s := start(t)
 	ctx := context.Background()
 	for i := range 105 {
-		_, err := s.Store.SessionCreate(ctx, &store.SessionCreateParams{ID: fmt.Sprintf("sess_%03d", i), Owner: principal("test-token"), Title: "t", Now: time.Unix(int64(i), 0)})
+		_, err := s.Store.SessionCreate(ctx, &store.SessionCreateParams{ID: fmt.Sprintf("sess_%03d", i), Owner: principalOf("test-token"), Title: "t", Now: time.Unix(int64(i), 0)})
 		require.NoError(t, err)
 	}
-	_, err := s.Store.SessionCreate(ctx, &store.SessionCreateParams{ID: "sess_other", Owner: principal("other-token"), Now: time.Unix(1000, 0)})
+	_, err := s.Store.SessionCreate(ctx, &store.SessionCreateParams{ID: "sess_other", Owner: principalOf("other-token"), Now: time.Unix(1000, 0)})
 	require.NoError(t, err)
 	var seen []string
 	before := ""

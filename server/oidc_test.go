@@ -21,7 +21,7 @@ import (
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/internal/lubantest"
 	"github.com/lubanhq/luban/model/scripted"
-	"github.com/lubanhq/luban/people"
+	"github.com/lubanhq/luban/principal"
 	"github.com/lubanhq/luban/server"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/postgres"
@@ -119,7 +119,7 @@ func TestSingleSignOn(t *testing.T) {
 
 func singleSignOn(t *testing.T, st store.Store) {
 	issuer, clients := provider(t)
-	dir, err := people.NewDirectory([]people.Person{{ID: "alice", Name: "Alice", Email: "alice@example.com"}, {ID: "bob", Name: "Bob", Tokens: []string{"bob-token"}}})
+	dir, err := principal.NewDirectory([]principal.Person{{ID: "alice", Name: "Alice", Email: "alice@example.com"}, {ID: "bob", Name: "Bob", Tokens: []string{"bob-token"}}})
 	require.NoError(t, err)
 	sc, err := scripted.Parse([]byte(`{"name": "hi", "turns": [], "final": "hello"}`))
 	require.NoError(t, err)

@@ -18,7 +18,7 @@ import (
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/internal/schemaerr"
-	"github.com/lubanhq/luban/people"
+	"github.com/lubanhq/luban/principal"
 	"github.com/lubanhq/luban/telemetry"
 )
 
@@ -31,7 +31,7 @@ type Options struct {
 	// People are the configuration's people (docs/design.md §16): a
 	// person's token authenticates the person, whose id is the principal.
 	// Nil: Tokens only.
-	People *people.Directory
+	People *principal.Directory
 	// OIDC, when set, signs people into the page through OpenID Connect
 	// (docs/design.md §16): a page opened without a valid sign-in is sent
 	// to the provider. It needs People (with emails).

@@ -17,7 +17,7 @@ import (
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/config"
 	"github.com/lubanhq/luban/model"
-	"github.com/lubanhq/luban/people"
+	"github.com/lubanhq/luban/principal"
 	"github.com/lubanhq/luban/tool"
 )
 
@@ -383,15 +383,15 @@ func loadConfig(file string, getenv func(string) string) (*config.File, error) {
 
 // directory makes the people of the file's `people:` (docs/design.md §16);
 // nil without a file or without people (every token its own principal).
-func directory(f *config.File) (*people.Directory, error) {
+func directory(f *config.File) (*principal.Directory, error) {
 	if f == nil || len(f.People) == 0 {
 		return nil, nil
 	}
-	ps := make([]people.Person, len(f.People))
+	ps := make([]principal.Person, len(f.People))
 	for i, p := range f.People {
-		ps[i] = people.Person{ID: p.ID, Name: p.Name, Email: p.Email, Slack: p.Slack, Tokens: p.Tokens, Groups: p.Groups}
+		ps[i] = principal.Person{ID: p.ID, Name: p.Name, Email: p.Email, Slack: p.Slack, Tokens: p.Tokens, Groups: p.Groups}
 	}
-	return people.NewDirectory(ps)
+	return principal.NewDirectory(ps)
 }
 
 // printPeople writes one sign-in line per person: their link with the

@@ -25,7 +25,8 @@ type rule struct {
 // database only through agent.Runner; client speaks the wire types only;
 // people reads the principal feed and the webhook outbox the store writes in
 // the same transactions as events, so it sits beside agent on top of store
-// and below everything that serves HTTP.
+// and below everything that serves HTTP. principal (who a token, a login's
+// email or an id is) is a leaf the HTTP side may use.
 var rules = map[string]rule{
 	"api":       {allow: []string{}},
 	"client":    {allow: []string{"api"}},
@@ -33,6 +34,7 @@ var rules = map[string]rule{
 	"agui":      {deny: []string{"store/...", "people", "server", "client"}},
 	"mcp":       {deny: []string{"store/...", "people", "server", "client"}},
 	"people":    {allow: []string{"api", "approval", "askuser", "store"}},
+	"principal": {allow: []string{}},
 	"store":     {allow: []string{}},
 	"store/...": {allow: []string{"store"}},
 	"agent":     {deny: []string{"store/sqlite", "store/postgres", "server", "agui", "mcp", "client", "telemetry"}},

@@ -24,7 +24,7 @@ import (
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/model"
-	"github.com/lubanhq/luban/people"
+	"github.com/lubanhq/luban/principal"
 	"github.com/lubanhq/luban/server"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/sqlite"
@@ -69,7 +69,7 @@ type Options struct {
 	BodyReadTimeout time.Duration
 	// People is server.Options.People (docs/design.md §16); nil: Tokens
 	// only.
-	People *people.Directory
+	People *principal.Directory
 	// OIDC is server.Options.OIDC (single sign-on); nil: none.
 	OIDC *server.OIDC
 }

@@ -8,42 +8,10 @@ import (
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/internal/lubantest"
-	"github.com/lubanhq/luban/people"
+	"github.com/lubanhq/luban/principal"
 	"github.com/lubanhq/luban/store/postgres"
 	"github.com/lubanhq/luban/store/postgres/pgtest"
 )
-
-func TestDirectory(t *testing.T) {
-	t.Parallel()
-	d, err := people.NewDirectory([]people.Person{
-		{ID: "alice", Name: "Alice", Email: "Alice@Example.com", Tokens: []string{"a1", "a2"}},
-		{ID: "bob", Name: "Bob", Tokens: []string{"b1"}, Groups: []string{"finance"}},
-	})
-	require.NoError(t, err)
-	require.Equal(t, "alice", d.ByToken("a2").ID)
-	require.Equal(t, "bob", d.ByToken("b1").ID)
-	require.Nil(t, d.ByToken("a"))
-	require.Nil(t, d.ByToken(""))
-	require.Equal(t, "alice", d.ByEmail("alice@example.COM").ID)
-	require.Nil(t, d.ByEmail("bob@example.com"))
-	require.Equal(t, "Bob", d.Get("bob").Name)
-	require.Equal(t, []string{"a1", "a2", "b1"}, d.Tokens())
-	require.Equal(t, 2, d.Len())
-
-	var none *people.Directory
-	require.Nil(t, none.ByToken("a1"))
-	require.Zero(t, none.Len())
-
-	for _, bad := range [][]people.Person{
-		{{ID: "a"}, {ID: "a"}},
-		{{ID: "a", Tokens: []string{"t"}}, {ID: "b", Tokens: []string{"t"}}},
-		{{ID: "a", Email: "x@y.z"}, {ID: "b", Email: "X@y.z"}},
-		{{Name: "no id"}},
-	} {
-		_, err := people.NewDirectory(bad)
-		require.Error(t, err, bad)
-	}
-}
 
 // TestPersonIsThePrincipal: with people configured, each of a person's
 // tokens authenticates the person, whose id owns the sessions: alice's
@@ -52,7 +20,7 @@ func TestDirectory(t *testing.T) {
 // principal of its own (docs/design.md §16).
 func TestPersonIsThePrincipal(t *testing.T) {
 	t.Parallel()
-	dir, err := people.NewDirectory([]people.Person{
+	dir, err := principal.NewDirectory([]principal.Person{
 		{ID: "alice", Name: "Alice", Tokens: []string{"alice-laptop", "alice-phone"}},
 		{ID: "bob", Name: "Bob", Tokens: []string{"bob-token"}},
 	})

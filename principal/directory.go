@@ -1,4 +1,4 @@
-package people
+package principal
 
 import (
 	"crypto/sha256"
