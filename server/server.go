@@ -168,26 +168,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // http.Server.RegisterOnShutdown: Shutdown does not end long streams).
 func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
 
-// decode reads a JSON body of at most MaxBodyBytes into v.
+// decode reads a JSON body of at most MaxBodyBytes into v and refuses a
+// field v does not have: 400 invalid_request whose message and details name
+// it (a misspelt "selection" would otherwise be an empty answer, a misspelt
+// "sessionId" a new session). Every request body of /api is closed, as the
+// OpenAPI document says (additionalProperties false); /api/agui decodes its
+// own, lenient body (docs/agui.md).
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	return s.decodeBody(w, r, v, false)
-}
-
-// decodeStrict is decode that also refuses a field v does not have: 400
-// invalid_request whose message and details name it (a misspelt
-// "selection" would otherwise be an empty answer).
-func (s *Server) decodeStrict(w http.ResponseWriter, r *http.Request, v any) bool {
-	return s.decodeBody(w, r, v, true)
-}
-
-func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any, strict bool) bool {
 	// The body is JSON whatever Content-Type says (curl -d sends a form
 	// type); cross-site forms are stopped by the Origin check in requireAuth.
 	body := http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
 	dec := json.NewDecoder(body)
-	if strict {
-		dec.DisallowUnknownFields()
-	}
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if s.bodyFailed(w, err) {
 			return false
@@ -237,7 +229,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleContinue(w http.ResponseWriter, r *http.Request) {
 	var req api.ContinueRequest
-	if !s.decodeStrict(w, r, &req) {
+	if !s.decode(w, r, &req) {
 		return
 	}
 	res, err := s.opts.Runner.Continue(r.Context(), agent.ContinueParams{Owner: Principal(r.Context()), SessionID: req.SessionID, RequestID: req.RequestID,

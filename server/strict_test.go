@@ -67,3 +67,29 @@ func TestWrongMethodIs405WithAllow(t *testing.T) {
 	require.Empty(t, resp.Header.Get("Allow"))
 	require.Equal(t, api.CodeNotFound, errorBody(t, resp).Code)
 }
+
+// Every JSON body of /api is closed as the OpenAPI document says
+// (additionalProperties false): a misspelt "sesionId" on /api/chat is a 400
+// naming it, not a brand-new session; the same for a session rename.
+func TestEveryJSONBodyRefusesAnUnknownFieldByName(t *testing.T) {
+	t.Parallel()
+	srv := setup(t)
+	for _, c := range []struct {
+		method, path, field string
+		body                map[string]any
+	}{
+		{"POST", "/api/chat", "sesionId", map[string]any{"sesionId": "x", "message": "typo"}},
+		{"PATCH", "/api/sessions/abc", "titel", map[string]any{"titel": "x"}},
+	} {
+		resp := srv.Request(c.method, c.path, c.body, "")
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, c.path)
+		e := errorBody(t, resp)
+		require.Equal(t, api.CodeInvalidRequest, e.Code, c.path)
+		require.Contains(t, e.Message, `"`+c.field+`"`, c.path)
+		require.Contains(t, e.Details, api.FieldError{Field: c.field, Code: api.DetailUnknownField, Message: "unknown field"}, c.path)
+	}
+	sessions := srv.Request("GET", "/api/sessions", nil, "")
+	b, _ := io.ReadAll(sessions.Body)
+	sessions.Body.Close()
+	require.NotContains(t, string(b), "typo", "a refused chat must start no session")
+}
