@@ -259,6 +259,21 @@ func (p *parser) strInto(dst *string) func(string, *yaml.Node) {
 	}
 }
 
+// urlInto sets *dst to the key's http or https URL, or reports the key.
+func (p *parser) urlInto(dst *string) func(string, *yaml.Node) {
+	return func(key string, n *yaml.Node) {
+		v, ok := p.str(n, key)
+		if !ok {
+			return
+		}
+		if err := checkURL(v); err != nil {
+			p.errf(n, key, "%v", err)
+			return
+		}
+		*dst = v
+	}
+}
+
 func (p *parser) duration(dst *time.Duration) func(string, *yaml.Node) {
 	return func(key string, n *yaml.Node) {
 		v, ok := p.str(n, key)
@@ -541,18 +556,8 @@ func (p *parser) mcpServer(n *yaml.Node, key string) MCPServer {
 		"args": func(key string, v *yaml.Node) {
 			s.Args, _, _ = p.strings(v, key)
 		},
-		"env": strMap(&s.Env),
-		"url": func(key string, v *yaml.Node) {
-			x, ok := p.str(v, key)
-			if !ok {
-				return
-			}
-			if err := checkURL(x); err != nil {
-				p.errf(v, key, "%v", err)
-				return
-			}
-			s.URL = x
-		},
+		"env":            strMap(&s.Env),
+		"url":            p.urlInto(&s.URL),
 		"headers":        strMap(&s.Headers),
 		"timeout":        p.duration(&s.Timeout),
 		"connectTimeout": p.duration(&s.ConnectTimeout),
@@ -584,17 +589,7 @@ func checkURL(x string) error {
 func (p *parser) webhook(n *yaml.Node, key string) Webhook {
 	w := Webhook{Line: n.Line}
 	p.mapping(n, key, map[string]func(string, *yaml.Node){
-		"url": func(key string, v *yaml.Node) {
-			x, ok := p.str(v, key)
-			if !ok {
-				return
-			}
-			if err := checkURL(x); err != nil {
-				p.errf(v, key, "%v", err)
-				return
-			}
-			w.URL = x
-		},
+		"url": p.urlInto(&w.URL),
 		"secret": func(key string, v *yaml.Node) {
 			x, ok := p.str(v, key)
 			if !ok {

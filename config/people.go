@@ -200,17 +200,7 @@ func (p *parser) auth(n *yaml.Node, key string, a *Auth) {
 		"oidc": func(key string, v *yaml.Node) {
 			o := &OIDC{Line: v.Line, Claim: "email"}
 			p.mapping(v, key, map[string]func(string, *yaml.Node){
-				"issuer": func(key string, v *yaml.Node) {
-					x, ok := p.str(v, key)
-					if !ok {
-						return
-					}
-					if err := checkURL(x); err != nil {
-						p.errf(v, key, "%v", err)
-						return
-					}
-					o.Issuer = x
-				},
+				"issuer":       p.urlInto(&o.Issuer),
 				"clientId":     p.strInto(&o.ClientID),
 				"clientSecret": p.strInto(&o.ClientSecret),
 				"claim":        p.strInto(&o.Claim),
