@@ -63,8 +63,12 @@ func (idGenerator) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID 
 	return sid
 }
 
-// runInfo is what the spans of a run name besides its id.
-type runInfo struct{ session, agent string }
+// runInfo is what the spans of a run name besides its id, and when the
+// run was created (its invoke_agent span's start).
+type runInfo struct {
+	session, agent string
+	created        time.Time
+}
 
 // runs remembers the session and agent of the runs this process reads or
 // starts (from the store's RunGet and RunInsert), so the spans of their
@@ -85,7 +89,7 @@ func rememberRun(r *store.Run) {
 	if len(runs.m) >= maxRuns {
 		runs.m = map[string]runInfo{}
 	}
-	runs.m[r.ID] = runInfo{session: r.SessionID, agent: r.Agent}
+	runs.m[r.ID] = runInfo{session: r.SessionID, agent: r.Agent, created: r.CreatedAt}
 	runs.Unlock()
 }
 

@@ -216,7 +216,7 @@ func (s *instrumentedStore) onRunInsert(p *store.RunInsertParams, err error) fun
 		return nil
 	}
 	return func() {
-		rememberRun(&store.Run{ID: p.ID, SessionID: p.SessionID, Agent: p.Agent})
+		rememberRun(&store.Run{ID: p.ID, SessionID: p.SessionID, Agent: p.Agent, CreatedAt: p.Now})
 		if s.m != nil {
 			s.m.runsStarted.Inc()
 		}
@@ -231,10 +231,25 @@ func (s *instrumentedStore) onRunFinish(ctx context.Context, p *store.RunFinishP
 		if s.m != nil {
 			s.m.runsFinished.WithLabelValues(string(p.To)).Inc()
 		}
-		if r, err := s.Store.RunGet(context.WithoutCancel(ctx), p.ID); err == nil {
+		if r := s.finishedRun(ctx, p); r != nil {
 			recordRunSpan(ctx, r, p.To, p.Now)
 		}
 	}
+}
+
+// finishedRun is the run p ended, as its invoke_agent span needs it: from
+// what this process remembers of the run when p says the rest (its steps,
+// and its error when it failed), which is the case of a run completing
+// here; else read from the store (nil when that fails).
+func (s *instrumentedStore) finishedRun(ctx context.Context, p *store.RunFinishParams) *store.Run {
+	if ri, ok := lookupRun(p.ID); ok && !ri.created.IsZero() && p.Steps != nil && (p.To != store.RunFailed || p.Error != "") {
+		return &store.Run{ID: p.ID, SessionID: ri.session, Agent: ri.agent, CreatedAt: ri.created, Steps: *p.Steps, Error: p.Error}
+	}
+	r, err := s.Store.RunGet(context.WithoutCancel(ctx), p.ID)
+	if err != nil {
+		return nil
+	}
+	return r
 }
 
 func (s *instrumentedStore) onInteractionInsert(err error) func() {
