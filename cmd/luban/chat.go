@@ -222,7 +222,9 @@ func checkServer(ctx context.Context, cl *client.Client, sessionID, tokenFile st
 
 // checkAgent refuses, before the chat starts, an --agent the server does not
 // have (naming the ones it has, GET /api/agents) or, with --session, another
-// agent than the one that session keeps. An empty name checks nothing.
+// agent than the one that session keeps. An empty name checks nothing. Its
+// refusals are runtime errors (exit 1, docs/terminal.md), not usage errors:
+// the flag is well formed, and only the server knows its agents.
 func checkAgent(ctx context.Context, cl *client.Client, sessionID, name string, lang chatLang) error {
 	if name == "" {
 		return nil
@@ -242,7 +244,7 @@ func checkAgent(ctx context.Context, cl *client.Client, sessionID, name string, 
 		found = found || a.Name == name
 	}
 	if !found {
-		return &usageError{lang.pick("没有智能体 ", "no agent ") + safeLine(name) + lang.pick("（服务的智能体：", " (the server's agents: ") + strings.Join(names, ", ") + lang.pick("）", ")")}
+		return errors.New(lang.pick("没有智能体 ", "no agent ") + safeLine(name) + lang.pick("（服务的智能体：", " (the server's agents: ") + strings.Join(names, ", ") + lang.pick("）", ")"))
 	}
 	if sessionID == "" {
 		return nil
@@ -252,8 +254,8 @@ func checkAgent(ctx context.Context, cl *client.Client, sessionID, name string, 
 		return err
 	}
 	if tr.Session.Agent != "" && tr.Session.Agent != name {
-		return &usageError{lang.pick("会话 ", "session ") + safeLine(sessionID) + lang.pick(" 使用智能体 ", " keeps its agent ") + safeLine(tr.Session.Agent) +
-			lang.pick("；--agent 只为新会话选择智能体", "; --agent picks the agent of a new session")}
+		return errors.New(lang.pick("会话 ", "session ") + safeLine(sessionID) + lang.pick(" 使用智能体 ", " keeps its agent ") + safeLine(tr.Session.Agent) +
+			lang.pick("；--agent 只为新会话选择智能体", "; --agent picks the agent of a new session"))
 	}
 	return nil
 }

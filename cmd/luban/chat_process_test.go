@@ -441,3 +441,41 @@ func TestChatProcessWatchReconnectsAfterARestart(t *testing.T) {
 	<-p.done
 	require.Equal(t, 1, strings.Count(p.out.String(), "启用哪些功能？"), "the next question shows once:\n%s", p.out.String())
 }
+
+// TestChatProcessRefusedAgentExits1: an --agent the server does not have,
+// and --session with another agent than the session keeps, are refusals
+// known only after asking the server: exit 1 (docs/terminal.md), not the
+// usage exit 2, and nothing is sent to the model.
+func TestChatProcessRefusedAgentExits1(t *testing.T) {
+	t.Parallel()
+	fake := fakeopenai.New(t)
+	fake.Push(fakeopenai.Turn{Text: "好的。"})
+	cfg := filepath.Join(t.TempDir(), "luban.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("agents:\n  - name: writer\n    model: openai:fake-model\n  - name: reader\n    model: openai:fake-model\n"), 0o600))
+	url, _ := startServeProc(t, []string{"OPENAI_BASE_URL=" + fake.URL(), "OPENAI_API_KEY=sk-fake"}, "--config", cfg)
+
+	r := luban(t, nil, "chat", "--url", url, "--token", chatProcToken, "--lang", "en", "--agent", "nosuch")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "no agent nosuch (the server's agents: writer, reader)")
+	require.NotContains(t, r.stderr, "--help")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := client.New(url, chatProcToken, nil)
+	require.NoError(t, err)
+	st, err := c.Start(ctx, api.ChatRequest{Message: "hi", Agent: "writer"})
+	require.NoError(t, err)
+	for {
+		if _, err := st.Next(); err != nil {
+			break
+		}
+	}
+	st.Close()
+	ss, err := c.Sessions(ctx)
+	require.NoError(t, err)
+	require.Len(t, ss, 1)
+	r = luban(t, nil, "chat", "--url", url, "--token", chatProcToken, "--lang", "en", "--session", ss[0].ID, "--agent", "reader")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "keeps its agent writer")
+	require.Len(t, fake.Requests(), 1, "a refused --agent sends nothing")
+}
