@@ -227,6 +227,10 @@ func TestParsePeopleAndRoutesErrors(t *testing.T) {
 		{"duplicate token", "people:\n  - {id: alice, tokens: [t1]}\n  - {id: bob, tokens: [t2, t1]}\n", `c.yaml:3: people[1].tokens[1]: this token is already a token of alice`},
 		{"token of the server", "server:\n  authTokens: [t1]\npeople:\n  - {id: alice, tokens: [t1]}\n", `c.yaml:4: people[0].tokens[0]: this token is already a token of server.authTokens`},
 		{"duplicate email", "people:\n  - {id: a, email: A@x.io}\n  - {id: b, email: a@X.io}\n", `c.yaml:3: people[1].email: "a@X.io" is already the email of a`},
+		// Each key is named at its own line, not at the person's "- id:" line.
+		{"duplicate id on its line", "people:\n  - name: A\n    id: alice\n  - name: B\n\n    id: alice\n", `c.yaml:6: people[1].id: "alice" is already the id of people[0]`},
+		{"duplicate token on its line", "people:\n  - id: alice\n    tokens: [t1]\n  - id: bob\n    tokens:\n      - t2\n      - t1\n", `c.yaml:7: people[1].tokens[1]: this token is already a token of alice`},
+		{"duplicate email on its line", "people:\n  - id: a\n    email: A@x.io\n  - id: b\n    name: B\n    email: a@X.io\n", `c.yaml:6: people[1].email: "a@X.io" is already the email of a`},
 		{"no id", "people:\n  - {name: Alice}\n", "c.yaml:2: people[0].id: every person needs an id"},
 		{"bad id", "people:\n  - {id: 'a b'}\n", `c.yaml:2: people[0].id: "a b": an id is 1–64 characters of letters, digits, _ . @ and -, starting with a letter or digit (and not of the form p_<16 hex digits>, the principal of a token)`},
 		{"bad email", "people:\n  - {id: a, email: nope}\n", `c.yaml:2: people[0].email: "nope" is not an email address`},

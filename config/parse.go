@@ -102,6 +102,25 @@ type parser struct {
 	getenv func(string) string
 	errs   Errors
 	refs   []assigneeRefs // routes' assignees, checked against people: at the end
+	// lines are the lines of keys checked at the end (a person's id, email
+	// and each token), so those errors name the key's own line.
+	lines map[string]int
+}
+
+// keyLine records the line of key for a check at the end.
+func (p *parser) keyLine(key string, n *yaml.Node) {
+	if p.lines == nil {
+		p.lines = map[string]int{}
+	}
+	p.lines[key] = n.Line
+}
+
+// lineOf is the line keyLine recorded for key, else def.
+func (p *parser) lineOf(key string, def int) int {
+	if l, ok := p.lines[key]; ok {
+		return l
+	}
+	return def
 }
 
 func (p *parser) errf(n *yaml.Node, key, format string, args ...any) {

@@ -140,6 +140,7 @@ func (p *parser) person(n *yaml.Node, key string) Person {
 				return
 			}
 			ps.ID = s
+			p.keyLine(key, v)
 		},
 		"name":  p.strInto(&ps.Name),
 		"slack": p.strInto(&ps.Slack),
@@ -153,6 +154,7 @@ func (p *parser) person(n *yaml.Node, key string) Person {
 				return
 			}
 			ps.Email = s
+			p.keyLine(key, v)
 		},
 		"tokens": func(key string, v *yaml.Node) {
 			toks, _, ok := p.strings(v, key)
@@ -164,6 +166,7 @@ func (p *parser) person(n *yaml.Node, key string) Person {
 					p.errf(v.Content[i], fmt.Sprintf("%s[%d]", key, i), "a token must be non-empty, without spaces or commas")
 					continue
 				}
+				p.keyLine(fmt.Sprintf("%s[%d]", key, len(ps.Tokens)), v.Content[i])
 				ps.Tokens = append(ps.Tokens, t)
 				ps.TokenInFile = append(ps.TokenInFile, !strings.Contains(v.Content[i].Value, "$"))
 			}
@@ -383,7 +386,7 @@ func (p *parser) checkPeople(f *File) {
 		key := fmt.Sprintf("people[%d]", i)
 		if ps.ID != "" {
 			if j, dup := ids[ps.ID]; dup {
-				p.errs = append(p.errs, &Error{File: p.file, Line: ps.Line, Key: key + ".id", Msg: fmt.Sprintf("%q is already the id of people[%d]", ps.ID, j)})
+				p.errs = append(p.errs, &Error{File: p.file, Line: p.lineOf(key+".id", ps.Line), Key: key + ".id", Msg: fmt.Sprintf("%q is already the id of people[%d]", ps.ID, j)})
 			} else {
 				ids[ps.ID] = i
 			}
@@ -391,14 +394,15 @@ func (p *parser) checkPeople(f *File) {
 		if ps.Email != "" {
 			e := strings.ToLower(ps.Email)
 			if other, dup := emails[e]; dup {
-				p.errs = append(p.errs, &Error{File: p.file, Line: ps.Line, Key: key + ".email", Msg: fmt.Sprintf("%q is already the email of %s", ps.Email, other)})
+				p.errs = append(p.errs, &Error{File: p.file, Line: p.lineOf(key+".email", ps.Line), Key: key + ".email", Msg: fmt.Sprintf("%q is already the email of %s", ps.Email, other)})
 			} else {
 				emails[e] = ps.ID
 			}
 		}
 		for j, t := range ps.Tokens {
 			if other, dup := tokens[t]; dup {
-				p.errs = append(p.errs, &Error{File: p.file, Line: ps.Line, Key: fmt.Sprintf("%s.tokens[%d]", key, j), Msg: "this token is already a token of " + other})
+				tk := fmt.Sprintf("%s.tokens[%d]", key, j)
+				p.errs = append(p.errs, &Error{File: p.file, Line: p.lineOf(tk, ps.Line), Key: tk, Msg: "this token is already a token of " + other})
 				continue
 			}
 			tokens[t] = ps.ID
