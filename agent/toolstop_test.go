@@ -163,7 +163,7 @@ func (b *toolStopBundle) actResult(t *testing.T, sessionID string) (*api.Message
 }
 
 // A cancel while a tool runs never records a tool that ran as "not run"
-// (issue 24 item 2): a tool that returns within ToolStopWait gets its real
+// (docs/design.md §18): a tool that returns within ToolStopWait gets its real
 // result and the run ends without another model call; one that does not
 // gets a result saying it was interrupted and may have taken effect; and a
 // cancel that commits before the tool starts keeps it from starting, so

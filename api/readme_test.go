@@ -146,7 +146,7 @@ func TestReadmeBodiesCompileUnderStrictTypeScript(t *testing.T) {
 // TestOpenAPIForStrictClients: the document declares where the API is
 // served (servers, with luban's default address) and marks required only
 // the request fields the server cannot do without: a new chat needs no
-// sessionId, an answer no answers (issue 29.5).
+// sessionId, an answer no answers.
 func TestOpenAPIForStrictClients(t *testing.T) {
 	t.Parallel()
 	var doc struct {

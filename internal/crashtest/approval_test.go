@@ -121,7 +121,7 @@ func TestCrashApproval(t *testing.T) {
 		require.Equal(t, interrupted, reqs[1].Messages[len(reqs[1].Messages)-1]["content"])
 	})
 
-	// Issue 24 item 2: the process dies after the tool started (its marker
+	// The process dies after the tool started (its marker
 	// is durable) and the run is cancelled after the restart, before the
 	// dead process's lease runs out: the call may have taken effect, and
 	// its ToolResult says so instead of "not run".

@@ -256,7 +256,7 @@ mcp:
 	assert.Equal(t, "not_resumable", e["receipt"].(map[string]any)["status"])
 }
 
-// Issue 24 item 3: kill -9 while server-everything's in-session elicitation
+// Kill -9 while server-everything's in-session elicitation
 // waits, restart, answer while the dead process's lease still runs: no
 // process holds the call that could take the answer, so the new process
 // knows at once (the dead holder's instance lock is gone) that the question
