@@ -90,11 +90,11 @@ func (s *Server) tokenLogin(w http.ResponseWriter, r *http.Request) bool {
 	from := s.authenticate(cookie)
 	switch {
 	case fromOtherSite(r):
-		s.page(w, continueTmpl, confirmView{Token: tok})
+		s.page(w, http.StatusOK, continueTmpl, confirmView{Token: tok})
 	case from == to || from == "":
 		s.setLoginCookie(w, r, tok)
 	default:
-		s.page(w, confirmTmpl, confirmView{From: from, To: to, Token: tok, CSRF: s.loginMAC(cookie, tok)})
+		s.page(w, http.StatusOK, confirmTmpl, confirmView{From: from, To: to, Token: tok, CSRF: s.loginMAC(cookie, tok)})
 	}
 	return true
 }
@@ -239,10 +239,10 @@ var continueTmpl = template.Must(template.New("continue").Parse(`<!doctype html>
 </html>
 `))
 
-// page writes a sign-in page: HTML that runs no script, cannot be framed,
-// is not cached and never sends its URL (which holds a token) to another
-// site as a Referer.
-func (s *Server) page(w http.ResponseWriter, t *template.Template, v confirmView) {
+// page writes a sign-in page (the token login's, single sign-on's) with
+// status: HTML that runs no script, cannot be framed, is not cached and
+// never sends its URL (which holds a token) to another site as a Referer.
+func (s *Server) page(w http.ResponseWriter, status int, t *template.Template, v any) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
@@ -252,6 +252,6 @@ func (s *Server) page(w http.ResponseWriter, t *template.Template, v confirmView
 	// Same-origin: the form's POST still carries Origin, and the token in
 	// this page's URL is never sent to another site as a Referer.
 	h.Set("Referrer-Policy", "same-origin")
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(status)
 	_ = t.Execute(w, v)
 }

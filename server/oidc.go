@@ -286,15 +286,7 @@ type ssoView struct {
 
 func (s *Server) ssoPage(w http.ResponseWriter, status int, v ssoView) {
 	v.Status = strconv.Itoa(status)
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Security-Policy", confirmCSP)
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "same-origin")
-	w.WriteHeader(status)
-	_ = ssoTmpl.Execute(w, v)
+	s.page(w, status, ssoTmpl, v)
 }
 
 var ssoTmpl = template.Must(template.New("sso").Parse(`<!doctype html>
