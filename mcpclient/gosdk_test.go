@@ -1,13 +1,11 @@
 package mcpclient_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -146,7 +144,7 @@ func TestRedirectToAnotherOriginRefused(t *testing.T) {
 	t.Cleanup(origin.Close)
 
 	headers := map[string]string{"Authorization": "Bearer s3cret"}
-	var logs lockedBuffer
+	var logs syncBuffer
 	reg := tool.NewRegistry()
 	m := mcpclient.New([]config.MCPServer{
 		{Name: "away", URL: origin.URL + "/away", Headers: headers, Timeout: 5 * time.Second},
@@ -167,22 +165,4 @@ func TestRedirectToAnotherOriginRefused(t *testing.T) {
 		}
 	}
 	assert.Contains(t, logs.String(), "redirect to another origin", "the log says why the server is down")
-}
-
-// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
