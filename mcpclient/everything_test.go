@@ -36,6 +36,16 @@ func waitTool(t *testing.T, reg *tool.Registry, name string) *tool.Entry {
 	return nil
 }
 
+// start starts m and waits for every server's first outcome (ready or
+// down); m is closed when the test ends.
+func start(t *testing.T, m *mcpclient.Manager) {
+	t.Helper()
+	ready := make(chan struct{})
+	m.Start(context.Background(), ready)
+	t.Cleanup(m.Close)
+	<-ready
+}
+
 // waitState polls the first server's state until it is want.
 func waitState(t *testing.T, m *mcpclient.Manager, want mcpclient.State) {
 	t.Helper()
@@ -169,9 +179,7 @@ func TestEverythingStdio(t *testing.T) {
 	marker := fmt.Sprintf("--luban-test-%d", time.Now().UnixNano())
 	reg := tool.NewRegistry()
 	m := mcpclient.New([]config.MCPServer{{Name: "everything", Command: "node", Args: []string{entry, "stdio", marker}}}, mcpclient.Options{Registry: reg})
-	ready := make(chan struct{})
-	m.Start(context.Background(), ready)
-	<-ready
+	start(t, m)
 	exercise(t, reg)
 	st := m.Status()[0]
 	assert.Equal(t, mcpclient.StateReady, st.State)
@@ -187,10 +195,7 @@ func TestEverythingStreamableHTTP(t *testing.T) {
 	url := everythingtest.StartHTTP(t, everythingtest.FreePort(t))
 	reg := tool.NewRegistry()
 	m := mcpclient.New([]config.MCPServer{{Name: "everything", URL: url, Headers: map[string]string{"X-Luban-Test": "1"}}}, mcpclient.Options{Registry: reg})
-	ready := make(chan struct{})
-	m.Start(context.Background(), ready)
-	defer m.Close()
-	<-ready
+	start(t, m)
 	exercise(t, reg)
 	assert.Equal(t, "http", m.Status()[0].Transport)
 }
@@ -204,10 +209,7 @@ func TestDownServerRetried(t *testing.T) {
 	reg := tool.NewRegistry()
 	m := mcpclient.New([]config.MCPServer{{Name: "late", URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port)}},
 		mcpclient.Options{Registry: reg, MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
-	ready := make(chan struct{})
-	m.Start(context.Background(), ready)
-	defer m.Close()
-	<-ready
+	start(t, m)
 	st := m.Status()[0]
 	assert.Equal(t, mcpclient.StateDown, st.State)
 	assert.GreaterOrEqual(t, st.Failures, 1)
@@ -236,10 +238,7 @@ func TestStdioServerRestarted(t *testing.T) {
 	reg := tool.NewRegistry()
 	m := mcpclient.New([]config.MCPServer{{Name: "ev", Command: "node", Args: []string{entry, "stdio", mk}}},
 		mcpclient.Options{Registry: reg, MinBackoff: 50 * time.Millisecond, MaxBackoff: 100 * time.Millisecond})
-	ready := make(chan struct{})
-	m.Start(context.Background(), ready)
-	defer m.Close()
-	<-ready
+	start(t, m)
 	echo := waitTool(t, reg, "ev__echo")
 	pids := everythingtest.Processes(mk)
 	require.Len(t, pids, 1)

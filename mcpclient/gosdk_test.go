@@ -63,10 +63,7 @@ func TestListChangedAndTimeout(t *testing.T) {
 	})
 	reg := tool.NewRegistry()
 	m := mcpclient.New([]config.MCPServer{{Name: "go", URL: goServer(t, srv), Timeout: 300 * time.Millisecond}}, mcpclient.Options{Registry: reg})
-	ready := make(chan struct{})
-	m.Start(context.Background(), ready)
-	defer m.Close()
-	<-ready
+	start(t, m)
 	slow := waitTool(t, reg, "go__slow")
 
 	srv.AddTool(&sdk.Tool{Name: "late", Description: "added after connect", InputSchema: objectSchema}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -150,10 +147,7 @@ func TestRedirectToAnotherOriginRefused(t *testing.T) {
 		{Name: "away", URL: origin.URL + "/away", Headers: headers, Timeout: 5 * time.Second},
 		{Name: "moved", URL: origin.URL + "/moved", Headers: headers, Timeout: 5 * time.Second},
 	}, mcpclient.Options{Registry: reg, MinBackoff: time.Hour, MaxBackoff: time.Hour, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	ready := make(chan struct{})
-	m.Start(context.Background(), ready)
-	defer m.Close()
-	<-ready
+	start(t, m)
 	waitTool(t, reg, "moved__hello")
 	assert.Zero(t, elsewhere.Load(), "no request reached the other origin")
 	assert.Nil(t, leaked.Load(), "the bearer token never left the configured origin")

@@ -38,10 +38,7 @@ func TestStdioServerEnvironment(t *testing.T) {
 	m := mcpclient.New([]config.MCPServer{{Name: "ev", Command: "node", Args: []string{entry, "stdio"},
 		Env: map[string]string{"MY_SETTING": "from-env", "LANG": "de_DE.UTF-8"}}},
 		mcpclient.Options{Registry: reg, Environ: func() []string { return environ }})
-	ready := make(chan struct{})
-	m.Start(context.Background(), ready)
-	defer m.Close()
-	<-ready
+	start(t, m)
 	res := call(t, waitTool(t, reg, "ev__get-env"), context.Background(), `{}`)
 	require.False(t, res.IsError, res.Content)
 	var env map[string]string
@@ -95,10 +92,7 @@ func TestSlowStdioServerConnects(t *testing.T) {
 	reg := tool.NewRegistry()
 	m := mcpclient.New([]config.MCPServer{{Name: "slow", Command: "sh", Args: []string{"-c", `sleep 1.5; exec node "$0" stdio`, entry},
 		Timeout: 300 * time.Millisecond}}, mcpclient.Options{Registry: reg, MinBackoff: 50 * time.Millisecond, MaxBackoff: 100 * time.Millisecond})
-	ready := make(chan struct{})
-	m.Start(context.Background(), ready)
-	defer m.Close()
-	<-ready
+	start(t, m)
 	st := m.Status()[0]
 	require.Equal(t, mcpclient.StateReady, st.State, "%+v", st)
 	assert.Zero(t, st.Failures)
@@ -118,10 +112,7 @@ func TestConnectTimeoutRetried(t *testing.T) {
 	m := mcpclient.New([]config.MCPServer{{Name: "npx", Command: "sh", Args: []string{"-c", script, entry}, ConnectTimeout: 700 * time.Millisecond}},
 		mcpclient.Options{Registry: reg, MinBackoff: 50 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	ready := make(chan struct{})
-	m.Start(context.Background(), ready)
-	defer m.Close()
-	<-ready
+	start(t, m)
 	assert.Equal(t, mcpclient.StateDown, m.Status()[0].State)
 	waitState(t, m, mcpclient.StateReady)
 	waitTool(t, reg, "npx__echo")
