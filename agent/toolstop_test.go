@@ -184,7 +184,10 @@ func TestCancelWhileToolRuns(t *testing.T) {
 					t.Fatal("the tool never started")
 				}
 				go func() {
-					time.Sleep(200 * time.Millisecond)
+					// The tool returns while the cancel waits for it.
+					for !b.runner.StopRequested(res.RunID) && b.ctx.Err() == nil {
+						time.Sleep(time.Millisecond)
+					}
 					b.act.free()
 				}()
 				status, err := b.runner.Cancel(b.ctx, agent.CancelParams{Owner: "alice", SessionID: res.SessionID})

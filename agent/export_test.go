@@ -1,0 +1,16 @@
+package agent
+
+// StopRequested reports whether a cancel is waiting for the tool call that
+// run id is making in this process (awaitTool has asked it to stop), so a
+// test can let the tool return during that wait rather than after a sleep.
+func (r *Runner) StopRequested(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.toolRuns[id]
+	if t == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stop
+}
