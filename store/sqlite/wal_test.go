@@ -18,6 +18,23 @@ import (
 	"github.com/lubanhq/luban/store/sqlite"
 )
 
+// walPeak is the largest size of a -wal file seen by sample, which may be
+// called from many goroutines.
+type walPeak struct{ atomic.Int64 }
+
+func (w *walPeak) sample(db string) {
+	fi, err := os.Stat(db + "-wal")
+	if err != nil {
+		return
+	}
+	for {
+		m := w.Load()
+		if fi.Size() <= m || w.CompareAndSwap(m, fi.Size()) {
+			return
+		}
+	}
+}
+
 // The -wal file stays bounded under steady load with readers that always
 // hold a snapshot: many writers commit far more than the bound while readers
 // keep reading, and the file never grows past WALLimit plus a margin of a few
@@ -43,17 +60,7 @@ func TestWALStaysBounded(t *testing.T) {
 	data, err := json.Marshal(map[string]string{"content": big})
 	require.NoError(t, err)
 
-	var maxWAL atomic.Int64
-	sample := func() {
-		if fi, err := os.Stat(path + "-wal"); err == nil {
-			for {
-				m := maxWAL.Load()
-				if fi.Size() <= m || maxWAL.CompareAndSwap(m, fi.Size()) {
-					break
-				}
-			}
-		}
-	}
+	var maxWAL walPeak
 	stop := make(chan struct{})
 	var rwg sync.WaitGroup
 	var reads atomic.Int64
@@ -78,7 +85,7 @@ func TestWALStaysBounded(t *testing.T) {
 					return
 				}
 				reads.Add(1)
-				sample()
+				maxWAL.sample(path)
 			}
 		}()
 	}
@@ -103,7 +110,7 @@ func TestWALStaysBounded(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				sample()
+				maxWAL.sample(path)
 			}
 		}()
 	}
@@ -138,12 +145,7 @@ func TestCheckpointsKeepTheLogSmall(t *testing.T) {
 	_, err = st.SessionCreate(ctx, &store.SessionCreateParams{ID: "sess_r", Owner: "o", Title: "t", Now: now})
 	require.NoError(t, err)
 	big := strings.Repeat("字", 2000) // 6 KB per message
-	var maxWAL atomic.Int64
-	sample := func() {
-		if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > maxWAL.Load() {
-			maxWAL.Store(fi.Size())
-		}
-	}
+	var maxWAL walPeak
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -159,7 +161,7 @@ func TestCheckpointsKeepTheLogSmall(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			sample()
+			maxWAL.sample(path)
 		}
 	}()
 	before := st.Counts()
@@ -169,7 +171,7 @@ func TestCheckpointsKeepTheLogSmall(t *testing.T) {
 			return err
 		})
 		require.NoError(t, err)
-		sample()
+		maxWAL.sample(path)
 	}
 	close(stop)
 	wg.Wait()
