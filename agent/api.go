@@ -249,13 +249,17 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 			r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
 			return nil, err
 		}
+		var long []tooLongText
 		if n := utf8.RuneCountInString(ans.CustomInput); n > askuser.MaxCustomInput {
-			return nil, textTooLong("customInput", n, askuser.MaxCustomInput)
+			long = append(long, tooLongText{"customInput", n, askuser.MaxCustomInput})
 		}
 		for i, a := range ans.Answers {
 			if n := utf8.RuneCountInString(a.Other); n > askuser.MaxCustomInput {
-				return nil, textTooLong(fmt.Sprintf("answers[%d].other", i), n, askuser.MaxCustomInput)
+				long = append(long, tooLongText{fmt.Sprintf("answers[%d].other", i), n, askuser.MaxCustomInput})
 			}
+		}
+		if len(long) > 0 {
+			return nil, textsTooLong(long...)
 		}
 		norm, verr := askuser.ValidateAnswer(&req.Prompt, ans, askuser.AnswerOptions{Workspace: r.opts.Workspace})
 		if verr != nil {

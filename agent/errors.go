@@ -60,8 +60,30 @@ func (e *PayloadTooLargeError) Unwrap() error { return ErrPayloadTooLarge }
 
 // textTooLong is a PayloadTooLargeError of one field holding got characters, max allowed.
 func textTooLong(field string, got, max int) error {
-	msg := fmt.Sprintf("%s is longer than %d characters", field, max)
-	return &PayloadTooLargeError{Msg: msg, Details: []api.FieldError{{Field: field, Code: api.DetailTooLong, Params: map[string]any{"max": max, "got": got, "unit": "characters"}, Message: msg}}}
+	return textsTooLong(tooLongText{field, got, max})
+}
+
+// tooLongText is a field holding got characters, max allowed.
+type tooLongText struct {
+	field    string
+	got, max int
+}
+
+// textsTooLong is a PayloadTooLargeError listing every field of ts (at least
+// one), in order: a 413, like a 422, lists every problem.
+func textsTooLong(ts ...tooLongText) error {
+	e := &PayloadTooLargeError{}
+	for _, t := range ts {
+		msg := fmt.Sprintf("%s is longer than %d characters", t.field, t.max)
+		if e.Msg == "" {
+			e.Msg = msg
+		}
+		e.Details = append(e.Details, api.FieldError{Field: t.field, Code: api.DetailTooLong, Params: map[string]any{"max": t.max, "got": t.got, "unit": "characters"}, Message: msg})
+	}
+	if len(ts) > 1 {
+		e.Msg += fmt.Sprintf(" (and %d more)", len(ts)-1)
+	}
+	return e
 }
 
 // fieldRequest is a RequestFieldError of one field.

@@ -277,17 +277,18 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request) (*RunAgentInput
 	body := http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
 	dec := json.NewDecoder(body)
 	var in RunAgentInput
-	fail := func(status int, code api.ErrorCode, msg string) (*RunAgentInput, bool) {
+	fail := func(status int, code api.ErrorCode, msg string, details ...api.FieldError) (*RunAgentInput, bool) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(api.ErrorBody{Error: api.ErrorDetail{Code: code, Message: msg}})
+		_ = json.NewEncoder(w).Encode(api.ErrorBody{Error: api.ErrorDetail{Code: code, Message: msg, Details: details}})
 		return nil, false
 	}
 	if err := dec.Decode(&in); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return fail(http.StatusRequestEntityTooLarge, api.CodePayloadTooLarge, fmt.Sprintf("request body is larger than %d bytes", h.opts.MaxBodyBytes))
+			return fail(http.StatusRequestEntityTooLarge, api.CodePayloadTooLarge, fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit),
+				schemaerr.BodyTooLarge(tooBig.Limit, r.ContentLength))
 		}
 		return fail(http.StatusBadRequest, api.CodeInvalidRequest, "malformed RunAgentInput: "+err.Error())
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/lubanhq/luban/agui"
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/internal/schemaerr"
 )
 
 // DefaultBodyReadTimeout is Options.BodyReadTimeout when it is zero: enough
@@ -85,12 +86,15 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 // it was too large (413 payload_too_large) or too slow (408
 // request_timeout), and reports whether it did. Both close the connection:
 // what is left of the body on the wire is never read.
-func (s *Server) bodyFailed(w http.ResponseWriter, err error) bool {
+// The 413 carries schemaerr.BodyTooLarge's detail (field "", too_long,
+// {max, got, unit: "bytes"}).
+func (s *Server) bodyFailed(w http.ResponseWriter, r *http.Request, err error) bool {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
 		w.Header().Set("Connection", "close")
-		writeError(w, http.StatusRequestEntityTooLarge, api.ErrorDetail{Code: api.CodePayloadTooLarge, Message: "request body is larger than " + strconv.FormatInt(s.opts.MaxBodyBytes, 10) + " bytes"})
+		writeError(w, http.StatusRequestEntityTooLarge, api.ErrorDetail{Code: api.CodePayloadTooLarge, Message: "request body is larger than " + strconv.FormatInt(tooBig.Limit, 10) + " bytes",
+			Details: []api.FieldError{schemaerr.BodyTooLarge(tooBig.Limit, r.ContentLength)}})
 		return true
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		w.Header().Set("Connection", "close")

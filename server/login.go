@@ -182,7 +182,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := r.ParseForm(); err != nil {
-		if !s.bodyFailed(w, err) {
+		if !s.bodyFailed(w, r, err) {
 			plain(w, http.StatusBadRequest, "malformed form: "+err.Error()+"\n")
 		}
 		return

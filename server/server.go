@@ -181,7 +181,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		if s.bodyFailed(w, err) {
+		if s.bodyFailed(w, r, err) {
 			return false
 		}
 		fe := schemaerr.Decode(err, "")
@@ -196,7 +196,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		if s.bodyFailed(w, err) {
+		if s.bodyFailed(w, r, err) {
 			return false
 		}
 		writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: "malformed JSON body: trailing data after the object",

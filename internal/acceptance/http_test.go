@@ -219,3 +219,51 @@ func requireSequence(t *testing.T, evs []lubantest.Event) {
 		require.Equal(t, evs[i-1].ID+1, evs[i].ID, "per-session sequence without gaps but before an assistant message")
 	}
 }
+
+// A body over the request bound (MaxBodyBytes on /api, AG-UI's own on
+// /api/agui) is a 413 whose detail names the whole body: field "", too_long,
+// {max, got, unit: "bytes"} (got is the Content-Length the client sent).
+func TestBodyTooLargeHasADetail(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	for path, max := range map[string]int{"/api/chat": 1 << 20, "/api/agui": 4 << 20} {
+		raw := `{"message":"` + strings.Repeat("y", max) + `"}`
+		ae := e.expectError(e.srv.Request("POST", path, raw, ""), http.StatusRequestEntityTooLarge, "payload_too_large")
+		require.Len(t, ae.Error.Details, 1, path)
+		d := ae.Error.Details[0]
+		require.Equal(t, "", d.Field, path)
+		require.Equal(t, api.DetailTooLong, d.Code, path)
+		require.EqualValues(t, max, d.Params["max"], path)
+		require.EqualValues(t, len(raw), d.Params["got"], path)
+		require.Equal(t, "bytes", d.Params["unit"], path)
+	}
+}
+
+// An AskUser answer with several "other" texts over the bound lists every
+// one of them, as a 422 lists every problem; nothing is consumed.
+func TestAskUserEveryOtherTooLongIsListed(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	args := `{"questions":[` +
+		`{"question":"一？","header":"一","options":[{"label":"A","description":"a"},{"label":"B","description":"b"}],"multi_select":false},` +
+		`{"question":"二？","header":"二","options":[{"label":"A","description":"a"},{"label":"B","description":"b"}],"multi_select":false},` +
+		`{"question":"三？","header":"三","options":[{"label":"A","description":"a"},{"label":"B","description":"b"}],"multi_select":false}]}`
+	e.model.push(turn{calls: []call{{id: "call_o", name: "AskUser", args: args}}})
+	p := e.ask("", "问三个")
+	over := strings.Repeat("长", askuser.MaxCustomInput+1)
+	b := body(p.sessionID, p.req.ID, nil, "")
+	b["answers"] = []api.QuestionAnswer{{Question: "一？", Other: over}, {Question: "二？", Selected: []string{"A"}}, {Question: "三？", Other: over + "长"}}
+	ae := e.reject(b, http.StatusRequestEntityTooLarge, "payload_too_large")
+	require.Len(t, ae.Error.Details, 2, "%+v", ae.Error.Details)
+	for i, want := range []struct {
+		field string
+		got   int
+	}{{"answers[0].other", askuser.MaxCustomInput + 1}, {"answers[2].other", askuser.MaxCustomInput + 2}} {
+		d := ae.Error.Details[i]
+		require.Equal(t, want.field, d.Field)
+		require.Equal(t, api.DetailTooLong, d.Code)
+		require.EqualValues(t, want.got, d.Params["got"])
+		require.EqualValues(t, askuser.MaxCustomInput, d.Params["max"])
+	}
+	require.Equal(t, p.req.ID, e.pending(p.sessionID).Pending.ID, "nothing consumed")
+}

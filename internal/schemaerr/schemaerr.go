@@ -267,3 +267,15 @@ func jsonKind(t reflect.Type) string {
 	}
 	return "value"
 }
+
+// BodyTooLarge is the field error of a 413 payload_too_large for a request
+// body over its bound of max bytes: field "" (the whole body), too_long,
+// params {max, unit: "bytes"} and got when the client declared the body's
+// size (contentLength > max; the body itself is not read past the bound).
+func BodyTooLarge(max, contentLength int64) api.FieldError {
+	params := map[string]any{"max": max, "unit": "bytes"}
+	if contentLength > max {
+		params["got"] = contentLength
+	}
+	return api.FieldError{Field: "", Code: api.DetailTooLong, Params: params, Message: fmt.Sprintf("the request body is larger than %d bytes", max)}
+}
