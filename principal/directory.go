@@ -18,8 +18,8 @@ type Person struct {
 }
 
 // Directory answers who a token, a login's email or an id is. The zero
-// value and a nil *Directory know nobody (the wave 1 behaviour: every token
-// a principal of its own, decided by the server).
+// value and a nil *Directory know nobody (every token is then a principal
+// of its own, as the server decides).
 type Directory struct {
 	people  []*Person
 	byID    map[string]*Person

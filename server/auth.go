@@ -54,9 +54,10 @@ func (s *Server) authenticate(token string) string {
 }
 
 // requireAuth authenticates /api calls: "Authorization: Bearer <token>", or
-// the page's cookie (a token, or a single sign-on's session). A state-changing call authenticated by the cookie alone
-// must come from the page's own origin (docs/design.md §8), so another site cannot
-// answer a question in the user's name.
+// the page's cookie (a token, or a single sign-on's session). A
+// state-changing call authenticated by the cookie alone must come from the
+// page's own origin (docs/design.md §8), so another site cannot answer a
+// question in the user's name.
 func (s *Server) requireAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h := r.Header.Get("Authorization"); h != "" {
