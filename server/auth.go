@@ -53,6 +53,17 @@ func (s *Server) authenticate(token string) string {
 	return ""
 }
 
+// bearer returns the principal of an Authorization header's value
+// "Bearer <token>" (the scheme without case, RFC 7235 §2.1), or "" for
+// another scheme or a token that authenticates nobody.
+func (s *Server) bearer(authorization string) string {
+	scheme, tok, ok := strings.Cut(authorization, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return s.authenticate(strings.TrimSpace(tok))
+}
+
 // requireAuth authenticates /api calls: "Authorization: Bearer <token>", or
 // the page's cookie (a token, or a single sign-on's session). A
 // state-changing call authenticated by the cookie alone must come from the
@@ -61,12 +72,7 @@ func (s *Server) authenticate(token string) string {
 func (s *Server) requireAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h := r.Header.Get("Authorization"); h != "" {
-			// The scheme is case-insensitive (RFC 7235 §2.1).
-			scheme, tok, ok := strings.Cut(h, " ")
-			p := ""
-			if ok && strings.EqualFold(scheme, "Bearer") {
-				p = s.authenticate(strings.TrimSpace(tok))
-			}
+			p := s.bearer(h)
 			if p == "" {
 				refuse(w, r, http.StatusUnauthorized, api.ErrorDetail{Code: api.CodeUnauthorized, Message: "invalid bearer token"})
 				return

@@ -25,8 +25,7 @@ func (s *Server) mcpHandler() http.Handler {
 	// body (boundBody); the body of a request the handler will refuse 401
 	// is dropped at once, as requireAuth's refuse does.
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") || s.authenticate(strings.TrimSpace(tok)) == "" {
+		if s.bearer(r.Header.Get("Authorization")) == "" {
 			dropBody(w, r)
 		}
 		h.ServeHTTP(w, r)
