@@ -216,15 +216,7 @@ func TestKilledDuringInSessionElicitationPostgres(t *testing.T) {
 }
 
 func killedDuringInSessionElicitation(t *testing.T, db string) {
-	entry := everythingtest.Entry(t)
-	mk := marker()
-	cfg := writeConfig(t, fmt.Sprintf(`
-mcp:
-  servers:
-    - name: everything
-      command: node
-      args: [%q, stdio, %q]
-`, entry, mk))
+	cfg, mk := everythingConfig(t)
 	fake := fakeopenai.New(t)
 	fake.Push(call("c1", "everything__trigger-elicitation-request", `{}`), text("The question was lost; please ask me again."))
 	p1 := startProc(t, "p1", db, fake, cfg)
@@ -274,15 +266,7 @@ func TestAnswerWithinLeaseAfterKillPostgres(t *testing.T) {
 }
 
 func answerWithinLeaseAfterKill(t *testing.T, db string) {
-	entry := everythingtest.Entry(t)
-	mk := marker()
-	cfg := writeConfig(t, fmt.Sprintf(`
-mcp:
-  servers:
-    - name: everything
-      command: node
-      args: [%q, stdio, %q]
-`, entry, mk))
+	cfg, mk := everythingConfig(t)
 	fake := fakeopenai.New(t)
 	fake.Push(call("c1", "everything__trigger-elicitation-request", `{}`), text("The question was lost; please ask me again."))
 	p1 := startProcLease(t, "p1", db, fake, cfg, "10m")

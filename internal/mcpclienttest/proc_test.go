@@ -48,6 +48,22 @@ func writeConfig(t *testing.T, body string) string {
 	return p
 }
 
+// everythingConfig writes a configuration with one stdio MCP server,
+// "everything" (server-everything), whose command line carries the marker
+// mk that finds its processes.
+func everythingConfig(t *testing.T) (cfg, mk string) {
+	t.Helper()
+	entry := everythingtest.Entry(t)
+	mk = marker()
+	return writeConfig(t, fmt.Sprintf(`
+mcp:
+  servers:
+    - name: everything
+      command: node
+      args: [%q, stdio, %q]
+`, entry, mk)), mk
+}
+
 func call(id, name, args string) fakeopenai.Turn {
 	return fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{ID: id, Name: name, Arguments: args}}}
 }

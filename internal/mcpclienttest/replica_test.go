@@ -1,14 +1,12 @@
 package mcpclienttest
 
 import (
-	"fmt"
 	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lubanhq/luban/internal/everythingtest"
 	"github.com/lubanhq/luban/internal/fakeopenai"
 	"github.com/lubanhq/luban/internal/lubantest"
 	"github.com/lubanhq/luban/store/postgres/pgtest"
@@ -23,15 +21,7 @@ import (
 func TestInSessionElicitationAnsweredThroughAnotherReplica(t *testing.T) {
 	t.Parallel()
 	db := pgtest.Schema(t)
-	entry := everythingtest.Entry(t)
-	mk := marker()
-	cfg := writeConfig(t, fmt.Sprintf(`
-mcp:
-  servers:
-    - name: everything
-      command: node
-      args: [%q, stdio, %q]
-`, entry, mk))
+	cfg, _ := everythingConfig(t)
 	fake := fakeopenai.New(t)
 	fake.Push(call("c_form", "everything__trigger-elicitation-request", `{}`), text("Thanks, Ada."))
 	start := func(name string) *lubantest.Proc {
