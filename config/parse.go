@@ -278,6 +278,17 @@ func (p *parser) strInto(dst *string) func(string, *yaml.Node) {
 	}
 }
 
+// token reports whether t, the value of key at n, is usable as a bearer
+// token (non-empty, no spaces or commas: --auth-token lists them with
+// commas), and reports the key when it is not.
+func (p *parser) token(n *yaml.Node, key, t string) bool {
+	if strings.TrimSpace(t) == "" || strings.ContainsAny(t, ", \t\r\n") {
+		p.errf(n, key, "a token must be non-empty, without spaces or commas")
+		return false
+	}
+	return true
+}
+
 // urlInto sets *dst to the key's http or https URL, or reports the key.
 func (p *parser) urlInto(dst *string) func(string, *yaml.Node) {
 	return func(key string, n *yaml.Node) {
@@ -402,8 +413,7 @@ func (p *parser) server(n *yaml.Node, key string, s *Server) {
 				return
 			}
 			for i, t := range toks {
-				if strings.TrimSpace(t) == "" || strings.ContainsAny(t, ", \t\r\n") {
-					p.errf(v.Content[i], fmt.Sprintf("%s[%d]", key, i), "a token must be non-empty, without spaces or commas")
+				if !p.token(v.Content[i], fmt.Sprintf("%s[%d]", key, i), t) {
 					return
 				}
 			}

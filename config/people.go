@@ -162,8 +162,7 @@ func (p *parser) person(n *yaml.Node, key string) Person {
 				return
 			}
 			for i, t := range toks {
-				if strings.TrimSpace(t) == "" || strings.ContainsAny(t, ", \t\r\n") {
-					p.errf(v.Content[i], fmt.Sprintf("%s[%d]", key, i), "a token must be non-empty, without spaces or commas")
+				if !p.token(v.Content[i], fmt.Sprintf("%s[%d]", key, i), t) {
 					continue
 				}
 				p.keyLine(fmt.Sprintf("%s[%d]", key, len(ps.Tokens)), v.Content[i])
