@@ -1,6 +1,7 @@
 package telemetry_test
 
 import (
+	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -11,7 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/lubanhq/luban/telemetry"
 )
@@ -106,4 +112,64 @@ func TestMetricsFormatIsTheDocumentedOne(t *testing.T) {
 		require.True(t, strings.HasPrefix(get(promAccept), "application/openmetrics-text"),
 			"docs/operations.md says /metrics speaks OpenMetrics: %s", line)
 	}
+}
+
+// TestDocumentedExemplarsAreThere: after a cycle with tracing on, every
+// histogram docs/operations.md says carries exemplars has at least one in
+// an OpenMetrics scrape, and none other does; and an Accept naming
+// application/openmetrics-text without a version gets the Content-Type the
+// document says.
+func TestDocumentedExemplarsAreThere(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(tp)
+	t.Cleanup(func() { otel.SetTracerProvider(prev) })
+	c := start(t)
+	c.run(t)
+
+	doc := operationsDoc(t)
+	para := regexp.MustCompile(`(?s)Only OpenMetrics carries \*\*exemplars\*\*:(.*?)\n\n`).FindStringSubmatch(doc)
+	require.NotNil(t, para, "docs/operations.md lists the histograms with exemplars")
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("`(luban_[a-z_]+)`").FindAllStringSubmatch(para[1], -1) {
+		documented[m[1]] = true
+	}
+	require.NotEmpty(t, documented)
+
+	get := func(accept string) *http.Response {
+		req, err := http.NewRequest(http.MethodGet, c.url+"/metrics", nil)
+		require.NoError(t, err)
+		req.Header.Set("Accept", accept)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		return resp
+	}
+	resp := get("application/openmetrics-text;version=1.0.0")
+	withExemplars := map[string]bool{}
+	dec := expfmt.NewDecoder(resp.Body, expfmt.ResponseFormat(resp.Header))
+	for {
+		var mf dto.MetricFamily
+		if err := dec.Decode(&mf); err != nil {
+			require.ErrorIs(t, err, io.EOF)
+			break
+		}
+		for _, m := range mf.GetMetric() {
+			for _, b := range m.GetHistogram().GetBucket() {
+				if b.GetExemplar() != nil {
+					withExemplars[mf.GetName()] = true
+				}
+			}
+		}
+	}
+	resp.Body.Close()
+	require.Equal(t, documented, withExemplars, "the histograms with exemplars are those docs/operations.md names")
+
+	resp = get("application/openmetrics-text")
+	resp.Body.Close()
+	ct := resp.Header.Get("Content-Type")
+	v := regexp.MustCompile(`version=([0-9.]+)`).FindStringSubmatch(ct)
+	require.NotNil(t, v, ct)
+	require.True(t, strings.Contains(strings.Join(strings.Fields(doc), " "), "without a version gets `version="+v[1]+"`"), "docs/operations.md names the version an unversioned Accept gets (%s)", ct)
 }
