@@ -63,18 +63,10 @@ func ssoBrowser(t *testing.T) *http.Client {
 	return &http.Client{Jar: jar}
 }
 
+// pageGet is a browser's navigation to u: its response and body.
 func pageGet(t *testing.T, c *http.Client, u string) (*http.Response, string) {
 	t.Helper()
-	req, err := http.NewRequest("GET", u, nil)
-	require.NoError(t, err)
-	req.Header.Set("Sec-Fetch-Dest", "document")
-	req.Header.Set("Accept", "text/html")
-	resp, err := c.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp, string(b)
+	return open(t, c, u, map[string]string{"Sec-Fetch-Dest": "document", "Accept": "text/html"})
 }
 
 var authRequestID = regexp.MustCompile(`name="id" value="([^"]+)"`)
