@@ -27,7 +27,14 @@ const cookieMaxAge = 30 * 24 * 3600
 // (docs/deploy.md), so a form made by one replica or before a restart is
 // accepted by another.
 func loginKey(tokens []string) []byte {
-	sum := sha256.Sum256([]byte("luban login confirmation\x00" + strings.Join(tokens, "\x00")))
+	return secretKey("luban login confirmation", tokens)
+}
+
+// secretKey derives the key of one purpose from secrets that are the same
+// on every replica: SHA-256 of the purpose and the secrets, each followed
+// by a NUL but the last.
+func secretKey(purpose string, secrets []string) []byte {
+	sum := sha256.Sum256([]byte(purpose + "\x00" + strings.Join(secrets, "\x00")))
 	return sum[:]
 }
 

@@ -1,9 +1,7 @@
 package server
 
 import (
-	"crypto/sha256"
 	"net/http"
-	"strings"
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/mcp"
@@ -14,8 +12,7 @@ import (
 // derived from the tokens, so a state survives a restart with the same
 // tokens and is void once they change.
 func (s *Server) mcpHandler() http.Handler {
-	sum := sha256.Sum256([]byte("luban mcp requestState key\x00" + strings.Join(s.opts.allTokens(), "\x00")))
-	h, err := mcp.NewHandler(mcp.Options{Runner: s.opts.Runner, Verify: s.authenticate, Secret: sum[:],
+	h, err := mcp.NewHandler(mcp.Options{Runner: s.opts.Runner, Verify: s.authenticate, Secret: secretKey("luban mcp requestState key", s.opts.allTokens()),
 		Done: s.closing, Logger: s.log})
 	if err != nil {
 		// Unreachable: every required option is set above.

@@ -67,8 +67,7 @@ func newSSO(cfg OIDC, secrets []string) *sso {
 		key = make([]byte, 32)
 		_, _ = rand.Read(key)
 	} else {
-		sum := sha256.Sum256([]byte("luban sso session key\x00" + cfg.ClientSecret + "\x00" + strings.Join(secrets, "\x00")))
-		key = sum[:]
+		key = secretKey("luban sso session key", append([]string{cfg.ClientSecret}, secrets...))
 	}
 	return &sso{cfg: cfg, key: key}
 }
