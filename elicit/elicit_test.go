@@ -168,3 +168,25 @@ func TestPromptBoundsMessageAndURL(t *testing.T) {
 	_, err = elicit.Prompt(tool.Elicitation{Server: "s", Mode: "url", Message: "Go", URL: u + strings.Repeat("q", elicit.MaxURLBytes-len(u))})
 	require.NoError(t, err)
 }
+
+// A titled single-select (oneOf of const/title, and anyOf of the same for a
+// multi-select's items) answered with no option is one enum detail listing
+// every allowed value in the schema's order, not one detail per option.
+func TestTitledEnumIsOneDetail(t *testing.T) {
+	p, err := elicit.Prompt(tool.Elicitation{Server: "s", Mode: "form", Message: "When?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{
+ "when":{"type":"string","oneOf":[{"const":"now","title":"Now"},{"const":"tonight","title":"Tonight"},{"const":"saturday","title":"Saturday"}]},
+ "also":{"type":"array","items":{"anyOf":[{"const":"a","title":"A"},{"const":"b","title":"B"}]}}
+},"required":["when"]}`)})
+	require.NoError(t, err)
+	_, err = elicit.ValidateAnswer(p, elicit.Answer{Decision: api.DecisionAccept, Content: json.RawMessage(`{"when":"sunday","also":["a","c"]}`)})
+	var ae *askuser.AnswerError
+	require.ErrorAs(t, err, &ae)
+	require.Len(t, ae.Details, 2, "%+v", ae.Details)
+	assert.Equal(t, "content.also[1]", ae.Details[0].Field)
+	assert.Equal(t, api.DetailEnum, ae.Details[0].Code)
+	assert.Equal(t, map[string]any{"allowed": []any{"a", "b"}}, ae.Details[0].Params)
+	assert.Equal(t, "content.when", ae.Details[1].Field)
+	assert.Equal(t, api.DetailEnum, ae.Details[1].Code)
+	assert.Equal(t, map[string]any{"allowed": []any{"now", "tonight", "saturday"}}, ae.Details[1].Params)
+	assert.Equal(t, "value must be one of 'now', 'tonight', 'saturday'", ae.Details[1].Message)
+}

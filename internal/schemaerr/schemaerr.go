@@ -12,6 +12,7 @@ import (
 	"io"
 	"math/big"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,11 +33,18 @@ var printer = message.NewPrinter(language.English)
 // instance location ("arguments.a.b[2]"); a missing required property is
 // named below its object (code required, message "required but missing"),
 // and a property the schema does not allow likewise (code unknown_field,
-// message unknown). Every other keyword is coded by Code.
+// message unknown). A oneOf/anyOf of consts none of which matched (a titled
+// enum) is one enum detail listing them all (titledEnum). Every other
+// keyword is coded by Code.
 func Fields(ve *jsonschema.ValidationError, root, unknown string) []api.FieldError {
 	var out []api.FieldError
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
+		if en, ok := titledEnum(e); ok {
+			code, params := Code(en)
+			out = append(out, api.FieldError{Field: Path(root, e.InstanceLocation), Code: code, Params: params, Message: en.LocalizedString(printer)})
+			return
+		}
 		if len(e.Causes) == 0 {
 			field := Path(root, e.InstanceLocation)
 			switch k := e.ErrorKind.(type) {
@@ -66,6 +74,39 @@ func Fields(ve *jsonschema.ValidationError, root, unknown string) []api.FieldErr
 		return out[i].Message < out[j].Message
 	})
 	return out
+}
+
+// titledEnum reports whether e is a oneOf or anyOf none of whose branches
+// matched and every branch of which is a const at e's instance location
+// (MCP's titled enum, {"oneOf": [{"const": "now", "title": "Now"}, …]}), and
+// returns it as the one enum error it means, its allowed values in the
+// schema's order: one detail {allowed: [all]}, not one per branch.
+func titledEnum(e *jsonschema.ValidationError) (*kind.Enum, bool) {
+	switch k := e.ErrorKind.(type) {
+	case *kind.OneOf:
+		if k.Subschemas != nil {
+			return nil, false
+		}
+	case *kind.AnyOf:
+	default:
+		return nil, false
+	}
+	if len(e.Causes) == 0 {
+		return nil, false
+	}
+	en := &kind.Enum{}
+	for _, c := range e.Causes {
+		for len(c.Causes) == 1 {
+			c = c.Causes[0]
+		}
+		k, ok := c.ErrorKind.(*kind.Const)
+		if !ok || len(c.Causes) != 0 || !slices.Equal(c.InstanceLocation, e.InstanceLocation) {
+			return nil, false
+		}
+		en.Got = k.Got
+		en.Want = append(en.Want, k.Want)
+	}
+	return en, true
 }
 
 // Code maps a JSON Schema keyword's error to its FieldCode and params:
