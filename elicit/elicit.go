@@ -46,16 +46,28 @@ const (
 	MaxTitleRunes = 200
 )
 
+// CheckSize refuses an elicitation whose message, url or requestedSchema
+// is larger than MaxMessageBytes, MaxURLBytes or MaxSchemaBytes, whatever
+// its mode: nothing of it is kept or asked.
+func CheckSize(e tool.Elicitation) error {
+	switch {
+	case len(e.Message) > MaxMessageBytes:
+		return fmt.Errorf("the message is larger than %d bytes (%d)", MaxMessageBytes, len(e.Message))
+	case len(e.URL) > MaxURLBytes:
+		return fmt.Errorf("the url is larger than %d bytes (%d)", MaxURLBytes, len(e.URL))
+	case len(e.RequestedSchema) > MaxSchemaBytes:
+		return fmt.Errorf("requestedSchema is larger than %d bytes", MaxSchemaBytes)
+	}
+	return nil
+}
+
 // Prompt is the prompt of e's InputRequest. A form whose requestedSchema is
 // not a flat object MCP allows is an error (the server gets it back as the
 // elicitation's error; nothing is asked).
 func Prompt(e tool.Elicitation) (*api.Prompt, error) {
 	p := &api.Prompt{Tool: api.ToolElicitation, Server: e.Server}
-	if len(e.Message) > MaxMessageBytes {
-		return nil, fmt.Errorf("the message is larger than %d bytes (%d)", MaxMessageBytes, len(e.Message))
-	}
-	if len(e.URL) > MaxURLBytes {
-		return nil, fmt.Errorf("the url is larger than %d bytes (%d)", MaxURLBytes, len(e.URL))
+	if err := CheckSize(e); err != nil {
+		return nil, err
 	}
 	msg := strings.TrimSpace(e.Message)
 	if msg == "" {

@@ -597,7 +597,10 @@ func (t *remoteTool) Call(ctx context.Context, args json.RawMessage) (api.ToolRe
 				return api.ToolResult{Content: fmt.Sprintf("MCP server %s asked for input luban cannot give (%T); only elicitation is supported", s.cfg.Name, v), IsError: true}, nil
 			}
 			e := s.elicitation(p)
-			if err := bounded(e); err != nil {
+			// Every request of the result is stored with the question,
+			// not only the one shown first: each is bounded before the
+			// run keeps it (docs/design.md §13).
+			if err := elicit.CheckSize(e); err != nil {
 				s.m.log.Warn("mcp input_required refused", "mcpServer", s.cfg.Name, "tool", t.name, "err", err)
 				return api.ToolResult{Content: fmt.Sprintf("MCP server %s asked for input luban refuses: %v", s.cfg.Name, err), IsError: true}, nil
 			}
@@ -612,21 +615,6 @@ var errTimeout = errors.New("mcp: tool call timed out")
 
 // maxInputRequests bounds the requests of one input_required result.
 const maxInputRequests = 16
-
-// bounded checks an input_required request against the bounds of package
-// elicit (docs/design.md §13) before the run keeps it: every request of
-// the result is stored with the question, not only the one shown first.
-func bounded(e tool.Elicitation) error {
-	switch {
-	case len(e.Message) > elicit.MaxMessageBytes:
-		return fmt.Errorf("the message is larger than %d bytes (%d)", elicit.MaxMessageBytes, len(e.Message))
-	case len(e.URL) > elicit.MaxURLBytes:
-		return fmt.Errorf("the url is larger than %d bytes (%d)", elicit.MaxURLBytes, len(e.URL))
-	case len(e.RequestedSchema) > elicit.MaxSchemaBytes:
-		return fmt.Errorf("requestedSchema is larger than %d bytes", elicit.MaxSchemaBytes)
-	}
-	return nil
-}
 
 // mapResult turns a CallToolResult into the model's ToolResult: the text of
 // every content block (other blocks described in a line), or the
