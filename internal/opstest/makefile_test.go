@@ -39,8 +39,11 @@ func TestMakeRunNeedsOnlyGo(t *testing.T) {
 	require.NoError(t, os.Chtimes(filepath.Join(clone, "web", "package.json"), time.Now(), time.Now()))
 
 	dryRun := func(target string) string {
-		cmd := exec.Command("make", "-n", target)
+		cmd := exec.Command("make", "--no-print-directory", "-n", target)
 		cmd.Dir = clone
+		// Under `make test` (CI) the test inherits make's MAKEFLAGS and
+		// MAKELEVEL; a nested make would print its directory.
+		cmd.Env = withoutMake(os.Environ())
 		b, err := cmd.CombinedOutput()
 		require.NoError(t, err, "make -n %s: %s", target, b)
 		return string(b)
@@ -137,4 +140,17 @@ func TestMakeRunSaysWhatItDoes(t *testing.T) {
 			t.Fatalf("make run did not serve within 10 minutes: %q", seen)
 		}
 	}
+}
+
+// withoutMake is env without the variables a parent make passes down.
+func withoutMake(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "MAKEFLAGS" || k == "MAKELEVEL" || k == "MFLAGS" || k == "MAKEOVERRIDES" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }
