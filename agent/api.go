@@ -227,11 +227,12 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
 	}
-	if !r.resumable(ctx, it) {
+	run, ok := r.resumable(ctx, it)
+	if !ok {
 		return nil, r.notResumable(ctx, it)
 	}
 	if isElicitation(it) {
-		return r.continueElicitation(ctx, it, req, p)
+		return r.continueElicitation(ctx, it, run, req, p)
 	}
 	ans := p.Answer
 	status := api.StatusAnswered
@@ -313,14 +314,15 @@ func (r *Runner) notResumable(ctx context.Context, it *store.Interaction) error 
 }
 
 // resumable reports whether the interaction's run can be continued here: its
-// run is stored, has not ended and its agent exists (docs/design.md §4).
-func (r *Runner) resumable(ctx context.Context, it *store.Interaction) bool {
+// run is stored, has not ended and its agent exists (docs/design.md §4). It
+// returns the run as it read it.
+func (r *Runner) resumable(ctx context.Context, it *store.Interaction) (*store.Run, bool) {
 	run, err := r.st.RunGet(ctx, it.RunID)
 	if err != nil || run.Status.Terminal() {
-		return false
+		return nil, false
 	}
 	_, ok := r.agents[run.Agent]
-	return ok || run.Agent == externalAgent
+	return run, ok || run.Agent == externalAgent
 }
 
 // CancelParams stops SessionID's active run (POST /api/sessions/{id}/cancel).
@@ -447,9 +449,14 @@ func (r *Runner) inputRequest(ctx context.Context, it *store.Interaction) (*api.
 	if err != nil {
 		return nil, err
 	}
-	req.Resumable = it.Status == string(api.StatusPending) && r.resumable(ctx, it)
-	if req.Resumable && isElicitation(it) && elicitMetaOf(it).Kind == elicitSession {
-		req.Resumable = r.elicitLive(ctx, it)
+	req.Resumable = false
+	if it.Status != string(api.StatusPending) {
+		return req, nil
+	}
+	run, ok := r.resumable(ctx, it)
+	req.Resumable = ok
+	if ok && isElicitation(it) && elicitMetaOf(it).Kind == elicitSession {
+		req.Resumable = r.elicitLive(ctx, it, run)
 	}
 	return req, nil
 }

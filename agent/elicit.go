@@ -255,13 +255,13 @@ func elicitReceipt(it *store.Interaction) *api.Receipt {
 // server: a goroutine here waits for it, or the run is driven by another
 // process that is alive (which may be the one waiting). A holder killed
 // before its lease ran out is dead at once (store.Store.InstanceAlive);
-// when liveness cannot be read, the lease decides.
-func (r *Runner) elicitLive(ctx context.Context, it *store.Interaction) bool {
+// when liveness cannot be read, the lease decides. run is it's run, as the
+// caller read it.
+func (r *Runner) elicitLive(ctx context.Context, it *store.Interaction, run *store.Run) bool {
 	if r.waiter(it.ID) != nil {
 		return true
 	}
-	run, err := r.st.RunGet(ctx, it.RunID)
-	if err != nil || run.Status != store.RunRunning || run.LeaseOwner == r.opts.InstanceID || !run.LeaseUntil.After(r.now()) {
+	if run.Status != store.RunRunning || run.LeaseOwner == r.opts.InstanceID || !run.LeaseUntil.After(r.now()) {
 		return false
 	}
 	alive, err := r.st.InstanceAlive(ctx, run.LeaseOwner)
@@ -285,7 +285,7 @@ func (e *NotResumableError) Unwrap() error { return ErrNotResumable }
 // continueElicitation answers an elicitation (the Continue of a request of
 // tool "elicitation"). The answer is validated first (422 keeps the request
 // pending).
-func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction, req *api.InputRequest, p ContinueParams) (*ContinueResult, error) {
+func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction, run *store.Run, req *api.InputRequest, p ContinueParams) (*ContinueResult, error) {
 	a := p.Elicitation
 	if p.Answer.Cancelled {
 		a.Cancelled = true
@@ -304,7 +304,7 @@ func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction,
 	elsewhere := false // another live process holds the call and its session
 	if meta.Kind == elicitSession {
 		if ch = r.waiter(it.ID); ch == nil {
-			if elsewhere = r.elicitLive(ctx, it); !elsewhere {
+			if elsewhere = r.elicitLive(ctx, it, run); !elsewhere {
 				rc, err := r.closeNotResumable(ctx, it)
 				if err != nil {
 					return nil, err
