@@ -85,6 +85,15 @@ func (c *Client) do(ctx context.Context, method, path string, body any, accept s
 	return resp, nil
 }
 
+// getAs is getJSON into a new T.
+func getAs[T any](ctx context.Context, c *Client, method, path string, body any) (*T, error) {
+	var out T
+	if err := c.getJSON(ctx, method, path, body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // getJSON sends a request and decodes the JSON answer into out.
 func (c *Client) getJSON(ctx context.Context, method, path string, body, out any) error {
 	resp, err := c.do(ctx, method, path, body, "application/json", nil)
@@ -161,11 +170,7 @@ func (c *Client) ContinueNoStream(ctx context.Context, req api.ContinueRequest) 
 // /api/interactions/pending), what a restarted front end needs to show the
 // question again. Errors: 404 session_not_found.
 func (c *Client) Pending(ctx context.Context, sessionID string) (*api.PendingResponse, error) {
-	var out api.PendingResponse
-	if err := c.getJSON(ctx, http.MethodGet, "/api/interactions/pending?sessionId="+url.QueryEscape(sessionID), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[api.PendingResponse](ctx, c, http.MethodGet, "/api/interactions/pending?sessionId="+url.QueryEscape(sessionID), nil)
 }
 
 // Sessions lists the caller's sessions, newest first (GET /api/sessions).
@@ -180,29 +185,17 @@ func (c *Client) Sessions(ctx context.Context) ([]api.SessionView, error) {
 // Session returns the session's transcript (GET /api/sessions/{id}).
 // Errors: 404 session_not_found (also for another principal's session).
 func (c *Client) Session(ctx context.Context, sessionID string) (*api.Transcript, error) {
-	var out api.Transcript
-	if err := c.getJSON(ctx, http.MethodGet, "/api/sessions/"+url.PathEscape(sessionID), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[api.Transcript](ctx, c, http.MethodGet, "/api/sessions/"+url.PathEscape(sessionID), nil)
 }
 
 // Trace returns what happened in the session (GET /api/sessions/{id}/trace).
 func (c *Client) Trace(ctx context.Context, sessionID string) (*api.TraceView, error) {
-	var out api.TraceView
-	if err := c.getJSON(ctx, http.MethodGet, "/api/sessions/"+url.PathEscape(sessionID)+"/trace", nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[api.TraceView](ctx, c, http.MethodGet, "/api/sessions/"+url.PathEscape(sessionID)+"/trace", nil)
 }
 
 // Info returns the server's model name and ask tools (GET /api/info).
 func (c *Client) Info(ctx context.Context) (*api.Info, error) {
-	var out api.Info
-	if err := c.getJSON(ctx, http.MethodGet, "/api/info", nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[api.Info](ctx, c, http.MethodGet, "/api/info", nil)
 }
 
 // Events subscribes to the session's event log (GET
@@ -212,11 +205,16 @@ func (c *Client) Info(ctx context.Context) (*api.Info, error) {
 // resume after a lost connection, call it again with the old stream's
 // LastEventID. Errors: 404 session_not_found.
 func (c *Client) Events(ctx context.Context, sessionID string, lastEventID int64) (*Stream, error) {
+	return c.events(ctx, "/api/sessions/"+url.PathEscape(sessionID)+"/events", lastEventID)
+}
+
+// events is GET path as an event stream resumed after lastEventID (0: none).
+func (c *Client) events(ctx context.Context, path string, lastEventID int64) (*Stream, error) {
 	hdr := http.Header{}
 	if lastEventID > 0 {
 		hdr.Set("Last-Event-ID", strconv.FormatInt(lastEventID, 10))
 	}
-	return c.stream(ctx, http.MethodGet, "/api/sessions/"+url.PathEscape(sessionID)+"/events", nil, hdr, lastEventID)
+	return c.stream(ctx, http.MethodGet, path, nil, hdr, lastEventID)
 }
 
 // Cancel stops the session's active run (POST /api/sessions/{id}/cancel): a

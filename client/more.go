@@ -25,11 +25,7 @@ func (c *Client) SessionPage(ctx context.Context, before string, limit int) (*ap
 	if limit != 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}
-	var out api.SessionList
-	if err := c.getJSON(ctx, http.MethodGet, withQuery("/api/sessions", q), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[api.SessionList](ctx, c, http.MethodGet, withQuery("/api/sessions", q), nil)
 }
 
 // InboxQuery selects a page of the caller's inbox (Inbox). The zero value
@@ -67,11 +63,7 @@ func (c *Client) Inbox(ctx context.Context, q InboxQuery) (*api.InteractionList,
 	if q.Limit != 0 {
 		v.Set("limit", strconv.Itoa(q.Limit))
 	}
-	var out api.InteractionList
-	if err := c.getJSON(ctx, http.MethodGet, withQuery("/api/interactions", v), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[api.InteractionList](ctx, c, http.MethodGet, withQuery("/api/interactions", v), nil)
 }
 
 // Interaction returns one question by its request id (GET
@@ -79,11 +71,7 @@ func (c *Client) Inbox(ctx context.Context, q InboxQuery) (*api.InteractionList,
 // once resolved (nil while pending). Errors: 404 interaction_not_found (also
 // for another principal's question).
 func (c *Client) Interaction(ctx context.Context, requestID string) (*api.InteractionView, error) {
-	var out api.InteractionView
-	if err := c.getJSON(ctx, http.MethodGet, "/api/interactions/"+url.PathEscape(requestID), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[api.InteractionView](ctx, c, http.MethodGet, "/api/interactions/"+url.PathEscape(requestID), nil)
 }
 
 // PrincipalEvents subscribes to the caller's own event stream across all
@@ -95,11 +83,7 @@ func (c *Client) Interaction(ctx context.Context, requestID string) (*api.Intera
 // resume). The stream stays open until ctx ends or the server shuts down.
 // Errors: 400 invalid_request.
 func (c *Client) PrincipalEvents(ctx context.Context, lastEventID int64) (*Stream, error) {
-	hdr := http.Header{}
-	if lastEventID > 0 {
-		hdr.Set("Last-Event-ID", strconv.FormatInt(lastEventID, 10))
-	}
-	return c.stream(ctx, http.MethodGet, "/api/events", nil, hdr, lastEventID)
+	return c.events(ctx, "/api/events", lastEventID)
 }
 
 // Rename sets the title of the caller's session (PATCH /api/sessions/{id})
@@ -107,11 +91,7 @@ func (c *Client) PrincipalEvents(ctx context.Context, lastEventID int64) (*Strea
 // not change. Errors: 400 invalid_request (an empty or too long title),
 // 404 session_not_found.
 func (c *Client) Rename(ctx context.Context, sessionID, title string) (*api.SessionView, error) {
-	var out api.SessionView
-	if err := c.getJSON(ctx, http.MethodPatch, "/api/sessions/"+url.PathEscape(sessionID), api.RenameRequest{Title: title}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[api.SessionView](ctx, c, http.MethodPatch, "/api/sessions/"+url.PathEscape(sessionID), api.RenameRequest{Title: title})
 }
 
 // Delete deletes the caller's session with its runs, messages,
@@ -124,11 +104,7 @@ func (c *Client) Delete(ctx context.Context, sessionID string, force bool) (*api
 	if force {
 		path += "?force=true"
 	}
-	var out api.DeleteResponse
-	if err := c.getJSON(ctx, http.MethodDelete, path, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return getAs[api.DeleteResponse](ctx, c, http.MethodDelete, path, nil)
 }
 
 // Agents returns the server's configured agents, the default first (GET
