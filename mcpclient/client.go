@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -382,7 +383,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		cmd.Env = Inherited(s.m.opts.Environ(), s.cfg.Env)
 		cmd.Stderr = &logWriter{log: s.m.log, server: s.cfg.Name}
 		detach(cmd)
-		tr = &sdk.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}
+		tr = &stdioTransport{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}}
 	}
 	return client.Connect(ctx, tr, nil)
 }
@@ -423,6 +424,30 @@ func (s *server) attempt(ctx context.Context, timeout time.Duration) (*sdk.Clien
 }
 
 var errConnectTimeout = errors.New("mcp: connect timed out")
+
+// stdioTransport is the SDK's CommandTransport that, when the connect
+// timeout runs out while the process runs, sends it SIGTERM at once: the
+// failed attempt's close then does not wait the transport's grace
+// (TerminateDuration) for a server that never answered to exit on its own,
+// so an attempt lasts its connectTimeout, not 3 s more. A server that
+// ignores SIGTERM still gets the SDK's SIGTERM and SIGKILL after the grace.
+type stdioTransport struct{ inner *sdk.CommandTransport }
+
+// Connect starts the command (sdk.CommandTransport.Connect) and watches ctx,
+// the attempt's, for the connect timeout.
+func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	conn, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	proc := t.inner.Command.Process
+	context.AfterFunc(ctx, func() {
+		if errors.Is(context.Cause(ctx), errConnectTimeout) {
+			_ = proc.Signal(syscall.SIGTERM)
+		}
+	})
+	return conn, nil
+}
 
 // stepError is a failed connection attempt: the step (start and
 // initialize, initialize, tools/list) and whether the connect timeout cut

@@ -121,3 +121,21 @@ func TestConnectTimeoutRetried(t *testing.T) {
 	assert.Contains(t, out, `msg="mcp server unavailable; retrying" mcpServer=npx step="start and initialize" err="start and initialize: did not finish within the connectTimeout of 700ms`)
 	assert.Contains(t, out, `connectTimeout=1.4s`, "the next attempt has twice the time")
 }
+
+// A stdio server that never answers fails its attempt when connectTimeout
+// runs out, not the transport's close grace later: the timed-out process
+// is told to stop at once (before, `sleep 100` with a 1 s connectTimeout
+// failed after 4 s: 3 s more waiting for it to exit on its own). The bound
+// leaves 2.5 s for a loaded machine, less than the 3 s grace it removes.
+func TestConnectTimeoutIsNotOverrun(t *testing.T) {
+	t.Parallel()
+	m := mcpclient.New([]config.MCPServer{{Name: "mute", Command: "sleep", Args: []string{"100"}, ConnectTimeout: time.Second}},
+		mcpclient.Options{Registry: tool.NewRegistry(), MinBackoff: time.Minute, MaxBackoff: time.Minute})
+	began := time.Now()
+	start(t, m)
+	took := time.Since(began)
+	st := m.Status()[0]
+	require.Equal(t, mcpclient.StateDown, st.State, "%+v", st)
+	require.GreaterOrEqual(t, took, time.Second)
+	require.Less(t, took, 3500*time.Millisecond, "the attempt overran its connectTimeout of 1s")
+}
