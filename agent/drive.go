@@ -343,20 +343,12 @@ func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idemp
 		}
 	}
 	if !idempotent {
-		entries, err := r.st.TraceList(ctx, run.SessionID)
+		started, err := startedCalls(ctx, r.st, run)
 		if err != nil {
 			return api.ToolResult{}, err
 		}
-		for _, e := range entries {
-			if e.Kind != "tool_started" {
-				continue
-			}
-			var d struct {
-				ToolCallID string `json:"toolCallId"`
-			}
-			if json.Unmarshal(e.Data, &d) == nil && d.ToolCallID == c.ID {
-				return api.ToolResult{Content: interruptedToolMessage, IsError: true}, nil
-			}
+		if started[c.ID] {
+			return api.ToolResult{Content: interruptedToolMessage, IsError: true}, nil
 		}
 	}
 	// The marker must be durable before the tool runs: without it a crash

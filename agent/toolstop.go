@@ -94,9 +94,10 @@ func (r *Runner) awaitTool(ctx context.Context, id string) {
 }
 
 // startedCalls returns the ids of the run's tool calls whose tool_started
-// marker is stored (read in tx, the transaction that ends the run).
-func startedCalls(ctx context.Context, tx store.Tx, run *store.Run) (map[string]bool, error) {
-	entries, err := tx.TraceList(ctx, run.SessionID)
+// marker is stored, read from ex (the store, or the transaction that ends
+// the run).
+func startedCalls(ctx context.Context, ex store.Executor, run *store.Run) (map[string]bool, error) {
+	entries, err := ex.TraceList(ctx, run.SessionID)
 	if err != nil {
 		return nil, err
 	}
