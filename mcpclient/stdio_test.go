@@ -110,7 +110,9 @@ func TestConnectTimeoutRetried(t *testing.T) {
 	reg := tool.NewRegistry()
 	script := fmt.Sprintf(`if [ -e %q ]; then exec node "$0" stdio; fi; touch %q; exec sleep 60`, first, first)
 	m := mcpclient.New([]config.MCPServer{{Name: "npx", Command: "sh", Args: []string{"-c", script, entry}, ConnectTimeout: 700 * time.Millisecond}},
-		mcpclient.Options{Registry: reg, MinBackoff: 50 * time.Millisecond, MaxBackoff: 100 * time.Millisecond,
+		// The retry waits MinBackoff, so the state read right after the
+		// first outcome is that outcome even on a loaded machine.
+		mcpclient.Options{Registry: reg, MinBackoff: time.Second, MaxBackoff: 2 * time.Second,
 			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	start(t, m)
 	assert.Equal(t, mcpclient.StateDown, m.Status()[0].State)
