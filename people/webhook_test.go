@@ -288,18 +288,9 @@ func TestWebhooksRetryAfter500(t *testing.T) {
 	require.Equal(t, store.WebhookDelivered, list[0].Status)
 	require.Equal(t, 3, list[0].Attempts)
 	require.Equal(t, 200, list[0].LastCode)
-	tr, err := s.Store.TraceList(context.Background(), sess)
-	require.NoError(t, err)
 	var statuses []string
-	for _, e := range tr {
-		if e.Kind == "webhook" {
-			var v struct {
-				Status string `json:"status"`
-				Code   int    `json:"code"`
-			}
-			require.NoError(t, json.Unmarshal(e.Data, &v))
-			statuses = append(statuses, fmt.Sprintf("%s %d", v.Status, v.Code))
-		}
+	for _, a := range webhookAttempts(t, s.Store, sess) {
+		statuses = append(statuses, a.String())
 	}
 	require.Equal(t, []string{"pending 500", "pending 500", "delivered 200"}, statuses)
 }
@@ -367,24 +358,41 @@ func TestWebhooksRedirectIsAFailedAttempt(t *testing.T) {
 	require.Len(t, list, 1)
 	require.Equal(t, store.WebhookDelivered, list[0].Status)
 	require.Equal(t, 3, list[0].Attempts)
-	tr, err := s.Store.TraceList(context.Background(), sess)
-	require.NoError(t, err)
 	var statuses []string
-	for _, e := range tr {
-		if e.Kind == "webhook" {
-			var v struct {
-				Status string `json:"status"`
-				Code   int    `json:"code"`
-				Error  string `json:"error"`
-			}
-			require.NoError(t, json.Unmarshal(e.Data, &v))
-			statuses = append(statuses, fmt.Sprintf("%s %d", v.Status, v.Code))
-			if v.Code/100 == 3 {
-				require.Contains(t, v.Error, "redirect", "the trace says why a 3xx failed")
-			}
+	for _, a := range webhookAttempts(t, s.Store, sess) {
+		statuses = append(statuses, a.String())
+		if a.Code/100 == 3 {
+			require.Contains(t, a.Error, "redirect", "the trace says why a 3xx failed")
 		}
 	}
 	require.Equal(t, []string{"pending 307", "pending 302", "delivered 200"}, statuses)
+}
+
+// webhookAttempt is a "webhook" entry of a session's trace: one delivery
+// attempt.
+type webhookAttempt struct {
+	Status string `json:"status"`
+	Code   int    `json:"code"`
+	Error  string `json:"error"`
+}
+
+func (a webhookAttempt) String() string { return fmt.Sprintf("%s %d", a.Status, a.Code) }
+
+// webhookAttempts returns the delivery attempts traced in session sess, in
+// order.
+func webhookAttempts(t *testing.T, st store.Store, sess string) []webhookAttempt {
+	t.Helper()
+	tr, err := st.TraceList(context.Background(), sess)
+	require.NoError(t, err)
+	var out []webhookAttempt
+	for _, e := range tr {
+		if e.Kind == "webhook" {
+			var a webhookAttempt
+			require.NoError(t, json.Unmarshal(e.Data, &a))
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // deliveryCounts scrapes reg as /metrics does (Prometheus text format),
