@@ -521,16 +521,10 @@ func (p *parser) agent(n *yaml.Node, key string) Agent {
 	return a
 }
 
+// hasKey reports whether mapping n has key (true when n is no mapping,
+// which is reported already).
 func hasKey(n *yaml.Node, key string) bool {
-	if n.Kind != yaml.MappingNode {
-		return true // already reported as not a mapping
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return true
-		}
-	}
-	return false
+	return n.Kind != yaml.MappingNode || valueOf(n, key) != n
 }
 
 func (p *parser) askTools(v *yaml.Node, key string) []string {
