@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lubanhq/luban/internal/fakeopenai"
-	"github.com/lubanhq/luban/internal/lubantest"
+	"github.com/lubanhq/luban/internal/testkit/fakeopenai"
+	"github.com/lubanhq/luban/internal/testkit/lubantest"
 	"github.com/lubanhq/luban/model/openai"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/sqlite"

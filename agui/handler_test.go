@@ -19,9 +19,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/internal/aguitest"
-	"github.com/lubanhq/luban/internal/fakeopenai"
-	"github.com/lubanhq/luban/internal/lubantest"
+	"github.com/lubanhq/luban/internal/testkit/aguitest"
+	"github.com/lubanhq/luban/internal/testkit/fakeopenai"
+	"github.com/lubanhq/luban/internal/testkit/lubantest"
 	"github.com/lubanhq/luban/model/openai"
 	"github.com/lubanhq/luban/tool"
 )

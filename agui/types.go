@@ -33,7 +33,7 @@ const (
 // Event is one AG-UI event: the union of the fields of the event types
 // above, each omitted when empty, so that every value marshals to exactly
 // the object @ag-ui/core's EventSchema accepts for its Type (checked by the
-// tests in internal/aguitest). Metadata, when set, is an object.
+// tests in internal/testkit/aguitest). Metadata, when set, is an object.
 type Event struct {
 	Type EventType `json:"type"`
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
-	"github.com/lubanhq/luban/internal/lubantest"
+	"github.com/lubanhq/luban/internal/testkit/lubantest"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/model/scripted"
 	"github.com/lubanhq/luban/store/postgres"

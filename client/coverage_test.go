@@ -20,7 +20,7 @@ import (
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/client"
-	"github.com/lubanhq/luban/internal/lubantest"
+	"github.com/lubanhq/luban/internal/testkit/lubantest"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/tool"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/client"
-	"github.com/lubanhq/luban/internal/lubantest"
+	"github.com/lubanhq/luban/internal/testkit/lubantest"
 	"github.com/lubanhq/luban/model"
 )
 

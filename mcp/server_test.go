@@ -15,9 +15,9 @@ import (
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
-	"github.com/lubanhq/luban/internal/fakeopenai"
-	"github.com/lubanhq/luban/internal/lubantest"
-	"github.com/lubanhq/luban/internal/mcptest"
+	"github.com/lubanhq/luban/internal/testkit/fakeopenai"
+	"github.com/lubanhq/luban/internal/testkit/lubantest"
+	"github.com/lubanhq/luban/internal/testkit/mcptest"
 	"github.com/lubanhq/luban/model/openai"
 )
 

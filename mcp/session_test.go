@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lubanhq/luban/internal/mcptest"
+	"github.com/lubanhq/luban/internal/testkit/mcptest"
 	"github.com/lubanhq/luban/mcp"
 )
 

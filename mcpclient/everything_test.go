@@ -17,7 +17,7 @@ import (
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/config"
 	"github.com/lubanhq/luban/elicit"
-	"github.com/lubanhq/luban/internal/everythingtest"
+	"github.com/lubanhq/luban/internal/testkit/everythingtest"
 	"github.com/lubanhq/luban/mcpclient"
 	"github.com/lubanhq/luban/tool"
 )

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/config"
-	"github.com/lubanhq/luban/internal/everythingtest"
+	"github.com/lubanhq/luban/internal/testkit/everythingtest"
 	"github.com/lubanhq/luban/mcpclient"
 	"github.com/lubanhq/luban/tool"
 )

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/internal/lubantest"
+	"github.com/lubanhq/luban/internal/testkit/lubantest"
 	"github.com/lubanhq/luban/model/scripted"
 	"github.com/lubanhq/luban/store"
 )

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/internal/lubantest"
+	"github.com/lubanhq/luban/internal/testkit/lubantest"
 	"github.com/lubanhq/luban/store/postgres"
 	"github.com/lubanhq/luban/store/postgres/pgtest"
 )

@@ -61,7 +61,7 @@ phase_web() {
 
 phase_image() {
   # The Dockerfile's build stage, run without docker (static binary, the
-  # image's user, ENV, HEALTHCHECK), is internal/opstest's
+  # image's user, ENV, HEALTHCHECK), is internal/testkit/opstest's
   # TestDockerfileBinaryRunsAsTheImageDoes in go test below. The image itself
   # is built when an engine runs and can get the base images.
   if ! command -v docker >/dev/null 2>&1; then
@@ -87,12 +87,12 @@ phase_image() {
 }
 
 phase_go() {
-  echo "== AG-UI client packages (internal/aguitest: @ag-ui/core schemas, @ag-ui/client HttpAgent)"
-  (cd internal/aguitest && npm ci --no-audit --no-fund)
+  echo "== AG-UI client packages (internal/testkit/aguitest: @ag-ui/core schemas, @ag-ui/client HttpAgent)"
+  (cd internal/testkit/aguitest && npm ci --no-audit --no-fund)
   (cd examples/agui && npm ci --no-audit --no-fund)
 
-  echo "== the official MCP TypeScript SDK client (internal/mcptest drives luban's /mcp with it)"
-  (cd internal/mcptest && npm ci --no-audit --no-fund)
+  echo "== the official MCP TypeScript SDK client (internal/testkit/mcptest drives luban's /mcp with it)"
+  (cd internal/testkit/mcptest && npm ci --no-audit --no-fund)
 
   echo "== the official Standard Webhooks verifier for people/webhook_test.go"
   (cd people/testdata/verify && npm ci --no-audit --no-fund)
@@ -103,10 +103,10 @@ phase_go() {
 
   echo "== go vet"
   go vet ./...
-  go vet -tags lubantest ./agent/ ./cmd/luban/ ./internal/crashtest/
+  go vet -tags lubantest ./agent/ ./cmd/luban/ ./internal/testkit/crashtest/
 
   echo "== the Dockerfile's build configuration (CGO_ENABLED=0 -trimpath), compiled once before the tests use it"
-  # internal/opstest builds the binary as the Dockerfile does; on a cold build
+  # internal/testkit/opstest builds the binary as the Dockerfile does; on a cold build
   # cache that configuration recompiles the std library and every dependency,
   # which belongs to CI's time, not to one test binary's timeout.
   CGO_ENABLED=0 go build -trimpath -o /dev/null ./cmd/luban
@@ -118,17 +118,17 @@ phase_go() {
   # The in-process fault injection test needs the test hooks (agent.InjectFault),
   # which exist only with the lubantest tag; the process tests build their
   # binary with that tag themselves.
-  go test -count=1 -timeout 5m -tags lubantest -run TestAnswerWhileDriverFinishes ./internal/crashtest/
+  go test -count=1 -timeout 5m -tags lubantest -run TestAnswerWhileDriverFinishes ./internal/testkit/crashtest/
 
   echo "== fuzzing: every fuzz target for a few seconds (scripts/fuzz.sh)"
   bash scripts/fuzz.sh
 
   echo "== the acceptance suite again: on PostgreSQL, and with the Anthropic fake"
-  LUBAN_ACCEPTANCE_STORE=postgres go test -count=1 -timeout 10m ./internal/acceptance/
-  LUBAN_ACCEPTANCE_MODEL=anthropic go test -count=1 -timeout 10m ./internal/acceptance/
+  LUBAN_ACCEPTANCE_STORE=postgres go test -count=1 -timeout 10m ./internal/testkit/acceptance/
+  LUBAN_ACCEPTANCE_MODEL=anthropic go test -count=1 -timeout 10m ./internal/testkit/acceptance/
 
   echo "== go test -race (the run, the store and the API)"
-  go test -count=1 -race -timeout 20m ./agent/... ./store/... ./server/... ./internal/acceptance/...
+  go test -count=1 -race -timeout 20m ./agent/... ./store/... ./server/... ./internal/testkit/acceptance/...
 }
 
 phase_e2e() {

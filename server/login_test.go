@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lubanhq/luban/internal/lubantest"
+	"github.com/lubanhq/luban/internal/testkit/lubantest"
 	"github.com/lubanhq/luban/server"
 )
 

@@ -19,7 +19,7 @@ import (
 	"github.com/zitadel/oidc/v3/example/server/storage"
 
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/internal/lubantest"
+	"github.com/lubanhq/luban/internal/testkit/lubantest"
 	"github.com/lubanhq/luban/model/scripted"
 	"github.com/lubanhq/luban/principal"
 	"github.com/lubanhq/luban/server"

@@ -9,9 +9,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/lubanhq/luban/internal/fakeanthropic"
-	"github.com/lubanhq/luban/internal/fakemodel"
-	"github.com/lubanhq/luban/internal/fakeopenai"
+	"github.com/lubanhq/luban/internal/testkit/fakeanthropic"
+	"github.com/lubanhq/luban/internal/testkit/fakemodel"
+	"github.com/lubanhq/luban/internal/testkit/fakeopenai"
 	lmodel "github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/model/anthropic"
 	"github.com/lubanhq/luban/model/openai"

@@ -23,7 +23,7 @@ import (
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/client"
-	"github.com/lubanhq/luban/internal/fakeopenai"
+	"github.com/lubanhq/luban/internal/testkit/fakeopenai"
 )
 
 // The terminal's approval flow (docs/design.md §10, docs/terminal.md) driven through

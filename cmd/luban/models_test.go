@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lubanhq/luban/internal/fakeanthropic"
-	"github.com/lubanhq/luban/internal/fakeopenai"
+	"github.com/lubanhq/luban/internal/testkit/fakeanthropic"
+	"github.com/lubanhq/luban/internal/testkit/fakeopenai"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/model/scripted"
 )

@@ -79,7 +79,7 @@ const NotesFile = "luban-notes.txt"
 // a lubantest build: it appends its "note" argument as one line to
 // NotesFile in the workspace and answers "noted". It has a visible side
 // effect and is registered as not idempotent, so the crash tests
-// (internal/crashtest) can prove that a call interrupted by a crash is not
+// (internal/testkit/crashtest) can prove that a call interrupted by a crash is not
 // run again: its ToolResult says it was interrupted and the file keeps zero
 // lines for it.
 func recordNote(workspace string) tool.Tool {

@@ -13,7 +13,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lubanhq/luban/internal/fakeanthropic"
+	"github.com/lubanhq/luban/internal/testkit/fakeanthropic"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/model/anthropic"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lubanhq/luban/internal/fakeanthropic"
+	"github.com/lubanhq/luban/internal/testkit/fakeanthropic"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/model/anthropic"
 )

@@ -13,7 +13,7 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lubanhq/luban/internal/fakeopenai"
+	"github.com/lubanhq/luban/internal/testkit/fakeopenai"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/model/openai"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lubanhq/luban/internal/fakeopenai"
+	"github.com/lubanhq/luban/internal/testkit/fakeopenai"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/model/openai"
 )

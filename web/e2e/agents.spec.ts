@@ -1,7 +1,7 @@
 // Two agents from a configuration file (docs/design.md §9) and an approval that
 // survives a crash (docs/design.md §10), end to end: a real `luban serve --config`
 // talking to the in-repo fake OpenAI-compatible server
-// (internal/cmd/fakeopenai-serve). The page picks the agent that has
+// (internal/testkit/cmd/fakeopenai-serve). The page picks the agent that has
 // write_file under `approval: always`; its write waits on the page as an
 // approval card; luban is killed with SIGKILL and started again on the same
 // SQLite file; after a reload the person approves, and the file is written

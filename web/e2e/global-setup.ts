@@ -21,7 +21,7 @@ export default function globalSetup() {
   const dir = mkdtempSync(path.join(tmpdir(), 'luban-e2e-'))
   const go = process.env.GO || 'go'
   run(go, ['build', '-o', path.join(dir, 'luban'), './cmd/luban'], repoRoot)
-  run(go, ['build', '-o', path.join(dir, 'fakeopenai-serve'), './internal/cmd/fakeopenai-serve'], repoRoot)
+  run(go, ['build', '-o', path.join(dir, 'fakeopenai-serve'), './internal/testkit/cmd/fakeopenai-serve'], repoRoot)
   process.env.LUBAN_E2E_BIN = path.join(dir, 'luban')
   process.env.LUBAN_E2E_FAKEOPENAI = path.join(dir, 'fakeopenai-serve')
   return () => rmSync(dir, { recursive: true, force: true })

@@ -94,7 +94,7 @@ export class Luban {
   }
 }
 
-/** FakeOpenAI is a running internal/cmd/fakeopenai-serve. */
+/** FakeOpenAI is a running internal/testkit/cmd/fakeopenai-serve. */
 export class FakeOpenAI {
   readonly url: string
   private file: string

@@ -1,3 +1,0 @@
-// Package layering holds the test of which luban packages may import which
-// (docs/design.md, "Layers"); it has no code of its own.
-package layering
