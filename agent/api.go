@@ -12,6 +12,7 @@ import (
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/elicit"
+	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/store"
 )
 
@@ -490,22 +491,4 @@ func decodeRequest(it *store.Interaction) (*api.InputRequest, error) {
 	return &req, nil
 }
 
-func receiptOf(it *store.Interaction) *api.Receipt {
-	if it.Tool == api.ToolApproval {
-		return approvalReceipt(it)
-	}
-	if isElicitation(it) {
-		return elicitReceipt(it)
-	}
-	rc := &api.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: api.Status(it.Status), Selections: []string{}, ResolvedAt: it.ResolvedAt}
-	if len(it.Answer) > 0 {
-		var a api.Answer
-		if json.Unmarshal(it.Answer, &a) == nil {
-			if a.Selections != nil {
-				rc.Selections = a.Selections
-			}
-			rc.CustomInput, rc.Answers = a.CustomInput, a.Answers
-		}
-	}
-	return rc
-}
+func receiptOf(it *store.Interaction) *api.Receipt { return people.ReceiptOf(it) }

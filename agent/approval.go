@@ -154,15 +154,6 @@ func approvalOutcome(req *api.InputRequest, status api.Status, a *approvalAnswer
 	return ans, res, approval.Summarize(&req.Prompt, ans, principal)
 }
 
-// approvalReceipt is the receipt of a resolved approval, read back from the
-// interaction's stored answer.
-func approvalReceipt(it *store.Interaction) *api.Receipt {
-	var a approval.Answer
-	_ = json.Unmarshal(it.Answer, &a)
-	rc := approval.NewReceipt(it.ID, it.ToolCallID, api.Status(it.Status), a, it.ResolvedAt)
-	return &rc
-}
-
 // resultName is the tool name of the ToolResult that resolving it writes:
 // the approved tool's for an approval, the ask tool's otherwise.
 func resultName(it *store.Interaction, req *api.InputRequest) string {

@@ -12,6 +12,7 @@ import (
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/tool"
 )
@@ -38,7 +39,7 @@ import (
 //     round is answered the run calls the tool again with the answers and
 //     the same requestState.
 
-const elicitSuffix = "#elicit-"
+const elicitSuffix = elicit.CallSuffix
 
 const (
 	elicitSession       = "session"
@@ -67,10 +68,7 @@ type storedElicitation struct {
 
 // modelCallID is the model's tool call id of an interaction row's
 // tool_call_id.
-func modelCallID(rowCall string) string {
-	id, _, _ := strings.Cut(rowCall, elicitSuffix)
-	return id
-}
+func modelCallID(rowCall string) string { return elicit.ModelCallID(rowCall) }
 
 func isElicitation(it *store.Interaction) bool { return it.Tool == api.ToolElicitation }
 
@@ -241,16 +239,6 @@ func elicitSummary(p *api.Prompt, meta *elicitMeta, a *elicit.Answer) map[string
 	return out
 }
 
-// elicitReceipt is the receipt of a resolved elicitation.
-func elicitReceipt(it *store.Interaction) *api.Receipt {
-	rc := &api.Receipt{RequestID: it.ID, ToolCallID: modelCallID(it.ToolCallID), Status: api.Status(it.Status), Selections: []string{}, ResolvedAt: it.ResolvedAt}
-	var a elicit.Answer
-	if it.Status == string(api.StatusAnswered) && json.Unmarshal(it.Answer, &a) == nil {
-		rc.Decision, rc.Content = a.Decision, a.Content
-	}
-	return rc
-}
-
 // elicitLive reports whether an in-session elicitation can still reach its
 // server: a goroutine here waits for it, or the run is driven by another
 // process that is alive (which may be the one waiting). A holder killed
@@ -342,10 +330,7 @@ func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction,
 		if !won {
 			return errResolveLost
 		}
-		rc = &api.Receipt{RequestID: it.ID, ToolCallID: req.ToolCallID, Status: status, Selections: []string{}, ResolvedAt: now}
-		if status == api.StatusAnswered {
-			rc.Decision, rc.Content = norm.Decision, norm.Content
-		}
+		rc = people.NewReceipt(it, status, norm, now)
 		ev, err := r.emit(ctx, tx, it.SessionID, api.EventUserInputResolved, rc)
 		if err != nil {
 			return err
@@ -397,7 +382,7 @@ func (r *Runner) closeNotResumable(ctx context.Context, it *store.Interaction) (
 		if err != nil || !won {
 			return err
 		}
-		rc = &api.Receipt{RequestID: it.ID, ToolCallID: modelCallID(it.ToolCallID), Status: api.StatusNotResumable, Selections: []string{}, ResolvedAt: now}
+		rc = people.NewReceipt(it, api.StatusNotResumable, nil, now)
 		if _, err := r.emit(ctx, tx, it.SessionID, api.EventUserInputResolved, rc); err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/store"
 )
 
@@ -119,15 +120,11 @@ func (r *Runner) resolveRequest(ctx context.Context, it *store.Interaction, req 
 			if !won {
 				return errResolveLost
 			}
-			rc = &api.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: status, Selections: ans.Selections,
-				CustomInput: ans.CustomInput, Answers: ans.Answers, ResolvedAt: now}
+			var receiptAns any = ans
 			if isApproval(req) {
-				x := approval.NewReceipt(it.ID, it.ToolCallID, status, approvalAns, now)
-				rc = &x
+				receiptAns = approvalAns
 			}
-			if isElicitation(it) {
-				rc.ToolCallID = modelCallID(it.ToolCallID)
-			}
+			rc = people.NewReceipt(it, status, receiptAns, now)
 			ev, err := r.emit(ctx, tx, it.SessionID, api.EventUserInputResolved, rc)
 			if err != nil {
 				return err
@@ -314,7 +311,7 @@ func (r *Runner) closed(ctx context.Context, tx store.Tx, run *store.Run, it *st
 		req = &api.InputRequest{}
 	}
 	ans := api.Answer{Selections: []string{}, Cancelled: true}
-	rc := &api.Receipt{RequestID: it.ID, ToolCallID: modelCallID(it.ToolCallID), Status: status, Selections: ans.Selections, ResolvedAt: it.ResolvedAt}
+	rc := people.NewReceipt(it, status, nil, it.ResolvedAt)
 	if _, err := r.emit(ctx, tx, it.SessionID, api.EventUserInputResolved, rc); err != nil {
 		return api.ToolResult{}, err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/lubanhq/luban/api"
@@ -59,20 +58,6 @@ func ExpiredResult(p *api.Prompt) api.ToolResult {
 // not run a second time, and it may or may not have taken effect.
 func InterruptedResult(toolName string) api.ToolResult {
 	return api.ToolResult{Content: fmt.Sprintf("interrupted: the server stopped while %s was running after approval; it may or may not have taken effect, and it was not run again because it is not idempotent", toolName), IsError: true}
-}
-
-// NewReceipt is the receipt of request id (for the model's call toolCallID)
-// resolved with status at resolvedAt; a is the normalized answer
-// (ValidateAnswer) for StatusAnswered and ignored otherwise.
-func NewReceipt(id, toolCallID string, status api.Status, a Answer, resolvedAt time.Time) api.Receipt {
-	rc := api.Receipt{RequestID: id, ToolCallID: toolCallID, Status: status, Selections: []string{}, ResolvedAt: resolvedAt}
-	if status == api.StatusAnswered {
-		rc.Decision, rc.Message, rc.Remember = a.Decision, a.Message, a.Remember
-		if a.Decision == api.DecisionEdit {
-			rc.Arguments = a.Arguments
-		}
-	}
-	return rc
 }
 
 // AuditSummary is what the audit log keeps about an approval's resolution

@@ -434,3 +434,16 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// CallSuffix joins the model's call id and an elicitation's number in the
+// tool_call_id of the interaction row of an elicitation (docs/design.md §11):
+// a call may elicit more than once, while receipts and events name the
+// model's call.
+const CallSuffix = "#elicit-"
+
+// ModelCallID is the model's call id of an elicitation row's tool_call_id
+// (the part before CallSuffix; the whole id when there is none).
+func ModelCallID(rowCall string) string {
+	id, _, _ := strings.Cut(rowCall, CallSuffix)
+	return id
+}

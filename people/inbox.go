@@ -16,7 +16,6 @@ import (
 	"fmt"
 
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/store"
 )
 
@@ -125,27 +124,4 @@ func (in *Inbox) Sessions(ctx context.Context, owner, before string, limit int) 
 		out.Next = list[len(list)-1].ID
 	}
 	return out, nil
-}
-
-// ReceiptOf is the Receipt of a resolved stored interaction (docs/design.md §3): the
-// stored answer as accepted, empty selections when there were none; for an
-// approval (docs/design.md §10) the decision, edited arguments, message, remember.
-func ReceiptOf(it *store.Interaction) *api.Receipt {
-	if it.Tool == api.ToolApproval {
-		var a approval.Answer
-		_ = json.Unmarshal(it.Answer, &a)
-		rc := approval.NewReceipt(it.ID, it.ToolCallID, api.Status(it.Status), a, it.ResolvedAt)
-		return &rc
-	}
-	rc := &api.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: api.Status(it.Status), Selections: []string{}, ResolvedAt: it.ResolvedAt}
-	if len(it.Answer) > 0 {
-		var a api.Answer
-		if json.Unmarshal(it.Answer, &a) == nil {
-			if a.Selections != nil {
-				rc.Selections = a.Selections
-			}
-			rc.CustomInput, rc.Answers = a.CustomInput, a.Answers
-		}
-	}
-	return rc
 }

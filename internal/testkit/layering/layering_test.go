@@ -33,7 +33,7 @@ var rules = map[string]rule{
 	"server":    {deny: []string{"store/...", "people", "client", "internal/testkit/lubantest"}},
 	"agui":      {deny: []string{"store/...", "people", "server", "client"}},
 	"mcp":       {deny: []string{"store/...", "people", "server", "client"}},
-	"people":    {allow: []string{"api", "approval", "askuser", "store"}},
+	"people":    {allow: []string{"api", "approval", "askuser", "elicit", "store"}},
 	"principal": {allow: []string{}},
 	"store":     {allow: []string{}},
 	"store/...": {allow: []string{"store"}},
