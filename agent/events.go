@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/store"
 )
 
@@ -12,7 +13,32 @@ func (r *Runner) emit(ctx context.Context, ex store.Executor, sessionID, name st
 	if err != nil {
 		return nil, err
 	}
-	return ex.EventAppend(ctx, &store.EventAppendParams{SessionID: sessionID, Name: name, Data: data, Now: r.now()})
+	return ex.EventAppend(ctx, &store.EventAppendParams{SessionID: sessionID, Name: name, Data: data, RunID: runOf(v), Now: r.now()})
+}
+
+// runOf is the run a payload names (its runId), "" for one that names
+// none: stored beside the event (store.EventAppendParams.RunID), so that
+// readers filter by run without decoding it (Event.RunID).
+func runOf(v any) string {
+	switch p := v.(type) {
+	case api.SessionEvent:
+		return p.RunID
+	case *api.SessionEvent:
+		return p.RunID
+	case api.InputRequest:
+		return p.RunID
+	case *api.InputRequest:
+		return p.RunID
+	case api.DoneEvent:
+		return p.RunID
+	case *api.DoneEvent:
+		return p.RunID
+	case api.ErrorEvent:
+		return p.RunID
+	case *api.ErrorEvent:
+		return p.RunID
+	}
+	return ""
 }
 
 // emitContent appends an event whose payload v carries the content of

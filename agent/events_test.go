@@ -2,14 +2,120 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
+	"reflect"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/store"
 )
+
+// payloadRun is the RunID field of a decoded payload, "" for a payload
+// without one.
+func payloadRun(p any) string {
+	v := reflect.ValueOf(p)
+	if v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return ""
+	}
+	if f := v.FieldByName("RunID"); f.IsValid() && f.Kind() == reflect.String {
+		return f.String()
+	}
+	return ""
+}
+
+// Runner.Events reads an event's run from its row, not by decoding its
+// data: an event whose data does not decode still carries its run to the
+// reader (the SSE stream's ?runId filter ends on it), and a payload's
+// runId text does not stand in for the row's.
+func TestRunnerEventsRunFromTheRow(t *testing.T) {
+	t.Parallel()
+	b := setupRace(t, raceDrivers(t)["sqlite"], scriptModel())
+	res, err := b.runner.Start(b.ctx, agent.StartParams{Owner: "alice", Message: "hi"})
+	require.NoError(t, err)
+	b.waitRun(t, res.SessionID, res.RunID, store.RunCompleted)
+	for _, p := range []*store.EventAppendParams{
+		{SessionID: res.SessionID, Name: api.EventDone, Data: json.RawMessage(`not json`), RunID: "run_row", Now: time.Now()},
+		{SessionID: res.SessionID, Name: api.EventDone, Data: json.RawMessage(`{"runId":"run_data","status":"completed"}`), Now: time.Now()},
+	} {
+		_, err := b.st.EventAppend(b.ctx, p)
+		require.NoError(t, err)
+	}
+	var runs []string
+	for ev, err := range b.runner.Events(b.ctx, res.SessionID, 0) {
+		require.NoError(t, err)
+		if ev.Name != api.EventDone {
+			continue
+		}
+		runs = append(runs, ev.RunID())
+		if len(runs) == 3 {
+			break
+		}
+	}
+	require.Equal(t, []string{res.RunID, "run_row", ""}, runs)
+}
+
+// BenchmarkEventsDelivery reads a session's log of 500 events through
+// Runner.Events: "relay" is what a subscriber costs now (the SSE stream
+// relays Data and filters by RunID), "decode" adds the Payload decode that
+// every subscriber paid per event before the run id travelled with the
+// event. An op is one pass over the 500; the */event metrics are per
+// delivered event.
+func BenchmarkEventsDelivery(b *testing.B) {
+	bb := setupBench(b)
+	ctx := context.Background()
+	res, err := bb.runner.Start(ctx, agent.StartParams{Owner: "alice", Message: "hi"})
+	require.NoError(b, err)
+	require.NoError(b, waitFor(ctx, bb.st, res.SessionID, func() (bool, error) {
+		run, err := bb.st.RunGet(ctx, res.RunID)
+		return err == nil && run.Status == store.RunWaitingInput, err
+	}))
+	evs, err := bb.st.EventList(ctx, &store.EventListParams{SessionID: res.SessionID})
+	require.NoError(b, err)
+	for i := len(evs); i < 500; i++ {
+		ev := evs[i%len(evs)]
+		_, err := bb.st.EventAppend(ctx, &store.EventAppendParams{SessionID: res.SessionID, Name: ev.Name, Data: ev.Data, RunID: ev.RunID, Now: time.Now()})
+		require.NoError(b, err)
+	}
+	const n = 500
+	for _, mode := range []string{"relay", "decode"} {
+		b.Run(mode, func(b *testing.B) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				got := 0
+				for ev, err := range bb.runner.Events(ctx, res.SessionID, 0) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					if mode == "decode" && ev.Payload() == nil {
+						b.Fatalf("event %s does not decode", ev.Name)
+					}
+					if ev.RunID() == "x" {
+						b.Fatal("no such run")
+					}
+					if got++; got == n {
+						break
+					}
+				}
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N*n), "allocs/event")
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N*n), "B/event")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
+		})
+	}
+}
 
 // Runner.Events replays a session's log with typed payloads and then follows
 // it live; a second reader after a Seq sees exactly the rest.
@@ -26,8 +132,9 @@ func TestRunnerEvents(t *testing.T) {
 		require.NoError(t, err)
 		names = append(names, ev.Name)
 		seqs = append(seqs, ev.Seq)
-		require.NotNil(t, ev.Payload, "event %s is typed", ev.Name)
-		switch p := ev.Payload.(type) {
+		require.NotNil(t, ev.Payload(), "event %s is typed", ev.Name)
+		require.Equal(t, payloadRun(ev.Payload()), ev.RunID(), "event %s: the row's run is the payload's runId", ev.Name)
+		switch p := ev.Payload().(type) {
 		case *api.SessionEvent:
 			require.Equal(t, res.RunID, p.RunID)
 			require.Equal(t, res.RunID, ev.RunID())
@@ -45,7 +152,7 @@ func TestRunnerEvents(t *testing.T) {
 			require.Equal(t, []string{"b"}, p.Selections)
 		}
 		if ev.Name == api.EventDone {
-			require.Equal(t, api.RunStatus("completed"), ev.Payload.(*api.DoneEvent).Status)
+			require.Equal(t, api.RunStatus("completed"), ev.Payload().(*api.DoneEvent).Status)
 			break
 		}
 	}
@@ -114,16 +221,16 @@ func TestStreamedDeltasLastUntilTheMessage(t *testing.T) {
 			deltas := named(live, api.EventMessageDelta)
 			require.NotEmpty(t, deltas, "the live reader saw the text stream")
 			require.LessOrEqual(t, len(deltas), 2)
-			require.Equal(t, "从前有座山，", deltas[0].Payload.(*api.MessageDeltaEvent).Delta)
+			require.Equal(t, "从前有座山，", deltas[0].Payload().(*api.MessageDeltaEvent).Delta)
 			if len(deltas) == 2 {
-				require.Equal(t, "山里有座庙。", deltas[1].Payload.(*api.MessageDeltaEvent).Delta)
+				require.Equal(t, "山里有座庙。", deltas[1].Payload().(*api.MessageDeltaEvent).Delta)
 			}
 			require.Len(t, named(live, api.EventReasoningDelta), 1)
 			msgs := named(live, api.EventMessage)
 			require.Len(t, msgs, 2)
 			final := msgs[1]
-			require.Equal(t, &api.MessageEvent{MessageID: final.Payload.(*api.MessageEvent).MessageID, Role: "assistant",
-				Content: "从前有座山，山里有座庙。", Reasoning: "想一想，再想"}, final.Payload, "the message has the whole text; the rest never streamed")
+			require.Equal(t, &api.MessageEvent{MessageID: final.Payload().(*api.MessageEvent).MessageID, Role: "assistant",
+				Content: "从前有座山，山里有座庙。", Reasoning: "想一想，再想"}, final.Payload(), "the message has the whole text; the rest never streamed")
 
 			replay := func(after int64) []agent.Event {
 				var out []agent.Event

@@ -40,7 +40,7 @@ func Example() {
 	defer r.Shutdown()
 	run, _ := r.Start(ctx, agent.StartParams{Owner: "me", Message: "plan my day"})
 	for ev := range r.Events(ctx, run.SessionID, 0) {
-		switch p := ev.Payload.(type) {
+		switch p := ev.Payload().(type) {
 		case *api.ToolResultEvent:
 			fmt.Println(p.Name, "→", p.Content)
 		case *api.InputRequest:

@@ -23,27 +23,27 @@ type Event struct {
 	Name string
 	// Data is the payload as stored: the SSE data line.
 	Data json.RawMessage
-	// Payload is Data decoded into the payload type of Name
-	// (api.NewEventPayload: *api.SessionEvent, *api.InputRequest, ...);
-	// nil for a name api does not know.
-	Payload any
 	// At is when the event was committed.
 	At time.Time
+
+	runID string
 }
 
 // RunID is the run the event belongs to, "" for a payload that names none.
-func (e Event) RunID() string {
-	switch p := e.Payload.(type) {
-	case *api.SessionEvent:
-		return p.RunID
-	case *api.InputRequest:
-		return p.RunID
-	case *api.DoneEvent:
-		return p.RunID
-	case *api.ErrorEvent:
-		return p.RunID
+// It is read from the event's row (store.Event.RunID), not from Data.
+func (e Event) RunID() string { return e.runID }
+
+// Payload decodes Data into the payload type of Name
+// (api.NewEventPayload: *api.SessionEvent, *api.InputRequest, ...), anew
+// on each call; nil for a name api does not know or Data that does not
+// decode. Events does not decode: a reader that only relays Data (the SSE
+// stream) or filters by RunID never pays for it.
+func (e Event) Payload() any {
+	p := api.NewEventPayload(e.Name)
+	if p == nil || json.Unmarshal(e.Data, p) != nil {
+		return nil
 	}
-	return ""
+	return p
 }
 
 // eventBatch is how many events Events reads at a time.
@@ -82,11 +82,7 @@ func (r *Runner) Events(ctx context.Context, sessionID string, after int64) iter
 				}
 			}
 			for _, ev := range evs {
-				e := Event{Seq: ev.Seq, Name: ev.Name, Data: ev.Data, At: ev.CreatedAt, Payload: api.NewEventPayload(ev.Name)}
-				if e.Payload != nil && json.Unmarshal(ev.Data, e.Payload) != nil {
-					e.Payload = nil
-				}
-				if !yield(e, nil) {
+				if !yield(Event{Seq: ev.Seq, Name: ev.Name, Data: ev.Data, At: ev.CreatedAt, runID: ev.RunID}, nil) {
 					return
 				}
 				after = ev.Seq

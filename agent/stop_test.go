@@ -62,7 +62,7 @@ func TestCancelMidStreamKeepsPartialReply(t *testing.T) {
 			for ev, err := range b.runner.Events(b.ctx, res.SessionID, 0) {
 				require.NoError(t, err)
 				names = append(names, ev.Name)
-				if me, ok := ev.Payload.(*api.MessageEvent); ok && me.MessageID == m.ID {
+				if me, ok := ev.Payload().(*api.MessageEvent); ok && me.MessageID == m.ID {
 					msg = me
 				}
 				if ev.Name == api.EventDone {

@@ -315,7 +315,7 @@ func (r *Runner) pauseRows(ctx context.Context, tx store.Tx, run *store.Run, in 
 		return err
 	}
 	if in.Event == nil {
-		_, err = tx.EventAppend(ctx, &store.EventAppendParams{SessionID: run.SessionID, Name: api.EventUserInputRequired, Data: in.Request, Ref: in.ID, Now: r.now()})
+		_, err = tx.EventAppend(ctx, &store.EventAppendParams{SessionID: run.SessionID, Name: api.EventUserInputRequired, Data: in.Request, Ref: in.ID, RunID: run.ID, Now: r.now()})
 	} else {
 		_, err = r.emit(ctx, tx, run.SessionID, api.EventUserInputRequired, in.Event)
 	}

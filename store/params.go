@@ -166,7 +166,11 @@ type EventAppendParams struct {
 	// byte: no such key comes earlier in Data, and the message holds what
 	// encoding/json wrote for it.
 	MessageRef string
-	Now        time.Time
+	// RunID, when not empty, is the run the event names (the runId of its
+	// payload: session, user_input_required, done, error); it is stored
+	// beside Data and returned as Event.RunID.
+	RunID string
+	Now   time.Time
 }
 
 // EventDeleteParams deletes the events of SessionID with FromSeq ≤ Seq ≤

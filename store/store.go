@@ -122,6 +122,10 @@ type Event struct {
 	Seq       int64
 	Name      string
 	Data      json.RawMessage
+	// RunID is the run the event names (EventAppendParams.RunID), "" for
+	// none: readers filter a session's log by run without decoding Data
+	// (docs/design.md §3).
+	RunID     string
 	CreatedAt time.Time
 }
 

@@ -172,8 +172,8 @@ func appendEvent(ctx context.Context, q querier, p *store.EventAppendParams) (*s
 		ref = p.MessageRef
 	}
 	err := q.QueryRow(ctx, `WITH s AS (UPDATE sessions SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq)
-		INSERT INTO events (session_id, seq, name, data, ref, created_at) SELECT $1, s.last_seq, $2, $3, $4, $5 FROM s RETURNING seq`,
-		p.SessionID, p.Name, data, ref, p.Now.UTC()).Scan(&seq)
+		INSERT INTO events (session_id, seq, name, data, ref, run_id, created_at) SELECT $1, s.last_seq, $2, $3, $4, NULLIF($5, ''), $6 FROM s RETURNING seq`,
+		p.SessionID, p.Name, data, ref, p.RunID, p.Now.UTC()).Scan(&seq)
 	if err != nil {
 		return nil, nil, notFound(err, "event append: session "+p.SessionID)
 	}
@@ -181,7 +181,7 @@ func appendEvent(ctx context.Context, q querier, p *store.EventAppendParams) (*s
 	if err != nil {
 		return nil, nil, err
 	}
-	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, CreatedAt: p.Now}, feedKeys, nil
+	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, RunID: p.RunID, CreatedAt: p.Now}, feedKeys, nil
 }
 
 // EventList implements store.Executor.
@@ -193,7 +193,7 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	// A reference names an interaction (the event is its request) or a
 	// message (the event carries its content or a call's arguments,
 	// store.SpliceMessage).
-	rows, err := e.q.Query(ctx, `SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content, m.tool_calls, e.created_at
+	rows, err := e.q.Query(ctx, `SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content, m.tool_calls, COALESCE(e.run_id, ''), e.created_at
 		FROM events e LEFT JOIN interactions i ON i.id = e.ref LEFT JOIN messages m ON m.id = e.ref AND i.id IS NULL
 		WHERE e.session_id = $1 AND e.seq > $2 ORDER BY e.seq LIMIT $3`, p.SessionID, p.AfterSeq, limit)
 	if err != nil {
@@ -204,7 +204,7 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 		var data string
 		var content, calls pgtype.Text // NULL without a message reference
 		var at pgtype.Timestamptz
-		if err := row.Scan(&ev.Seq, &ev.Name, &data, &content, &calls, &at); err != nil {
+		if err := row.Scan(&ev.Seq, &ev.Name, &data, &content, &calls, &ev.RunID, &at); err != nil {
 			return nil, err
 		}
 		ev.Data, ev.CreatedAt = json.RawMessage(data), tm(at)

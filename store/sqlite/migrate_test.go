@@ -80,3 +80,49 @@ func TestMigrationRowidNumbering(t *testing.T) {
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM messages WHERE session_id = 'sess_a'`).Scan(&n))
 	require.Equal(t, 3, n)
 }
+
+// Migration 00009 gives the events written before it their run id: from
+// the payload's runId for the events that name one, from the interaction
+// for a request stored by reference; none for the rest or for data that is
+// not JSON.
+func TestMigrationEventRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	db, err := sql.Open(DriverName, "file:"+path+"?_pragma=foreign_keys(1)")
+	require.NoError(t, err)
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	fsys, err := fsSub(migrations, "migrations")
+	require.NoError(t, err)
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys)
+	require.NoError(t, err)
+	_, err = p.UpTo(ctx, 8)
+	require.NoError(t, err)
+	for _, q := range []string{
+		`INSERT INTO sessions (id, owner, title, status, created_at, updated_at) VALUES ('sess_a', 'o', 't', 'idle', 1, 1)`,
+		`INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, created_at, expires_at) VALUES ('ask_1', 'sess_a', 'run_i', 'call_1', 'ask_user', '{"id":"ask_1"}', 1, 2)`,
+		`INSERT INTO events (session_id, seq, name, data, ref, created_at) VALUES
+			('sess_a', 1, 'session', '{"sessionId":"sess_a","runId":"run_s"}', NULL, 1),
+			('sess_a', 2, 'user_input_required', '', 'ask_1', 1),
+			('sess_a', 3, 'user_input_required', '{"id":"elic_1","runId":"run_e"}', NULL, 1),
+			('sess_a', 4, 'error', '{"code":"x","message":"\"runId\":\"no\"","runId":"run_x"}', NULL, 1),
+			('sess_a', 5, 'done', 'not json', NULL, 1),
+			('sess_a', 6, 'message', '{"messageId":"m","runId":"run_m"}', NULL, 1)`,
+	} {
+		_, err := db.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+	s, err := Open(ctx, path, nil) // applies 00009
+	require.NoError(t, err)
+	evs, err := s.EventList(ctx, &store.EventListParams{SessionID: "sess_a"})
+	require.NoError(t, err)
+	var runs []string
+	for _, ev := range evs {
+		runs = append(runs, ev.RunID)
+	}
+	require.Equal(t, []string{"run_s", "run_i", "run_e", "run_x", "", ""}, runs)
+	require.NoError(t, s.Close())
+	_, err = p.DownTo(ctx, 8)
+	require.NoError(t, err)
+}

@@ -150,9 +150,9 @@ func (e executor) eventAppend(ctx context.Context, w querier, p *store.EventAppe
 	} else if p.MessageRef != "" {
 		ref = p.MessageRef
 	}
-	err := w.QueryRowContext(ctx, `INSERT INTO events (session_id, seq, name, data, ref, created_at)
-		SELECT s.id, MAX(s.last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.session_id = s.id), 0)) + 1, ?, ?, ?, ?
-		FROM sessions s WHERE s.id = ? RETURNING seq`, p.Name, data, ref, ts(p.Now), p.SessionID).Scan(&seq)
+	err := w.QueryRowContext(ctx, `INSERT INTO events (session_id, seq, name, data, ref, run_id, created_at)
+		SELECT s.id, MAX(s.last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.session_id = s.id), 0)) + 1, ?, ?, ?, NULLIF(?, ''), ?
+		FROM sessions s WHERE s.id = ? RETURNING seq`, p.Name, data, ref, p.RunID, ts(p.Now), p.SessionID).Scan(&seq)
 	if err != nil {
 		return nil, nil, notFound(err, "event append: session "+p.SessionID)
 	}
@@ -166,7 +166,7 @@ func (e executor) eventAppend(ctx context.Context, w querier, p *store.EventAppe
 			e.onEvent(k)
 		}
 	}
-	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, CreatedAt: p.Now}, feedKeys, nil
+	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, RunID: p.RunID, CreatedAt: p.Now}, feedKeys, nil
 }
 
 // EventList implements store.Executor.
@@ -178,7 +178,7 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	// A reference names an interaction (the event is its request) or a
 	// message (the event carries its content or a call's arguments,
 	// store.SpliceMessage).
-	rows, err := e.r.QueryContext(ctx, `SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content, m.tool_calls, e.created_at
+	rows, err := e.r.QueryContext(ctx, `SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content, m.tool_calls, COALESCE(e.run_id, ''), e.created_at
 		FROM events e LEFT JOIN interactions i ON i.id = e.ref LEFT JOIN messages m ON m.id = e.ref AND i.id IS NULL
 		WHERE e.session_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`, p.SessionID, p.AfterSeq, limit)
 	if err != nil {
@@ -191,7 +191,7 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 		var data string
 		var content, calls sql.NullString
 		var at int64
-		if err := rows.Scan(&ev.Seq, &ev.Name, &data, &content, &calls, &at); err != nil {
+		if err := rows.Scan(&ev.Seq, &ev.Name, &data, &content, &calls, &ev.RunID, &at); err != nil {
 			return nil, err
 		}
 		ev.Data, ev.CreatedAt = json.RawMessage(data), tm(at)

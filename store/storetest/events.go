@@ -34,6 +34,48 @@ func waitWake(t *testing.T, ch <-chan struct{}, what string) {
 }
 
 func exerciseEvents(t *testing.T, newStore func(t *testing.T) store.Store) {
+	t.Run("RunIDTravelsWithTheEvent", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		s := b.session(t)
+		// The run id is a column, not read from Data: it comes back for a
+		// payload that is not JSON, for a request stored by reference (the
+		// interaction's run is another: the event's own wins), and "" when
+		// the event names no run.
+		err := b.st.InTx(b.ctx, func(tx store.Tx) error {
+			if _, err := tx.InteractionInsert(b.ctx, &store.InteractionInsertParams{ID: "ask_run", SessionID: s.ID, RunID: "run_other", ToolCallID: "call_run",
+				Tool: "ask_user", Request: json.RawMessage(`{"id":"ask_run"}`), Now: T0, ExpiresAt: T0.Add(time.Hour)}); err != nil {
+				return err
+			}
+			for _, p := range []*store.EventAppendParams{
+				{SessionID: s.ID, Name: "session", Data: json.RawMessage(`{"runId":"run_data"}`), RunID: "run_a", Now: T0},
+				{SessionID: s.ID, Name: "user_input_required", Data: json.RawMessage(`{"id":"ask_run"}`), Ref: "ask_run", RunID: "run_a", Now: T0},
+				{SessionID: s.ID, Name: "done", Data: json.RawMessage(`not json`), RunID: "run_b", Now: T0},
+				{SessionID: s.ID, Name: "message", Data: json.RawMessage(`{"runId":"run_c"}`), Now: T0},
+			} {
+				ev, err := tx.EventAppend(b.ctx, p)
+				if err != nil {
+					return err
+				}
+				require.Equal(t, p.RunID, ev.RunID, "EventAppend returns it")
+			}
+			return nil
+		})
+		require.NoError(t, err)
+		evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: s.ID})
+		require.NoError(t, err)
+		require.Len(t, evs, 4)
+		var runs []string
+		for _, ev := range evs {
+			runs = append(runs, ev.RunID)
+		}
+		require.Equal(t, []string{"run_a", "run_a", "run_b", ""}, runs)
+		require.Equal(t, "not json", string(evs[2].Data), "the data is as written")
+		evs, err = b.st.EventList(b.ctx, &store.EventListParams{SessionID: s.ID, AfterSeq: evs[1].Seq, Limit: 1})
+		require.NoError(t, err)
+		require.Len(t, evs, 1)
+		require.Equal(t, "run_b", evs[0].RunID)
+	})
 	t.Run("RefReadsTheInteraction", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, newStore)
