@@ -121,6 +121,30 @@ type toolStopBundle struct {
 	act    *actTool
 }
 
+// cancelAt sets hook (one of the store's hooks) to cancel session sid
+// when it fires, once; the returned channel gets the cancel's error.
+func (b *toolStopBundle) cancelAt(hook *func(), sid string) <-chan error {
+	cancelled := make(chan error, 1)
+	b.st.mu.Lock()
+	*hook = func() {
+		_, err := b.runner.Cancel(b.ctx, agent.CancelParams{Owner: "alice", SessionID: sid})
+		cancelled <- err
+	}
+	b.st.mu.Unlock()
+	return cancelled
+}
+
+// waitCancel waits for the cancel cancelAt made and requires it to succeed.
+func (b *toolStopBundle) waitCancel(t *testing.T, cancelled <-chan error) {
+	t.Helper()
+	select {
+	case err := <-cancelled:
+		require.NoError(t, err)
+	case <-b.ctx.Done():
+		t.Fatal("the cancel never ran")
+	}
+}
+
 func setupToolStop(t *testing.T, newStore func(t *testing.T) store.Store, wait time.Duration) *toolStopBundle {
 	t.Helper()
 	raw := newStore(t)
@@ -230,24 +254,13 @@ func TestCancelWhileToolRuns(t *testing.T) {
 				t.Parallel()
 				b := setupToolStop(t, newStore, 200*time.Millisecond)
 				sid := agent.NewID("sess")
-				cancelled := make(chan error, 1)
-				b.st.mu.Lock()
-				b.st.onStarted = func() {
-					// The marker is committed and the tool about to run:
-					// the cancel commits first, the tool runs all the same.
-					_, err := b.runner.Cancel(b.ctx, agent.CancelParams{Owner: "alice", SessionID: sid})
-					cancelled <- err
-				}
-				b.st.mu.Unlock()
+				// The marker is committed and the tool about to run: the
+				// cancel commits first, the tool runs all the same.
+				cancelled := b.cancelAt(&b.st.onStarted, sid)
 				b.act.free()
 				res, err := b.runner.Start(b.ctx, agent.StartParams{Owner: "alice", Message: "do it", SessionID: sid, CreateSession: true})
 				require.NoError(t, err)
-				select {
-				case err := <-cancelled:
-					require.NoError(t, err)
-				case <-b.ctx.Done():
-					t.Fatal("the cancel never ran")
-				}
+				b.waitCancel(t, cancelled)
 				require.Eventually(t, func() bool { return b.act.effects.Load() == 1 }, 5*time.Second, 10*time.Millisecond)
 				b.runner.Shutdown()
 				m, _ := b.actResult(t, res.SessionID)
@@ -257,24 +270,13 @@ func TestCancelWhileToolRuns(t *testing.T) {
 				t.Parallel()
 				b := setupToolStop(t, newStore, 200*time.Millisecond)
 				sid := agent.NewID("sess")
-				cancelled := make(chan error, 1)
-				b.st.mu.Lock()
-				b.st.onTraceList = func() {
-					// The driver is about to start the tool: a cancel
-					// commits first.
-					_, err := b.runner.Cancel(b.ctx, agent.CancelParams{Owner: "alice", SessionID: sid})
-					cancelled <- err
-				}
-				b.st.mu.Unlock()
+				// The driver is about to start the tool: a cancel commits
+				// first.
+				cancelled := b.cancelAt(&b.st.onTraceList, sid)
 				res, err := b.runner.Start(b.ctx, agent.StartParams{Owner: "alice", Message: "do it", SessionID: sid, CreateSession: true})
 				require.NoError(t, err)
 				b.act.free()
-				select {
-				case err := <-cancelled:
-					require.NoError(t, err)
-				case <-b.ctx.Done():
-					t.Fatal("the cancel never ran")
-				}
+				b.waitCancel(t, cancelled)
 				b.runner.Shutdown()
 				m, _ := b.actResult(t, res.SessionID)
 				require.Equal(t, "not run: the run ended (cancelled) before this tool call was handled", m.Content)

@@ -22,17 +22,7 @@ import (
 func TestMigrationRowidNumbering(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	db, err := sql.Open(DriverName, "file:"+path+"?_pragma=foreign_keys(1)")
-	require.NoError(t, err)
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	fsys, err := fsSub(migrations, "migrations")
-	require.NoError(t, err)
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys)
-	require.NoError(t, err)
-	_, err = p.UpTo(ctx, 7)
-	require.NoError(t, err)
+	db, p, path := migratedTo(t, 7)
 	for _, q := range []string{
 		`INSERT INTO sessions (id, owner, title, status, created_at, updated_at) VALUES ('sess_a', 'o', 't', 'idle', 1, 1)`,
 		`INSERT INTO messages (seq, id, session_id, role, content, created_at) VALUES (7, 'msg_1', 'sess_a', 'user', 'one', 1), (9, 'msg_2', 'sess_a', 'assistant', 'two', 2)`,
@@ -88,17 +78,7 @@ func TestMigrationRowidNumbering(t *testing.T) {
 func TestMigrationEventRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	db, err := sql.Open(DriverName, "file:"+path+"?_pragma=foreign_keys(1)")
-	require.NoError(t, err)
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	fsys, err := fsSub(migrations, "migrations")
-	require.NoError(t, err)
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys)
-	require.NoError(t, err)
-	_, err = p.UpTo(ctx, 8)
-	require.NoError(t, err)
+	db, p, path := migratedTo(t, 8)
 	for _, q := range []string{
 		`INSERT INTO sessions (id, owner, title, status, created_at, updated_at) VALUES ('sess_a', 'o', 't', 'idle', 1, 1)`,
 		`INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, created_at, expires_at) VALUES ('ask_1', 'sess_a', 'run_i', 'call_1', 'ask_user', '{"id":"ask_1"}', 1, 2)`,
@@ -125,4 +105,22 @@ func TestMigrationEventRun(t *testing.T) {
 	require.NoError(t, s.Close())
 	_, err = p.DownTo(ctx, 8)
 	require.NoError(t, err)
+}
+
+// migratedTo opens a new SQLite file (at path) with the embedded
+// migrations up to version, on one connection; the test's cleanup closes it.
+func migratedTo(t *testing.T, version int64) (db *sql.DB, p *goose.Provider, path string) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "m.db")
+	db, err := sql.Open(DriverName, "file:"+path+"?_pragma=foreign_keys(1)")
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	fsys, err := fsSub(migrations, "migrations")
+	require.NoError(t, err)
+	p, err = goose.NewProvider(goose.DialectSQLite3, db, fsys)
+	require.NoError(t, err)
+	_, err = p.UpTo(context.Background(), version)
+	require.NoError(t, err)
+	return db, p, path
 }
