@@ -26,7 +26,7 @@ import (
 )
 
 // answerPathMaxCalls is what an ask_user answer's path costs today from
-// Runner.Continue to the resumed model request, counted by
+// Runner.Resolve to the resumed model request, counted by
 // TestAnswerPathStoreCalls: an upper bound that catches a regression, not
 // the target (issue 25 asks for at most 6).
 const answerPathMaxCalls = 16
@@ -415,7 +415,7 @@ func answerPathCalls(t *testing.T, st store.Store) map[string]int {
 		return err == nil && run.Status == store.RunWaitingInput, err
 	}))
 	c.on.Store(true)
-	_, err = r.Continue(ctx, agent.ContinueParams{Owner: "bench", SessionID: res.SessionID, RequestID: it.ID, Answer: api.Answer{Selections: []string{"safe"}}})
+	_, err = r.Resolve(ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "bench", SessionID: res.SessionID, RequestID: it.ID, Answer: api.ContinueRequest{Selections: []string{"safe"}}})
 	require.NoError(t, err)
 	select {
 	case n := <-counted:
@@ -431,7 +431,7 @@ func answerPathCalls(t *testing.T, st store.Store) map[string]int {
 }
 
 // TestAnswerPathStoreCalls reports the store calls of an ask_user answer's
-// path (Runner.Continue to the resumed model request) per method, on
+// path (Runner.Resolve to the resumed model request) per method, on
 // SQLite and, with LUBAN_TEST_POSTGRES, on PostgreSQL; the total may not
 // grow past answerPathMaxCalls.
 func TestAnswerPathStoreCalls(t *testing.T) {

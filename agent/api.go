@@ -11,7 +11,6 @@ import (
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
-	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/store"
 )
@@ -135,19 +134,42 @@ func (r *Runner) interaction(ctx context.Context, owner, requestID string) (*sto
 	return it, nil
 }
 
-// ContinueParams answers request RequestID of SessionID (POST
-// /api/chat/continue, docs/design.md §A.2).
-type ContinueParams struct {
-	Owner, SessionID, RequestID string
-	Answer                      api.Answer
-	// Approval is the answer when the request is an approval (docs/design.md §10):
-	// decision, arguments, message, remember; Answer.Cancelled or
-	// Approval.Cancelled cancels.
-	Approval approval.Answer
-	// Elicitation is the answer when the request is an MCP server's
-	// elicitation (docs/design.md §11): decision accept (with a form's content) or
-	// decline; Answer.Cancelled or Elicitation.Cancelled is MCP's cancel.
-	Elicitation elicit.Answer
+// The surfaces an answer comes from (ResolveParams.Surface): where the
+// person (or the clock) answered. What is checked and written does not
+// depend on them, except that the continue endpoint must name the session
+// (docs/design.md §3).
+const (
+	SurfaceContinue = "continue" // POST /api/chat/continue
+	SurfaceAGUI     = "agui"     // an AG-UI resume (docs/design.md §13)
+	SurfaceMCP      = "mcp"      // luban's MCP server: a host's decline or cancel (docs/design.md §11)
+	SurfaceInbox    = "inbox"    // the inbox page
+	SurfaceLink     = "link"     // a signed action link
+	SurfaceEmail    = "email"    // an email reply
+	SurfaceSlack    = "slack"    // a Slack action
+	SurfaceTimeout  = "timeout"  // a deadline's onTimeout
+	SurfaceCancel   = "cancel"   // a cancel of the run
+)
+
+// ResolveParams is one answer (or decline) to one interaction, from any
+// surface (docs/design.md §15).
+type ResolveParams struct {
+	// By is the principal answering: a person's id, or the token's
+	// principal when no people: directory is configured.
+	By string
+	// SessionID is optional; when set it must be the interaction's session
+	// (else ErrInteractionNotFound), and a session that does not exist or
+	// that By may not see is ErrSessionNotFound.
+	SessionID string
+	// RequestID names the interaction (required).
+	RequestID string
+	// Answer is the one answer body: an ask's selections, customInput and
+	// answers; an approval's decision, arguments, message and remember; an
+	// elicitation's decision and content; or cancelled, for every kind. Its
+	// SessionID and RequestID are not read.
+	Answer api.ContinueRequest
+	// Surface is where the answer came from (one of the Surface
+	// constants); SurfaceContinue requires SessionID.
+	Surface string
 }
 
 // ContinueResult is the receipt; AfterSeq is the sequence number just before
@@ -158,35 +180,66 @@ type ContinueResult struct {
 	AfterSeq int64
 }
 
-// Continue answers a pending request once and resumes its run. Errors:
-// ErrSessionNotFound (the session is unknown or another principal's),
-// ErrInteractionNotFound (the request is unknown or another session's),
-// *AlreadyResolvedError, ErrInteractionExpired, ErrNotResumable,
-// ErrPayloadTooLarge, *askuser.AnswerError (nothing consumed: the request
-// stays pending).
-func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResult, error) {
-	if p.SessionID == "" || p.RequestID == "" {
+// Resolve answers a pending interaction once and resumes what waits on it
+// (the run, or an MCP server's call): the one entry point of every surface
+// (docs/design.md §15). Who may answer is decided by mayAnswer. Errors:
+// *RequestFieldError (RequestID missing, or SessionID on SurfaceContinue),
+// ErrSessionNotFound (SessionID names a session that is unknown or not
+// By's), ErrInteractionNotFound (the request is unknown, in another session,
+// or not By's to see), *AlreadyResolvedError, *InteractionExpiredError,
+// ErrNotResumable (or *NotResumableError), *PayloadTooLargeError,
+// *askuser.AnswerError (422: nothing consumed, the request stays pending).
+func (r *Runner) Resolve(ctx context.Context, p ResolveParams) (*ContinueResult, error) {
+	if p.RequestID == "" || (p.Surface == SurfaceContinue && p.SessionID == "") {
 		e := &RequestFieldError{Msg: "sessionId and requestId are required"}
+		if p.Surface != SurfaceContinue {
+			e.Msg = "requestId is required"
+		}
 		for _, f := range []struct{ name, v string }{{"sessionId", p.SessionID}, {"requestId", p.RequestID}} {
-			if f.v == "" {
+			if f.v == "" && (f.name == "requestId" || p.Surface == SurfaceContinue) {
 				e.Details = append(e.Details, api.FieldError{Field: f.name, Code: api.DetailRequired, Message: "required"})
 			}
 		}
 		return nil, e
 	}
-	if _, err := r.session(ctx, p.Owner, p.SessionID); err != nil {
-		return nil, err
+	var sess *store.Session
+	if p.SessionID != "" {
+		var err error
+		if sess, err = r.st.SessionGet(ctx, p.SessionID); errors.Is(err, store.ErrNotFound) {
+			return nil, ErrSessionNotFound
+		} else if err != nil {
+			return nil, err
+		}
 	}
 	it, err := r.st.InteractionGet(ctx, p.RequestID)
 	if errors.Is(err, store.ErrNotFound) {
+		if sess != nil && sess.Owner != p.By {
+			// Another principal's session does not exist for you.
+			return nil, ErrSessionNotFound
+		}
 		return nil, ErrInteractionNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
-	if it.SessionID != p.SessionID {
+	if sess != nil && it.SessionID != sess.ID {
+		if sess.Owner != p.By {
+			return nil, ErrSessionNotFound
+		}
 		r.audit(ctx, r.st, it, "rejected", "session_mismatch", nil)
 		return nil, ErrInteractionNotFound
+	}
+	if sess == nil {
+		if sess, err = r.st.SessionGet(ctx, it.SessionID); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.mayAnswer(ctx, p.By, it, sess.Owner); err != nil {
+		if errors.Is(err, ErrInteractionNotFound) && p.SessionID != "" {
+			// The session the caller named is not theirs to see.
+			err = ErrSessionNotFound
+		}
+		return nil, err
 	}
 	if it.Status == string(api.StatusExpired) {
 		// Past expiresAt is 410 whether or not the sweeper got there first.
@@ -235,7 +288,8 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 	if isElicitation(it) {
 		return r.continueElicitation(ctx, it, run, req, p)
 	}
-	ans := p.Answer
+	b := p.Answer
+	ans := api.Answer{Selections: b.Selections, CustomInput: b.CustomInput, Cancelled: b.Cancelled, Answers: b.Answers}
 	status := api.StatusAnswered
 	var appr *approvalAnswer
 	if isApproval(req) {
@@ -247,7 +301,7 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		status = api.StatusCancelled
 		ans = api.Answer{Selections: []string{}, Cancelled: true}
 	} else {
-		if err := approvalFieldsOnAsk(p.Approval); err != nil {
+		if err := approvalFieldsOnAsk(approval.AnswerOf(b)); err != nil {
 			r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
 			return nil, err
 		}
@@ -290,6 +344,18 @@ func (r *Runner) Continue(ctx context.Context, p ContinueParams) (*ContinueResul
 		return nil, &AlreadyResolvedError{Receipt: receiptOf(cur)}
 	}
 	return &ContinueResult{Receipt: rc, RunID: it.RunID, AfterSeq: ev - 1}, nil
+}
+
+// mayAnswer is the one check of who may answer interaction it
+// (docs/design.md §15), whose session owner is given: today that owner and
+// no one else. It returns nil, or ErrInteractionNotFound when it is not by's
+// to see (Resolve turns that into ErrSessionNotFound when the caller named
+// the session).
+func (r *Runner) mayAnswer(_ context.Context, by string, _ *store.Interaction, owner string) error {
+	if by != owner {
+		return ErrInteractionNotFound
+	}
+	return nil
 }
 
 // notResumable is the error of an answer to question it whose run cannot

@@ -18,7 +18,7 @@ import (
 // Approvals (docs/design.md §10) ride the interaction pipeline of questions: a call
 // whose tool the agent's policy marks "always" is put in front of a person
 // by the same pause transition (an interaction of tool "approval"), answered
-// through Continue with the same checks (duplicate, session, expiry,
+// through Resolve with the same checks (duplicate, session, expiry,
 // resumable), resolved by the same transition, cancelled and expired the
 // same way. What differs is decided here: approve and edit resolve without
 // a ToolResult, and the run's next step runs the tool once (with the edited
@@ -41,12 +41,13 @@ func isApproval(req *api.InputRequest) bool {
 // is ErrPayloadTooLarge; an answer that breaks the request is an
 // *askuser.AnswerError (audited as rejected invalid_answer) and consumes
 // nothing. A cancel is never validated.
-func (r *Runner) approvalDecision(ctx context.Context, it *store.Interaction, req *api.InputRequest, p ContinueParams) (api.Status, *approvalAnswer, error) {
-	a := p.Approval
-	if a.Cancelled || p.Answer.Cancelled {
-		return api.StatusCancelled, &approvalAnswer{answer: approval.Answer{Cancelled: true}, principal: p.Owner}, nil
+func (r *Runner) approvalDecision(ctx context.Context, it *store.Interaction, req *api.InputRequest, p ResolveParams) (api.Status, *approvalAnswer, error) {
+	a := approval.AnswerOf(p.Answer)
+	if a.Cancelled {
+		return api.StatusCancelled, &approvalAnswer{answer: approval.Answer{Cancelled: true}, principal: p.By}, nil
 	}
-	if err := askFieldsOnApproval(p.Answer); err != nil {
+	b := p.Answer
+	if err := askFieldsOnApproval(api.Answer{Selections: b.Selections, CustomInput: b.CustomInput, Answers: b.Answers}); err != nil {
 		r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
 		return "", nil, err
 	}
@@ -70,7 +71,7 @@ func (r *Runner) approvalDecision(ctx context.Context, it *store.Interaction, re
 		r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
 		return "", nil, err
 	}
-	return api.StatusAnswered, &approvalAnswer{answer: norm, principal: p.Owner}, nil
+	return api.StatusAnswered, &approvalAnswer{answer: norm, principal: p.By}, nil
 }
 
 // joinFieldErrors renders a tool's argument problems for the model:

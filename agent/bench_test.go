@@ -139,8 +139,8 @@ func (bb *benchBundle) cycle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := bb.runner.Continue(ctx, agent.ContinueParams{Owner: "bench", SessionID: res.SessionID, RequestID: it.ID,
-		Answer: api.Answer{Selections: []string{"safe"}}}); err != nil {
+	if _, err := bb.runner.Resolve(ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "bench", SessionID: res.SessionID, RequestID: it.ID,
+		Answer: api.ContinueRequest{Selections: []string{"safe"}}}); err != nil {
 		return err
 	}
 	return waitFor(ctx, bb.st, res.SessionID, func() (bool, error) {
@@ -310,7 +310,7 @@ func TestCycle(t *testing.T) {
 	run, err := bb.st.RunGet(ctx, res.RunID)
 	require.NoError(t, err)
 	require.Equal(t, store.RunWaitingInput, run.Status)
-	_, err = bb.runner.Continue(ctx, agent.ContinueParams{Owner: "bench", SessionID: res.SessionID, RequestID: it.ID, Answer: api.Answer{Selections: []string{"safe"}}})
+	_, err = bb.runner.Resolve(ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "bench", SessionID: res.SessionID, RequestID: it.ID, Answer: api.ContinueRequest{Selections: []string{"safe"}}})
 	require.NoError(t, err)
 	require.NoError(t, waitFor(ctx, bb.st, res.SessionID, func() (bool, error) {
 		run, err := bb.st.RunGet(ctx, res.RunID)

@@ -13,16 +13,16 @@
 //   - Every edge of the machine is one transaction (docs/design.md §22): the
 //     run's row is written first and conditionally, then its messages,
 //     events, trace and audit entries together. A question is answered at
-//     most once (Continue); whatever ends a run (Cancel, an expiry, a
+//     most once (Resolve); whatever ends a run (Cancel, an expiry, a
 //     failure) resolves every question it left pending in the same
 //     transaction.
 //   - Events are committed before anyone sees them; Events replays a
 //     session's log after a sequence number and then follows it live, so a
 //     reader that reconnects misses and repeats nothing.
-//   - Start, Continue and Cancel return the errors of errors.go, which the
+//   - Start, Resolve and Cancel return the errors of errors.go, which the
 //     HTTP server maps to the codes of docs/design.md §3.
 //   - The Runner is the whole way to the store for a program that serves
-//     people (there is no accessor for the store): writes (Start, Continue,
+//     people (there is no accessor for the store): writes (Start, Resolve,
 //     Cancel, Ask, DeleteSession), the streams (Events per session, Feed per
 //     principal) and the reads (Session, Sessions, SessionPage, SessionState,
 //     RunState, RequestRun, Transcript, Trace, Pending, Inbox), each
@@ -34,5 +34,5 @@
 // Embedding: build a tool.Registry, a model.Provider (model.ProviderFunc
 // adapts a function) and a store (store/sqlite or store/postgres), call New,
 // run Runner.Run in a goroutine for the sweeper, then Start a run, follow
-// Events and Continue its questions (see the example).
+// Events and Resolve its questions (see the example).
 package agent

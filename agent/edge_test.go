@@ -82,12 +82,12 @@ func TestDuplicateAroundExpiryIsAlreadyResolved(t *testing.T) {
 			var first error
 			st.mu.Lock()
 			st.onGet = func() {
-				_, first = r.Continue(ctx, agent.ContinueParams{Owner: "alice", SessionID: res.SessionID, RequestID: it.ID, Answer: api.Answer{Selections: []string{"a"}}})
+				_, first = r.Resolve(ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "alice", SessionID: res.SessionID, RequestID: it.ID, Answer: api.ContinueRequest{Selections: []string{"a"}}})
 				late := it.ExpiresAt.Add(time.Second)
 				clock.Store(&late)
 			}
 			st.mu.Unlock()
-			_, err = r.Continue(ctx, agent.ContinueParams{Owner: "alice", SessionID: res.SessionID, RequestID: it.ID, Answer: api.Answer{Selections: []string{"b"}}})
+			_, err = r.Resolve(ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "alice", SessionID: res.SessionID, RequestID: it.ID, Answer: api.ContinueRequest{Selections: []string{"b"}}})
 			require.NoError(t, first)
 			var already *agent.AlreadyResolvedError
 			require.ErrorAs(t, err, &already)

@@ -270,14 +270,11 @@ func (e *NotResumableError) Error() string {
 // Unwrap returns ErrNotResumable.
 func (e *NotResumableError) Unwrap() error { return ErrNotResumable }
 
-// continueElicitation answers an elicitation (the Continue of a request of
+// continueElicitation answers an elicitation (the Resolve of a request of
 // tool "elicitation"). The answer is validated first (422 keeps the request
 // pending).
-func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction, run *store.Run, req *api.InputRequest, p ContinueParams) (*ContinueResult, error) {
-	a := p.Elicitation
-	if p.Answer.Cancelled {
-		a.Cancelled = true
-	}
+func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction, run *store.Run, req *api.InputRequest, p ResolveParams) (*ContinueResult, error) {
+	a := elicit.Answer{Decision: p.Answer.Decision, Content: p.Answer.Content, Cancelled: p.Answer.Cancelled}
 	norm, err := elicit.ValidateAnswer(&req.Prompt, a)
 	if err != nil {
 		r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)

@@ -144,7 +144,7 @@ func TestRunnerEvents(t *testing.T) {
 			if !answered {
 				answered = true
 				// Answered while the reader waits: the rest arrives live.
-				_, err := b.runner.Continue(b.ctx, agent.ContinueParams{Owner: "alice", SessionID: res.SessionID, RequestID: p.ID, Answer: api.Answer{Selections: []string{"b"}}})
+				_, err := b.runner.Resolve(b.ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "alice", SessionID: res.SessionID, RequestID: p.ID, Answer: api.ContinueRequest{Selections: []string{"b"}}})
 				require.NoError(t, err)
 			}
 		case *api.Receipt:

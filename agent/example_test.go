@@ -44,7 +44,7 @@ func Example() {
 		case *api.ToolResultEvent:
 			fmt.Println(p.Name, "→", p.Content)
 		case *api.InputRequest:
-			_, _ = r.Continue(ctx, agent.ContinueParams{Owner: "me", SessionID: run.SessionID, RequestID: p.ID, Answer: api.Answer{Selections: []string{"yes"}}})
+			_, _ = r.Resolve(ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "me", SessionID: run.SessionID, RequestID: p.ID, Answer: api.ContinueRequest{Selections: []string{"yes"}}})
 		case *api.DoneEvent:
 			fmt.Println("run", p.Status)
 			return

@@ -36,7 +36,7 @@ type AskParams struct {
 
 // Ask creates the question as a run of its own whose only step is the ask:
 // the same interaction row, user_input_required event, audit and trace
-// entries as a model's call, answered through Continue like any other. The
+// entries as a model's call, answered through Resolve like any other. The
 // run completes once the question is resolved. It returns the pending
 // InputRequest. Errors: ErrInvalidArguments (nothing stored), ErrSessionNotFound,
 // *InteractionPendingError (the session already waits on a question),

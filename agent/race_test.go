@@ -223,8 +223,8 @@ func (b *raceBundle) requireNothingOpen(t *testing.T, status, sessionID, runID s
 	require.NoError(t, err)
 	for _, it := range its {
 		require.NotEqual(t, string(api.StatusPending), it.Status, "interaction %s", it.ID)
-		_, err := b.runner.Continue(b.ctx, agent.ContinueParams{Owner: "alice", SessionID: sessionID, RequestID: it.ID,
-			Answer: api.Answer{Selections: []string{"a"}}})
+		_, err := b.runner.Resolve(b.ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "alice", SessionID: sessionID, RequestID: it.ID,
+			Answer: api.ContinueRequest{Selections: []string{"a"}}})
 		var already *agent.AlreadyResolvedError
 		require.ErrorAs(t, err, &already, "a late answer to %s", it.ID)
 	}
@@ -310,8 +310,8 @@ func TestCancelRacesSecondAsk(t *testing.T) {
 			first, err := b.st.InteractionGetPending(b.ctx, res.SessionID)
 			require.NoError(t, err)
 			status, sid, rid := b.cancelDuringPause(t, func() (string, string) {
-				_, err := b.runner.Continue(b.ctx, agent.ContinueParams{Owner: "alice", SessionID: res.SessionID, RequestID: first.ID,
-					Answer: api.Answer{Selections: []string{"a"}}})
+				_, err := b.runner.Resolve(b.ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "alice", SessionID: res.SessionID, RequestID: first.ID,
+					Answer: api.ContinueRequest{Selections: []string{"a"}}})
 				require.NoError(t, err)
 				return res.SessionID, res.RunID
 			})
@@ -439,8 +439,8 @@ func TestDuplicateRacesRunEnd(t *testing.T) {
 			it, err := b.st.InteractionGetPending(b.ctx, res.SessionID)
 			require.NoError(t, err)
 			answer := func(sel string) error {
-				_, err := b.runner.Continue(b.ctx, agent.ContinueParams{Owner: "alice", SessionID: res.SessionID, RequestID: it.ID,
-					Answer: api.Answer{Selections: []string{sel}}})
+				_, err := b.runner.Resolve(b.ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "alice", SessionID: res.SessionID, RequestID: it.ID,
+					Answer: api.ContinueRequest{Selections: []string{sel}}})
 				return err
 			}
 			b.st.mu.Lock()

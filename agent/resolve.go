@@ -42,7 +42,7 @@ func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status api.
 }
 
 // resolveRequest is resolve with the stored request already decoded (req,
-// which it does not change), as Continue has it after validating the answer.
+// which it does not change), as Resolve has it after validating the answer.
 func (r *Runner) resolveRequest(ctx context.Context, it *store.Interaction, req *api.InputRequest, status api.Status, ans api.Answer, appr *approvalAnswer) (*api.Receipt, int64, error) {
 	if ans.Selections == nil {
 		ans.Selections = []string{}

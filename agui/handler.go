@@ -16,8 +16,6 @@ import (
 
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/approval"
-	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/internal/schemaerr"
 	"github.com/lubanhq/luban/internal/ssepump"
 )
@@ -101,7 +99,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // resume answers the one interrupt of in.Resume (docs/design.md §13) through
-// Runner.Continue, the call behind POST /api/chat/continue.
+// Runner.Resolve, the call behind POST /api/chat/continue.
 func (h *Handler) resume(ctx context.Context, sw *stream, t *translator, owner string, in *RunAgentInput) {
 	e := in.Resume[0]
 	var body api.ContinueRequest
@@ -118,9 +116,8 @@ func (h *Handler) resume(ctx context.Context, sw *stream, t *translator, owner s
 			return
 		}
 	}
-	res, err := h.opts.Runner.Continue(ctx, agent.ContinueParams{Owner: owner, SessionID: in.ThreadID, RequestID: e.InterruptID,
-		Answer:   api.Answer{Selections: body.Selections, CustomInput: body.CustomInput, Cancelled: body.Cancelled, Answers: body.Answers},
-		Approval: approval.AnswerOf(body), Elicitation: elicit.Answer{Decision: body.Decision, Content: body.Content, Cancelled: body.Cancelled}})
+	res, err := h.opts.Runner.Resolve(ctx, agent.ResolveParams{By: owner, SessionID: in.ThreadID, RequestID: e.InterruptID,
+		Answer: body, Surface: agent.SurfaceAGUI})
 	var dup *agent.AlreadyResolvedError
 	if errors.As(err, &dup) {
 		// A replayed resume: nothing is consumed again; report the run's

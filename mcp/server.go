@@ -284,8 +284,8 @@ func (h *handler) retry(ctx context.Context, req *sdk.CallToolRequest, owner, id
 	}
 	switch action {
 	case "decline", "cancel":
-		_, err := h.o.Runner.Continue(ctx, agent.ContinueParams{Owner: owner, SessionID: a.Request.SessionID, RequestID: id,
-			Answer: api.Answer{Selections: []string{}, Cancelled: true}})
+		_, err := h.o.Runner.Resolve(ctx, agent.ResolveParams{By: owner, SessionID: a.Request.SessionID, RequestID: id,
+			Answer: api.ContinueRequest{Cancelled: true}, Surface: agent.SurfaceMCP})
 		var ar *agent.AlreadyResolvedError
 		var ee *agent.InteractionExpiredError
 		if err != nil && !errors.As(err, &ar) && !errors.As(err, &ee) {

@@ -15,8 +15,6 @@ import (
 
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/approval"
-	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/internal/schemaerr"
 	"github.com/lubanhq/luban/principal"
 	"github.com/lubanhq/luban/telemetry"
@@ -232,9 +230,8 @@ func (s *Server) handleContinue(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &req) {
 		return
 	}
-	res, err := s.opts.Runner.Continue(r.Context(), agent.ContinueParams{Owner: Principal(r.Context()), SessionID: req.SessionID, RequestID: req.RequestID,
-		Answer:   api.Answer{Selections: req.Selections, CustomInput: req.CustomInput, Cancelled: req.Cancelled, Answers: req.Answers},
-		Approval: approval.AnswerOf(req), Elicitation: elicit.Answer{Decision: req.Decision, Content: req.Content, Cancelled: req.Cancelled}})
+	res, err := s.opts.Runner.Resolve(r.Context(), agent.ResolveParams{By: Principal(r.Context()), SessionID: req.SessionID, RequestID: req.RequestID,
+		Answer: req, Surface: agent.SurfaceContinue})
 	if err != nil {
 		s.fail(w, r, err)
 		return

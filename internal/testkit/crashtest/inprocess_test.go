@@ -54,8 +54,8 @@ func TestAnswerWhileDriverFinishes(t *testing.T) {
 		}
 		pv, err := r.Pending(ctx, "owner", sessionID)
 		if err == nil {
-			_, err = r.Continue(ctx, agent.ContinueParams{Owner: "owner", SessionID: sessionID, RequestID: pv.Pending.ID,
-				Answer: api.Answer{Selections: []string{"safe"}}})
+			_, err = r.Resolve(ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "owner", SessionID: sessionID, RequestID: pv.Pending.ID,
+				Answer: api.ContinueRequest{Selections: []string{"safe"}}})
 		}
 		answered <- err
 	})
