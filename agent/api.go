@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/store"
@@ -254,30 +253,10 @@ func (r *Runner) Resolve(ctx context.Context, p ResolveParams) (*ContinueResult,
 		r.audit(ctx, r.st, it, "rejected", "duplicate", nil)
 		return nil, &AlreadyResolvedError{Receipt: receiptOf(it)}
 	}
+	in, err := newAnswering(it)
 	if !r.now().Before(it.ExpiresAt) {
-		rc, _, err := r.resolve(ctx, it, api.StatusExpired, api.Answer{}, nil)
-		if err != nil {
-			return nil, err
-		}
-		if rc == nil {
-			// Resolved since it was read: an answer that came first makes
-			// this request its duplicate (409 with the receipt), whatever
-			// the clock says now.
-			if it, err = r.st.InteractionGet(ctx, it.ID); err != nil {
-				return nil, err
-			}
-			if it.Status != string(api.StatusPending) && it.Status != string(api.StatusExpired) {
-				r.audit(ctx, r.st, it, "rejected", "duplicate", nil)
-				return nil, &AlreadyResolvedError{Receipt: receiptOf(it)}
-			}
-			if it.Status == string(api.StatusExpired) {
-				rc = receiptOf(it)
-			}
-		}
-		r.audit(ctx, r.st, it, "rejected", "expired", nil)
-		return nil, &InteractionExpiredError{Receipt: rc}
+		return nil, r.expiredAnswer(ctx, in)
 	}
-	req, err := decodeRequest(it)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
 	}
@@ -285,65 +264,53 @@ func (r *Runner) Resolve(ctx context.Context, p ResolveParams) (*ContinueResult,
 	if !ok {
 		return nil, r.notResumable(ctx, it)
 	}
-	if isElicitation(it) {
-		return r.continueElicitation(ctx, it, run, req, p)
-	}
-	b := p.Answer
-	ans := api.Answer{Selections: b.Selections, CustomInput: b.CustomInput, Cancelled: b.Cancelled, Answers: b.Answers}
-	status := api.StatusAnswered
-	var appr *approvalAnswer
-	if isApproval(req) {
-		if status, appr, err = r.approvalDecision(ctx, it, req, p); err != nil {
-			return nil, err
-		}
-		ans = api.Answer{Selections: []string{}, Cancelled: status == api.StatusCancelled}
-	} else if ans.Cancelled {
-		status = api.StatusCancelled
-		ans = api.Answer{Selections: []string{}, Cancelled: true}
-	} else {
-		if err := approvalFieldsOnAsk(approval.AnswerOf(b)); err != nil {
+	in.run = run
+	res, err := in.kind.validate(ctx, r, in, p.Answer, p.By)
+	if err != nil {
+		if _, invalid := err.(*askuser.AnswerError); invalid {
 			r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
-			return nil, err
 		}
-		var long []tooLongText
-		if n := utf8.RuneCountInString(ans.CustomInput); n > askuser.MaxCustomInput {
-			long = append(long, tooLongText{"customInput", n, askuser.MaxCustomInput})
-		}
-		for i, a := range ans.Answers {
-			if n := utf8.RuneCountInString(a.Other); n > askuser.MaxCustomInput {
-				long = append(long, tooLongText{fmt.Sprintf("answers[%d].other", i), n, askuser.MaxCustomInput})
-			}
-		}
-		if len(long) > 0 {
-			return nil, textsTooLong(long...)
-		}
-		norm, verr := askuser.ValidateAnswer(&req.Prompt, ans, askuser.AnswerOptions{Workspace: r.opts.Workspace})
-		if verr != nil {
-			r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
-			return nil, verr
-		}
-		ans = norm
+		return nil, err
 	}
-	rc, ev, err := r.resolveRequest(ctx, it, req, status, ans, appr)
-	if errors.Is(err, errNotWaiting) {
+	done, err := r.resolveInteraction(ctx, in, res)
+	if errors.Is(err, errNotWaiting) || errors.Is(err, errResolveLost) {
+		// Resolved, expired or ended since it was read.
 		return nil, r.notResumable(ctx, it)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if rc == nil {
-		// Lost the race: someone else resolved it between our read and write.
-		cur, gerr := r.st.InteractionGet(ctx, it.ID)
-		if gerr != nil {
-			return nil, gerr
+	return &ContinueResult{Receipt: done.receipt, RunID: it.RunID, AfterSeq: done.seq - 1}, nil
+}
+
+// expiredAnswer resolves in, an answer's question past its expiresAt, as
+// expired (the sweeper may not have got there yet) and returns the error
+// the answer gets: 410 with the expiry's receipt, or, when an answer that
+// came first resolved it since it was read, 409 with that receipt.
+func (r *Runner) expiredAnswer(ctx context.Context, in *answering) error {
+	it := in.it
+	var rc *api.Receipt
+	done, err := r.resolveInteraction(ctx, in, closingResolution(api.StatusExpired, nil))
+	switch {
+	case err == nil:
+		rc = done.receipt
+	case errors.Is(err, errResolveLost) || errors.Is(err, errNotWaiting):
+		cur, err := r.st.InteractionGet(ctx, it.ID)
+		if err != nil {
+			return err
 		}
-		if cur.Status == string(api.StatusPending) || cur.Status == string(api.StatusExpired) {
-			return nil, &InteractionExpiredError{Receipt: receiptOf(cur)}
+		if cur.Status != string(api.StatusPending) && cur.Status != string(api.StatusExpired) {
+			r.audit(ctx, r.st, cur, "rejected", "duplicate", nil)
+			return &AlreadyResolvedError{Receipt: receiptOf(cur)}
 		}
-		r.audit(ctx, r.st, cur, "rejected", "duplicate", nil)
-		return nil, &AlreadyResolvedError{Receipt: receiptOf(cur)}
+		if cur.Status == string(api.StatusExpired) {
+			rc = receiptOf(cur)
+		}
+	default:
+		return err
 	}
-	return &ContinueResult{Receipt: rc, RunID: it.RunID, AfterSeq: ev - 1}, nil
+	r.audit(ctx, r.st, it, "rejected", "expired", nil)
+	return &InteractionExpiredError{Receipt: rc}
 }
 
 // mayAnswer is the one check of who may answer interaction it
@@ -416,7 +383,9 @@ func (r *Runner) Cancel(ctx context.Context, p CancelParams) (string, error) {
 		// without closing it (rows written before runs closed their
 		// questions) is closed here.
 		if it, err := r.st.InteractionGetPending(ctx, p.SessionID); err == nil {
-			if _, _, err := r.resolve(ctx, it, api.StatusCancelled, api.Answer{Selections: []string{}, Cancelled: true}, nil); err != nil {
+			in, _ := newAnswering(it)
+			_, err := r.resolveInteraction(ctx, in, closingResolution(api.StatusCancelled, api.Answer{Selections: []string{}, Cancelled: true}))
+			if err != nil && !errors.Is(err, errResolveLost) {
 				return "", err
 			}
 		}

@@ -25,34 +25,26 @@ import (
 // arguments for edit); reject writes an error ToolResult and the run
 // continues with the model's next turn.
 
-// approvalAnswer is a person's decision as resolve needs it: the normalized
-// answer and who gave it (docs/design.md §10 audit). Nil for an expiry.
-type approvalAnswer struct {
-	answer    approval.Answer
-	principal string
-}
-
 func isApproval(req *api.InputRequest) bool {
 	return req != nil && req.Tool == api.ToolApproval
 }
 
-// approvalDecision validates the approval part of a continue and returns the
-// resolution status and answer. A message longer than approval.MaxMessageLen
-// is ErrPayloadTooLarge; an answer that breaks the request is an
-// *askuser.AnswerError (audited as rejected invalid_answer) and consumes
-// nothing. A cancel is never validated.
-func (r *Runner) approvalDecision(ctx context.Context, it *store.Interaction, req *api.InputRequest, p ResolveParams) (api.Status, *approvalAnswer, error) {
-	a := approval.AnswerOf(p.Answer)
+// approvalDecision validates an answer body b to approval request req and
+// returns the resolution status and the normalized answer. A message longer
+// than approval.MaxMessageLen is a *PayloadTooLargeError; an answer that
+// breaks the request (or carries a question's fields) is an
+// *askuser.AnswerError; either consumes nothing. A cancel is never
+// validated.
+func (r *Runner) approvalDecision(req *api.InputRequest, b api.ContinueRequest) (api.Status, approval.Answer, error) {
+	a := approval.AnswerOf(b)
 	if a.Cancelled {
-		return api.StatusCancelled, &approvalAnswer{answer: approval.Answer{Cancelled: true}, principal: p.By}, nil
+		return api.StatusCancelled, approval.Answer{Cancelled: true}, nil
 	}
-	b := p.Answer
 	if err := askFieldsOnApproval(api.Answer{Selections: b.Selections, CustomInput: b.CustomInput, Answers: b.Answers}); err != nil {
-		r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
-		return "", nil, err
+		return "", approval.Answer{}, err
 	}
 	if n := utf8.RuneCountInString(a.Message); n > approval.MaxMessageLen {
-		return "", nil, textTooLong("message", n, approval.MaxMessageLen)
+		return "", approval.Answer{}, textTooLong("message", n, approval.MaxMessageLen)
 	}
 	norm, err := approval.ValidateAnswer(&req.Prompt, a)
 	if err == nil && norm.Decision == api.DecisionEdit {
@@ -68,10 +60,9 @@ func (r *Runner) approvalDecision(ctx context.Context, it *store.Interaction, re
 		}
 	}
 	if err != nil {
-		r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
-		return "", nil, err
+		return "", approval.Answer{}, err
 	}
-	return api.StatusAnswered, &approvalAnswer{answer: norm, principal: p.By}, nil
+	return api.StatusAnswered, norm, nil
 }
 
 // joinFieldErrors renders a tool's argument problems for the model:
@@ -135,12 +126,10 @@ func approvalFieldsOnAsk(a approval.Answer) error {
 // approvalOutcome is what resolving an approval writes: the answer as
 // stored (its receipt is read from it), the ToolResult written with it (nil
 // for approve and edit: the tool runs in the run's next step) and the audit
-// summary. a is nil for an expiry.
-func approvalOutcome(req *api.InputRequest, status api.Status, a *approvalAnswer) (ans approval.Answer, res *api.ToolResult, summary approval.AuditSummary) {
-	principal := ""
-	if a != nil {
-		ans, principal = a.answer, a.principal
-	}
+// summary naming principal, who decided. a is the zero Answer for an
+// expiry.
+func approvalOutcome(req *api.InputRequest, status api.Status, a approval.Answer, principal string) (ans approval.Answer, res *api.ToolResult, summary approval.AuditSummary) {
+	ans = a
 	if status != api.StatusAnswered {
 		ans = approval.Answer{Cancelled: status == api.StatusCancelled}
 	}

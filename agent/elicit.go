@@ -12,7 +12,6 @@ import (
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/model"
-	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/tool"
 )
@@ -270,124 +269,20 @@ func (e *NotResumableError) Error() string {
 // Unwrap returns ErrNotResumable.
 func (e *NotResumableError) Unwrap() error { return ErrNotResumable }
 
-// continueElicitation answers an elicitation (the Resolve of a request of
-// tool "elicitation"). The answer is validated first (422 keeps the request
-// pending).
-func (r *Runner) continueElicitation(ctx context.Context, it *store.Interaction, run *store.Run, req *api.InputRequest, p ResolveParams) (*ContinueResult, error) {
-	a := elicit.Answer{Decision: p.Answer.Decision, Content: p.Answer.Content, Cancelled: p.Answer.Cancelled}
-	norm, err := elicit.ValidateAnswer(&req.Prompt, a)
-	if err != nil {
-		r.audit(ctx, r.st, it, "rejected", "invalid_answer", nil)
-		return nil, err
-	}
-	meta := elicitMetaOf(it)
-	status := api.StatusAnswered
-	if norm.Cancelled {
-		status = api.StatusCancelled
-	}
-	var ch chan elicit.Answer
-	elsewhere := false // another live process holds the call and its session
-	if meta.Kind == elicitSession {
-		if ch = r.waiter(it.ID); ch == nil {
-			if elsewhere = r.elicitLive(ctx, it, run); !elsewhere {
-				rc, err := r.closeNotResumable(ctx, it)
-				if err != nil {
-					return nil, err
-				}
-				if rc == nil {
-					return nil, ErrNotResumable
-				}
-				return nil, &NotResumableError{Receipt: rc}
-			}
-		}
-	}
-	now := r.now()
-	var rc *api.Receipt
-	var seq int64
-	err = r.st.InTx(ctx, func(tx store.Tx) error {
-		run, err := tx.RunGet(ctx, it.RunID)
-		if err != nil {
-			return err
-		}
-		if meta.Kind == elicitInputRequired {
-			ok, err := tx.RunResume(ctx, &store.RunResumeParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, LeaseUntil: now.Add(r.opts.LeaseDuration), Now: now})
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return errNotWaiting
-			}
-		} else if run.Status != store.RunRunning {
-			return errNotWaiting
-		}
-		won, err := tx.InteractionResolve(ctx, &store.InteractionResolveParams{ID: it.ID, SessionID: it.SessionID, Status: string(status), Answer: mustJSON(norm), Now: now})
-		if err != nil {
-			return err
-		}
-		if !won {
-			return errResolveLost
-		}
-		rc = people.NewReceipt(it, status, norm, now)
-		ev, err := r.emit(ctx, tx, it.SessionID, api.EventUserInputResolved, rc)
-		if err != nil {
-			return err
-		}
-		seq = ev.Seq
-		r.audit(ctx, tx, it, string(status), "", elicitSummary(&req.Prompt, meta, &norm))
-		r.trace(ctx, tx, run, "interaction", map[string]any{"requestId": it.ID, "toolCallId": req.ToolCallID, "action": status, "kind": meta.Kind})
-		return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunRunning), Now: now})
-	})
-	if errors.Is(err, errResolveLost) || errors.Is(err, errNotWaiting) {
-		cur, gerr := r.st.InteractionGet(ctx, it.ID)
-		if gerr != nil {
-			return nil, gerr
-		}
-		if cur.Status == string(api.StatusPending) {
-			return nil, ErrNotResumable
-		}
-		if cur.Status == string(api.StatusExpired) {
-			return nil, &InteractionExpiredError{Receipt: receiptOf(cur)}
-		}
-		r.audit(ctx, r.st, cur, "rejected", "duplicate", nil)
-		return nil, &AlreadyResolvedError{Receipt: receiptOf(cur)}
-	}
-	if err != nil {
-		return nil, err
-	}
-	r.fault("answer_committed")
-	switch {
-	case ch != nil:
-		ch <- norm
-	case elsewhere:
-		// The answer is stored; the process that holds the call reads it
-		// from there (awaitElicitation) and hands it to its server.
-	default:
-		r.driveRun(it.RunID)
-	}
-	return &ContinueResult{Receipt: rc, RunID: it.RunID, AfterSeq: seq - 1}, nil
-}
-
 // closeNotResumable resolves an orphaned in-session elicitation as
-// not_resumable, with its receipt, audit and trace entries. It returns nil
-// when someone else resolved it first.
-func (r *Runner) closeNotResumable(ctx context.Context, it *store.Interaction) (*api.Receipt, error) {
-	now := r.now()
-	var rc *api.Receipt
-	err := r.st.InTx(ctx, func(tx store.Tx) error {
-		won, err := tx.InteractionResolve(ctx, &store.InteractionResolveParams{ID: it.ID, SessionID: it.SessionID, Status: string(api.StatusNotResumable),
-			Answer: mustJSON(elicit.Answer{Cancelled: true}), Now: now})
-		if err != nil || !won {
-			return err
-		}
-		rc = people.NewReceipt(it, api.StatusNotResumable, nil, now)
-		if _, err := r.emit(ctx, tx, it.SessionID, api.EventUserInputResolved, rc); err != nil {
-			return err
-		}
-		r.audit(ctx, tx, it, string(api.StatusNotResumable), "restarted", nil)
-		r.trace(ctx, tx, &store.Run{ID: it.RunID, SessionID: it.SessionID}, "interaction", map[string]any{"requestId": it.ID, "toolCallId": rc.ToolCallID, "action": api.StatusNotResumable})
-		return nil
-	})
-	return rc, err
+// not_resumable (through resolveInteraction, with its receipt, audit and
+// trace entries). It returns nil when someone else resolved it first.
+func (r *Runner) closeNotResumable(ctx context.Context, in *answering) (*api.Receipt, error) {
+	res := closingResolution(api.StatusNotResumable, elicit.Answer{Cancelled: true})
+	res.reason = "restarted"
+	done, err := r.resolveInteraction(ctx, in, res)
+	if errors.Is(err, errResolveLost) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return done.receipt, nil
 }
 
 // needInput is runTool's answer for a call that needs a person's input
@@ -415,7 +310,8 @@ func (r *Runner) prepareRemote(ctx context.Context, run *store.Run, c model.Tool
 			continue
 		}
 		if row.it.Status == string(api.StatusPending) && r.waiter(row.it.ID) == nil {
-			if _, err := r.closeNotResumable(ctx, row.it); err != nil {
+			in, _ := newAnswering(row.it)
+			if _, err := r.closeNotResumable(ctx, in); err != nil {
 				return ctx, nil, err
 			}
 			row.it.Status = string(api.StatusNotResumable)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
@@ -15,173 +16,184 @@ import (
 	"github.com/lubanhq/luban/store"
 )
 
-// resolve consumes a pending interaction once (one conditional write) and, in
-// the same transaction, writes the ToolResult of the original tool call, the
-// user_input_resolved and tool_result events and the audit entry. An answer
-// moves the run back to running (and this process drives it); a cancel or an
-// expiry ends the run with no further model call. It returns a nil receipt
-// when the write lost (already resolved, or expired for an answer), and the
-// sequence number of the user_input_resolved event. An answer to a question
-// whose run is no longer waiting for it is errNotWaiting and consumes
-// nothing. A cancel or an expiry of a question whose run already ended only
-// closes the question (its call keeps the result it has), so that no row is
-// left that cannot be resolved. An approval (appr: the decision, nil for an
-// expiry) is resolved the same way, except that approve and edit write no
-// ToolResult: the run's next step runs the tool (docs/design.md §10).
-func (r *Runner) resolve(ctx context.Context, it *store.Interaction, status api.Status, ans api.Answer, appr *approvalAnswer) (*api.Receipt, int64, error) {
-	req, err := decodeRequest(it)
-	if err != nil {
-		if status == api.StatusAnswered {
-			return nil, 0, err
-		}
-		// A stored request that no longer decodes is still closed: the
-		// sweeper must not fail on it forever.
-		req = &api.InputRequest{}
-	}
-	return r.resolveRequest(ctx, it, req, status, ans, appr)
+// resolved is what resolveInteraction committed: the receipt, the Seq of
+// the user_input_resolved event and, for a resolution that resumed the run
+// here, the run's state as committed (the driver continues from it).
+type resolved struct {
+	receipt *api.Receipt
+	seq     int64
+	state   *state
 }
 
-// resolveRequest is resolve with the stored request already decoded (req,
-// which it does not change), as Resolve has it after validating the answer.
-func (r *Runner) resolveRequest(ctx context.Context, it *store.Interaction, req *api.InputRequest, status api.Status, ans api.Answer, appr *approvalAnswer) (*api.Receipt, int64, error) {
-	if ans.Selections == nil {
-		ans.Selections = []string{}
-	}
-	var result api.ToolResult
-	switch status {
-	case api.StatusAnswered:
-		result = askuser.AnsweredResult(&req.Prompt, ans)
-	case api.StatusCancelled, api.StatusExpired:
-		result = closedResult(&req.Prompt, status)
-	default:
-		return nil, 0, fmt.Errorf("agent: cannot resolve as %q", status)
-	}
-	ansJSON, err := json.Marshal(ans)
-	if err != nil {
-		return nil, 0, err
-	}
-	withResult := true
-	var summary any
-	var approvalAns approval.Answer
-	if isApproval(req) {
-		var res *api.ToolResult
-		var sum approval.AuditSummary
-		approvalAns, res, sum = approvalOutcome(req, status, appr)
-		ansJSON, summary, withResult = mustJSON(approvalAns), sum, res != nil
-		if res != nil {
-			result = *res
+// resolveInteraction is THE resolve transition (docs/design.md §15): every
+// surface that resolves an interaction — an answer through Resolve
+// (continue, AG-UI, /mcp, the inbox, later action links and Slack), the
+// expiry sweep, a cancel, a deadline's timeout (res.by "timeout"), an MCP
+// server's session lost to a restart — comes here with a resolution its
+// caller validated (kind.validate for a person's answer, closingResolution
+// otherwise). The interaction's kind decides what is written
+// (kind.apply); one transaction writes the run's row first (resume it, or
+// end it for a cancel or an expiry; an in-call elicitation leaves it
+// running), then the one conditional write of the interaction (WHERE
+// status = 'pending': exactly once, whoever races), the receipt
+// (people.NewReceipt), the user_input_resolved event, the ToolResult of
+// the call that waits when the kind writes one, the audit and trace
+// entries. After the commit the waiter gets the outcome: the run is driven
+// from the committed state, or the MCP server's call hears the answer.
+//
+// in.run, when set, is the run as read before (a waiting run's row does
+// not change until it is resumed or ended, so it is the state a resume
+// commits); in.msgs, when set, the session's messages. Errors:
+// errResolveLost (someone else resolved it first, or the run ended
+// meanwhile: nothing written), errNotWaiting (an answer whose run is no
+// longer waiting for it: nothing written). A cancel or an expiry of a
+// question whose run already ended only closes the question.
+func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res resolution) (*resolved, error) {
+	it := in.it
+	out := in.kind.apply(in, res)
+	var parent string
+	var idx int
+	if out.result != nil {
+		// The assistant message holding the call is immutable once stored, so it
+		// is found before the transaction, outside the single writer's lock.
+		var err error
+		if parent, idx, err = r.findCall(ctx, in, it.ToolCallID); err != nil {
+			return nil, err
 		}
-	} else if isElicitation(it) {
-		// An elicitation's call gets its result from the tool (or from
-		// finish, which closes the run's open calls); the person's
-		// answer, if any, goes to the server.
-		withResult = false
-		summary = elicitSummary(&req.Prompt, elicitMetaOf(it), &elicit.Answer{Cancelled: true})
-	} else {
-		summary = askuser.Summarize(&req.Prompt, ans)
-	}
-	// The assistant message holding the call is immutable once stored, so it
-	// is found before the transaction, outside the single writer's lock.
-	parent, idx, err := findCall(ctx, r.st, it.SessionID, it.ToolCallID)
-	if err != nil {
-		return nil, 0, err
 	}
 	now := r.now()
-	var rc *api.Receipt
-	var seq int64
-	err = r.st.InTx(ctx, func(tx store.Tx) error {
-		// An answer resumes a paused run: try that first, a conditional
-		// write of the run's row, and read the row only when it loses.
-		resumed := false
-		var run *store.Run
-		if status == api.StatusAnswered {
-			ok, err := tx.RunResume(ctx, &store.RunResumeParams{ID: it.RunID, LeaseOwner: r.opts.InstanceID, LeaseUntil: now.Add(r.opts.LeaseDuration), Now: now})
-			if err != nil {
-				return err
-			}
-			if resumed = ok; ok {
-				run = &store.Run{ID: it.RunID, SessionID: it.SessionID, Status: store.RunRunning}
-			}
-		}
-		if run == nil {
-			var err error
-			if run, err = tx.RunGet(ctx, it.RunID); err != nil {
-				return err
-			}
-		}
-		// consume writes the question's own rows; it is called once the
-		// run's row is written (every transaction of a run writes the run's
-		// row first, so two of them wait for each other in one order).
-		consume := func() error {
-			won, err := tx.InteractionResolve(ctx, &store.InteractionResolveParams{ID: it.ID, SessionID: it.SessionID, Status: string(status), Answer: ansJSON, Now: now})
+	var done resolved
+	var stored *store.Message
+	var resumed *store.Run
+	err := r.st.InTx(ctx, func(tx store.Tx) error {
+		done, stored, resumed = resolved{}, nil, nil
+		// consume writes the question's own rows once the run's row is
+		// written (every transaction of a run writes the run's row first,
+		// so two of them wait for each other in one order).
+		consume := func(run *store.Run) error {
+			won, err := tx.InteractionResolve(ctx, &store.InteractionResolveParams{ID: it.ID, SessionID: it.SessionID, Status: string(res.status), Answer: out.stored, Now: now})
 			if err != nil {
 				return err
 			}
 			if !won {
 				return errResolveLost
 			}
-			var receiptAns any = ans
-			if isApproval(req) {
-				receiptAns = approvalAns
+			if done.receipt, done.seq, err = r.resolvedRows(ctx, tx, run, in, res, out, now); err != nil {
+				return err
 			}
-			rc = people.NewReceipt(it, status, receiptAns, now)
-			ev, err := r.emit(ctx, tx, it.SessionID, api.EventUserInputResolved, rc)
+			if out.result != nil {
+				stored, err = r.writeResult(ctx, tx, run, parent, idx, model.ToolCall{ID: it.ToolCallID, Name: out.resultName}, *out.result)
+				if run.Status.Terminal() && errors.Is(err, store.ErrDuplicate) {
+					err = nil
+				}
+			}
+			return err
+		}
+		switch out.effect {
+		case effNone:
+			return consume(&store.Run{ID: it.RunID, SessionID: it.SessionID})
+		case effResume:
+			until := now.Add(r.opts.LeaseDuration)
+			ok, err := tx.RunResume(ctx, &store.RunResumeParams{ID: it.RunID, LeaseOwner: r.opts.InstanceID, LeaseUntil: until, Now: now})
 			if err != nil {
 				return err
 			}
-			seq = ev.Seq
-			if withResult {
-				_, err = r.writeResult(ctx, tx, run, parent, idx, model.ToolCall{ID: it.ToolCallID, Name: resultName(it, req)}, result)
+			if !ok {
+				return errNotWaiting
 			}
-			if run.Status.Terminal() && errors.Is(err, store.ErrDuplicate) {
-				err = nil
+			run := &store.Run{ID: it.RunID, SessionID: it.SessionID}
+			if in.run != nil {
+				run = new(store.Run)
+				*run = *in.run
 			}
-			if err != nil {
+			run.Status, run.LeaseOwner, run.LeaseUntil, run.UpdatedAt = store.RunRunning, r.opts.InstanceID, until, now
+			if err := consume(run); err != nil {
 				return err
 			}
-			r.audit(ctx, tx, it, string(status), "", summary)
-			r.trace(ctx, tx, run, "interaction", interactionTrace{RequestID: it.ID, ToolCallID: it.ToolCallID, Action: string(status)})
-			return nil
+			resumed = run
+			return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunRunning), Now: now})
+		}
+		run, err := tx.RunGet(ctx, it.RunID)
+		if err != nil {
+			return err
 		}
 		switch {
-		case status == api.StatusAnswered && !resumed:
-			return errNotWaiting
-		case run.Status.Terminal():
-			return consume()
-		case resumed:
-			if err := consume(); err != nil {
+		case out.effect == effInCall:
+			if run.Status != store.RunRunning {
+				return errNotWaiting
+			}
+			if err := consume(run); err != nil {
 				return err
 			}
 			return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunRunning), Now: now})
+		case run.Status.Terminal():
+			return consume(run)
 		}
 		to := store.RunCancelled
-		if status == api.StatusExpired {
+		if res.status == api.StatusExpired {
 			to = store.RunExpired
 		}
-		won, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunWaitingInput, store.RunRunning}, to, nil, consume)
+		won, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunWaitingInput, store.RunRunning}, to, nil, func() error { return consume(run) })
 		if err == nil && !won {
 			err = errResolveLost
 		}
 		return err
 	})
-	if errors.Is(err, errResolveLost) {
-		return nil, 0, nil
+	if err != nil {
+		return nil, err
 	}
+	switch out.effect {
+	case effResume:
+		r.fault("answer_committed")
+		if in.msgs != nil {
+			msgs := in.msgs[:len(in.msgs):len(in.msgs)]
+			if stored != nil {
+				msgs = append(msgs, stored)
+			}
+			done.state = &state{run: resumed, msgs: msgs}
+		}
+		st := done.state
+		if st != nil {
+			copied := *st.run
+			st = &state{run: &copied, msgs: st.msgs}
+		}
+		r.driveFrom(it.RunID, st)
+	case effInCall:
+		r.fault("answer_committed")
+		// The call waiting here hears the answer; one waiting in another
+		// live process reads it from the store (awaitElicitation).
+		if ch := r.waiter(it.ID); ch != nil {
+			a, _ := res.answer.(elicit.Answer)
+			select {
+			case ch <- a:
+			default:
+			}
+		}
+	case effEnd:
+		if ch := r.waiter(it.ID); ch != nil {
+			// The call waiting here tells its server: cancel.
+			select {
+			case ch <- elicit.Answer{Cancelled: true}:
+			default:
+			}
+		}
+	}
+	return &done, nil
+}
+
+// resolvedRows writes what every resolution of in writes beside its
+// conditional write (resolveInteraction's, or finish's for the questions a
+// run left open): the receipt, the user_input_resolved event, the audit and
+// the trace entries. It returns the receipt and the event's Seq.
+func (r *Runner) resolvedRows(ctx context.Context, tx store.Tx, run *store.Run, in *answering, res resolution, out outcome, at time.Time) (*api.Receipt, int64, error) {
+	rc := people.NewReceipt(in.it, res.status, out.receipt, at)
+	ev, err := r.emit(ctx, tx, in.it.SessionID, api.EventUserInputResolved, rc)
 	if err != nil {
 		return nil, 0, err
 	}
-	if status == api.StatusAnswered {
-		r.fault("answer_committed")
-		r.driveRun(it.RunID)
-	}
-	if ch := r.waiter(it.ID); ch != nil && isElicitation(it) {
-		// The call waiting here tells its server: cancel.
-		select {
-		case ch <- elicit.Answer{Cancelled: true}:
-		default:
-		}
-	}
-	return rc, seq, nil
+	r.audit(ctx, tx, in.it, string(res.status), res.reason, out.summary)
+	r.trace(ctx, tx, run, "interaction", out.trace)
+	return rc, ev.Seq, nil
 }
 
 // errResolveLost rolls back a resolve whose conditional write lost.
@@ -302,26 +314,18 @@ func (r *Runner) finishRun(ctx context.Context, tx store.Tx, run *store.Run, p *
 	return true, nil
 }
 
-// closed emits the receipt, audit and trace entries of a question that
-// finish closed (it, as InteractionResolveRun returned it) and returns the
-// ToolResult its call gets.
+// closed writes the rows of a question that finish closed (it, as
+// InteractionResolveRun returned it, resolved as status) through its kind,
+// as resolveInteraction writes any resolution, and returns the ToolResult
+// its call gets.
 func (r *Runner) closed(ctx context.Context, tx store.Tx, run *store.Run, it *store.Interaction, status api.Status) (api.ToolResult, error) {
-	req, err := decodeRequest(it)
-	if err != nil {
-		req = &api.InputRequest{}
-	}
-	ans := api.Answer{Selections: []string{}, Cancelled: true}
-	rc := people.NewReceipt(it, status, nil, it.ResolvedAt)
-	if _, err := r.emit(ctx, tx, it.SessionID, api.EventUserInputResolved, rc); err != nil {
+	in, _ := newAnswering(it)
+	res := closingResolution(status, api.Answer{Selections: []string{}, Cancelled: true})
+	out := in.kind.apply(in, res)
+	if _, _, err := r.resolvedRows(ctx, tx, run, in, res, out, it.ResolvedAt); err != nil {
 		return api.ToolResult{}, err
 	}
-	var summary any = askuser.Summarize(&req.Prompt, ans)
-	if isApproval(req) {
-		summary = approval.Summarize(&req.Prompt, approval.Answer{Cancelled: status == api.StatusCancelled}, "")
-	}
-	r.audit(ctx, tx, it, string(status), "", summary)
-	r.trace(ctx, tx, run, "interaction", interactionTrace{RequestID: it.ID, ToolCallID: it.ToolCallID, Action: string(status)})
-	return closedResult(&req.Prompt, status), nil
+	return closedResult(&in.req.Prompt, status), nil
 }
 
 func (r *Runner) audit(ctx context.Context, ex store.Executor, it *store.Interaction, action, reason string, summary any) {
@@ -348,12 +352,18 @@ func (r *Runner) trace(ctx context.Context, ex store.Executor, run *store.Run, k
 	}
 }
 
-// findCall finds the assistant message holding toolCallID and the call's index.
-func findCall(ctx context.Context, ex store.Executor, sessionID, toolCallID string) (string, int, error) {
-	msgs, err := ex.MessageList(ctx, sessionID)
-	if err != nil {
-		return "", 0, err
+// findCall finds the assistant message holding toolCallID and the call's
+// index, in in.msgs when they were read (else it reads them, and keeps
+// them in in).
+func (r *Runner) findCall(ctx context.Context, in *answering, toolCallID string) (string, int, error) {
+	if in.msgs == nil {
+		msgs, err := r.st.MessageList(ctx, in.it.SessionID)
+		if err != nil {
+			return "", 0, err
+		}
+		in.msgs = msgs
 	}
+	msgs := in.msgs
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
 		if m.Role != "assistant" || len(m.ToolCalls) == 0 {

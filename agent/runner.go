@@ -236,7 +236,8 @@ func (r *Runner) sweep(ctx context.Context) {
 		r.log.Error("sweep: list expired", "err", err)
 	}
 	for _, it := range expired {
-		if _, _, err := r.resolve(ctx, it, api.StatusExpired, api.Answer{}, nil); err != nil && ctx.Err() == nil {
+		in, _ := newAnswering(it)
+		if _, err := r.resolveInteraction(ctx, in, closingResolution(api.StatusExpired, nil)); err != nil && !errors.Is(err, errResolveLost) && ctx.Err() == nil {
 			r.log.Error("sweep: expire", "requestId", it.ID, "err", err)
 		}
 	}
