@@ -130,7 +130,32 @@ type MCPServer struct {
 	// duration; 0: the client's default, 2m, enough for a first npx
 	// download). An attempt that runs out of it is retried with backoff.
 	ConnectTimeout time.Duration
-	Line           int
+	// OAuth, when set (an HTTP server's `oauth:`), makes luban an OAuth 2.1
+	// client of the server (docs/design.md §11, docs/mcp.md "OAuth"): it
+	// discovers the authorization server, registers or uses the configured
+	// client, and a person authorizes once from the page.
+	OAuth *MCPOAuth
+	Line  int
+}
+
+// MCPOAuth is an HTTP MCP server's `oauth:` (docs/design.md §11). Every
+// field is optional: without ClientID luban registers itself with the
+// authorization server (RFC 7591), or uses ClientMetadataURL as its client
+// id where the server supports client ID metadata documents.
+type MCPOAuth struct {
+	// ClientID and ClientSecret are a client registered beforehand (the
+	// secret only for a confidential client; it needs ClientID).
+	ClientID, ClientSecret string
+	// ClientMetadataURL is an https URL, not the bare origin, of luban's
+	// client ID metadata document, used as the client id by an
+	// authorization server that announces client_id_metadata_document_supported.
+	ClientMetadataURL string
+	// Scopes are requested beside the ones the server names (its
+	// WWW-Authenticate challenge, else its protected resource metadata).
+	Scopes []string
+	// Authorizers may connect the server from the page: person ids and
+	// group:<id> (docs/design.md §16). Empty: anyone who can sign in.
+	Authorizers []string
 }
 
 // Webhook is one entry of `webhooks:` (docs/design.md §12, Standard Webhooks).

@@ -378,6 +378,21 @@ func (p *parser) file1(n *yaml.Node, f *File) {
 			p.errs = append(p.errs, &Error{File: p.file, Line: s.Line, Key: fmt.Sprintf("mcp.servers[%d].name", i), Msg: fmt.Sprintf("%q is already the name of another server", s.Name)})
 		}
 		names[s.Name] = true
+		if s.OAuth != nil && len(s.OAuth.Authorizers) > 0 && len(f.People) > 0 {
+			ids, groups := map[string]bool{}, map[string]bool{}
+			for _, pp := range f.People {
+				ids[pp.ID] = true
+				for _, g := range pp.Groups {
+					groups[g] = true
+				}
+			}
+			for j, a := range s.OAuth.Authorizers {
+				if g, ok := strings.CutPrefix(a, "group:"); ok && groups[g] || !ok && ids[a] {
+					continue
+				}
+				p.errs = append(p.errs, &Error{File: p.file, Line: s.Line, Key: fmt.Sprintf("mcp.servers[%d].oauth.authorizers[%d]", i, j), Msg: fmt.Sprintf("%q is no person's id and no group of people:", a)})
+			}
+		}
 	}
 	sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
 }
@@ -584,6 +599,9 @@ func (p *parser) mcpServer(n *yaml.Node, key string) MCPServer {
 		"headers":        strMap(&s.Headers),
 		"timeout":        p.duration(&s.Timeout),
 		"connectTimeout": p.duration(&s.ConnectTimeout),
+		"oauth": func(key string, v *yaml.Node) {
+			s.OAuth = p.mcpOAuth(v, key)
+		},
 	})
 	switch {
 	case n.Kind != yaml.MappingNode:
@@ -597,8 +615,61 @@ func (p *parser) mcpServer(n *yaml.Node, key string) MCPServer {
 		p.errf(n, key, "args and env belong to a command (stdio) server")
 	case hasKey(n, "command") && hasKey(n, "headers"):
 		p.errf(n, key, "headers belong to a url (streamable HTTP) server")
+	case hasKey(n, "command") && hasKey(n, "oauth"):
+		p.errf(n, key, "oauth belongs to a url (streamable HTTP) server")
+	case s.OAuth != nil && hasHeader(s.Headers, "Authorization"):
+		p.errf(n, key, "give either oauth or an Authorization header, not both")
 	}
 	return s
+}
+
+func hasHeader(h map[string]string, name string) bool {
+	for k := range h {
+		if strings.EqualFold(k, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// mcpOAuth reads an MCP server's `oauth:` (an empty mapping, or null,
+// turns OAuth on with every default).
+func (p *parser) mcpOAuth(n *yaml.Node, key string) *MCPOAuth {
+	o := &MCPOAuth{}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return o
+	}
+	p.mapping(n, key, map[string]func(string, *yaml.Node){
+		"clientId":     p.strInto(&o.ClientID),
+		"clientSecret": p.strInto(&o.ClientSecret),
+		"clientMetadataUrl": func(key string, v *yaml.Node) {
+			x, ok := p.str(v, key)
+			if !ok {
+				return
+			}
+			u, err := url.Parse(x)
+			if err != nil || u.Scheme != "https" || u.Host == "" || u.Path == "" || u.Path == "/" {
+				p.errf(v, key, "%q: a client ID metadata document is named by an https URL with a path", clip(x))
+				return
+			}
+			o.ClientMetadataURL = x
+		},
+		"scopes": func(key string, v *yaml.Node) {
+			o.Scopes, _, _ = p.strings(v, key)
+			for i, sc := range o.Scopes {
+				if sc == "" || strings.ContainsAny(sc, " \t\r\n\"\\") {
+					p.errf(v.Content[i], fmt.Sprintf("%s[%d]", key, i), "%q is not an OAuth scope (no spaces, quotes or backslashes)", clip(sc))
+				}
+			}
+		},
+		"authorizers": func(key string, v *yaml.Node) {
+			o.Authorizers, _, _ = p.strings(v, key)
+		},
+	})
+	if o.ClientSecret != "" && o.ClientID == "" && n.Kind == yaml.MappingNode {
+		p.errf(n, key+".clientSecret", "a client secret needs its clientId")
+	}
+	return o
 }
 
 func checkURL(x string) error {

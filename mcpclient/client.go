@@ -73,6 +73,24 @@ type Options struct {
 	// Environ is luban's environment, from which a stdio server gets only
 	// the variables Inherited lets through (nil: os.Environ).
 	Environ func() []string
+
+	// RedirectURL is luban's OAuth callback, the public URL's
+	// /oauth/callback (docs/design.md §11, "OAuth"): required by a server
+	// with oauth, which is otherwise reported down with the reason.
+	RedirectURL string
+	// Tokens keeps the servers' OAuth grants across restarts (nil: they
+	// last until luban stops).
+	Tokens TokenStore
+	// AuthorizationTTL bounds one authorization round, from its URL to the
+	// person's return (default DefaultAuthorizationTTL).
+	AuthorizationTTL time.Duration
+	// OAuthHTTPClient makes the OAuth requests: metadata, registration,
+	// token (nil: a client with a 30 s timeout that follows redirects
+	// only within an origin).
+	OAuthHTTPClient *http.Client
+	// OnAuthorization, when set, is told when a server starts waiting for
+	// a person to authorize luban (it must not block).
+	OnAuthorization func(Authorization)
 }
 
 // Manager holds the connections to the configured MCP servers.
@@ -82,6 +100,9 @@ type Manager struct {
 	servers []*server
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
+
+	authMu sync.Mutex
+	auths  map[string]*pendingAuth // by state
 }
 
 // State is how a server stands: connecting (first attempt running), ready,
@@ -146,7 +167,10 @@ func New(servers []config.MCPServer, opts Options) *Manager {
 	if opts.Environ == nil {
 		opts.Environ = os.Environ
 	}
-	m := &Manager{opts: opts, log: opts.Logger}
+	if opts.AuthorizationTTL <= 0 {
+		opts.AuthorizationTTL = DefaultAuthorizationTTL
+	}
+	m := &Manager{opts: opts, log: opts.Logger, auths: map[string]*pendingAuth{}}
 	for _, c := range servers {
 		s := &server{cfg: c, m: m, state: StateConnecting, since: time.Now().UTC(), inflight: map[*call]struct{}{}}
 		if c.Timeout <= 0 {
@@ -239,6 +263,14 @@ type server struct {
 	tools    int
 	skipped  []SkippedTool
 	inflight map[*call]struct{}
+	// attemptPause stops the running connection attempt's timeout while
+	// a person authorizes (nil between attempts).
+	attemptPause func() func()
+	// firstDone ends Start's wait for the first attempt (a server that
+	// waits for a person has had it).
+	firstDone func()
+	oauth     *oauthHandler // nil without oauth; built on the first connect
+	auth      *pendingAuth  // the round waiting for a person (Manager.authMu)
 }
 
 // call is one tool call in flight; the elicitations the server sends while
@@ -287,6 +319,7 @@ func (s *server) run(ctx context.Context, firstDone func()) {
 	// The first attempt is done once its outcome is the server's state.
 	attempted := sync.OnceFunc(firstDone)
 	defer attempted()
+	s.firstDone = attempted
 	for ctx.Err() == nil {
 		level := slog.LevelDebug
 		if s.status().Failures == 0 {
@@ -377,7 +410,18 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	})
 	var tr sdk.Transport
 	if s.cfg.URL != "" {
-		tr = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: headers{base: http.DefaultTransport, h: s.cfg.Headers}, CheckRedirect: sameOrigin}}
+		st := &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: headers{base: http.DefaultTransport, h: s.cfg.Headers}, CheckRedirect: sameOrigin}}
+		if s.cfg.OAuth != nil {
+			if s.oauth == nil {
+				h, err := s.newOAuthHandler()
+				if err != nil {
+					return nil, fmt.Errorf("oauth: %w", err)
+				}
+				s.oauth = h
+			}
+			st.OAuthHandler = s.oauth
+		}
+		tr = st
 	} else {
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 		cmd.Env = Inherited(s.m.opts.Environ(), s.cfg.Env)
@@ -392,8 +436,32 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 // connectTimeout, docs/design.md §13): the session, its tools registered,
 // or a *stepError naming the step that failed.
 func (s *server) attempt(ctx context.Context, timeout time.Duration) (*sdk.ClientSession, error) {
-	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errConnectTimeout)
+	// The timeout stops while a person authorizes luban (fetchCode).
+	cctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
 	defer cancel()
+	var tmu sync.Mutex
+	timer := time.AfterFunc(timeout, func() { cancelCause(errConnectTimeout) })
+	s.mu.Lock()
+	s.attemptPause = func() func() {
+		tmu.Lock()
+		timer.Stop()
+		tmu.Unlock()
+		return func() {
+			tmu.Lock()
+			timer.Reset(timeout)
+			tmu.Unlock()
+		}
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.attemptPause = nil
+		s.mu.Unlock()
+		tmu.Lock()
+		timer.Stop()
+		tmu.Unlock()
+	}()
 	step := "initialize"
 	if s.cfg.URL == "" {
 		step = "start and initialize"

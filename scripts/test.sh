@@ -94,6 +94,9 @@ phase_go() {
   echo "== the official MCP TypeScript SDK client (internal/testkit/mcptest drives luban's /mcp with it)"
   (cd internal/testkit/mcptest && npm ci --no-audit --no-fund)
 
+  echo "== the official MCP conformance suite (internal/testkit/mcpconformance runs its client scenarios against luban's MCP client)"
+  (cd internal/testkit/mcpconformance && npm ci --no-audit --no-fund)
+
   echo "== the official Standard Webhooks verifier for people/webhook_test.go"
   (cd people/testdata/verify && npm ci --no-audit --no-fund)
   (cd examples/slack-relay && npm ci --no-audit --no-fund)   # the Slack recipe of docs/notifications.md, run by people/relay_test.go
