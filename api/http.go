@@ -204,6 +204,26 @@ type AgentView struct {
 	AskTools []string `json:"askTools"`
 }
 
+// MCPAuthorization is an MCP server that waits for a person to authorize
+// luban at its OAuth authorization server (docs/design.md §11, "OAuth"):
+// Server is its name in mcp.servers, Since when it started waiting,
+// ExpiresAt when this round's authorization URL expires (a new round
+// starts on the next connection attempt), and ConnectURL the page's link
+// (GET, same origin) that sends the caller's browser to the authorization
+// server.
+type MCPAuthorization struct {
+	Server     string    `json:"server"`
+	Since      time.Time `json:"since"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+	ConnectURL string    `json:"connectUrl"`
+}
+
+// MCPAuthorizationList is GET /api/mcp/authorizations: the MCP servers
+// waiting for authorization that the caller may authorize, in config order.
+type MCPAuthorizationList struct {
+	Authorizations []MCPAuthorization `json:"authorizations"`
+}
+
 // AgentList is GET /api/agents: the configured agents, the default first.
 type AgentList struct {
 	Agents []AgentView `json:"agents"`

@@ -117,6 +117,18 @@ func (c *Client) Agents(ctx context.Context) ([]api.AgentView, error) {
 	return out.Agents, nil
 }
 
+// MCPAuthorizations lists the MCP servers waiting for an OAuth
+// authorization the caller may give (GET /api/mcp/authorizations,
+// docs/design.md §11): open each one's ConnectURL, relative to the
+// server's URL, in a browser signed in to luban.
+func (c *Client) MCPAuthorizations(ctx context.Context) ([]api.MCPAuthorization, error) {
+	var out api.MCPAuthorizationList
+	if err := c.getJSON(ctx, http.MethodGet, "/api/mcp/authorizations", nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Authorizations, nil
+}
+
 // OpenAPI returns the server's OpenAPI 3.1 document of /api (GET
 // /api/openapi.json) as the JSON bytes it sent.
 func (c *Client) OpenAPI(ctx context.Context) ([]byte, error) {

@@ -51,6 +51,10 @@ type Options struct {
 	Metrics *telemetry.Metrics
 	// ReadyChecks are asked by GET /readyz beside the store (MCP servers).
 	ReadyChecks []ReadyCheck
+	// MCPAuth, when set, serves the OAuth authorization of MCP servers
+	// (docs/design.md §11, "OAuth"): GET /api/mcp/authorizations, GET
+	// /oauth/start/{server} and GET and POST /oauth/callback.
+	MCPAuth MCPAuthorizer
 }
 
 // Server is an http.Handler for the API and the page.
@@ -106,6 +110,7 @@ func New(opts Options) (*Server, error) {
 	api.HandleFunc("GET /api/sessions/{id}/trace", s.handleTrace)
 	api.HandleFunc("GET /api/info", s.handleInfo)
 	api.HandleFunc("GET /api/agents", s.handleAgents)
+	api.HandleFunc("GET /api/mcp/authorizations", s.handleMCPAuthorizations)
 	api.HandleFunc("GET /api/openapi.json", handleOpenAPI)
 	api.HandleFunc("DELETE /api/sessions/{id}", s.handleDeleteSession)
 	api.HandleFunc("PATCH /api/sessions/{id}", s.handleRenameSession)
@@ -119,6 +124,9 @@ func New(opts Options) (*Server, error) {
 		s.mux.Handle("GET /metrics", opts.Metrics.Handler())
 	}
 	s.mux.HandleFunc("POST /login", s.handleLogin)
+	s.mux.Handle("GET /oauth/start/{server}", s.requireAuth(http.HandlerFunc(s.handleOAuthStart)))
+	s.mux.HandleFunc("GET /oauth/callback", s.handleOAuthCallback)
+	s.mux.Handle("POST /oauth/callback", s.requireAuth(http.HandlerFunc(s.handleOAuthComplete)))
 	if opts.OIDC != nil {
 		s.sso = newSSO(*opts.OIDC, opts.allTokens())
 		s.mux.HandleFunc("GET /auth/login", s.handleSSOLogin)

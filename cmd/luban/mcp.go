@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/lubanhq/luban/config"
@@ -20,8 +22,13 @@ const mcpStartWait = 20 * time.Second
 // startMCP connects to servers (the config's mcp.servers, or the built-in
 // demo's; none: a Manager with no servers) and waits up to mcpStartWait
 // for their first attempts.
-func startMCP(ctx context.Context, servers []config.MCPServer, reg *tool.Registry, log *slog.Logger) *mcpclient.Manager {
-	m := mcpclient.New(servers, mcpclient.Options{Registry: reg, Logger: log, Version: version})
+//
+// A server with oauth (docs/design.md §11, "OAuth") gets luban's callback
+// at publicURL and keeps its grant in secrets, sealed (mcpclient.SecretFile
+// beside the database).
+func startMCP(ctx context.Context, servers []config.MCPServer, reg *tool.Registry, log *slog.Logger, publicURL string, secrets mcpclient.TokenStore) *mcpclient.Manager {
+	m := mcpclient.New(servers, mcpclient.Options{Registry: reg, Logger: log, Version: version,
+		RedirectURL: strings.TrimSuffix(publicURL, "/") + "/oauth/callback", Tokens: secrets})
 	if len(servers) == 0 {
 		return m
 	}
@@ -60,4 +67,18 @@ func mcpReadyChecks(m *mcpclient.Manager) []server.ReadyCheck {
 		})
 	}
 	return out
+}
+
+// listenURL is the URL luban is reached at when nothing else says so: http://
+// and the listen address, with localhost for an address that names no host
+// (":8080", "0.0.0.0:8080").
+func listenURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }

@@ -223,7 +223,9 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	}
 	obs.instrumentTools(reg)
 	obs.instrumentAgents(agents)
-	mcps := startMCP(ctx, mcpServers, reg, log)
+	// OAuth grants of MCP servers are sealed beside the database, like the
+	// generated token (docs/design.md §11, "OAuth").
+	mcps := startMCP(ctx, mcpServers, reg, log, listenURL(cfg.addr), mcpclient.NewSecretFile(filepath.Dir(tokenPath(cfg.db, c.Getenv))))
 	defer mcps.Close()
 	instance := agent.NewID("inst")
 	opts := agent.Options{
@@ -256,7 +258,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		sso = &server.OIDC{Issuer: o.Issuer, ClientID: o.ClientID, ClientSecret: o.ClientSecret, Claim: o.Claim}
 	}
 	srv, err := server.New(server.Options{Runner: runner, Tokens: tokens, People: dir, OIDC: sso, Web: web.Handler(), Heartbeat: cfg.heartbeat, AskTools: askTools, Logger: log,
-		Metrics: obs.metrics, ReadyChecks: mcpReadyChecks(mcps)})
+		Metrics: obs.metrics, ReadyChecks: mcpReadyChecks(mcps), MCPAuth: mcps})
 	if err != nil {
 		return err
 	}

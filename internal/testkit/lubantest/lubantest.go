@@ -72,6 +72,8 @@ type Options struct {
 	People *principal.Directory
 	// OIDC is server.Options.OIDC (single sign-on); nil: none.
 	OIDC *server.OIDC
+	// MCPAuth is server.Options.MCPAuth (MCP servers' OAuth); nil: none.
+	MCPAuth server.MCPAuthorizer
 }
 
 // Server is a running luban on loopback.
@@ -135,7 +137,7 @@ func Start(t testing.TB, o Options) *Server {
 		LeaseDuration: o.Lease, Logger: log, Now: o.Now, Agents: append([]*agent.Agent{{Name: o.AgentName, Provider: o.Provider, Tools: allow, Approval: o.Approval}}, o.MoreAgents...)})
 	require.NoError(t, err)
 	srv, err := server.New(server.Options{Runner: runner, Tokens: o.Tokens, Heartbeat: o.Heartbeat, AskTools: o.AskTools, Logger: log,
-		Web: o.Web, BodyReadTimeout: o.BodyReadTimeout, People: o.People, OIDC: o.OIDC})
+		Web: o.Web, BodyReadTimeout: o.BodyReadTimeout, People: o.People, OIDC: o.OIDC, MCPAuth: o.MCPAuth})
 	require.NoError(t, err)
 	hs := httptest.NewUnstartedServer(srv)
 	hs.Config.RegisterOnShutdown(srv.Close)

@@ -536,6 +536,30 @@ export interface AgentView {
   askTools: string[]
 }
 
+/**
+ * MCPAuthorization is an MCP server that waits for a person to authorize
+ * luban at its OAuth authorization server (docs/design.md §11, "OAuth"):
+ * Server is its name in mcp.servers, Since when it started waiting,
+ * ExpiresAt when this round's authorization URL expires (a new round
+ * starts on the next connection attempt), and ConnectURL the page's link
+ * (GET, same origin) that sends the caller's browser to the authorization
+ * server.
+ */
+export interface MCPAuthorization {
+  server: string
+  since: string
+  expiresAt: string
+  connectUrl: string
+}
+
+/**
+ * MCPAuthorizationList is GET /api/mcp/authorizations: the MCP servers
+ * waiting for authorization that the caller may authorize, in config order.
+ */
+export interface MCPAuthorizationList {
+  authorizations: MCPAuthorization[]
+}
+
 /** AgentList is GET /api/agents: the configured agents, the default first. */
 export interface AgentList {
   agents: AgentView[]
