@@ -132,6 +132,11 @@ func TestClientCoversEveryOpenAPIEndpoint(t *testing.T) {
 	_, err = c.Info(ctx)
 	require.NoError(t, err)
 
+	use("MCPAuthorizations")
+	auths, err := c.MCPAuthorizations(ctx)
+	require.NoError(t, err)
+	require.Empty(t, auths, "no MCP server waits for authorization here")
+
 	use("Agents")
 	agents, err := c.Agents(ctx)
 	require.NoError(t, err)

@@ -93,6 +93,13 @@ func TestParseErrors(t *testing.T) {
 		{"two documents", "server: {}\n---\nagents: []\n", "c.yaml:3: a configuration file holds one YAML document; remove the second one (---)"},
 		{"not YAML", "agents: [\n", "c.yaml:1: not valid YAML: did not find expected node content"},
 		{"not a mapping", "- a\n", "c.yaml:1: must be a mapping of keys (agents, auth, mcp, people, server, webhooks)"},
+		{"mcp oauth on stdio", "mcp:\n  servers:\n    - {name: g, command: x, oauth: {}}\n", "c.yaml:3: mcp.servers[0]: oauth belongs to a url (streamable HTTP) server"},
+		{"mcp oauth and header", "mcp:\n  servers:\n    - {name: g, url: 'http://h/', headers: {authorization: x}, oauth: {}}\n", "c.yaml:3: mcp.servers[0]: give either oauth or an Authorization header, not both"},
+		{"mcp oauth secret alone", "mcp:\n  servers:\n    - {name: g, url: 'http://h/', oauth: {clientSecret: s}}\n", "c.yaml:3: mcp.servers[0].oauth.clientSecret: a client secret needs its clientId"},
+		{"mcp oauth cimd", "mcp:\n  servers:\n    - {name: g, url: 'http://h/', oauth: {clientMetadataUrl: 'http://x/c.json'}}\n", `c.yaml:3: mcp.servers[0].oauth.clientMetadataUrl: "http://x/c.json": a client ID metadata document is named by an https URL with a path`},
+		{"mcp oauth scope", "mcp:\n  servers:\n    - {name: g, url: 'http://h/', oauth: {scopes: ['a b']}}\n", `c.yaml:3: mcp.servers[0].oauth.scopes[0]: "a b" is not an OAuth scope (no spaces, quotes or backslashes)`},
+		{"mcp oauth unknown key", "mcp:\n  servers:\n    - {name: g, url: 'http://h/', oauth: {client: x}}\n", "c.yaml:3: mcp.servers[0].oauth.client: unknown key (known here: authorizers, clientId, clientMetadataUrl, clientSecret, scopes)"},
+		{"mcp oauth unknown authorizer", "people:\n  - {id: ann, tokens: [t1]}\nmcp:\n  servers:\n    - {name: g, url: 'http://h/', oauth: {authorizers: [bo, 'group:x']}}\n", "c.yaml:5: mcp.servers[0].oauth.authorizers[0]: \"bo\" is no person's id and no group of people:\nc.yaml:5: mcp.servers[0].oauth.authorizers[1]: \"group:x\" is no person's id and no group of people:"},
 		{"mcp both", "mcp:\n  servers:\n    - {name: g, command: x, url: 'http://h/'}\n", "c.yaml:3: mcp.servers[0]: give either command (stdio) or url (streamable HTTP), not both"},
 		{"mcp neither", "mcp:\n  servers:\n    - {name: g}\n", "c.yaml:3: mcp.servers[0]: give either command (stdio) or url (streamable HTTP)"},
 		{"mcp bad name", "mcp:\n  servers:\n    - {name: a__b, command: x}\n", `c.yaml:3: mcp.servers[0].name: "a__b": a server name is 1–64 characters of letters, digits and - (its tools are named <name>__<tool>)`},
@@ -156,6 +163,18 @@ func TestMCPConnectTimeout(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 60*time.Second, f.MCP.Servers[0].Timeout)
 	require.Equal(t, 5*time.Minute, f.MCP.Servers[0].ConnectTimeout)
+}
+
+// mcp.servers[].oauth: an empty mapping turns OAuth on with every default;
+// a client, its secret (from the environment), scopes and authorizers are
+// kept as written (docs/design.md §11, "OAuth").
+func TestMCPOAuth(t *testing.T) {
+	t.Parallel()
+	f, err := config.Parse("c.yaml", []byte("people:\n  - {id: ann, tokens: [t1], groups: [ops]}\nmcp:\n  servers:\n    - {name: a, url: 'https://a.example/mcp', oauth: {}}\n    - name: b\n      url: https://b.example/mcp\n      oauth:\n        clientId: luban\n        clientSecret: ${SECRET}\n        scopes: [repo, read]\n        authorizers: [ann, 'group:ops']\n    - {name: c, url: 'https://c.example/mcp'}\n"), env(map[string]string{"SECRET": "s3"}))
+	require.NoError(t, err)
+	require.Equal(t, &config.MCPOAuth{}, f.MCP.Servers[0].OAuth)
+	require.Equal(t, &config.MCPOAuth{ClientID: "luban", ClientSecret: "s3", Scopes: []string{"repo", "read"}, Authorizers: []string{"ann", "group:ops"}}, f.MCP.Servers[1].OAuth)
+	require.Nil(t, f.MCP.Servers[2].OAuth)
 }
 
 // TestParseReturnsWhatItParsedWithTheErrors: a file with problems gives
