@@ -165,7 +165,7 @@ var Endpoints = []Endpoint{
 	{
 		Method: "GET", Path: "/api/mcp/authorizations", Summary: "MCP servers waiting for a person to authorize luban",
 		Description: "The MCP servers of mcp.servers with oauth that wait for an OAuth authorization the caller may give (docs/design.md §11, \"OAuth\"; the server's oauth.authorizers, anyone when empty). connectUrl is GET /oauth/start/{server}: it sends the browser to the authorization server; its callback GET /oauth/callback asks the same person to confirm, and the server's tools appear without a restart.",
-		Responses: []Response{{Status: 200, Body: MCPAuthorizationList{}}},
+		Responses:   []Response{{Status: 200, Body: MCPAuthorizationList{}}},
 	},
 	{
 		Method: "GET", Path: "/api/openapi.json", Summary: "This document",
