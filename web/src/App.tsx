@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { Api, ApiError, errorText, MAX_CHAT_MESSAGE, TextCounter, RetryContext, runText, UserInputCard, useLubanSession, type AgentView, type InboxItem, visible, type Answer, type CardItem, type Item, type NoticeItem, type RunErrorItem, type SessionSummary } from 'luban-react'
 import { AgentName, AgentPicker, SessionHeader, showAgents } from './components/Agents'
 import { Inbox } from './components/Inbox'
+import { McpConnect } from './components/McpConnect'
 import { Markdown } from './components/LazyMarkdown'
 import { QuestionPage, questionFromPath } from './components/QuestionPage'
 import { Reasoning } from './components/Reasoning'
@@ -222,6 +223,7 @@ export function App({ api: given, initialLang }: AppProps) {
           <ThemeToggle />
           <LanguageButton t={t} lang={lang} onSwitch={switchLang} />
         </header>
+        {!signedOut && <McpConnect api={api} />}
         {signedOut ? (
           <SignIn t={t} rejected={tokenRejected} />
         ) : (

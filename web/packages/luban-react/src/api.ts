@@ -3,7 +3,7 @@
 // token. Streams reconnect through GET /api/sessions/{id}/events with
 // Last-Event-ID after a drop, and a Deduper keeps every event shown once.
 import { Deduper, isTerminal, readSSE, type SSEEvent } from './sse'
-import type { AgentList, AgentView, Answer, ContinueAccepted, DeleteResponse, FieldError, InboxStatus, Info, InputRequest, InteractionList, InteractionView, Pending, Receipt, SessionSummary, Transcript } from './types'
+import type { AgentList, AgentView, MCPAuthorization, MCPAuthorizationList, Answer, ContinueAccepted, DeleteResponse, FieldError, InboxStatus, Info, InputRequest, InteractionList, InteractionView, Pending, Receipt, SessionSummary, Transcript } from './types'
 
 /**
  * ApiError is a JSON error answered before any stream started:
@@ -100,6 +100,15 @@ export class Api {
   /** agents is GET /api/agents: the configured agents, the default first (docs/design.md §9). */
   async agents(): Promise<AgentView[]> {
     return (await this.json<AgentList>('/api/agents')).agents ?? []
+  }
+
+  /**
+   * mcpAuthorizations is GET /api/mcp/authorizations: the MCP servers waiting
+   * for the caller to authorize luban (docs/design.md §11, "OAuth"), each with
+   * the same-origin connectUrl that starts it.
+   */
+  async mcpAuthorizations(): Promise<MCPAuthorization[]> {
+    return (await this.json<MCPAuthorizationList>('/api/mcp/authorizations')).authorizations ?? []
   }
 
   /** sessions is GET /api/sessions, newest first. */
