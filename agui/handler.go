@@ -79,7 +79,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	owner := h.opts.Principal(ctx)
 	sw := h.startStream(w)
-	t := &translator{threadID: in.ThreadID, runID: in.RunID}
+	t := &translator{threadID: in.ThreadID, runID: in.RunID, legacy: in.legacy()}
 	if len(in.Resume) == 1 {
 		h.resume(ctx, sw, t, owner, in)
 		return

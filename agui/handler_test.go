@@ -152,7 +152,8 @@ func input(thread, run string, msgs []map[string]any, resume ...map[string]any) 
 	if msgs == nil {
 		msgs = []map[string]any{}
 	}
-	in := map[string]any{"threadId": thread, "runId": run, "messages": msgs, "tools": []any{}, "context": []any{}, "state": map[string]any{}, "forwardedProps": map[string]any{}}
+	// What @ag-ui/client 1.0's HttpAgent sends: protocolVersion "1.0".
+	in := map[string]any{"threadId": thread, "runId": run, "protocolVersion": "1.0", "messages": msgs, "tools": []any{}, "context": []any{}, "state": map[string]any{}, "forwardedProps": map[string]any{}}
 	if len(resume) > 0 {
 		in["resume"] = resume
 	}
@@ -379,6 +380,35 @@ func testCancelResume(t *testing.T) {
 	require.Len(t, b.model.Requests(), 1, "a cancel stops the run with no further model turn")
 	// Asking about the thread now reports the cancelled outcome.
 	_, evs = b.post("", input("thread-cancel", "r3", []map[string]any{}))
+	require.Equal(t, "cancelled", outcome(t, last(t, evs)))
+}
+
+// A client before 1.0 (no protocolVersion: @ag-ui/client 0.0.x, the one
+// CopilotKit's runtime pins) never gets the cancelled outcome its schema
+// rejects: a declined question ends the run in RUN_FINISHED without an
+// outcome, metadata.luban.outcome "cancelled" (docs/design.md §13 "Clients
+// before 1.0"). internal/testkit/copilotkittest drives the same through the
+// CopilotKit runtime and validates with @ag-ui/core 0.0.59.
+func testLegacyClientCancel(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.Push(askTurn("call_lc"))
+	legacy := func(in map[string]any) map[string]any {
+		delete(in, "protocolVersion")
+		return in
+	}
+	_, evs := b.post("", legacy(input("thread-legacy", "r1", []map[string]any{userMsg("u1", "部署")})))
+	id := interruptOf(t, last(t, evs))["id"].(string)
+	_, evs = b.post("", legacy(input("thread-legacy", "r2", []map[string]any{}, map[string]any{"interruptId": id, "status": "cancelled"})))
+	end := last(t, evs)
+	require.Equal(t, "RUN_FINISHED", end.str("type"), "%v", types(evs))
+	require.NotContains(t, end, "outcome")
+	require.Equal(t, map[string]any{"luban": map[string]any{"outcome": "cancelled"}}, end["metadata"])
+	// Asked again, the thread reports the same clean end.
+	_, evs = b.post("", legacy(input("thread-legacy", "r3", []map[string]any{})))
+	require.NotContains(t, last(t, evs), "outcome")
+	// A 1.0 client asking about the same thread gets the cancelled outcome.
+	_, evs = b.post("", input("thread-legacy", "r4", []map[string]any{}))
 	require.Equal(t, "cancelled", outcome(t, last(t, evs)))
 }
 
@@ -633,6 +663,7 @@ func TestAGUI(t *testing.T) {
 		t.Run("ReplayedResume", testReplayedResume)
 		t.Run("ReplayWhileNextQuestionWaits", testReplayWhileNextQuestionWaits)
 		t.Run("CancelResume", testCancelResume)
+		t.Run("LegacyClientCancel", testLegacyClientCancel)
 		t.Run("ThreadsAndInterruptsAreOwned", testThreadsAndInterruptsAreOwned)
 		t.Run("ExpiredInterrupt", testExpiredInterrupt)
 		t.Run("MalformedInputs", testMalformedInputs)

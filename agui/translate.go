@@ -13,6 +13,7 @@ import (
 // the stream (RUN_FINISHED or RUN_ERROR).
 type translator struct {
 	threadID, runID string // the AG-UI ids echoed in RUN_FINISHED
+	legacy          bool   // the client speaks AG-UI before 1.0 (RunAgentInput.legacy)
 	lubanRun        string // the luban run followed; "" follows whichever run ends next
 	openText        string // messageId of the open text message
 	openReasoning   string // messageId (luban's) whose reasoning is open
@@ -193,13 +194,22 @@ func (t *translator) interrupt(in Interrupt) Event {
 }
 
 // outcome is the event that reports a run that ended with status: RUN_FINISHED
-// success or cancelled, or RUN_ERROR for expired (interaction_expired) and
+// success or cancelled (for a client before 1.0, RUN_FINISHED without an
+// outcome and metadata.luban.outcome "cancelled"), or RUN_ERROR for expired (interaction_expired) and
 // failed (internal_error, with why when known).
 func (t *translator) outcome(status api.RunStatus, why string) Event {
 	switch status {
 	case api.RunCompleted:
 		return Event{Type: EventRunFinished, ThreadID: t.threadID, RunID: t.runID, Outcome: &Outcome{Type: OutcomeSuccess}}
 	case api.RunCancelled:
+		if t.legacy {
+			// Before 1.0 a run ends in success or interrupt only: a
+			// cancelled outcome fails the client's schema and leaves its
+			// interrupt pending (docs/design.md §13 "Clients before 1.0").
+			// The run ends cleanly; metadata says how.
+			return Event{Type: EventRunFinished, ThreadID: t.threadID, RunID: t.runID,
+				Metadata: map[string]any{"luban": map[string]any{"outcome": OutcomeCancelled}}}
+		}
 		return Event{Type: EventRunFinished, ThreadID: t.threadID, RunID: t.runID, Outcome: &Outcome{Type: OutcomeCancelled}}
 	case api.RunExpired:
 		return Event{Type: EventRunError, Code: api.CodeInteractionExpired, Message: "the run ended because its question expired before it was answered"}

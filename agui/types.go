@@ -2,6 +2,7 @@ package agui
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/lubanhq/luban/api"
 )
@@ -76,7 +77,8 @@ type Event struct {
 }
 
 // Outcome is RUN_FINISHED.outcome: Type "success", "cancelled" or
-// "interrupt" (then Interrupts holds at least one).
+// "interrupt" (then Interrupts holds at least one). A client before 1.0 is
+// never sent "cancelled" (RunAgentInput.legacy).
 type Outcome struct {
 	Type       string      `json:"type"`
 	Interrupts []Interrupt `json:"interrupts,omitempty"`
@@ -110,13 +112,26 @@ const (
 )
 
 // RunAgentInput is the request body (@ag-ui/core RunAgentInputSchema). Only
-// the fields luban reads are decoded; tools, context, state and
-// forwardedProps are accepted and ignored (luban's agents own their tools).
+// the fields luban reads are decoded; context, state and forwardedProps are
+// accepted and ignored. ProtocolVersion is what @ag-ui/client 1.0 declares
+// ("1.0"); clients before 1.0 (0.0.x, the one CopilotKit's runtime pins)
+// send none, and are answered only with what their schemas accept
+// (docs/design.md §13 "Clients before 1.0").
 type RunAgentInput struct {
-	ThreadID string        `json:"threadId"`
-	RunID    string        `json:"runId"`
-	Messages []Message     `json:"messages"`
-	Resume   []ResumeEntry `json:"resume,omitempty"`
+	ThreadID        string        `json:"threadId"`
+	RunID           string        `json:"runId"`
+	ProtocolVersion string        `json:"protocolVersion,omitempty"`
+	Messages        []Message     `json:"messages"`
+	Resume          []ResumeEntry `json:"resume,omitempty"`
+}
+
+// legacy reports whether the client speaks AG-UI before 1.0: it declared no
+// protocolVersion (or a 0.x one), so its RUN_FINISHED outcome is only
+// success or interrupt (@ag-ui/core 0.0.x has no cancelled outcome and
+// rejects an event carrying one).
+func (in *RunAgentInput) legacy() bool {
+	v := in.ProtocolVersion
+	return v == "" || strings.HasPrefix(v, "0.")
 }
 
 // Message is one message of RunAgentInput.messages. Content is a string or,

@@ -91,6 +91,15 @@ phase_go() {
   (cd internal/testkit/aguitest && npm ci --no-audit --no-fund)
   (cd examples/agui && npm ci --no-audit --no-fund)
 
+  echo "== CopilotKit (internal/testkit/copilotkittest: @copilotkit/runtime 1.75.0, @copilotkit/core 1.74.0, @ag-ui/client 0.0.59)"
+  # One npm ci (about 290 MB), kept in the harness directory: skipped when
+  # node_modules was installed from the lock file as it is now.
+  ck=internal/testkit/copilotkittest
+  if ! cmp -s "$ck/package-lock.json" "$ck/node_modules/.luban-installed-lock" 2>/dev/null; then
+    (cd "$ck" && COPILOTKIT_TELEMETRY_DISABLED=true SCARF_ANALYTICS=false npm ci --no-audit --no-fund \
+      && cp package-lock.json node_modules/.luban-installed-lock)
+  fi
+
   echo "== the official MCP TypeScript SDK client (internal/testkit/mcptest drives luban's /mcp with it)"
   (cd internal/testkit/mcptest && npm ci --no-audit --no-fund)
 
