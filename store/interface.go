@@ -31,6 +31,10 @@ type Executor interface {
 	// how a run that ends closes what it left open, in the transaction that
 	// ends it.
 	InteractionResolveRun(ctx context.Context, p *InteractionResolveRunParams) ([]*Interaction, error)
+	// InteractionSign stores the signature of a resolved interaction's
+	// receipt (InteractionResolve stores it with the answer; a row that
+	// InteractionResolveRun closed gets it here, in the same transaction).
+	InteractionSign(ctx context.Context, p *InteractionSignParams) error
 
 	MessageInsert(ctx context.Context, p *MessageInsertParams) (*Message, error)
 	MessageList(ctx context.Context, sessionID string) ([]*Message, error)

@@ -127,6 +127,15 @@ type InteractionResolveParams struct {
 	Status        string
 	Answer        json.RawMessage
 	Now           time.Time
+	// ReceiptJWS is the signature of the receipt, stored with the answer
+	// ("": unsigned).
+	ReceiptJWS string
+}
+
+// InteractionSignParams stores the signature of the receipt of interaction
+// ID, resolved by InteractionResolveRun (docs/design.md §17).
+type InteractionSignParams struct {
+	ID, ReceiptJWS string
 }
 
 // InteractionResolveRunParams resolves every pending interaction of RunID

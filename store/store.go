@@ -114,6 +114,9 @@ type Interaction struct {
 	CreatedAt  time.Time
 	ExpiresAt  time.Time
 	ResolvedAt time.Time
+	// ReceiptJWS is the signature of its receipt (api.Receipt.Signature,
+	// docs/design.md §17), "" while pending or when resolved unsigned.
+	ReceiptJWS string
 }
 
 // Event is one entry of a session's event log; Seq is the SSE id.

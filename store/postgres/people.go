@@ -76,7 +76,7 @@ func (e executor) InboxList(ctx context.Context, p *store.InboxListParams) ([]*s
 	}
 	args = append(args, limit)
 	rows, err := e.q.Query(ctx, `SELECT i.id, i.session_id, i.run_id, i.tool_call_id, i.tool, i.request, i.status, i.answer,
-		i.created_at, i.expires_at, i.resolved_at, s.title, COALESCE(r.agent, ''), COALESCE(r.status, '')
+		i.created_at, i.expires_at, i.resolved_at, i.receipt_jws, s.title, COALESCE(r.agent, ''), COALESCE(r.status, '')
 		FROM interactions i JOIN sessions s ON s.id = i.session_id LEFT JOIN runs r ON r.id = i.run_id
 		WHERE s.owner = $1`+q+fmt.Sprintf(` LIMIT $%d`, len(args)), args...)
 	if err != nil {
@@ -89,7 +89,7 @@ func (e executor) InboxList(ctx context.Context, p *store.InboxListParams) ([]*s
 		var ans pgtype.Text
 		var c, x, rs pgtype.Timestamptz
 		var runStatus string
-		if err := row.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &rs,
+		if err := row.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &rs, &it.ReceiptJWS,
 			&en.SessionTitle, &en.Agent, &runStatus); err != nil {
 			return nil, err
 		}

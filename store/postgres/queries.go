@@ -230,14 +230,14 @@ func (e executor) EventDelete(ctx context.Context, p *store.EventDeleteParams) (
 
 // ---- interactions
 
-const interactionCols = `id, session_id, run_id, tool_call_id, tool, request, status, answer, created_at, expires_at, resolved_at`
+const interactionCols = `id, session_id, run_id, tool_call_id, tool, request, status, answer, created_at, expires_at, resolved_at, receipt_jws`
 
 func scanInteraction(row pgx.Row) (*store.Interaction, error) {
 	it := &store.Interaction{}
 	var req string
 	var ans pgtype.Text
 	var c, x, r pgtype.Timestamptz
-	if err := row.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &r); err != nil {
+	if err := row.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &r, &it.ReceiptJWS); err != nil {
 		return nil, err
 	}
 	it.Request, it.Answer = json.RawMessage(req), rawJSON(ans)
@@ -320,13 +320,21 @@ func (e executor) InteractionResolve(ctx context.Context, p *store.InteractionRe
 	if p.Status == "expired" {
 		cmp = `expires_at <= $6`
 	}
-	tag, err := e.q.Exec(ctx, `UPDATE interactions SET status = $1, answer = $2, resolved_at = $3
+	tag, err := e.q.Exec(ctx, `UPDATE interactions SET status = $1, answer = $2, resolved_at = $3, receipt_jws = $7
 		WHERE id = $4 AND session_id = $5 AND status = 'pending' AND `+cmp,
-		p.Status, nullJSON(p.Answer), p.Now.UTC(), p.ID, p.SessionID, p.Now.UTC())
+		p.Status, nullJSON(p.Answer), p.Now.UTC(), p.ID, p.SessionID, p.Now.UTC(), p.ReceiptJWS)
 	if err != nil {
 		return false, fmt.Errorf("postgres: interaction resolve: %w", err)
 	}
 	return tag.RowsAffected() == 1, nil
+}
+
+// InteractionSign implements store.Executor.
+func (e executor) InteractionSign(ctx context.Context, p *store.InteractionSignParams) error {
+	if _, err := e.q.Exec(ctx, `UPDATE interactions SET receipt_jws = $1 WHERE id = $2`, p.ReceiptJWS, p.ID); err != nil {
+		return fmt.Errorf("postgres: interaction sign: %w", err)
+	}
+	return nil
 }
 
 // InteractionResolveRun implements store.Executor.

@@ -67,7 +67,7 @@ func (e executor) InboxList(ctx context.Context, p *store.InboxListParams) ([]*s
 	}
 	args = append(args, limit)
 	rows, err := e.r.QueryContext(ctx, `SELECT i.id, i.session_id, i.run_id, i.tool_call_id, i.tool, i.request, i.status, i.answer,
-		i.created_at, i.expires_at, i.resolved_at, s.title, COALESCE(r.agent, ''), COALESCE(r.status, '')
+		i.created_at, i.expires_at, i.resolved_at, i.receipt_jws, s.title, COALESCE(r.agent, ''), COALESCE(r.status, '')
 		FROM sessions s CROSS JOIN interactions i ON i.session_id = s.id LEFT JOIN runs r ON r.id = i.run_id
 		WHERE s.owner = ?`+q+` LIMIT ?`, args...)
 	if err != nil {
@@ -82,7 +82,7 @@ func (e executor) InboxList(ctx context.Context, p *store.InboxListParams) ([]*s
 		var ans sql.NullString
 		var c, x, rs int64
 		var runStatus string
-		if err := rows.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &rs,
+		if err := rows.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &rs, &it.ReceiptJWS,
 			&en.SessionTitle, &en.Agent, &runStatus); err != nil {
 			return nil, fmt.Errorf("sqlite: inbox list: %w", err)
 		}

@@ -222,14 +222,14 @@ func (e executor) EventDelete(ctx context.Context, p *store.EventDeleteParams) (
 
 // ---- interactions
 
-const interactionCols = `id, session_id, run_id, tool_call_id, tool, request, status, answer, created_at, expires_at, resolved_at`
+const interactionCols = `id, session_id, run_id, tool_call_id, tool, request, status, answer, created_at, expires_at, resolved_at, receipt_jws`
 
 func scanInteraction(sc interface{ Scan(...any) error }) (*store.Interaction, error) {
 	it := &store.Interaction{}
 	var req string
 	var ans sql.NullString
 	var c, x, r int64
-	if err := sc.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &r); err != nil {
+	if err := sc.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &r, &it.ReceiptJWS); err != nil {
 		return nil, err
 	}
 	it.Request, it.Answer = json.RawMessage(req), rawJSON(ans)
@@ -316,14 +316,22 @@ func (e executor) InteractionResolve(ctx context.Context, p *store.InteractionRe
 	if p.Status == "expired" {
 		cmp = `expires_at <= ?`
 	}
-	res, err := e.w.ExecContext(ctx, `UPDATE interactions SET status = ?, answer = ?, resolved_at = ?
+	res, err := e.w.ExecContext(ctx, `UPDATE interactions SET status = ?, answer = ?, resolved_at = ?, receipt_jws = ?
 		WHERE id = ? AND session_id = ? AND status = 'pending' AND `+cmp,
-		p.Status, nullJSON(p.Answer), ts(p.Now), p.ID, p.SessionID, ts(p.Now))
+		p.Status, nullJSON(p.Answer), ts(p.Now), p.ReceiptJWS, p.ID, p.SessionID, ts(p.Now))
 	if err != nil {
 		return false, fmt.Errorf("sqlite: interaction resolve: %w", err)
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
+}
+
+// InteractionSign implements store.Executor.
+func (e executor) InteractionSign(ctx context.Context, p *store.InteractionSignParams) error {
+	if _, err := e.w.ExecContext(ctx, `UPDATE interactions SET receipt_jws = ? WHERE id = ?`, p.ReceiptJWS, p.ID); err != nil {
+		return fmt.Errorf("sqlite: interaction sign: %w", err)
+	}
+	return nil
 }
 
 // InteractionResolveRun implements store.Executor.
