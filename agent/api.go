@@ -374,6 +374,7 @@ type CancelParams struct {
 // session has after the call: "cancelled", or, when no run was active (or the
 // run ended first), the status it ended with.
 func (r *Runner) Cancel(ctx context.Context, p CancelParams) (string, error) {
+	ctx = withActor(ctx, p.Owner)
 	if _, err := r.session(ctx, p.Owner, p.SessionID); err != nil {
 		return "", err
 	}

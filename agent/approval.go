@@ -210,6 +210,9 @@ type approvedCall struct {
 	prompt     *api.Prompt
 	edited     json.RawMessage
 	remembered bool
+	// receipt is the signed receipt of the person's approval ("" when
+	// remembered or unsigned): the tool gets it (tool.ApprovalReceipt).
+	receipt string
 }
 
 // decideApproval is decide's choice for a call whose tool needs approval:
@@ -243,11 +246,11 @@ func decideApproval(in decideInput, parent string, pc pendingCall) action {
 		}
 		switch a.Decision {
 		case api.DecisionApprove:
-			return action{kind: actTool, parent: parent, call: pc, approved: &approvedCall{prompt: &req.Prompt}}
+			return action{kind: actTool, parent: parent, call: pc, approved: &approvedCall{prompt: &req.Prompt, receipt: it.ReceiptJWS}}
 		case api.DecisionEdit:
 			edited := pc
 			edited.call.Arguments = string(a.Arguments)
-			return action{kind: actTool, parent: parent, call: edited, approved: &approvedCall{prompt: &req.Prompt, edited: a.Arguments}}
+			return action{kind: actTool, parent: parent, call: edited, approved: &approvedCall{prompt: &req.Prompt, edited: a.Arguments, receipt: it.ReceiptJWS}}
 		default:
 			return action{kind: actResult, parent: parent, call: pc, result: approval.RejectedResult(&req.Prompt, a.Message)}
 		}
@@ -287,6 +290,9 @@ func (r *Runner) runApproved(ctx context.Context, run *store.Run, act action) (a
 		r.trace(ctx, r.st, run, "approval", map[string]any{"toolCallId": c.ID, "name": c.Name, "action": "remembered"})
 	}
 	entry, _ := r.tools.Get(c.Name)
+	if act.approved.receipt != "" {
+		ctx = tool.WithApprovalReceipt(ctx, act.approved.receipt)
+	}
 	res, err := r.runTool(ctx, run, entry.Tool, entry.Idempotent, c)
 	if err != nil {
 		return res, err

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/model"
-	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/store"
 )
 
@@ -71,14 +69,16 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 		// written (every transaction of a run writes the run's row first,
 		// so two of them wait for each other in one order).
 		consume := func(run *store.Run) error {
-			won, err := tx.InteractionResolve(ctx, &store.InteractionResolveParams{ID: it.ID, SessionID: it.SessionID, Status: string(res.status), Answer: out.stored, Now: now})
+			rc := r.receipt(ctx, in, res, out, now)
+			won, err := tx.InteractionResolve(ctx, &store.InteractionResolveParams{ID: it.ID, SessionID: it.SessionID, Status: string(res.status), Answer: out.stored, Now: now,
+				ReceiptJWS: rc.Signature})
 			if err != nil {
 				return err
 			}
 			if !won {
 				return errResolveLost
 			}
-			if done.receipt, done.seq, err = r.resolvedRows(ctx, tx, run, in, res, out, now); err != nil {
+			if done.receipt, done.seq, err = r.resolvedRows(ctx, tx, run, in, res, out, rc); err != nil {
 				return err
 			}
 			if out.result != nil {
@@ -184,14 +184,14 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 // resolvedRows writes what every resolution of in writes beside its
 // conditional write (resolveInteraction's, or finish's for the questions a
 // run left open): the receipt, the user_input_resolved event, the audit and
-// the trace entries. It returns the receipt and the event's Seq.
-func (r *Runner) resolvedRows(ctx context.Context, tx store.Tx, run *store.Run, in *answering, res resolution, out outcome, at time.Time) (*api.Receipt, int64, error) {
-	rc := people.NewReceipt(in.it, res.status, out.receipt, at)
+// the trace entries. rc is the receipt (Runner.receipt); the audit entry
+// carries its signature. It returns rc and the event's Seq.
+func (r *Runner) resolvedRows(ctx context.Context, tx store.Tx, run *store.Run, in *answering, res resolution, out outcome, rc *api.Receipt) (*api.Receipt, int64, error) {
 	ev, err := r.emit(ctx, tx, in.it.SessionID, api.EventUserInputResolved, rc)
 	if err != nil {
 		return nil, 0, err
 	}
-	r.audit(ctx, tx, in.it, string(res.status), res.reason, out.summary)
+	r.audit(ctx, tx, in.it, string(res.status), res.reason, withReceipt(out.summary, rc.Signature))
 	r.trace(ctx, tx, run, "interaction", out.trace)
 	return rc, ev.Seq, nil
 }
@@ -322,7 +322,16 @@ func (r *Runner) closed(ctx context.Context, tx store.Tx, run *store.Run, it *st
 	in, _ := newAnswering(it)
 	res := closingResolution(status, api.Answer{Selections: []string{}, Cancelled: true})
 	out := in.kind.apply(in, res)
-	if _, _, err := r.resolvedRows(ctx, tx, run, in, res, out, it.ResolvedAt); err != nil {
+	rc := r.receipt(ctx, in, res, out, it.ResolvedAt)
+	if rc.Signature != "" {
+		// The row was closed by InteractionResolveRun, before its
+		// receipt existed: its signature is stored now, in the same
+		// transaction.
+		if err := tx.InteractionSign(ctx, &store.InteractionSignParams{ID: it.ID, ReceiptJWS: rc.Signature}); err != nil {
+			return api.ToolResult{}, err
+		}
+	}
+	if _, _, err := r.resolvedRows(ctx, tx, run, in, res, out, rc); err != nil {
 		return api.ToolResult{}, err
 	}
 	return closedResult(&in.req.Prompt, status), nil

@@ -78,6 +78,12 @@ type Options struct {
 	// result; a call still running then gets a result saying it was
 	// interrupted and may have taken effect (docs/design.md §18). Default 5s.
 	ToolStopWait time.Duration
+	// Signer signs every resolution's receipt (docs/design.md §17): the
+	// JWS goes into Receipt.Signature, the stored row, the
+	// user_input_resolved event (so webhooks), the audit entry, and the
+	// context of a tool run after its approval (tool.ApprovalReceipt).
+	// Nil: receipts are unsigned.
+	Signer ReceiptSigner
 	// InstanceID names this process in leases. Default random.
 	InstanceID string
 	Logger     *slog.Logger

@@ -193,6 +193,12 @@ type Receipt struct {
 	// JSON object keyed by field name; absent otherwise.
 	Content    json.RawMessage `json:"content,omitempty"`
 	ResolvedAt time.Time       `json:"resolvedAt"`
+	// Signature is the signed form of this decision (docs/design.md §17):
+	// a compact JWS (alg EdDSA, typ "luban-receipt+jws") whose payload is
+	// a ReceiptClaims, verifiable against GET /.well-known/luban/keys or
+	// offline with `luban verify`. Absent when the server signs nothing or
+	// the request was resolved before signing existed.
+	Signature string `json:"signature,omitempty"`
 }
 
 // FieldError is one problem of a rejected answer (422 invalid_answer

@@ -92,6 +92,9 @@ type WebhookReceipt struct {
 	CustomInputLength int             `json:"customInputLength"`
 	Answers           []WebhookAnswer `json:"answers,omitempty"`
 	ResolvedAt        time.Time       `json:"resolvedAt"`
+	// Signature is the receipt's signature (Receipt.Signature): its
+	// ReceiptClaims hold no free text either.
+	Signature string `json:"signature,omitempty"`
 }
 
 // WebhookAnswer is one AskUser answer without its free text.

@@ -39,6 +39,9 @@ const (
 	GrantJWSType   = "luban-grant+jws"
 )
 
+// PathKeys is where the public keys are served (no token, cacheable).
+const PathKeys = "/.well-known/luban/keys"
+
 // JWKS is GET /.well-known/luban/keys (RFC 7517): the public keys that
 // verify receipts, the signing key first. Each key is
 // {"kty":"OKP","crv":"Ed25519","kid","x","alg":"EdDSA","use":"sig"}.

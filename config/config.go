@@ -69,6 +69,13 @@ type Server struct {
 	Lease time.Duration
 	// SSEHeartbeat is sseHeartbeat, a positive Go duration.
 	SSEHeartbeat time.Duration
+	// PublicURL is publicUrl: the absolute http(s) URL people reach the
+	// server at, the base of action links (docs/design.md §17); no query
+	// or fragment.
+	PublicURL string
+	// SigningKeys is signingKeys: the path of the signing key file
+	// (docs/design.md §17).
+	SigningKeys string
 }
 
 // Agent is one entry of `agents:` (docs/design.md §9).

@@ -435,7 +435,32 @@ func (p *parser) server(n *yaml.Node, key string, s *Server) {
 			s.AuthTokens = toks
 		},
 		"askTools": func(key string, v *yaml.Node) { s.AskTools = p.askTools(v, key) },
+		"publicUrl": func(key string, v *yaml.Node) {
+			if u, ok := p.str(v, key); ok {
+				if err := CheckPublicURL(u); err != nil {
+					p.errf(v, key, "%v", err)
+					return
+				}
+				s.PublicURL = u
+			}
+		},
+		"signingKeys": p.strInto(&s.SigningKeys),
 	})
+}
+
+// CheckPublicURL accepts an absolute http or https URL with a host and no
+// query or fragment (server.publicUrl, --public-url).
+func CheckPublicURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%q is not a URL: %v", clip(s), err)
+	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
+		return fmt.Errorf("%q: must be an absolute http:// or https:// URL such as https://luban.example.com", clip(s))
+	case u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("%q: must have no query or fragment", clip(s))
+	}
+	return nil
 }
 
 var agentName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)

@@ -48,7 +48,8 @@ func NewReceipt(it *store.Interaction, status api.Status, ans any, resolvedAt ti
 
 // ReceiptOf is the Receipt of a resolved stored interaction (docs/design.md
 // §3), read back from its stored status, answer and resolution time and
-// built by NewReceipt. An answer that does not decode counts as none.
+// built by NewReceipt, with the signature stored beside it (docs/design.md
+// §17). An answer that does not decode counts as none.
 func ReceiptOf(it *store.Interaction) *api.Receipt {
 	var ans any
 	switch it.Tool {
@@ -67,5 +68,7 @@ func ReceiptOf(it *store.Interaction) *api.Receipt {
 			ans = a
 		}
 	}
-	return NewReceipt(it, api.Status(it.Status), ans, it.ResolvedAt)
+	rc := NewReceipt(it, api.Status(it.Status), ans, it.ResolvedAt)
+	rc.Signature = it.ReceiptJWS
+	return rc
 }

@@ -285,7 +285,7 @@ func (d *Dispatcher) message(ctx context.Context, f *store.FeedEntry) (string, j
 // labels stay, free text becomes its length in characters.
 func redact(rc *api.Receipt) api.WebhookReceipt {
 	out := api.WebhookReceipt{RequestID: rc.RequestID, ToolCallID: rc.ToolCallID, Status: rc.Status, Selections: rc.Selections,
-		CustomInputLength: utf8.RuneCountInString(rc.CustomInput), ResolvedAt: rc.ResolvedAt}
+		CustomInputLength: utf8.RuneCountInString(rc.CustomInput), ResolvedAt: rc.ResolvedAt, Signature: rc.Signature}
 	if out.Selections == nil {
 		out.Selections = []string{}
 	}

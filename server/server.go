@@ -17,6 +17,7 @@ import (
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/internal/schemaerr"
 	"github.com/lubanhq/luban/principal"
+	"github.com/lubanhq/luban/signing"
 	"github.com/lubanhq/luban/telemetry"
 )
 
@@ -55,6 +56,13 @@ type Options struct {
 	// (docs/design.md §11, "OAuth"): GET /api/mcp/authorizations, GET
 	// /oauth/start/{server} and GET and POST /oauth/callback.
 	MCPAuth MCPAuthorizer
+	// Keys are the signing keys (docs/design.md §17): their public half is
+	// served at GET /.well-known/luban/keys (no token) and they sign and
+	// check action links' grants. Nil: no JWKS, no action links.
+	Keys *signing.Keys
+	// PublicURL is the absolute base URL of action links (server.publicUrl,
+	// e.g. https://luban.example.com); "" uses the request's own host.
+	PublicURL string
 }
 
 // Server is an http.Handler for the API and the page.
@@ -119,6 +127,9 @@ func New(opts Options) (*Server, error) {
 	s.mux.Handle("/api/", s.requireAuth(api))
 	s.mux.Handle("/mcp", s.mcpHandler())
 	s.mux.HandleFunc("GET /readyz", s.handleReadyz)
+	if opts.Keys != nil {
+		s.mux.HandleFunc("GET /.well-known/luban/keys", s.handleKeys)
+	}
 	s.mux.HandleFunc("GET /livez", handleLivez)
 	if opts.Metrics != nil {
 		s.mux.Handle("GET /metrics", opts.Metrics.Handler())

@@ -364,6 +364,8 @@ func applyServerConfig(fs *flag.FlagSet, cfg *serveConfig, s config.Server, gete
 	dur(&cfg.ttl, "interaction-ttl", "LUBAN_INTERACTION_TTL", s.InteractionTTL)
 	dur(&cfg.lease, "lease", "LUBAN_LEASE", s.Lease)
 	dur(&cfg.heartbeat, "sse-heartbeat", "LUBAN_SSE_HEARTBEAT", s.SSEHeartbeat)
+	str(&cfg.publicURL, "public-url", "LUBAN_PUBLIC_URL", s.PublicURL)
+	str(&cfg.signingKeys, "signing-keys", "LUBAN_SIGNING_KEYS", s.SigningKeys)
 }
 
 // loadConfig reads the --config file (LUBAN_CONFIG); nil without one.

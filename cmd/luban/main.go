@@ -38,6 +38,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = (&Migrate{Stdout: stdout, Getenv: os.Getenv}).Run(ctx, args[1:])
 	case "backup":
 		err = (&Backup{Stdout: stdout, Getenv: os.Getenv}).Run(ctx, args[1:])
+	case "verify":
+		err = (&Verify{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}).Run(args[1:])
+	case "keys":
+		err = (&Keys{Stdout: stdout, Getenv: os.Getenv}).Run(ctx, args[1:])
 	case "health":
 		err = (&Health{Stdout: stdout, Getenv: os.Getenv}).Run(ctx, args[1:])
 	case "demo-mcp":
@@ -87,6 +91,10 @@ Usage:
                         show or apply the database migrations (see luban migrate --help)
   luban backup FILE [--db …]
                         write a consistent copy of a SQLite database, also while it serves
+  luban verify [--keys FILE] FILE|-
+                        check a signed decision receipt offline (exit 0, or 1 with the reason)
+  luban keys rotate [--signing-keys FILE]
+                        put a new signing key first; the old ones keep verifying
   luban health [--addr …]
                         exit 0 when a running server's /readyz answers 200 (container healthcheck)
   luban --version       print the version and commit

@@ -21,6 +21,7 @@ import (
 	"github.com/lubanhq/luban/mcpclient"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/server"
+	"github.com/lubanhq/luban/signing"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/sqlite"
 	"github.com/lubanhq/luban/telemetry"
@@ -41,6 +42,7 @@ type Serve struct {
 
 type serveConfig struct {
 	addr, db, model, workspace, authToken, askTools, configFile string
+	publicURL, signingKeys                                      string
 	workspaceLine                                               int // the config file's line of server.workspace when workspace came from it
 	dbLine                                                      int // the config file's line of server.db when db came from it
 	ttl, lease, heartbeat                                       time.Duration
@@ -58,6 +60,14 @@ func tokenPath(db string, getenv func(string) string) string {
 		dir = filepath.Dir(db)
 	}
 	return filepath.Join(dir, "luban.token")
+}
+
+// keysPath is the signing key file (docs/design.md §17) of `luban serve
+// --db db`: luban.keys.json where tokenPath keeps luban.token (beside a
+// SQLite file; for postgres://… and memory in the directory of the
+// default database, unless --signing-keys names one).
+func keysPath(db string, getenv func(string) string) string {
+	return filepath.Join(filepath.Dir(tokenPath(db, getenv)), "luban.keys.json")
 }
 
 func defaultDB(getenv func(string) string) string {
@@ -86,6 +96,8 @@ func (c *Serve) flags(cfg *serveConfig) *flag.FlagSet {
 	fs.StringVar(&cfg.authToken, "auth-token", env("LUBAN_AUTH_TOKEN", ""), "bearer token, or a comma list of tokens (one principal each) (LUBAN_AUTH_TOKEN); default: a random one, printed")
 	fs.StringVar(&cfg.askTools, "ask-tools", env("LUBAN_ASK_TOOLS", "ask_user,AskUser"), "ask tools offered to the model: ask_user, AskUser or both (LUBAN_ASK_TOOLS)")
 	fs.DurationVar(&cfg.lease, "lease", envDur("LUBAN_LEASE", agent.DefaultLeaseDuration), "how long a run stays owned by a process without a heartbeat (LUBAN_LEASE)")
+	fs.StringVar(&cfg.publicURL, "public-url", env("LUBAN_PUBLIC_URL", ""), "absolute URL people reach this server at, the base of action links in mail and Slack (LUBAN_PUBLIC_URL); default: the listen address")
+	fs.StringVar(&cfg.signingKeys, "signing-keys", env("LUBAN_SIGNING_KEYS", ""), "file of the Ed25519 keys that sign receipts and action links, made once (mode 0600) when missing (LUBAN_SIGNING_KEYS); default: luban.keys.json beside the database (docs/operations.md)")
 	fs.StringVar(&cfg.configFile, "config", env("LUBAN_CONFIG", ""), "YAML configuration file: agents, tools, approvals (LUBAN_CONFIG; docs/agents.md); flags and their variables override it")
 	fs.DurationVar(&cfg.heartbeat, "sse-heartbeat", envDur("LUBAN_SSE_HEARTBEAT", 15*time.Second), "interval of SSE heartbeat comments (LUBAN_SSE_HEARTBEAT)")
 	fs.StringVar(&cfg.logFormat, "log-format", env("LUBAN_LOG_FORMAT", "text"), "log format on stderr: text or json (LUBAN_LOG_FORMAT)")
@@ -152,6 +164,11 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	}
 	if err := checkAddr(cfg.addr); err != nil {
 		return err
+	}
+	if cfg.publicURL != "" {
+		if err := config.CheckPublicURL(cfg.publicURL); err != nil {
+			return &usageError{fmt.Sprintf("--public-url (LUBAN_PUBLIC_URL): %v", err)}
+		}
 	}
 	if err := checkDBDir(cfg.db, c.Getenv, cfg.configFile, cfg.dbLine); err != nil {
 		return err
@@ -227,8 +244,27 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	// generated token (docs/design.md §11, "OAuth").
 	mcps := startMCP(ctx, mcpServers, reg, log, listenURL(cfg.addr), mcpclient.NewSecretFile(filepath.Dir(tokenPath(cfg.db, c.Getenv))))
 	defer mcps.Close()
+	keyFile := cfg.signingKeys
+	if keyFile == "" {
+		keyFile = keysPath(cfg.db, c.Getenv)
+	}
+	var keys *signing.Keys
+	keysCreated := false
+	if cfg.db == "memory" && cfg.signingKeys == "" {
+		// Nothing outlives a memory database: neither do its keys.
+		keys, err = signing.Generate()
+	} else {
+		keys, keysCreated, err = signing.LoadOrCreate(keyFile)
+	}
+	if err != nil {
+		return fmt.Errorf("--signing-keys (LUBAN_SIGNING_KEYS): %w", err)
+	}
+	if keysCreated {
+		log.Info("made a signing key", "file", keyFile, "kid", keys.KID())
+	}
 	instance := agent.NewID("inst")
 	opts := agent.Options{
+		Signer: keys,
 		Store: st, Tools: reg, Workspace: workspace, InteractionTTL: cfg.ttl, LeaseDuration: cfg.lease, Logger: log, InstanceID: instance,
 		EventPoll: cfg.heartbeat,
 		Agents:    agents,
@@ -258,7 +294,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		sso = &server.OIDC{Issuer: o.Issuer, ClientID: o.ClientID, ClientSecret: o.ClientSecret, Claim: o.Claim}
 	}
 	srv, err := server.New(server.Options{Runner: runner, Tokens: tokens, People: dir, OIDC: sso, Web: web.Handler(), Heartbeat: cfg.heartbeat, AskTools: askTools, Logger: log,
-		Metrics: obs.metrics, ReadyChecks: mcpReadyChecks(mcps), MCPAuth: mcps})
+		Metrics: obs.metrics, ReadyChecks: mcpReadyChecks(mcps), MCPAuth: mcps, Keys: keys, PublicURL: publicURL(cfg.publicURL, ln.Addr().String())})
 	if err != nil {
 		return err
 	}
@@ -315,6 +351,15 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	// Every run is checkpointed: stop the MCP servers (stdio children exit).
 	mcps.Close()
 	return err
+}
+
+// publicURL is the base of action links: server.publicUrl (--public-url)
+// when set, else http:// and the address the server listens on.
+func publicURL(configured, listen string) string {
+	if configured != "" {
+		return strings.TrimSuffix(configured, "/")
+	}
+	return "http://" + listen
 }
 
 func parseAskTools(v string) ([]string, error) {

@@ -26,7 +26,9 @@ type rule struct {
 // people reads the principal feed and the webhook outbox the store writes in
 // the same transactions as events, so it sits beside agent on top of store
 // and below everything that serves HTTP. principal (who a token, a login's
-// email or an id is) is a leaf the HTTP side may use.
+// email or an id is) is a leaf the HTTP side may use. signing (the keys,
+// receipts' signatures and action links' grants) stands on api alone, so
+// that whatever sends links (notifications) may import it.
 var rules = map[string]rule{
 	"api":       {allow: []string{}},
 	"client":    {allow: []string{"api"}},
@@ -35,6 +37,7 @@ var rules = map[string]rule{
 	"mcp":       {deny: []string{"store/...", "people", "server", "client"}},
 	"people":    {allow: []string{"api", "approval", "askuser", "elicit", "store"}},
 	"principal": {allow: []string{}},
+	"signing":   {allow: []string{"api"}},
 	"store":     {allow: []string{}},
 	"store/...": {allow: []string{"store"}},
 	"agent":     {deny: []string{"store/sqlite", "store/postgres", "server", "agui", "mcp", "client", "telemetry"}},

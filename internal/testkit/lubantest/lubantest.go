@@ -26,6 +26,7 @@ import (
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/principal"
 	"github.com/lubanhq/luban/server"
+	"github.com/lubanhq/luban/signing"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/sqlite"
 	"github.com/lubanhq/luban/tool"
@@ -74,6 +75,9 @@ type Options struct {
 	OIDC *server.OIDC
 	// MCPAuth is server.Options.MCPAuth (MCP servers' OAuth); nil: none.
 	MCPAuth server.MCPAuthorizer
+	// Keys sign receipts (agent.Options.Signer) and action links, and are
+	// served as the JWKS (server.Options.Keys); nil: nothing is signed.
+	Keys *signing.Keys
 }
 
 // Server is a running luban on loopback.
@@ -133,11 +137,15 @@ func Start(t testing.TB, o Options) *Server {
 	if os.Getenv("LUBAN_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	runner, err := agent.New(agent.Options{Store: st, Tools: reg, Workspace: o.Workspace, InteractionTTL: o.TTL, SweepInterval: o.SweepInterval,
+	var signer agent.ReceiptSigner
+	if o.Keys != nil {
+		signer = o.Keys
+	}
+	runner, err := agent.New(agent.Options{Signer: signer, Store: st, Tools: reg, Workspace: o.Workspace, InteractionTTL: o.TTL, SweepInterval: o.SweepInterval,
 		LeaseDuration: o.Lease, Logger: log, Now: o.Now, Agents: append([]*agent.Agent{{Name: o.AgentName, Provider: o.Provider, Tools: allow, Approval: o.Approval}}, o.MoreAgents...)})
 	require.NoError(t, err)
 	srv, err := server.New(server.Options{Runner: runner, Tokens: o.Tokens, Heartbeat: o.Heartbeat, AskTools: o.AskTools, Logger: log,
-		Web: o.Web, BodyReadTimeout: o.BodyReadTimeout, People: o.People, OIDC: o.OIDC, MCPAuth: o.MCPAuth})
+		Web: o.Web, BodyReadTimeout: o.BodyReadTimeout, People: o.People, OIDC: o.OIDC, MCPAuth: o.MCPAuth, Keys: o.Keys})
 	require.NoError(t, err)
 	hs := httptest.NewUnstartedServer(srv)
 	hs.Config.RegisterOnShutdown(srv.Close)

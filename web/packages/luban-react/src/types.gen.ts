@@ -810,6 +810,14 @@ export interface Receipt {
    */
   content?: unknown
   resolvedAt: string
+  /**
+   * Signature is the signed form of this decision (docs/design.md §17):
+   * a compact JWS (alg EdDSA, typ "luban-receipt+jws") whose payload is
+   * a ReceiptClaims, verifiable against GET /.well-known/luban/keys or
+   * offline with `luban verify`. Absent when the server signs nothing or
+   * the request was resolved before signing existed.
+   */
+  signature?: string
 }
 
 /**
@@ -981,6 +989,11 @@ export interface WebhookReceipt {
   customInputLength: number
   answers?: WebhookAnswer[]
   resolvedAt: string
+  /**
+   * Signature is the receipt's signature (Receipt.Signature): its
+   * ReceiptClaims hold no free text either.
+   */
+  signature?: string
 }
 
 /** WebhookAnswer is one AskUser answer without its free text. */
@@ -998,6 +1011,60 @@ export interface WebhookFinished {
   sessionId: string
   runId: string
   status: RunStatus
+}
+
+/**
+ * ReceiptClaims is what a decision receipt's signature covers
+ * (docs/design.md §17 "Signed decision receipts"): the payload of the
+ * compact JWS in Receipt.Signature, signed with Ed25519 (alg EdDSA, typ
+ * ReceiptJWSType, kid naming a key of the JWKS at GET
+ * /.well-known/luban/keys). It holds no free text: a webhook receiver may
+ * see it.
+ *
+ * Kind is "ask" (ask_user, AskUser, an MCP host's question), "approval" or
+ * "elicitation". Tool and ArgsSHA256 are set for an approval: the tool
+ * that runs and the lowercase hex SHA-256 of its arguments as the tool
+ * receives them, compacted (ArgsSHA256 of tool.ArgsSHA256; an edit's
+ * arguments when edited). Decision is the approval's (approve, edit,
+ * reject) or elicitation's (accept, decline) decision, else the status
+ * (answered, cancelled, expired, not_resumable). By is the principal that
+ * resolved it (a person's id; "timeout" or "system" when no person did).
+ * At is the resolution time (Receipt.resolvedAt). Policy names what put
+ * the question to a person: "approval" for an approval rule, "ask" for a
+ * question the model or a host asked, "elicitation" for a server's form.
+ */
+export interface ReceiptClaims {
+  requestId: string
+  sessionId: string
+  kind: string
+  tool?: string
+  argsSha256?: string
+  decision: string
+  by: string
+  at: string
+  policy: string
+}
+
+/**
+ * JWKS is GET /.well-known/luban/keys (RFC 7517): the public keys that
+ * verify receipts, the signing key first. Each key is
+ * {"kty":"OKP","crv":"Ed25519","kid","x","alg":"EdDSA","use":"sig"}.
+ */
+export interface JWKS {
+  keys: JWK[]
+}
+
+/**
+ * JWK is one public Ed25519 key of a JWKS (RFC 8037): X is the public key,
+ * base64url without padding.
+ */
+export interface JWK {
+  kty: string
+  crv: string
+  kid: string
+  x: string
+  alg: string
+  use: string
 }
 
 /** The payload type of each SSE event (docs/design.md §3), by event name. */
