@@ -265,7 +265,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	instance := agent.NewID("inst")
 	opts := agent.Options{
 		Signer: keys,
-		Store: st, Tools: reg, Workspace: workspace, InteractionTTL: cfg.ttl, LeaseDuration: cfg.lease, Logger: log, InstanceID: instance,
+		Store:  st, Tools: reg, Workspace: workspace, InteractionTTL: cfg.ttl, LeaseDuration: cfg.lease, Logger: log, InstanceID: instance,
 		EventPoll: cfg.heartbeat,
 		Agents:    agents,
 		Step:      telemetry.StepSpan,
