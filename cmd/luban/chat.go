@@ -361,6 +361,21 @@ func (s *chatSession) leave() {
 	}
 }
 
+// mcpAuthorizations says which MCP servers wait for the principal to
+// authorize luban (GET /api/mcp/authorizations, docs/design.md §11
+// "OAuth") and the link that starts it, to open in a browser signed in to
+// luban. A server that cannot say (an older one) is not mentioned.
+func (s *chatSession) mcpAuthorizations(ctx context.Context) {
+	as, err := s.c.MCPAuthorizations(ctx)
+	if err != nil {
+		return
+	}
+	for _, a := range as {
+		s.printf(s.lang.pick("MCP 服务器 %s 需要你授权：在已登录 luban 的浏览器中打开 %s\n", "the MCP server %s needs your authorization: open %s in a browser signed in to luban\n"),
+			safeLine(a.Server), safeLine(strings.TrimRight(s.c.BaseURL(), "/")+a.ConnectURL))
+	}
+}
+
 func (s *chatSession) run(ctx context.Context) error {
 	if s.sessionID != "" {
 		if err := s.resume(ctx); err != nil {
@@ -369,6 +384,7 @@ func (s *chatSession) run(ctx context.Context) error {
 	} else {
 		s.printf("%s\n", s.lang.pick("luban chat：输入消息后按回车（/help 查看命令）", "luban chat: type a message (/help for commands)"))
 	}
+	s.mcpAuthorizations(ctx)
 	for {
 		line, err := s.read(ctx, "> ")
 		if err != nil {
