@@ -39,7 +39,9 @@ func TestChatSaysWhichMCPServerNeedsAuthorization(t *testing.T) {
 	})
 	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{Resource: hs.URL + "/mcp", AuthorizationServers: []string{hs.URL}}))
 	s := sdk.NewServer(&sdk.Implementation{Name: "protected", Version: "1"}, nil)
-	never := func(context.Context, string, *http.Request) (*auth.TokenInfo, error) { return nil, auth.ErrInvalidToken }
+	never := func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
+		return nil, auth.ErrInvalidToken
+	}
 	mux.Handle("/mcp", auth.RequireBearerToken(never, &auth.RequireBearerTokenOptions{ResourceMetadataURL: hs.URL + "/.well-known/oauth-protected-resource/mcp"})(
 		sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)))
 
