@@ -242,7 +242,13 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	obs.instrumentAgents(agents)
 	// OAuth grants of MCP servers are sealed beside the database, like the
 	// generated token (docs/design.md §11, "OAuth").
-	mcps := startMCP(ctx, mcpServers, reg, log, listenURL(cfg.addr), mcpclient.NewSecretFile(filepath.Dir(tokenPath(cfg.db, c.Getenv))))
+	// The OAuth callback is on server.publicUrl when set, else on the
+	// listen address (localhost for one without a host).
+	oauthBase := cfg.publicURL
+	if oauthBase == "" {
+		oauthBase = listenURL(ln.Addr().String())
+	}
+	mcps := startMCP(ctx, mcpServers, reg, log, oauthBase, mcpclient.NewSecretFile(filepath.Dir(tokenPath(cfg.db, c.Getenv))))
 	defer mcps.Close()
 	keyFile := cfg.signingKeys
 	if keyFile == "" {
