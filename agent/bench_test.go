@@ -387,7 +387,9 @@ func TestCycleCounts(t *testing.T) {
 	reads := float64(after.Reads-before.Reads) / cycles
 	t.Logf("per cycle: %.1f commits, %.1f writes, %.1f reads", commits, writes, reads)
 	require.Equal(t, 4.0, commits, "the floor: message, turn+question, answer, turn+done")
-	require.LessOrEqual(t, writes, 34.0, "statements on the writer per cycle")
+	// 35: the question's timeout deadline is a row of its own, written
+	// with it (docs/design.md §16 "Deadlines").
+	require.LessOrEqual(t, writes, 35.0, "statements on the writer per cycle")
 }
 
 // counts is the SQLite store's counts (zero on PostgreSQL).

@@ -151,8 +151,10 @@ func (e *elicitor) Elicit(ctx context.Context, el tool.Elicitation) (tool.Elicit
 		if err != nil || !won {
 			return errLost(err)
 		}
+		td, deadlines := r.deadlinePlan(run, api.ToolElicitation, stored).specs(now)
 		it, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: req.ID, SessionID: run.SessionID, RunID: run.ID,
-			ToolCallID: c.ID + elicitSuffix + strconv.Itoa(meta.Seq), Tool: api.ToolElicitation, Request: stored, Now: now, ExpiresAt: req.ExpiresAt})
+			ToolCallID: c.ID + elicitSuffix + strconv.Itoa(meta.Seq), Tool: api.ToolElicitation, Request: stored, Now: now, ExpiresAt: req.ExpiresAt,
+			TimeoutData: td, Deadlines: deadlines})
 		if err != nil {
 			return err
 		}
@@ -168,6 +170,7 @@ func (e *elicitor) Elicit(ctx context.Context, el tool.Elicitation) (tool.Elicit
 	if err != nil {
 		return tool.ElicitAnswer{}, err
 	}
+	r.wakeDeadlines()
 	r.fault("elicitation_committed")
 	return r.awaitElicitation(ctx, run.SessionID, req.ID, ch)
 }

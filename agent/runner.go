@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/model"
@@ -64,9 +63,14 @@ type Options struct {
 	// LeaseDuration is how long a run stays owned by this process without a
 	// heartbeat. Default 15s.
 	LeaseDuration time.Duration
-	// SweepInterval is how often expired questions and orphaned runs are
-	// looked for. Default 1s.
+	// SweepInterval is how often orphaned runs are looked for. Default 1s.
 	SweepInterval time.Duration
+	// DeadlinePoll bounds how long the deadline scheduler sleeps when
+	// nothing wakes it: it wakes when the earliest deadline is due and
+	// when a question is asked (here, or on another replica of a PostgreSQL
+	// store), and DeadlinePoll catches what neither covers (a question
+	// asked by another process on the same SQLite file). Default 1m.
+	DeadlinePoll time.Duration
 	// EventPoll is how often Events reads the log again without a wake-up.
 	// A commit of another process on the same SQLite file wakes no
 	// subscriber here (PostgreSQL's NOTIFY does), so its events reach an
@@ -130,6 +134,8 @@ type Runner struct {
 	// toolRuns holds, by run id, the tool call each run driven here is
 	// making (toolstop.go).
 	toolRuns map[string]*toolRun
+	// deadlineWake wakes the deadline scheduler (deadline.go).
+	deadlineWake chan struct{}
 }
 
 // New validates opts and returns a Runner. Call Run to start the sweeper
@@ -150,6 +156,9 @@ func New(opts Options) (*Runner, error) {
 	if opts.EventPoll <= 0 {
 		opts.EventPoll = DefaultEventPoll
 	}
+	if opts.DeadlinePoll <= 0 {
+		opts.DeadlinePoll = DefaultDeadlinePoll
+	}
 	if opts.ToolStopWait <= 0 {
 		opts.ToolStopWait = DefaultToolStopWait
 	}
@@ -162,7 +171,7 @@ func New(opts Options) (*Runner, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Runner{opts: opts, st: opts.Store, tools: opts.Tools, agents: map[string]*Agent{}, log: opts.Logger, active: map[string]context.CancelFunc{}, elicits: map[string]chan elicit.Answer{}, live: map[string]*liveTurn{}, toolRuns: map[string]*toolRun{}}
+	r := &Runner{opts: opts, st: opts.Store, tools: opts.Tools, agents: map[string]*Agent{}, log: opts.Logger, active: map[string]context.CancelFunc{}, elicits: map[string]chan elicit.Answer{}, live: map[string]*liveTurn{}, toolRuns: map[string]*toolRun{}, deadlineWake: make(chan struct{}, 1)}
 	for _, a := range opts.Agents {
 		if a.Name == "" {
 			a.Name = defaultAgentName
@@ -209,17 +218,31 @@ func (r *Runner) now() time.Time { return r.opts.Now().UTC().Truncate(time.Micro
 // checked against, for callers that sign state expiring with a question.
 func (r *Runner) Now() time.Time { return r.now() }
 
-// Run sweeps expired questions and recovers orphaned runs (status running
-// with an expired lease, e.g. after a crash) every SweepInterval until ctx
-// is done. It then stops driving runs: each keeps its last checkpoint and
-// its lease is released so the next process continues it at once.
+// Run fires the questions' deadlines when they come due (reminders,
+// escalations, timeouts: docs/design.md §16) and recovers orphaned runs
+// (status running with an expired lease, e.g. after a crash) every
+// SweepInterval until ctx is done. It then stops driving runs: each keeps
+// its last checkpoint and its lease is released so the next process
+// continues it at once.
 func (r *Runner) Run(ctx context.Context) error {
+	dctx, stopDeadlines := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.runDeadlines(dctx)
+	}()
+	defer func() {
+		stopDeadlines()
+		<-done
+	}()
 	t := time.NewTicker(r.opts.SweepInterval)
 	defer t.Stop()
 	for {
 		r.sweep(ctx)
 		select {
 		case <-ctx.Done():
+			stopDeadlines()
+			<-done
 			r.Shutdown()
 			return nil
 		case <-t.C:
@@ -237,16 +260,6 @@ func (r *Runner) Shutdown() {
 
 func (r *Runner) sweep(ctx context.Context) {
 	now := r.now()
-	expired, err := r.st.InteractionListExpired(ctx, &store.InteractionListExpiredParams{Now: now, Limit: 100})
-	if err != nil && ctx.Err() == nil {
-		r.log.Error("sweep: list expired", "err", err)
-	}
-	for _, it := range expired {
-		in, _ := newAnswering(it)
-		if _, err := r.resolveInteraction(ctx, in, closingResolution(api.StatusExpired, nil)); err != nil && !errors.Is(err, errResolveLost) && ctx.Err() == nil {
-			r.log.Error("sweep: expire", "requestId", it.ID, "err", err)
-		}
-	}
 	runs, err := r.st.RunListRecoverable(ctx, &store.RunListRecoverableParams{Now: now, Limit: 100})
 	if err != nil && ctx.Err() == nil {
 		r.log.Error("sweep: list recoverable", "err", err)

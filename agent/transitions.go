@@ -230,6 +230,7 @@ func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*
 		return nil, err
 	}
 	if t.pause != nil {
+		r.wakeDeadlines()
 		r.fault("interaction_committed")
 		return nil, nil
 	}
@@ -289,7 +290,11 @@ type interaction struct {
 // cancel ended never pauses.
 func (r *Runner) pause(ctx context.Context, run *store.Run, in interaction) error {
 	now := r.now()
-	return r.st.InTx(ctx, func(tx store.Tx) error { return r.pauseTx(ctx, tx, run, in, now) })
+	err := r.st.InTx(ctx, func(tx store.Tx) error { return r.pauseTx(ctx, tx, run, in, now) })
+	if err == nil {
+		r.wakeDeadlines()
+	}
+	return err
 }
 
 // pauseTx is pause's writes in tx (its own transaction, or the model turn's
@@ -304,8 +309,9 @@ func (r *Runner) pauseTx(ctx context.Context, tx store.Tx, run *store.Run, in in
 
 // pauseRows is pauseTx's writes after the run's row (RunPause won in tx).
 func (r *Runner) pauseRows(ctx context.Context, tx store.Tx, run *store.Run, in interaction, now time.Time) error {
+	td, deadlines := r.deadlinePlan(run, in.Tool, in.Request).specs(now)
 	it, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: in.ID, SessionID: run.SessionID, RunID: run.ID,
-		ToolCallID: in.ToolCallID, Tool: in.Tool, Request: in.Request, Now: now, ExpiresAt: in.ExpiresAt})
+		ToolCallID: in.ToolCallID, Tool: in.Tool, Request: in.Request, Now: now, ExpiresAt: in.ExpiresAt, TimeoutData: td, Deadlines: deadlines})
 	if errors.Is(err, store.ErrDuplicate) {
 		// The call was asked before (an interaction and its pause are
 		// one transaction): pause rather than ask twice.

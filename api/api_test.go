@@ -21,6 +21,7 @@ func TestNewEventPayload(t *testing.T) {
 		api.EventToolResult:        &api.ToolResultEvent{},
 		api.EventUserInputRequired: &api.InputRequest{},
 		api.EventUserInputResolved: &api.Receipt{},
+		api.EventUserInputReminder: &api.InputReminder{},
 		api.EventDone:              &api.DoneEvent{},
 		api.EventError:             &api.ErrorEvent{},
 	}

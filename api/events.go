@@ -18,6 +18,7 @@ const (
 	EventToolResult        = "tool_result"         // ToolResultEvent
 	EventUserInputRequired = "user_input_required" // InputRequest
 	EventUserInputResolved = "user_input_resolved" // Receipt
+	EventUserInputReminder = "user_input_reminder" // InputReminder
 	EventDone              = "done"                // DoneEvent
 	EventError             = "error"               // ErrorEvent
 )
@@ -37,6 +38,7 @@ var Events = []struct {
 	{EventToolResult, ToolResultEvent{}},
 	{EventUserInputRequired, InputRequest{}},
 	{EventUserInputResolved, Receipt{}},
+	{EventUserInputReminder, InputReminder{}},
 	{EventDone, DoneEvent{}},
 	{EventError, ErrorEvent{}},
 }

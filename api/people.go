@@ -46,14 +46,56 @@ const (
 // same name with the same payload, plus "sessionId" when the payload has
 // none (InputRequest has it already), and with the caller's feed sequence
 // number as its SSE id (resume with Last-Event-ID).
-var PrincipalEvents = []string{EventUserInputRequired, EventUserInputResolved, EventDone}
+var PrincipalEvents = []string{EventUserInputRequired, EventUserInputResolved, EventUserInputReminder, EventDone}
+
+// InputReminder is the payload of "user_input_reminder" (docs/design.md
+// §16 "Deadlines"): pending request RequestID still waits for an answer and
+// Notify are the people (person ids, or token principals without people:)
+// to tell now, by the channels they have (feed, webhook, mail, Slack).
+// Reason says why: ReminderReminder, a route's remind: came due (Notify:
+// the assignees); ReminderEscalation, its escalate: came due (Notify: the
+// escalation targets, who may answer from now on); ReminderDelegation, an
+// assignee (From) handed the question to Notify with Message. ExpiresAt is
+// when the question times out. The question itself is the request's
+// user_input_required event (or GET /api/interactions).
+type InputReminder struct {
+	RequestID string    `json:"requestId"`
+	SessionID string    `json:"sessionId"`
+	RunID     string    `json:"runId"`
+	Reason    string    `json:"reason"`
+	Notify    []string  `json:"notify"`
+	From      string    `json:"from,omitempty"`
+	Message   string    `json:"message,omitempty"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// InputReminder reasons.
+const (
+	ReminderReminder   = "reminder"
+	ReminderEscalation = "escalation"
+	ReminderDelegation = "delegation"
+)
 
 // Webhook event types (docs/design.md §12). They are a contract: never rename them.
 const (
 	WebhookInteractionRequested = "interaction.requested"
 	WebhookInteractionResolved  = "interaction.resolved"
 	WebhookRunFinished          = "run.finished"
+	WebhookInteractionReminder  = "interaction.reminder"
 )
+
+// WebhookReminder is the data of interaction.reminder: a user_input_reminder
+// (Reason, Notify, From, Message) with the request as asked, like
+// interaction.requested's.
+type WebhookReminder struct {
+	SessionID    string       `json:"sessionId"`
+	SessionTitle string       `json:"sessionTitle"`
+	Reason       string       `json:"reason"`
+	Notify       []string     `json:"notify"`
+	From         string       `json:"from,omitempty"`
+	Message      string       `json:"message,omitempty"`
+	Request      InputRequest `json:"request"`
+}
 
 // WebhookMessage is the body of every webhook request (Standard Webhooks):
 // Type is one of the Webhook* types, Timestamp when the event happened and

@@ -268,6 +268,23 @@ func (d *Dispatcher) message(ctx context.Context, f *store.FeedEntry) (string, j
 			return "", nil, fmt.Errorf("feed entry %s/%d: %w", f.Owner, f.Seq, err)
 		}
 		typ, data = api.WebhookInteractionResolved, api.WebhookResolved{SessionID: f.SessionID, Receipt: redact(&rc)}
+	case api.EventUserInputReminder:
+		var rm api.InputReminder
+		if err := json.Unmarshal(f.Data, &rm); err != nil {
+			return "", nil, fmt.Errorf("feed entry %s/%d: %w", f.Owner, f.Seq, err)
+		}
+		// The request as asked; a question whose session was deleted
+		// since is sent by its ids alone.
+		req := api.InputRequest{ID: rm.RequestID, SessionID: rm.SessionID, RunID: rm.RunID, ExpiresAt: rm.ExpiresAt}
+		if it, err := d.o.Store.InteractionGet(ctx, rm.RequestID); err == nil {
+			_ = json.Unmarshal(it.Request, &req)
+		}
+		title := ""
+		if ss, err := d.o.Store.SessionGet(ctx, f.SessionID); err == nil {
+			title = ss.Title
+		}
+		typ, data = api.WebhookInteractionReminder, api.WebhookReminder{SessionID: f.SessionID, SessionTitle: title, Reason: rm.Reason,
+			Notify: rm.Notify, From: rm.From, Message: rm.Message, Request: req}
 	case api.EventDone:
 		var done api.DoneEvent
 		if err := json.Unmarshal(f.Data, &done); err != nil {

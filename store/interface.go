@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Executor is every query luban makes. Methods follow NounVerb(ctx, params)
 // (one *NounVerbParams struct each) and are sorted by noun. Conditional writes return whether
@@ -13,6 +16,19 @@ type Executor interface {
 	// event reaches Subscribe channels only after the commit. It returns the
 	// event with Data as passed (with a MessageRef, its hole still empty:
 	// EventList fills it).
+	// DeadlineFire marks one deadline fired (DeadlineFireParams), a
+	// conditional write: it wins only for a deadline not fired yet, so of
+	// replicas racing for it one fires it.
+	DeadlineFire(ctx context.Context, p *DeadlineFireParams) (bool, error)
+	// DeadlineList lists an interaction's deadlines by Seq.
+	DeadlineList(ctx context.Context, requestID string) ([]*Deadline, error)
+	// DeadlineListDue lists deadlines due and not fired, earliest first,
+	// whatever their interaction's status.
+	DeadlineListDue(ctx context.Context, p *DeadlineListDueParams) ([]*Deadline, error)
+	// DeadlineNextDue is the DueAt of the earliest deadline not fired; the
+	// zero time when there is none.
+	DeadlineNextDue(ctx context.Context) (time.Time, error)
+
 	EventAppend(ctx context.Context, p *EventAppendParams) (*Event, error)
 	// EventDelete deletes events (EventDeleteParams) and returns how many.
 	EventDelete(ctx context.Context, p *EventDeleteParams) (int64, error)

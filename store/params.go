@@ -111,11 +111,15 @@ type MessageInsertParams struct {
 }
 
 // InteractionInsertParams inserts a pending interaction. It fails with
-// ErrDuplicate when the tool call already has one.
+// ErrDuplicate when the tool call already has one. The interaction's
+// deadlines are written with it (docs/design.md §16): its timeout (Seq 0,
+// due at ExpiresAt, with TimeoutData) and Deadlines in order (Seq 1, 2, …).
 type InteractionInsertParams struct {
 	ID, SessionID, RunID, ToolCallID, Tool string
 	Request                                json.RawMessage
 	Now, ExpiresAt                         time.Time
+	TimeoutData                            json.RawMessage
+	Deadlines                              []DeadlineSpec
 }
 
 // InteractionResolveParams resolves a pending interaction in one conditional

@@ -56,8 +56,9 @@ type People interface {
 }
 
 // FeedEvents are the session event names that also go to the owner's feed
-// (docs/design.md §12: GET /api/events carries these three).
-var FeedEvents = []string{"user_input_required", "user_input_resolved", "done"}
+// (docs/design.md §12: GET /api/events carries these; §16 "Deadlines" for
+// user_input_reminder).
+var FeedEvents = []string{"user_input_required", "user_input_resolved", "user_input_reminder", "done"}
 
 // IsFeedEvent reports whether an event called name goes to the feed.
 func IsFeedEvent(name string) bool {

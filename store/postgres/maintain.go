@@ -45,6 +45,7 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 		`DELETE FROM feed WHERE session_id = $1`,
 		`DELETE FROM webhook_deliveries WHERE session_id = $1`,
 		`DELETE FROM trace WHERE session_id = $1`,
+		`DELETE FROM interaction_deadlines WHERE session_id = $1`,
 		`DELETE FROM interactions WHERE session_id = $1`,
 		`DELETE FROM messages WHERE session_id = $1`,
 		`DELETE FROM runs WHERE session_id = $1`,

@@ -277,9 +277,9 @@ func (e executor) InteractionGetLastResolved(ctx context.Context, sessionID stri
 // index, so a duplicate reports store.ErrDuplicate without aborting the
 // surrounding transaction (as in SQLite).
 func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionInsertParams) (*store.Interaction, error) {
-	tag, err := e.q.Exec(ctx, `INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8) ON CONFLICT (session_id, tool_call_id) DO NOTHING`,
-		p.ID, p.SessionID, p.RunID, p.ToolCallID, p.Tool, string(p.Request), p.Now.UTC(), p.ExpiresAt.UTC())
+	seqs, kinds, dues, data := deadlineArgs(p)
+	tag, err := e.q.Exec(ctx, insertInteraction,
+		p.ID, p.SessionID, p.RunID, p.ToolCallID, p.Tool, string(p.Request), p.Now.UTC(), p.ExpiresAt.UTC(), seqs, kinds, dues, data)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: interaction insert: %w", err)
 	}

@@ -54,6 +54,7 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 		`DELETE FROM feed WHERE session_id = ?`,
 		`DELETE FROM webhook_deliveries WHERE session_id = ?`,
 		`DELETE FROM trace WHERE session_id = ?`,
+		`DELETE FROM interaction_deadlines WHERE session_id = ?`,
 		`DELETE FROM interactions WHERE session_id = ?`,
 		`DELETE FROM messages WHERE session_id = ?`,
 		`DELETE FROM runs WHERE session_id = ?`,

@@ -267,6 +267,17 @@ func (e executor) InteractionGetLastResolved(ctx context.Context, sessionID stri
 
 // InteractionInsert implements store.Executor.
 func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionInsertParams) (*store.Interaction, error) {
+	if _, autocommit := e.w.(cachedDB); autocommit && e.group != nil {
+		// Outside InTx: the interaction and its deadlines are one
+		// transaction.
+		var it *store.Interaction
+		err := e.group(ctx, func(tx store.Tx) error {
+			var err error
+			it, err = tx.InteractionInsert(ctx, p)
+			return err
+		})
+		return it, err
+	}
 	_, err := e.w.ExecContext(ctx, `INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`, p.ID, p.SessionID, p.RunID, p.ToolCallID, p.Tool, string(p.Request), ts(p.Now), ts(p.ExpiresAt))
 	if isUnique(err) {
@@ -274,6 +285,9 @@ func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionIns
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: interaction insert: %w", err)
+	}
+	if err := e.insertDeadlines(ctx, p); err != nil {
+		return nil, err
 	}
 	return &store.Interaction{ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, ToolCallID: p.ToolCallID, Tool: p.Tool,
 		Request: p.Request, Status: "pending", CreatedAt: p.Now, ExpiresAt: p.ExpiresAt}, nil

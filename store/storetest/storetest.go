@@ -31,6 +31,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("Messages", func(t *testing.T) { t.Parallel(); exerciseMessages(t, newStore) })
 	t.Run("Interactions", func(t *testing.T) { t.Parallel(); exerciseInteractions(t, newStore) })
 	t.Run("ReceiptSignature", func(t *testing.T) { exerciseReceiptSignature(t, newStore) })
+	t.Run("Deadlines", func(t *testing.T) { t.Parallel(); exerciseDeadlines(t, newStore) })
 	t.Run("Events", func(t *testing.T) { t.Parallel(); exerciseEvents(t, newStore) })
 	t.Run("AuditTrace", func(t *testing.T) { t.Parallel(); exerciseAuditTrace(t, newStore) })
 	t.Run("Text", func(t *testing.T) { t.Parallel(); exerciseText(t, newStore) })

@@ -141,7 +141,7 @@ func Start(t testing.TB, o Options) *Server {
 	if o.Keys != nil {
 		signer = o.Keys
 	}
-	runner, err := agent.New(agent.Options{Signer: signer, Store: st, Tools: reg, Workspace: o.Workspace, InteractionTTL: o.TTL, SweepInterval: o.SweepInterval,
+	runner, err := agent.New(agent.Options{Signer: signer, Store: st, Tools: reg, Workspace: o.Workspace, InteractionTTL: o.TTL, SweepInterval: o.SweepInterval, DeadlinePoll: o.SweepInterval,
 		LeaseDuration: o.Lease, Logger: log, Now: o.Now, Agents: append([]*agent.Agent{{Name: o.AgentName, Provider: o.Provider, Tools: allow, Approval: o.Approval}}, o.MoreAgents...)})
 	require.NoError(t, err)
 	srv, err := server.New(server.Options{Runner: runner, Tokens: o.Tokens, Heartbeat: o.Heartbeat, AskTools: o.AskTools, Logger: log,

@@ -945,6 +945,44 @@ export type InboxStatus =
   | 'resolved'
 
 /**
+ * InputReminder is the payload of "user_input_reminder" (docs/design.md
+ * §16 "Deadlines"): pending request RequestID still waits for an answer and
+ * Notify are the people (person ids, or token principals without people:)
+ * to tell now, by the channels they have (feed, webhook, mail, Slack).
+ * Reason says why: ReminderReminder, a route's remind: came due (Notify:
+ * the assignees); ReminderEscalation, its escalate: came due (Notify: the
+ * escalation targets, who may answer from now on); ReminderDelegation, an
+ * assignee (From) handed the question to Notify with Message. ExpiresAt is
+ * when the question times out. The question itself is the request's
+ * user_input_required event (or GET /api/interactions).
+ */
+export interface InputReminder {
+  requestId: string
+  sessionId: string
+  runId: string
+  reason: string
+  notify: string[]
+  from?: string
+  message?: string
+  expiresAt: string
+}
+
+/**
+ * WebhookReminder is the data of interaction.reminder: a user_input_reminder
+ * (Reason, Notify, From, Message) with the request as asked, like
+ * interaction.requested's.
+ */
+export interface WebhookReminder {
+  sessionId: string
+  sessionTitle: string
+  reason: string
+  notify: string[]
+  from?: string
+  message?: string
+  request: InputRequest
+}
+
+/**
  * WebhookMessage is the body of every webhook request (Standard Webhooks):
  * Type is one of the Webhook* types, Timestamp when the event happened and
  * Data one of WebhookRequested, WebhookResolved, WebhookFinished.
@@ -1077,6 +1115,7 @@ export interface EventPayloads {
   tool_result: ToolResultEvent
   user_input_required: InputRequest
   user_input_resolved: Receipt
+  user_input_reminder: InputReminder
   done: DoneEvent
   error: ErrorEvent
 }
@@ -1094,6 +1133,7 @@ export const eventNames: readonly EventName[] = [
   'tool_result',
   'user_input_required',
   'user_input_resolved',
+  'user_input_reminder',
   'done',
   'error',
 ]

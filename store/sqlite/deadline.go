@@ -1,0 +1,98 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/lubanhq/luban/store"
+)
+
+// insertDeadlines writes interaction p's deadlines: its timeout (seq 0) and
+// p.Deadlines (seq 1, 2, …), in InteractionInsert's transaction.
+func (e executor) insertDeadlines(ctx context.Context, p *store.InteractionInsertParams) error {
+	const q = `INSERT INTO interaction_deadlines (request_id, seq, session_id, kind, due_at, data) VALUES (?, ?, ?, ?, ?, ?)`
+	if _, err := e.w.ExecContext(ctx, q, p.ID, 0, p.SessionID, store.DeadlineTimeout, ts(p.ExpiresAt), nullJSON(p.TimeoutData)); err != nil {
+		return fmt.Errorf("sqlite: deadline insert: %w", err)
+	}
+	for i, d := range p.Deadlines {
+		if _, err := e.w.ExecContext(ctx, q, p.ID, i+1, p.SessionID, d.Kind, ts(d.DueAt), nullJSON(d.Data)); err != nil {
+			return fmt.Errorf("sqlite: deadline insert: %w", err)
+		}
+	}
+	return nil
+}
+
+const deadlineCols = `request_id, seq, session_id, kind, due_at, fired_at, data`
+
+func scanDeadline(sc interface{ Scan(...any) error }) (*store.Deadline, error) {
+	d := &store.Deadline{}
+	var due int64
+	var fired sql.NullInt64
+	var data sql.NullString
+	if err := sc.Scan(&d.RequestID, &d.Seq, &d.SessionID, &d.Kind, &due, &fired, &data); err != nil {
+		return nil, fmt.Errorf("sqlite: deadline scan: %w", err)
+	}
+	d.DueAt, d.FiredAt, d.Data = tm(due), tm(fired.Int64), rawJSON(data)
+	return d, nil
+}
+
+func (e executor) deadlineMany(ctx context.Context, query string, args ...any) ([]*store.Deadline, error) {
+	rows, err := e.r.QueryContext(ctx, `SELECT `+deadlineCols+` FROM interaction_deadlines `+query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: deadline list: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Deadline
+	for rows.Next() {
+		d, err := scanDeadline(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// DeadlineList implements store.Executor.
+func (e executor) DeadlineList(ctx context.Context, requestID string) ([]*store.Deadline, error) {
+	return e.deadlineMany(ctx, `WHERE request_id = ? ORDER BY seq`, requestID)
+}
+
+// DeadlineListDue implements store.Executor.
+func (e executor) DeadlineListDue(ctx context.Context, p *store.DeadlineListDueParams) ([]*store.Deadline, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	return e.deadlineMany(ctx, `WHERE fired_at IS NULL AND due_at <= ? ORDER BY due_at, request_id, seq LIMIT ?`, ts(p.Now), limit)
+}
+
+// DeadlineNextDue implements store.Executor.
+func (e executor) DeadlineNextDue(ctx context.Context) (time.Time, error) {
+	var due sql.NullInt64
+	if err := e.r.QueryRowContext(ctx, `SELECT MIN(due_at) FROM interaction_deadlines WHERE fired_at IS NULL`).Scan(&due); err != nil {
+		return time.Time{}, fmt.Errorf("sqlite: deadline next due: %w", err)
+	}
+	return tm(due.Int64), nil
+}
+
+// DeadlineFire implements store.Executor: one conditional UPDATE, which
+// the single writer serializes.
+func (e executor) DeadlineFire(ctx context.Context, p *store.DeadlineFireParams) (bool, error) {
+	q := `UPDATE interaction_deadlines SET fired_at = ? WHERE request_id = ? AND seq = ? AND fired_at IS NULL`
+	if p.Pending {
+		q += ` AND EXISTS (SELECT 1 FROM interactions WHERE id = ? AND status = 'pending')`
+	}
+	args := []any{ts(p.Now), p.RequestID, p.Seq}
+	if p.Pending {
+		args = append(args, p.RequestID)
+	}
+	res, err := e.w.ExecContext(ctx, q, args...)
+	if err != nil {
+		return false, fmt.Errorf("sqlite: deadline fire: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
