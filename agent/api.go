@@ -283,14 +283,18 @@ func (r *Runner) Resolve(ctx context.Context, p ResolveParams) (*ContinueResult,
 	return &ContinueResult{Receipt: done.receipt, RunID: it.RunID, AfterSeq: done.seq - 1}, nil
 }
 
-// expiredAnswer resolves in, an answer's question past its expiresAt, as
-// expired (the sweeper may not have got there yet) and returns the error
+// expiredAnswer resolves in, an answer's question past its expiresAt, by
+// its timeout (the deadline scheduler may not have got there yet) and returns the error
 // the answer gets: 410 with the expiry's receipt, or, when an answer that
 // came first resolved it since it was read, 409 with that receipt.
 func (r *Runner) expiredAnswer(ctx context.Context, in *answering) error {
 	it := in.it
 	var rc *api.Receipt
-	done, err := r.resolveInteraction(ctx, in, closingResolution(api.StatusExpired, nil))
+	action, err := r.storedTimeout(ctx, it)
+	if err != nil {
+		return err
+	}
+	done, err := r.resolveInteraction(ctx, in, timeoutResolution(in, action))
 	switch {
 	case err == nil:
 		rc = done.receipt

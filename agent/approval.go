@@ -130,11 +130,12 @@ func approvalFieldsOnAsk(a approval.Answer) error {
 // expiry.
 func approvalOutcome(req *api.InputRequest, status api.Status, a approval.Answer, principal string) (ans approval.Answer, res *api.ToolResult, summary approval.AuditSummary) {
 	ans = a
-	if status != api.StatusAnswered {
+	decided := status == api.StatusAnswered || decidedByTimeout(status, a)
+	if !decided {
 		ans = approval.Answer{Cancelled: status == api.StatusCancelled}
 	}
 	switch {
-	case status != api.StatusAnswered:
+	case !decided:
 		x := closedResult(&req.Prompt, status)
 		res = &x
 	case ans.Decision == api.DecisionReject:
@@ -142,6 +143,13 @@ func approvalOutcome(req *api.InputRequest, status api.Status, a approval.Answer
 		res = &x
 	}
 	return ans, res, approval.Summarize(&req.Prompt, ans, principal)
+}
+
+// decidedByTimeout reports whether an approval resolved with status and
+// answer a was decided by its timeout (approve or reject, status expired):
+// it then runs the tool, or declines it, as a person's decision would.
+func decidedByTimeout(status api.Status, a approval.Answer) bool {
+	return status == api.StatusExpired && (a.Decision == api.DecisionApprove || a.Decision == api.DecisionReject)
 }
 
 // resultName is the tool name of the ToolResult that resolving it writes:
@@ -233,16 +241,20 @@ func decideApproval(in decideInput, parent string, pc pendingCall) action {
 		if err != nil {
 			return errResult("not run: the approval request cannot be read: " + err.Error())
 		}
+		var a approval.Answer
 		switch api.Status(it.Status) {
 		case api.StatusPending:
 			return action{kind: actAsk, parent: parent, call: pc, prompt: &req.Prompt}
 		case api.StatusAnswered:
+			if err := json.Unmarshal(it.Answer, &a); err != nil {
+				return errResult("not run: the approval cannot be read: " + err.Error())
+			}
 		default:
-			return action{kind: actResult, parent: parent, call: pc, result: closedResult(&req.Prompt, api.Status(it.Status))}
-		}
-		var a approval.Answer
-		if err := json.Unmarshal(it.Answer, &a); err != nil {
-			return errResult("not run: the approval cannot be read: " + err.Error())
+			// A timeout that approved or rejected decided as a person
+			// would have (docs/design.md §16 "Deadlines").
+			if json.Unmarshal(it.Answer, &a) != nil || !decidedByTimeout(api.Status(it.Status), a) {
+				return action{kind: actResult, parent: parent, call: pc, result: closedResult(&req.Prompt, api.Status(it.Status))}
+			}
 		}
 		switch a.Decision {
 		case api.DecisionApprove:

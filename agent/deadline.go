@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/approval"
+	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/store"
 )
 
@@ -188,7 +191,7 @@ func (r *Runner) notifyDeadline(ctx context.Context, it *store.Interaction, d *s
 		}
 	} else {
 		var err error
-		if notify, err = r.assigneesOf(ctx, it); err != nil {
+		if notify, err = r.notifyTargets(ctx, it); err != nil {
 			return err
 		}
 	}
@@ -219,9 +222,9 @@ func (r *Runner) notifyDeadline(ctx context.Context, it *store.Interaction, d *s
 	return err
 }
 
-// assigneesOf are the people who may answer pending question it now: the
+// notifyTargets are the people who may answer pending question it now: the
 // session's owner.
-func (r *Runner) assigneesOf(ctx context.Context, it *store.Interaction) ([]string, error) {
+func (r *Runner) notifyTargets(ctx context.Context, it *store.Interaction) ([]string, error) {
 	ss, err := r.st.SessionGet(ctx, it.SessionID)
 	if err != nil {
 		return nil, err
@@ -235,7 +238,7 @@ func (r *Runner) escalationTargets(ctx context.Context, it *store.Interaction, t
 	var out []string
 	for _, a := range to {
 		if a == "owner" {
-			own, err := r.assigneesOf(ctx, it)
+			own, err := r.notifyTargets(ctx, it)
 			if err != nil {
 				return nil, err
 			}
@@ -252,12 +255,125 @@ func (r *Runner) addAssignees(ctx context.Context, tx store.Tx, it *store.Intera
 	return nil
 }
 
+// ByTimeout is the principal of a resolution by a deadline's timeout
+// (docs/design.md §16 "Deadlines": receipts say by timeout).
+const ByTimeout = "timeout"
+
 // timeout resolves pending question it when its timeout came due, with
-// the action its route names (docs/design.md §16). A question resolved
-// meanwhile is left as it is.
+// action (its route's onTimeout, TimeoutExpire without a route), through
+// the resolve transition. A question resolved meanwhile is left as it is.
 func (r *Runner) timeout(ctx context.Context, it *store.Interaction, action string) error {
-	_, _, err := r.resolve(ctx, it, api.StatusExpired, api.Answer{}, nil)
+	in, _ := newAnswering(it)
+	_, err := r.resolveInteraction(ctx, in, timeoutResolution(in, action))
+	if errors.Is(err, errResolveLost) || errors.Is(err, errNotWaiting) {
+		return nil
+	}
 	return err
+}
+
+// storedTimeout is the action stored with question it's timeout deadline
+// (TimeoutExpire when there is none).
+func (r *Runner) storedTimeout(ctx context.Context, it *store.Interaction) (string, error) {
+	ds, err := r.st.DeadlineList(ctx, it.ID)
+	if err != nil {
+		return "", err
+	}
+	for _, d := range ds {
+		if d.Kind == store.DeadlineTimeout {
+			var td timeoutData
+			_ = json.Unmarshal(d.Data, &td)
+			return td.OnTimeout, nil
+		}
+	}
+	return TimeoutExpire, nil
+}
+
+// timeoutResolution is what a timeout with action does to question in
+// (docs/design.md §16): status expired, by timeout, and
+//   - an approval: approve runs the tool once, reject (and default: an
+//     approval has no default) declines it, and the run goes on;
+//   - an ask (ask_user, AskUser, a host's question): default answers with
+//     its recommended options (approve is read as default), reject (or a
+//     question without recommended options) tells the model nobody
+//     answered, and the run goes on;
+//   - an elicitation: every action but cancel declines it for the server;
+//   - cancel, and the expiry of a question no route takes, end the run
+//     (expired) as --interaction-ttl always did.
+func timeoutResolution(in *answering, action string) resolution {
+	expire := closingResolution(api.StatusExpired, nil)
+	expire.by = ByTimeout
+	if action == TimeoutCancel {
+		expire.timedOut = api.DecisionCancel
+		if _, ok := in.kind.(approvalKind); ok {
+			expire.answer = approval.Answer{Decision: api.DecisionCancel, Cancelled: true}
+		}
+	}
+	switch action {
+	case TimeoutReject, TimeoutApprove, TimeoutDefault:
+	default:
+		return expire
+	}
+	res := resolution{status: api.StatusExpired, by: ByTimeout}
+	switch in.kind.(type) {
+	case approvalKind:
+		res.timedOut = api.DecisionReject
+		if action == TimeoutApprove {
+			res.timedOut = api.DecisionApprove
+		}
+		a := approval.Answer{Decision: res.timedOut}
+		if a.Decision == api.DecisionReject {
+			a.Message = "no answer before the timeout"
+		}
+		res.answer = a
+	case elicitKind:
+		res.timedOut, res.answer = api.DecisionDecline, elicit.Answer{Decision: api.DecisionDecline}
+	default:
+		ans := api.Answer{Selections: []string{}}
+		res.timedOut = api.DecisionReject
+		if action != TimeoutReject {
+			if def, ok := recommendedAnswer(&in.req.Prompt); ok {
+				ans, res.timedOut = def, api.DecisionDefault
+			}
+		}
+		res.answer = ans
+	}
+	return res
+}
+
+// recommendedAnswer is a question's own default answer: its recommended
+// options (ask_user: single takes the first, multiple and toggle every
+// one; AskUser: each question's option whose label ends with
+// "(Recommended)"). ok is false when the question has none to give.
+func recommendedAnswer(p *api.Prompt) (api.Answer, bool) {
+	ans := api.Answer{Selections: []string{}}
+	switch p.Mode {
+	case api.ModeSingle, api.ModeMultiple, api.ModeToggle:
+		for _, o := range p.Options {
+			if o.Recommended {
+				ans.Selections = append(ans.Selections, o.ID)
+				if p.Mode == api.ModeSingle {
+					break
+				}
+			}
+		}
+		return ans, len(ans.Selections) > 0
+	case api.ModeQuestions:
+		for _, q := range p.Questions {
+			pick := ""
+			for _, o := range q.Options {
+				if strings.HasSuffix(strings.TrimSpace(o.Label), "(Recommended)") {
+					pick = o.Label
+					break
+				}
+			}
+			if pick == "" {
+				return api.Answer{}, false
+			}
+			ans.Answers = append(ans.Answers, api.QuestionAnswer{Question: q.Question, Selected: []string{pick}})
+		}
+		return ans, len(ans.Answers) > 0
+	}
+	return ans, false
 }
 
 // deadlinePlan is the deadline plan of a question of kind tool (the

@@ -10,6 +10,7 @@ import (
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/elicit"
+	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/store"
 )
 
@@ -85,6 +86,10 @@ type resolution struct {
 	closing bool
 	// reason is the audit entry's reason ("restarted" for not_resumable).
 	reason string
+	// timedOut is the action of the timeout that resolved the question
+	// (status expired, by "timeout": deadline.go), "" otherwise; the kind
+	// applies answer as the action says (docs/design.md §16 "Deadlines").
+	timedOut api.Decision
 }
 
 // closingResolution is the resolution of a question no person answered:
@@ -167,10 +172,22 @@ func (askKind) apply(in *answering, res resolution) outcome {
 	out := outcome{stored: mustJSON(ans), receipt: ans, summary: askuser.Summarize(&in.req.Prompt, ans), resultName: in.it.Tool,
 		trace: interactionTrace{RequestID: in.it.ID, ToolCallID: in.it.ToolCallID, Action: string(res.status)}, effect: effEnd}
 	var result api.ToolResult
-	if res.status == api.StatusAnswered {
+	switch {
+	case res.status == api.StatusAnswered:
 		result, out.effect = askuser.AnsweredResult(&in.req.Prompt, ans), effResume
-	} else {
+	case res.timedOut != "" && res.timedOut != api.DecisionCancel:
+		// The timeout answered with the recommended options, or with
+		// none: the model hears that nobody answered. The run goes on.
+		result, out.effect = closedResult(&in.req.Prompt, res.status), effResume
+		if res.timedOut == api.DecisionDefault {
+			result = askuser.AnsweredResult(&in.req.Prompt, ans)
+		}
+	default:
 		result = closedResult(&in.req.Prompt, res.status)
+	}
+	if res.timedOut != "" {
+		t := people.AskTimeout{Answer: ans, Decision: res.timedOut}
+		out.stored, out.receipt = mustJSON(t), t
 	}
 	out.result = &result
 	if res.status == api.StatusNotResumable {
@@ -204,7 +221,7 @@ func (approvalKind) apply(in *answering, res resolution) outcome {
 	ans, result, summary := approvalOutcome(in.req, res.status, a, res.by)
 	out := outcome{stored: mustJSON(ans), receipt: ans, result: result, resultName: resultName(in.it, in.req), summary: summary,
 		trace: interactionTrace{RequestID: in.it.ID, ToolCallID: in.it.ToolCallID, Action: string(res.status)}, effect: effEnd}
-	if res.status == api.StatusAnswered {
+	if res.status == api.StatusAnswered || decidedByTimeout(res.status, a) {
 		out.effect = effResume
 	}
 	return out

@@ -69,6 +69,18 @@ type InputReminder struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
+// Decisions of a timeout (docs/design.md §16 "Deadlines"): a receipt with
+// status expired names in Decision the action its route's onTimeout took,
+// DecisionApprove or DecisionReject for an approval, DecisionDecline for an
+// elicitation, DecisionDefault for a question answered with its
+// recommended options, DecisionReject for one that got none, DecisionCancel
+// when the run was ended. A question no route takes expires with no
+// decision (its run ends).
+const (
+	DecisionDefault Decision = "default"
+	DecisionCancel  Decision = "cancel"
+)
+
 // InputReminder reasons.
 const (
 	ReminderReminder   = "reminder"

@@ -16,9 +16,10 @@ import (
 // ans is the normalized answer: an api.Answer (ask tools; its selections,
 // customInput and answers, whatever the status), an approval.Answer
 // (docs/design.md §10; its decision, message, remember and, for edit, the
-// arguments, only when answered), an elicit.Answer (docs/design.md §11; its
-// decision and content, only when answered), or nil for a request closed
-// without one. Selections is never nil. An elicitation's receipt names the
+// arguments, only when answered, or expired by a timeout that decided), an
+// elicit.Answer (docs/design.md §11; its decision and content, likewise),
+// an AskTimeout (an ask's answer and the decision its timeout took,
+// docs/design.md §16), or nil for a request closed without one. Selections is never nil. An elicitation's receipt names the
 // model's call (elicit.ModelCallID), not the row's.
 func NewReceipt(it *store.Interaction, status api.Status, ans any, resolvedAt time.Time) *api.Receipt {
 	rc := &api.Receipt{RequestID: it.ID, ToolCallID: it.ToolCallID, Status: status, Selections: []string{}, ResolvedAt: resolvedAt}
@@ -31,19 +32,32 @@ func NewReceipt(it *store.Interaction, status api.Status, ans any, resolvedAt ti
 			rc.Selections = a.Selections
 		}
 		rc.CustomInput, rc.Answers = a.CustomInput, a.Answers
+	case AskTimeout:
+		rc = NewReceipt(it, status, a.Answer, resolvedAt)
+		rc.Decision = a.Decision
 	case approval.Answer:
-		if status == api.StatusAnswered {
+		if status == api.StatusAnswered || (status == api.StatusExpired && a.Decision != "") {
 			rc.Decision, rc.Message, rc.Remember = a.Decision, a.Message, a.Remember
 			if a.Decision == api.DecisionEdit {
 				rc.Arguments = a.Arguments
 			}
 		}
 	case elicit.Answer:
-		if status == api.StatusAnswered {
+		if status == api.StatusAnswered || (status == api.StatusExpired && a.Decision != "") {
 			rc.Decision, rc.Content = a.Decision, a.Content
 		}
 	}
 	return rc
+}
+
+// AskTimeout is the stored answer of an ask question (ask_user, AskUser, a
+// host's question) that its timeout resolved (docs/design.md §16
+// "Deadlines"): the answer it got (its recommended options for
+// api.DecisionDefault, none otherwise) and the action taken, which the
+// receipt shows as its decision.
+type AskTimeout struct {
+	api.Answer
+	Decision api.Decision `json:"decision,omitempty"`
 }
 
 // ReceiptOf is the Receipt of a resolved stored interaction (docs/design.md
@@ -63,9 +77,12 @@ func ReceiptOf(it *store.Interaction) *api.Receipt {
 			ans = a
 		}
 	default:
-		var a api.Answer
+		var a AskTimeout
 		if len(it.Answer) > 0 && json.Unmarshal(it.Answer, &a) == nil {
-			ans = a
+			ans = a.Answer
+			if a.Decision != "" {
+				ans = a
+			}
 		}
 	}
 	rc := NewReceipt(it, api.Status(it.Status), ans, it.ResolvedAt)

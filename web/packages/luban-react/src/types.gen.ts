@@ -11,6 +11,8 @@ export type Decision =
   | 'reject' // the tool does not run; the run continues
   | 'accept' // form: Content holds the values; url: the person is done
   | 'decline' // the person refuses; nothing else counts
+  | 'default'
+  | 'cancel'
 
 /**
  * FieldType is the control of one form field (docs/design.md §11), derived from its
