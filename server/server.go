@@ -61,7 +61,8 @@ type Options struct {
 	// check action links' grants. Nil: no JWKS, no action links.
 	Keys *signing.Keys
 	// PublicURL is the absolute base URL of action links (server.publicUrl,
-	// e.g. https://luban.example.com); "" uses the request's own host.
+	// e.g. https://luban.example.com; luban serve defaults it to the listen
+	// address): ActionLinks makes links on it. "": no ActionLinks.
 	PublicURL string
 }
 
@@ -143,26 +144,37 @@ func New(opts Options) (*Server, error) {
 		s.mux.HandleFunc("GET /auth/login", s.handleSSOLogin)
 		s.mux.HandleFunc("GET /auth/callback", s.handleSSOCallback)
 	}
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if !pageRoute(r.URL.Path) {
-			notFound(w, r)
-			return
-		}
-		if r.URL.Path == "/" && s.tokenLogin(w, r) {
-			return
-		}
-		if s.ssoRedirect(w, r) {
-			return
-		}
-		if s.opts.Web == nil {
-			http.NotFound(w, r)
-			return
-		}
-		pageHeaders(w)
-		s.opts.Web.ServeHTTP(w, r)
-	})
+	if opts.Keys != nil {
+		// Action links (docs/design.md §17): /q/{id} with a grant is the
+		// one question, without a session; without one it is the page.
+		s.mux.HandleFunc("GET /q/{id}", s.handleLink)
+		s.mux.HandleFunc("POST /q/{id}", s.handleLinkAnswer)
+		s.mux.HandleFunc("GET /q/{id}/receipt", s.handleLinkReceipt)
+	}
+	s.mux.HandleFunc("/", s.servePage)
 	s.api, s.handler = api.ServeMux, s.observe(s.mux)
 	return s, nil
+}
+
+// servePage serves the page (Options.Web) on its routes, after a token
+// login or a single sign-on redirect; every other path is 404.
+func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
+	if !pageRoute(r.URL.Path) {
+		notFound(w, r)
+		return
+	}
+	if r.URL.Path == "/" && s.tokenLogin(w, r) {
+		return
+	}
+	if s.ssoRedirect(w, r) {
+		return
+	}
+	if s.opts.Web == nil {
+		http.NotFound(w, r)
+		return
+	}
+	pageHeaders(w)
+	s.opts.Web.ServeHTTP(w, r)
 }
 
 // pageHeaders are the headers of every response of the page (Options.Web):

@@ -64,9 +64,11 @@ func ParseJWKS(b []byte) (*jose.JSONWebKeySet, error) {
 // PublicJWKS is the JWKS of k as go-jose reads it (what ParseJWKS returns
 // for the document of GET /.well-known/luban/keys).
 func (k *Keys) PublicJWKS() *jose.JSONWebKeySet {
-	b, _ := json.Marshal(k.JWKS())
-	set, _ := ParseJWKS(b)
-	return set
+	k.pubOnce.Do(func() {
+		b, _ := json.Marshal(k.JWKS())
+		k.pub, _ = ParseJWKS(b)
+	})
+	return k.pub
 }
 
 // Verify checks the compact JWS s against the public keys of set with

@@ -17,6 +17,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+
+	"github.com/go-jose/go-jose/v4"
 
 	"github.com/lubanhq/luban/api"
 )
@@ -27,6 +30,9 @@ var b64 = base64.RawURLEncoding
 // for concurrent use once built (it is never changed in place).
 type Keys struct {
 	keys []key
+
+	pubOnce sync.Once
+	pub     *jose.JSONWebKeySet
 }
 
 type key struct {
