@@ -201,39 +201,30 @@ func (r *Runner) Resolve(ctx context.Context, p ResolveParams) (*ContinueResult,
 		}
 		return nil, e
 	}
-	var sess *store.Session
-	if p.SessionID != "" {
-		var err error
-		if sess, err = r.st.SessionGet(ctx, p.SessionID); errors.Is(err, store.ErrNotFound) {
-			return nil, ErrSessionNotFound
-		} else if err != nil {
-			return nil, err
-		}
-	}
-	it, err := r.st.InteractionGet(ctx, p.RequestID)
+	// One read: the interaction with its session, run and messages.
+	ist, err := r.st.InteractionGetState(ctx, &store.InteractionGetStateParams{ID: p.RequestID, Messages: true})
 	if errors.Is(err, store.ErrNotFound) {
-		if sess != nil && sess.Owner != p.By {
-			// Another principal's session does not exist for you.
-			return nil, ErrSessionNotFound
+		if p.SessionID != "" {
+			// An unknown session, or another principal's, is
+			// session_not_found, not "no such question".
+			if _, err := r.session(ctx, p.By, p.SessionID); err != nil {
+				return nil, err
+			}
 		}
 		return nil, ErrInteractionNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
-	if sess != nil && it.SessionID != sess.ID {
-		if sess.Owner != p.By {
-			return nil, ErrSessionNotFound
+	it := ist.Interaction
+	if p.SessionID != "" && it.SessionID != p.SessionID {
+		if _, err := r.session(ctx, p.By, p.SessionID); err != nil {
+			return nil, err
 		}
 		r.audit(ctx, r.st, it, "rejected", "session_mismatch", nil)
 		return nil, ErrInteractionNotFound
 	}
-	if sess == nil {
-		if sess, err = r.st.SessionGet(ctx, it.SessionID); err != nil {
-			return nil, err
-		}
-	}
-	if err := r.mayAnswer(ctx, p.By, it, sess.Owner); err != nil {
+	if err := r.mayAnswer(ctx, p.By, it, ist.Session.Owner); err != nil {
 		if errors.Is(err, ErrInteractionNotFound) && p.SessionID != "" {
 			// The session the caller named is not theirs to see.
 			err = ErrSessionNotFound
@@ -260,11 +251,10 @@ func (r *Runner) Resolve(ctx context.Context, p ResolveParams) (*ContinueResult,
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
 	}
-	run, ok := r.resumable(ctx, it)
-	if !ok {
+	if !r.resumableRun(ist.Run) {
 		return nil, r.notResumable(ctx, it)
 	}
-	in.run = run
+	in.run, in.msgs = ist.Run, ist.Messages
 	res, err := in.kind.validate(ctx, r, in, p.Answer, p.By)
 	if err != nil {
 		if _, invalid := err.(*askuser.AnswerError); invalid {
@@ -356,11 +346,19 @@ func (r *Runner) notResumable(ctx context.Context, it *store.Interaction) error 
 // returns the run as it read it.
 func (r *Runner) resumable(ctx context.Context, it *store.Interaction) (*store.Run, bool) {
 	run, err := r.st.RunGet(ctx, it.RunID)
-	if err != nil || run.Status.Terminal() {
+	if err != nil || !r.resumableRun(run) {
 		return nil, false
 	}
+	return run, true
+}
+
+// resumableRun is resumable of a run already read (nil: its row is gone).
+func (r *Runner) resumableRun(run *store.Run) bool {
+	if run == nil || run.Status.Terminal() {
+		return false
+	}
 	_, ok := r.agents[run.Agent]
-	return run, ok || run.Agent == externalAgent
+	return ok || run.Agent == externalAgent
 }
 
 // CancelParams stops SessionID's active run (POST /api/sessions/{id}/cancel).

@@ -14,3 +14,11 @@ func (r *Runner) StopRequested(id string) bool {
 	defer t.mu.Unlock()
 	return t.stop
 }
+
+// Driving reports whether a driver of run id is active in this process.
+func (r *Runner) Driving(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.active[id]
+	return ok
+}

@@ -33,7 +33,15 @@ type hookStore struct {
 	onResult func(p *store.MessageInsertParams)     // inside a tool result's transaction
 	onTx     func()                                 // before the next InTx
 	onActive func()                                 // before the next RunGetActive
-	onGet    func()                                 // after the next InteractionGet read
+	onGet    func()                                 // after the next InteractionGet or InteractionGetState read
+}
+
+func (s *hookStore) InteractionGetState(ctx context.Context, p *store.InteractionGetStateParams) (*store.InteractionState, error) {
+	ist, err := s.Store.InteractionGetState(ctx, p)
+	if f := s.take(&s.onGet); f != nil {
+		f()
+	}
+	return ist, err
 }
 
 func (s *hookStore) RunGetActive(ctx context.Context, sessionID string) (*store.Run, error) {

@@ -25,13 +25,20 @@ type readCountingStore struct {
 	messageLists atomic.Int64
 }
 
+func (s *readCountingStore) InteractionGetState(ctx context.Context, p *store.InteractionGetStateParams) (*store.InteractionState, error) {
+	if p.Messages {
+		s.messageLists.Add(1)
+	}
+	return s.Store.InteractionGetState(ctx, p)
+}
+
 func (s *readCountingStore) MessageList(ctx context.Context, sessionID string) ([]*store.Message, error) {
 	s.messageLists.Add(1)
 	return s.Store.MessageList(ctx, sessionID)
 }
 
-// A whole cycle in a new session reads the session's messages once: to find
-// the answered call. The first model turn starts from the rows Start
+// A whole cycle in a new session reads the session's messages once: with
+// the answered interaction (InteractionGetState), to find its call. The first model turn starts from the rows Start
 // committed, the step that puts the question reuses the messages the model
 // turn committed, and the resumed model turn the messages the answer's
 // transition committed.

@@ -78,12 +78,28 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 			if !won {
 				return errResolveLost
 			}
-			if done.receipt, done.seq, err = r.resolvedRows(ctx, tx, run, in, res, out, rc); err != nil {
+			var rows store.RowsInsertParams
+			done.receipt = r.resolvedRows(&rows, run, in, res, out, rc)
+			// The ToolResult rides in the same call; for a run that
+			// ended already, its call may have one (finish wrote it).
+			late := out.result != nil && run.Status.Terminal()
+			if out.result != nil && !late {
+				m, tr, ev := r.resultRows(run, parent, idx, model.ToolCall{ID: it.ToolCallID, Name: out.resultName}, *out.result)
+				rows.Messages = append(rows.Messages, m)
+				rows.Events = append(rows.Events, ev)
+				rows.Traces = append([]*store.TraceInsertParams{tr}, rows.Traces...)
+			}
+			ins, err := tx.RowsInsert(ctx, &rows)
+			if err != nil {
 				return err
 			}
-			if out.result != nil {
-				stored, err = r.writeResult(ctx, tx, run, parent, idx, model.ToolCall{ID: it.ToolCallID, Name: out.resultName}, *out.result)
-				if run.Status.Terminal() && errors.Is(err, store.ErrDuplicate) {
+			done.seq = ins.Events[0].Seq
+			if len(ins.Messages) > 0 {
+				stored = ins.Messages[0]
+			}
+			if late {
+				_, err = r.writeResult(ctx, tx, run, parent, idx, model.ToolCall{ID: it.ToolCallID, Name: out.resultName}, *out.result)
+				if errors.Is(err, store.ErrDuplicate) {
 					err = nil
 				}
 			}
@@ -107,11 +123,12 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 				*run = *in.run
 			}
 			run.Status, run.LeaseOwner, run.LeaseUntil, run.UpdatedAt = store.RunRunning, r.opts.InstanceID, until, now
+			// RunResume set the session running too.
 			if err := consume(run); err != nil {
 				return err
 			}
 			resumed = run
-			return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunRunning), Now: now})
+			return nil
 		}
 		run, err := tx.RunGet(ctx, it.RunID)
 		if err != nil {
@@ -181,19 +198,16 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 	return &done, nil
 }
 
-// resolvedRows writes what every resolution of in writes beside its
+// resolvedRows adds to rows what every resolution of in writes beside its
 // conditional write (resolveInteraction's, or finish's for the questions a
-// run left open): the receipt, the user_input_resolved event, the audit and
-// the trace entries. rc is the receipt (Runner.receipt); the audit entry
-// carries its signature. It returns rc and the event's Seq.
-func (r *Runner) resolvedRows(ctx context.Context, tx store.Tx, run *store.Run, in *answering, res resolution, out outcome, rc *api.Receipt) (*api.Receipt, int64, error) {
-	ev, err := r.emit(ctx, tx, in.it.SessionID, api.EventUserInputResolved, rc)
-	if err != nil {
-		return nil, 0, err
-	}
-	r.audit(ctx, tx, in.it, string(res.status), res.reason, withReceipt(out.summary, rc.Signature))
-	r.trace(ctx, tx, run, "interaction", out.trace)
-	return rc, ev.Seq, nil
+// run left open): the user_input_resolved event with rc, the receipt
+// (Runner.receipt), the trace and the audit entries (the audit entry
+// carries the receipt's signature). It returns rc.
+func (r *Runner) resolvedRows(rows *store.RowsInsertParams, run *store.Run, in *answering, res resolution, out outcome, rc *api.Receipt) *api.Receipt {
+	rows.Events = append(rows.Events, &store.EventAppendParams{SessionID: in.it.SessionID, Name: api.EventUserInputResolved, Data: mustJSON(rc), Now: r.now()})
+	rows.Traces = append(rows.Traces, r.traceRow(run, "interaction", out.trace))
+	rows.Audits = append(rows.Audits, r.auditRow(in.it, string(res.status), res.reason, withReceipt(out.summary, rc.Signature)))
+	return rc
 }
 
 // errResolveLost rolls back a resolve whose conditional write lost.
@@ -331,34 +345,42 @@ func (r *Runner) closed(ctx context.Context, tx store.Tx, run *store.Run, it *st
 			return api.ToolResult{}, err
 		}
 	}
-	if _, _, err := r.resolvedRows(ctx, tx, run, in, res, out, rc); err != nil {
+	var rows store.RowsInsertParams
+	r.resolvedRows(&rows, run, in, res, out, rc)
+	if _, err := tx.RowsInsert(ctx, &rows); err != nil {
 		return api.ToolResult{}, err
 	}
 	return closedResult(&in.req.Prompt, status), nil
 }
 
 func (r *Runner) audit(ctx context.Context, ex store.Executor, it *store.Interaction, action, reason string, summary any) {
+	if err := ex.AuditInsert(ctx, r.auditRow(it, action, reason, summary)); err != nil {
+		r.log.Error("audit insert", "err", err)
+	}
+}
+
+// auditRow is the audit entry of interaction it (docs/design.md §5), also
+// written to the log.
+func (r *Runner) auditRow(it *store.Interaction, action, reason string, summary any) *store.AuditInsertParams {
 	var sum json.RawMessage
 	if summary != nil {
 		sum, _ = json.Marshal(summary)
 	}
-	err := ex.AuditInsert(ctx, &store.AuditInsertParams{SessionID: it.SessionID, RequestID: it.ID, ToolCallID: it.ToolCallID, RunID: it.RunID,
-		Action: action, Reason: reason, Summary: sum, Now: r.now()})
-	if err != nil {
-		r.log.Error("audit insert", "err", err)
-	}
 	r.log.Info("interaction", "sessionId", it.SessionID, "requestId", it.ID, "toolCallId", it.ToolCallID, "runId", it.RunID,
 		"action", action, "reason", reason, "summary", json.RawMessage(sum))
+	return &store.AuditInsertParams{SessionID: it.SessionID, RequestID: it.ID, ToolCallID: it.ToolCallID, RunID: it.RunID,
+		Action: action, Reason: reason, Summary: sum, Now: r.now()}
 }
 
 func (r *Runner) trace(ctx context.Context, ex store.Executor, run *store.Run, kind string, data any) {
-	b, err := json.Marshal(data)
-	if err == nil {
-		err = ex.TraceInsert(ctx, &store.TraceInsertParams{SessionID: run.SessionID, RunID: run.ID, Kind: kind, Data: b, Now: r.now()})
-	}
-	if err != nil {
+	if err := ex.TraceInsert(ctx, r.traceRow(run, kind, data)); err != nil {
 		r.log.Error("trace insert", "err", err)
 	}
+}
+
+// traceRow is a trace entry of run.
+func (r *Runner) traceRow(run *store.Run, kind string, data any) *store.TraceInsertParams {
+	return &store.TraceInsertParams{SessionID: run.SessionID, RunID: run.ID, Kind: kind, Data: mustJSON(data), Now: r.now()}
 }
 
 // findCall finds the assistant message holding toolCallID and the call's

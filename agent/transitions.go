@@ -338,15 +338,29 @@ func (r *Runner) pauseRows(ctx context.Context, tx store.Tx, run *store.Run, in 
 // trace names it by length and SHA-256 (Runner.Trace shows it from the
 // message).
 func (r *Runner) writeResult(ctx context.Context, tx store.Executor, run *store.Run, parentID string, idx int, call model.ToolCall, res api.ToolResult) (*store.Message, error) {
-	m, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: NewID("msg"), SessionID: run.SessionID, RunID: run.ID, Role: "tool",
-		Content: res.Content, ToolCallID: call.ID, Name: call.Name, IsError: res.IsError, Metadata: res.Metadata,
-		ParentID: parentID, CallIndex: idx, Now: r.now()})
+	mp, tr, ev := r.resultRows(run, parentID, idx, call, res)
+	m, err := tx.MessageInsert(ctx, mp)
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256([]byte(res.Content))
-	r.trace(ctx, tx, run, "tool_result", map[string]any{"toolCallId": call.ID, "name": call.Name, "isError": res.IsError,
-		"contentBytes": len(res.Content), "contentSha256": hex.EncodeToString(sum[:])})
-	_, err = r.emitContent(ctx, tx, run.SessionID, api.EventToolResult, m.ID, api.ToolResultEvent{ToolCallID: call.ID, Name: call.Name, IsError: res.IsError, Metadata: res.Metadata})
+	if err := tx.TraceInsert(ctx, tr); err != nil {
+		r.log.Error("trace insert", "err", err)
+	}
+	_, err = tx.EventAppend(ctx, ev)
 	return m, err
+}
+
+// resultRows are writeResult's rows: the tool message, its tool_result
+// trace entry and its tool_result event (which references the message).
+func (r *Runner) resultRows(run *store.Run, parentID string, idx int, call model.ToolCall, res api.ToolResult) (*store.MessageInsertParams, *store.TraceInsertParams, *store.EventAppendParams) {
+	id := NewID("msg")
+	m := &store.MessageInsertParams{ID: id, SessionID: run.SessionID, RunID: run.ID, Role: "tool",
+		Content: res.Content, ToolCallID: call.ID, Name: call.Name, IsError: res.IsError, Metadata: res.Metadata,
+		ParentID: parentID, CallIndex: idx, Now: r.now()}
+	sum := sha256.Sum256([]byte(res.Content))
+	tr := r.traceRow(run, "tool_result", map[string]any{"toolCallId": call.ID, "name": call.Name, "isError": res.IsError,
+		"contentBytes": len(res.Content), "contentSha256": hex.EncodeToString(sum[:])})
+	ev := &store.EventAppendParams{SessionID: run.SessionID, Name: api.EventToolResult,
+		Data: mustJSON(api.ToolResultEvent{ToolCallID: call.ID, Name: call.Name, IsError: res.IsError, Metadata: res.Metadata}), MessageRef: id, Now: r.now()}
+	return m, tr, ev
 }

@@ -35,6 +35,11 @@ type Executor interface {
 	EventList(ctx context.Context, p *EventListParams) ([]*Event, error)
 
 	InteractionGet(ctx context.Context, id string) (*Interaction, error)
+	// InteractionGetState reads an interaction with its session, its run
+	// and, when asked, its session's messages, in one call: what answering
+	// it needs (docs/design.md §15). ErrNotFound when the interaction is
+	// unknown.
+	InteractionGetState(ctx context.Context, p *InteractionGetStateParams) (*InteractionState, error)
 	InteractionGetByToolCall(ctx context.Context, sessionID, toolCallID string) (*Interaction, error)
 	InteractionGetLastResolved(ctx context.Context, sessionID string) (*Interaction, error)
 	InteractionGetPending(ctx context.Context, sessionID string) (*Interaction, error)
@@ -66,7 +71,13 @@ type Executor interface {
 	RunLease(ctx context.Context, p *RunLeaseParams) (bool, error)
 	RunListRecoverable(ctx context.Context, p *RunListRecoverableParams) ([]*Run, error)
 	RunPause(ctx context.Context, p *RunPauseParams) (bool, error)
+	// RunResume also sets the run's session running when it wins.
 	RunResume(ctx context.Context, p *RunResumeParams) (bool, error)
+
+	// RowsInsert writes the rows of one transition in one call
+	// (RowsInsertParams), as MessageInsert, EventAppend, TraceInsert and
+	// AuditInsert would one by one.
+	RowsInsert(ctx context.Context, p *RowsInsertParams) (*RowsInserted, error)
 
 	SessionCreate(ctx context.Context, p *SessionCreateParams) (*Session, error)
 	SessionGet(ctx context.Context, id string) (*Session, error)

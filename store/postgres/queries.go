@@ -507,8 +507,27 @@ func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, 
 
 // RunResume implements store.Executor.
 func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool, error) {
-	return won("run resume")(e.q.Exec(ctx, `UPDATE runs SET status = 'running', updated_at = $1, lease_owner = $2, lease_until = $3
+	ok, err := won("run resume")(e.q.Exec(ctx, `UPDATE runs SET status = 'running', updated_at = $1, lease_owner = $2, lease_until = $3
 		WHERE id = $4 AND status = 'waiting_input'`, p.Now.UTC(), p.LeaseOwner, ts(p.LeaseUntil), p.ID))
+	if err != nil || !ok {
+		return ok, err
+	}
+	if err := e.execLater(ctx, `UPDATE sessions SET status = 'running', updated_at = $1 WHERE id = (SELECT session_id FROM runs WHERE id = $2)`, p.Now.UTC(), p.ID); err != nil {
+		return false, fmt.Errorf("postgres: run resume: session status: %w", err)
+	}
+	return true, nil
+}
+
+// RowsInsert implements store.Executor. Inside InTx the writes whose
+// results nobody reads (traces, audits) ride the pipeline of the next
+// statement (pipeTx).
+func (e executor) RowsInsert(ctx context.Context, p *store.RowsInsertParams) (*store.RowsInserted, error) {
+	return store.InsertRows(ctx, e, p)
+}
+
+// InteractionGetState implements store.Executor.
+func (e executor) InteractionGetState(ctx context.Context, p *store.InteractionGetStateParams) (*store.InteractionState, error) {
+	return store.GetInteractionState(ctx, e, p)
 }
 
 // RunFinish implements store.Executor.

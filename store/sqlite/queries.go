@@ -550,7 +550,24 @@ func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, 
 func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool, error) {
 	res, err := e.w.ExecContext(ctx, `UPDATE runs SET status = 'running', updated_at = ?, lease_owner = ?, lease_until = ?
 		WHERE id = ? AND status = 'waiting_input'`, ts(p.Now), p.LeaseOwner, ts(p.LeaseUntil), p.ID)
-	return affected(res, err, "run resume")
+	won, err := affected(res, err, "run resume")
+	if err != nil || !won {
+		return won, err
+	}
+	if _, err := e.w.ExecContext(ctx, `UPDATE sessions SET status = 'running', updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)`, ts(p.Now), p.ID); err != nil {
+		return false, fmt.Errorf("sqlite: run resume: session status: %w", err)
+	}
+	return true, nil
+}
+
+// RowsInsert implements store.Executor.
+func (e executor) RowsInsert(ctx context.Context, p *store.RowsInsertParams) (*store.RowsInserted, error) {
+	return store.InsertRows(ctx, e, p)
+}
+
+// InteractionGetState implements store.Executor.
+func (e executor) InteractionGetState(ctx context.Context, p *store.InteractionGetStateParams) (*store.InteractionState, error) {
+	return store.GetInteractionState(ctx, e, p)
 }
 
 // RunFinish implements store.Executor.

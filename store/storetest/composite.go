@@ -1,0 +1,114 @@
+package storetest
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/store"
+)
+
+// exerciseComposite checks the calls that do several things at once: an
+// interaction read with its session, run and messages; a transition's rows
+// written in one call; a resume that also sets the session running.
+func exerciseComposite(t *testing.T, newStore func(t *testing.T) store.Store) {
+	t.Run("InteractionGetState", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		r := b.run(t)
+		_, err := b.st.MessageInsert(b.ctx, &store.MessageInsertParams{ID: "msg_a", SessionID: r.SessionID, RunID: r.ID, Role: "assistant",
+			ToolCalls: json.RawMessage(`[{"id":"c1","name":"ask_user","arguments":"{}"}]`), Now: T0})
+		require.NoError(t, err)
+		it := b.ask(t, r, T0.Add(time.Hour))
+
+		got, err := b.st.InteractionGetState(b.ctx, &store.InteractionGetStateParams{ID: it.ID, Messages: true})
+		require.NoError(t, err)
+		require.Equal(t, it.ID, got.Interaction.ID)
+		require.Equal(t, r.SessionID, got.Session.ID)
+		require.Equal(t, "alice", got.Session.Owner)
+		require.Equal(t, r.ID, got.Run.ID)
+		require.Equal(t, store.RunRunning, got.Run.Status)
+		require.Len(t, got.Messages, 1)
+		require.Equal(t, "msg_a", got.Messages[0].ID)
+
+		got, err = b.st.InteractionGetState(b.ctx, &store.InteractionGetStateParams{ID: it.ID})
+		require.NoError(t, err)
+		require.Nil(t, got.Messages, "messages only when asked")
+
+		_, err = b.st.InteractionGetState(b.ctx, &store.InteractionGetStateParams{ID: "ask_unknown"})
+		require.ErrorIs(t, err, store.ErrNotFound)
+	})
+	t.Run("RowsInsert", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		r := b.run(t)
+		var out *store.RowsInserted
+		require.NoError(t, b.st.InTx(b.ctx, func(tx store.Tx) error {
+			var err error
+			out, err = tx.RowsInsert(b.ctx, &store.RowsInsertParams{
+				Messages: []*store.MessageInsertParams{{ID: "msg_t", SessionID: r.SessionID, RunID: r.ID, Role: "tool", Content: "结果", ToolCallID: "c1", Name: "x", Now: T0}},
+				Events: []*store.EventAppendParams{
+					{SessionID: r.SessionID, Name: "user_input_resolved", Data: json.RawMessage(`{"requestId":"ask_1"}`), Now: T0},
+					{SessionID: r.SessionID, Name: "tool_result", Data: json.RawMessage(`{"toolCallId":"c1","content":""}`), MessageRef: "msg_t", Now: T0},
+				},
+				Traces: []*store.TraceInsertParams{{SessionID: r.SessionID, RunID: r.ID, Kind: "interaction", Data: json.RawMessage(`{}`), Now: T0}},
+				Audits: []*store.AuditInsertParams{{SessionID: r.SessionID, RequestID: "ask_1", RunID: r.ID, Action: "answered", Now: T0}},
+			})
+			return err
+		}))
+		require.Len(t, out.Messages, 1)
+		require.Equal(t, "msg_t", out.Messages[0].ID)
+		require.Len(t, out.Events, 2)
+		require.Less(t, out.Events[0].Seq, out.Events[1].Seq, "events in the order given")
+		evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: r.SessionID, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, evs, 2)
+		require.JSONEq(t, `{"toolCallId":"c1","content":"结果"}`, string(evs[1].Data), "the event references the message written with it")
+		tr, err := b.st.TraceList(b.ctx, r.SessionID)
+		require.NoError(t, err)
+		require.Len(t, tr, 1)
+		au, err := b.st.AuditList(b.ctx, r.SessionID)
+		require.NoError(t, err)
+		require.Len(t, au, 1)
+		require.Equal(t, "answered", au[0].Action)
+
+		// A failing row rolls the whole call back with its transaction.
+		err = b.st.InTx(b.ctx, func(tx store.Tx) error {
+			_, err := tx.RowsInsert(b.ctx, &store.RowsInsertParams{
+				Messages: []*store.MessageInsertParams{{ID: "msg_t2", SessionID: r.SessionID, RunID: r.ID, Role: "tool", Content: "again", ToolCallID: "c1", Name: "x", Now: T0}},
+				Events:   []*store.EventAppendParams{{SessionID: r.SessionID, Name: "x", Data: json.RawMessage(`{}`), Now: T0}},
+			})
+			return err
+		})
+		require.ErrorIs(t, err, store.ErrDuplicate)
+		evs, err = b.st.EventList(b.ctx, &store.EventListParams{SessionID: r.SessionID, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, evs, 2)
+	})
+	t.Run("RunResumeSetsTheSessionRunning", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		r := b.run(t)
+		won, err := b.st.RunPause(b.ctx, &store.RunPauseParams{ID: r.ID, LeaseOwner: "inst_a", Now: T0})
+		require.NoError(t, err)
+		require.True(t, won)
+		require.NoError(t, b.st.SessionSetStatus(b.ctx, &store.SessionSetStatusParams{ID: r.SessionID, Status: string(store.RunWaitingInput), Now: T0}))
+		won, err = b.st.RunResume(b.ctx, &store.RunResumeParams{ID: r.ID, LeaseOwner: "inst_b", LeaseUntil: T0.Add(time.Minute), Now: T0.Add(time.Second)})
+		require.NoError(t, err)
+		require.True(t, won)
+		s, err := b.st.SessionGet(b.ctx, r.SessionID)
+		require.NoError(t, err)
+		require.Equal(t, string(store.RunRunning), s.Status)
+
+		// A resume that loses leaves the session as it is.
+		require.NoError(t, b.st.SessionSetStatus(b.ctx, &store.SessionSetStatusParams{ID: r.SessionID, Status: "idle", Now: T0}))
+		won, err = b.st.RunResume(b.ctx, &store.RunResumeParams{ID: r.ID, LeaseOwner: "inst_b", LeaseUntil: T0.Add(time.Minute), Now: T0.Add(2 * time.Second)})
+		require.NoError(t, err)
+		require.False(t, won)
+		s, err = b.st.SessionGet(b.ctx, r.SessionID)
+		require.NoError(t, err)
+		require.Equal(t, "idle", s.Status)
+	})
+}
