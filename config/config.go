@@ -43,6 +43,8 @@ type File struct {
 	People []Person
 	// Auth is the `auth:` section (single sign-on).
 	Auth Auth
+	// Notify is the `notify:` section (docs/design.md §17): email and Slack.
+	Notify Notify
 }
 
 // Server is the `server:` section. Each field mirrors the `luban serve`

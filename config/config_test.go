@@ -66,7 +66,7 @@ func TestParseEmptyAndMinimal(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ name, src, want string }{
-		{"unknown top-level key", "agent:\n  - name: a\n", "c.yaml:1: agent: unknown key (known here: agents, auth, mcp, people, server, webhooks)"},
+		{"unknown top-level key", "agent:\n  - name: a\n", "c.yaml:1: agent: unknown key (known here: agents, auth, mcp, notify, people, server, webhooks)"},
 		{"unknown agent key", "agents:\n  - name: a\n    prompt: hi\n", "c.yaml:3: agents[0].prompt: unknown key (known here: approval, askTools, instructions, maxSteps, model, name, routes, tools)"},
 		{"bad duration", "server:\n  interactionTTL: 1 day\n", `c.yaml:2: server.interactionTTL: "1 day" is not a positive duration such as 30s, 15m or 24h`},
 		{"negative duration", "server:\n  lease: -5s\n", `c.yaml:2: server.lease: "-5s" is not a positive duration such as 30s, 15m or 24h`},
@@ -92,7 +92,7 @@ func TestParseErrors(t *testing.T) {
 		{"alias", "server:\n  addr: &a x\n  db: *a\n", "c.yaml:2: server.addr: anchors and aliases (&, *) are not supported\nc.yaml:3: server.db: anchors and aliases (&, *) are not supported"},
 		{"two documents", "server: {}\n---\nagents: []\n", "c.yaml:3: a configuration file holds one YAML document; remove the second one (---)"},
 		{"not YAML", "agents: [\n", "c.yaml:1: not valid YAML: did not find expected node content"},
-		{"not a mapping", "- a\n", "c.yaml:1: must be a mapping of keys (agents, auth, mcp, people, server, webhooks)"},
+		{"not a mapping", "- a\n", "c.yaml:1: must be a mapping of keys (agents, auth, mcp, notify, people, server, webhooks)"},
 		{"mcp oauth on stdio", "mcp:\n  servers:\n    - {name: g, command: x, oauth: {}}\n", "c.yaml:3: mcp.servers[0]: oauth belongs to a url (streamable HTTP) server"},
 		{"mcp oauth and header", "mcp:\n  servers:\n    - {name: g, url: 'http://h/', headers: {authorization: x}, oauth: {}}\n", "c.yaml:3: mcp.servers[0]: give either oauth or an Authorization header, not both"},
 		{"mcp oauth secret alone", "mcp:\n  servers:\n    - {name: g, url: 'http://h/', oauth: {clientSecret: s}}\n", "c.yaml:3: mcp.servers[0].oauth.clientSecret: a client secret needs its clientId"},

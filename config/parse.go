@@ -358,7 +358,8 @@ func (p *parser) file1(n *yaml.Node, f *File) {
 				f.People = append(f.People, p.person(n, sub))
 			})
 		},
-		"auth": func(key string, v *yaml.Node) { p.auth(v, key, &f.Auth) },
+		"auth":   func(key string, v *yaml.Node) { p.auth(v, key, &f.Auth) },
+		"notify": func(key string, v *yaml.Node) { p.notify(v, key, &f.Notify) },
 	})
 	p.checkPeople(f)
 	seen := map[string]int{}

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -66,8 +67,12 @@ type DispatcherOptions struct {
 	// Now is the clock. Default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
-	// Metrics, when set, gets luban_webhook_deliveries_total.
+	// Metrics, when set, gets luban_webhook_deliveries_total and
+	// luban_notification_deliveries_total.
 	Metrics prometheus.Registerer
+	// Channels are the other ways of reaching people (email, Slack,
+	// docs/design.md §17); their rows share the outbox with the webhooks'.
+	Channels []Channel
 
 	// fault is called at named points of the outbox (InjectFault, lubantest builds only).
 	fault func(point string)
@@ -96,6 +101,8 @@ type Dispatcher struct {
 	sem     chan struct{}
 	wg      sync.WaitGroup
 	counter *prometheus.CounterVec
+	// notified counts channel attempts by channel and outcome.
+	notified *prometheus.CounterVec
 }
 
 // NewDispatcher checks the hooks' secrets and returns a Dispatcher; Run
@@ -145,9 +152,14 @@ func NewDispatcher(o DispatcherOptions) (*Dispatcher, error) {
 	d.counter = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "luban_webhook_deliveries_total",
 		Help: "Webhook delivery attempts, by outcome: delivered (2xx), retry (failed, tried again later), failed (gave up after the retry window)."},
 		[]string{"outcome"})
+	d.notified = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "luban_notification_deliveries_total",
+		Help: "Email and Slack delivery attempts, by channel and outcome: delivered, retry (failed, tried again later), failed (gave up after the retry window)."},
+		[]string{"channel", "outcome"})
 	if o.Metrics != nil {
-		if err := o.Metrics.Register(d.counter); err != nil {
-			return nil, fmt.Errorf("people: register metrics: %w", err)
+		for _, c := range []prometheus.Collector{d.counter, d.notified} {
+			if err := o.Metrics.Register(c); err != nil {
+				return nil, fmt.Errorf("people: register metrics: %w", err)
+			}
 		}
 	}
 	return d, nil
@@ -242,6 +254,9 @@ func (d *Dispatcher) fanOut(ctx context.Context, f *store.FeedEntry) error {
 			}
 		}
 	}
+	if err := d.fanChannels(ctx, f, p); err != nil {
+		return err
+	}
 	return d.o.Store.WebhookEnqueue(ctx, p)
 }
 
@@ -327,9 +342,15 @@ func newMessageID() string {
 func (d *Dispatcher) attempt(ctx context.Context, dl *store.WebhookDelivery) {
 	code, errText := 0, ""
 	signer, ok := d.signers[dl.Hook]
-	if !ok {
+	ch := d.channelOf(dl.Hook)
+	switch {
+	case ch != nil:
+		ok = true
+		d.fault("webhook_send")
+		errText = ch.Send(ctx, dl)
+	case !ok:
 		errText = "no webhook with this url is configured any more"
-	} else {
+	default:
 		d.fault("webhook_send")
 		code, errText = d.send(ctx, signer, dl)
 	}
@@ -365,7 +386,11 @@ func (d *Dispatcher) attempt(ctx context.Context, dl *store.WebhookDelivery) {
 		d.log.Warn("webhooks: lease lost before the attempt was recorded", "id", dl.ID)
 		return
 	}
-	d.counter.WithLabelValues(outcome).Inc()
+	if ch != nil {
+		d.notified.WithLabelValues(strings.TrimSuffix(ch.Prefix(), ":"), outcome).Inc()
+	} else {
+		d.counter.WithLabelValues(outcome).Inc()
+	}
 	if p.Status != store.WebhookDelivered {
 		d.log.Warn("webhooks: delivery failed", "id", dl.ID, "url", dl.Hook, "attempt", dl.Attempts+1, "status", p.Status, "code", code, "err", errText)
 	}

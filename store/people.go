@@ -53,6 +53,23 @@ type People interface {
 	WebhookNextDue(ctx context.Context) (time.Time, error)
 	// WebhookList lists the deliveries of a session, oldest first.
 	WebhookList(ctx context.Context, sessionID string) ([]*WebhookDelivery, error)
+
+	// NotifyMessagePut records where a channel posted its message about an
+	// interaction to a person (docs/design.md §17), replacing an earlier
+	// record of the same (RequestID, Channel, Person).
+	NotifyMessagePut(ctx context.Context, m *NotifyMessage) error
+	// NotifyMessageList lists the messages posted about requestID, oldest
+	// first.
+	NotifyMessageList(ctx context.Context, requestID string) ([]*NotifyMessage, error)
+}
+
+// NotifyMessage is one message a notification channel posted about
+// interaction RequestID of session SessionID to Person: for Slack, Address
+// is the conversation (channel id) and Ref the message's ts.
+type NotifyMessage struct {
+	RequestID, Channel, Person, SessionID string
+	Address, Ref                          string
+	CreatedAt                             time.Time
 }
 
 // FeedEvents are the session event names that also go to the owner's feed

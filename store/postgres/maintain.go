@@ -44,6 +44,7 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 		`DELETE FROM events WHERE session_id = $1`,
 		`DELETE FROM feed WHERE session_id = $1`,
 		`DELETE FROM webhook_deliveries WHERE session_id = $1`,
+		`DELETE FROM notify_messages WHERE session_id = $1`,
 		`DELETE FROM trace WHERE session_id = $1`,
 		`DELETE FROM interaction_deadlines WHERE session_id = $1`,
 		`DELETE FROM interactions WHERE session_id = $1`,

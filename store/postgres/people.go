@@ -259,3 +259,29 @@ func (e executor) WebhookList(ctx context.Context, sessionID string) ([]*store.W
 	}
 	return collect(rows, "webhook list", scanDelivery)
 }
+
+// NotifyMessagePut implements store.People.
+func (e executor) NotifyMessagePut(ctx context.Context, m *store.NotifyMessage) error {
+	if _, err := e.q.Exec(ctx, `INSERT INTO notify_messages (request_id, channel, person, session_id, address, ref, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (request_id, channel, person) DO UPDATE SET address = excluded.address, ref = excluded.ref, created_at = excluded.created_at`,
+		m.RequestID, m.Channel, m.Person, m.SessionID, m.Address, m.Ref, m.CreatedAt.UTC()); err != nil {
+		return fmt.Errorf("postgres: notify message put: %w", err)
+	}
+	return nil
+}
+
+// NotifyMessageList implements store.People.
+func (e executor) NotifyMessageList(ctx context.Context, requestID string) ([]*store.NotifyMessage, error) {
+	rows, err := e.q.Query(ctx, `SELECT request_id, channel, person, session_id, address, ref, created_at FROM notify_messages
+		WHERE request_id = $1 ORDER BY created_at, channel, person`, requestID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: notify message list: %w", err)
+	}
+	return collect(rows, "notify message list", func(r pgx.Row) (*store.NotifyMessage, error) {
+		m := &store.NotifyMessage{}
+		var c pgtype.Timestamptz
+		err := r.Scan(&m.RequestID, &m.Channel, &m.Person, &m.SessionID, &m.Address, &m.Ref, &c)
+		m.CreatedAt = tm(c)
+		return m, err
+	})
+}

@@ -53,6 +53,7 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 		keepFeedSeq + `WHERE session_id = ?` + keepFeedSeqEnd,
 		`DELETE FROM feed WHERE session_id = ?`,
 		`DELETE FROM webhook_deliveries WHERE session_id = ?`,
+		`DELETE FROM notify_messages WHERE session_id = ?`,
 		`DELETE FROM trace WHERE session_id = ?`,
 		`DELETE FROM interaction_deadlines WHERE session_id = ?`,
 		`DELETE FROM interactions WHERE session_id = ?`,

@@ -291,3 +291,34 @@ func (e executor) WebhookList(ctx context.Context, sessionID string) ([]*store.W
 	}
 	return scanDeliveries(rows)
 }
+
+// NotifyMessagePut implements store.People.
+func (e executor) NotifyMessagePut(ctx context.Context, m *store.NotifyMessage) error {
+	if _, err := e.w.ExecContext(ctx, `INSERT INTO notify_messages (request_id, channel, person, session_id, address, ref, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (request_id, channel, person) DO UPDATE SET address = excluded.address, ref = excluded.ref, created_at = excluded.created_at`,
+		m.RequestID, m.Channel, m.Person, m.SessionID, m.Address, m.Ref, ts(m.CreatedAt)); err != nil {
+		return fmt.Errorf("sqlite: notify message put: %w", err)
+	}
+	return nil
+}
+
+// NotifyMessageList implements store.People.
+func (e executor) NotifyMessageList(ctx context.Context, requestID string) ([]*store.NotifyMessage, error) {
+	rows, err := e.r.QueryContext(ctx, `SELECT request_id, channel, person, session_id, address, ref, created_at FROM notify_messages
+		WHERE request_id = ? ORDER BY created_at, channel, person`, requestID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: notify message list: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.NotifyMessage
+	for rows.Next() {
+		m := &store.NotifyMessage{}
+		var c int64
+		if err := rows.Scan(&m.RequestID, &m.Channel, &m.Person, &m.SessionID, &m.Address, &m.Ref, &c); err != nil {
+			return nil, fmt.Errorf("sqlite: notify message list: %w", err)
+		}
+		m.CreatedAt = tm(c)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}

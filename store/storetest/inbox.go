@@ -21,6 +21,42 @@ func ExercisePeople(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("SessionPage", func(t *testing.T) { t.Parallel(); exerciseSessionPage(t, newStore) })
 	t.Run("Feed", func(t *testing.T) { t.Parallel(); exerciseFeed(t, newStore) })
 	t.Run("Webhooks", func(t *testing.T) { t.Parallel(); exerciseWebhooks(t, newStore) })
+	t.Run("NotifyMessages", func(t *testing.T) { t.Parallel(); exerciseNotifyMessages(t, newStore) })
+}
+
+// exerciseNotifyMessages: a channel's posted messages are kept per
+// (request, channel, person), a second put replaces the first, and they go
+// with their session.
+func exerciseNotifyMessages(t *testing.T, newStore func(t *testing.T) store.Store) {
+	b := setup(t, newStore)
+	r := b.ownedRun(t, "alice", "deploy", "coder")
+	list, err := b.st.NotifyMessageList(b.ctx, "ask_1")
+	require.NoError(t, err)
+	require.Empty(t, list)
+	put := func(person, ref string, at time.Time) {
+		require.NoError(t, b.st.NotifyMessagePut(b.ctx, &store.NotifyMessage{RequestID: "ask_1", Channel: "slack", Person: person, SessionID: r.SessionID,
+			Address: "D" + person, Ref: ref, CreatedAt: at}))
+	}
+	put("alice", "1.1", T0)
+	put("bob", "2.1", T0.Add(time.Second))
+	put("alice", "1.2", T0.Add(2*time.Second)) // posted again (a retry after a crash)
+	require.NoError(t, b.st.NotifyMessagePut(b.ctx, &store.NotifyMessage{RequestID: "ask_2", Channel: "slack", Person: "alice", SessionID: r.SessionID, Address: "Dalice", Ref: "9.9", CreatedAt: T0}))
+	list, err = b.st.NotifyMessageList(b.ctx, "ask_1")
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	require.Equal(t, store.NotifyMessage{RequestID: "ask_1", Channel: "slack", Person: "bob", SessionID: r.SessionID, Address: "Dbob", Ref: "2.1", CreatedAt: T0.Add(time.Second)}, *list[0])
+	require.Equal(t, "1.2", list[1].Ref)
+	require.Equal(t, T0.Add(2*time.Second), list[1].CreatedAt)
+
+	won, err := b.st.RunFinish(b.ctx, &store.RunFinishParams{ID: r.ID, To: store.RunCompleted, Now: T0})
+	require.NoError(t, err)
+	require.True(t, won)
+	if m, ok := b.st.(store.Maintainer); ok {
+		require.NoError(t, m.SessionDelete(b.ctx, r.SessionID))
+		list, err = b.st.NotifyMessageList(b.ctx, "ask_1")
+		require.NoError(t, err)
+		require.Empty(t, list, "a deleted session's messages go with it")
+	}
 }
 
 // ownedRun creates a session of owner titled title with a running run of
