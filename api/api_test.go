@@ -48,6 +48,7 @@ func TestErrorCodeHTTPStatus(t *testing.T) {
 		api.CodeInvalidRequest:      http.StatusBadRequest,
 		api.CodeUnauthorized:        http.StatusUnauthorized,
 		api.CodeForbiddenOrigin:     http.StatusForbidden,
+		api.CodeUnknownSlackUser:    http.StatusForbidden,
 		api.CodeInteractionNotFound: http.StatusNotFound,
 		api.CodeSessionNotFound:     http.StatusNotFound,
 		api.CodeNotFound:            http.StatusNotFound,

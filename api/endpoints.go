@@ -15,6 +15,11 @@ type Endpoint struct {
 	Request              any
 	Responses            []Response
 	Errors               []ErrorCode
+	// SlackSigned marks a route Slack calls: it takes no bearer token (the
+	// request is authenticated by Slack's X-Slack-Signature instead, 401
+	// when it does not verify) and its body is Slack's form
+	// (application/x-www-form-urlencoded, payload=<JSON>), not JSON.
+	SlackSigned bool
 }
 
 // Param is a query or header parameter of an Endpoint (path parameters come
@@ -168,6 +173,17 @@ var Endpoints = []Endpoint{
 		Responses:   []Response{{Status: 200, Body: MCPAuthorizationList{}}},
 	},
 	{
+		Method: "POST", Path: SlackInteractionsPath, Summary: "Slack's button clicks (a Slack app's Interactivity Request URL)",
+		Description: "Slack sends the clicks on the buttons of luban's Slack messages here (docs/design.md §17, docs/notifications.md), " +
+			"signed with the app's signing secret (X-Slack-Signature v0 over X-Slack-Request-Timestamp and the body, 5-minute window): " +
+			"no bearer token. The Slack user must be a person of people: (their slack id), else 403. " +
+			"A click answers the question as that person; a click on a question resolved before answers 409 (410 expired) " +
+			"and the message is updated to the receipt. Clicks that answer nothing (the \"Answer in luban\" link) are 200.",
+		SlackSigned: true,
+		Responses:   []Response{{Status: 200, Description: "the click answered the question, or asked for nothing"}},
+		Errors:      []ErrorCode{CodeInvalidRequest, CodeUnknownSlackUser, CodeNotFound, CodeInteractionNotFound, CodeAlreadyResolved, CodeInteractionExpired, CodeNotResumable, CodeInvalidAnswer, CodePayloadTooLarge, CodeRequestTimeout},
+	},
+	{
 		Method: "GET", Path: "/api/openapi.json", Summary: "This document",
 		Description: "The OpenAPI 3.1 document of /api, generated from package api.",
 		Responses:   []Response{{Status: 200, Description: "an OpenAPI 3.1 document", Body: map[string]any{}}},
@@ -182,7 +198,7 @@ func (c ErrorCode) HTTPStatus() int {
 		return 400
 	case CodeUnauthorized:
 		return 401
-	case CodeForbiddenOrigin:
+	case CodeForbiddenOrigin, CodeUnknownSlackUser:
 		return 403
 	case CodeInteractionNotFound, CodeSessionNotFound, CodeNotFound:
 		return 404

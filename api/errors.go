@@ -9,6 +9,7 @@ const (
 	CodeInvalidRequest      ErrorCode = "invalid_request"       // 400 malformed body or parameter
 	CodeUnauthorized        ErrorCode = "unauthorized"          // 401 no or wrong bearer token
 	CodeForbiddenOrigin     ErrorCode = "forbidden_origin"      // 403 cookie call from another origin
+	CodeUnknownSlackUser    ErrorCode = "unknown_slack_user"    // 403 a Slack click from no person of people:
 	CodeInteractionNotFound ErrorCode = "interaction_not_found" // 404 request unknown or another session's
 	CodeSessionNotFound     ErrorCode = "session_not_found"     // 404 session unknown or another principal's
 	CodeNotFound            ErrorCode = "not_found"             // 404 no such endpoint

@@ -35,6 +35,16 @@ type routes struct {
 	unlisted []string        // requests no operation of the document matches
 }
 
+// notForClients are the operations no client of luban's API calls, with
+// why. The Slack callback is Slack's: Slack posts its button clicks there,
+// signed with the Slack app's signing secret instead of a bearer token, so
+// a luban client has nothing to send it (docs/notifications.md; the
+// people package's tests drive it with payloads signed as Slack signs
+// them).
+var notForClients = map[string]string{
+	"POST " + api.SlackInteractionsPath: "Slack's own callback, signed by Slack, not called with a bearer token",
+}
+
 func newRoutes(t *testing.T, doc []byte) *routes {
 	t.Helper()
 	var d struct {
@@ -51,6 +61,9 @@ func newRoutes(t *testing.T, doc []byte) *routes {
 				continue // parameters, summary: not an operation
 			}
 			op := strings.ToUpper(method) + " " + path
+			if _, slack := notForClients[op]; slack {
+				continue
+			}
 			r.reached[op] = false
 			r.mux.HandleFunc(op, func(http.ResponseWriter, *http.Request) {})
 		}

@@ -64,6 +64,9 @@ type Options struct {
 	// e.g. https://luban.example.com; luban serve defaults it to the listen
 	// address): ActionLinks makes links on it. "": no ActionLinks.
 	PublicURL string
+	// Slack, when set, answers POST /api/slack/interactions (docs/design.md
+	// §17); without it that route is 404.
+	Slack *Slack
 }
 
 // Server is an http.Handler for the API and the page.
@@ -124,8 +127,10 @@ func New(opts Options) (*Server, error) {
 	api.HandleFunc("DELETE /api/sessions/{id}", s.handleDeleteSession)
 	api.HandleFunc("PATCH /api/sessions/{id}", s.handleRenameSession)
 	api.HandleFunc("/api/", handleNoEndpoint)
-	s.routes = api.patterns
+	s.routes = append(api.patterns, "POST "+slackPath)
 	s.mux.Handle("/api/", s.requireAuth(api))
+	// Slack signs its requests instead of sending a token (handleSlackInteractions).
+	s.mux.HandleFunc("POST "+slackPath, s.handleSlackInteractions)
 	s.mux.Handle("/mcp", s.mcpHandler())
 	s.mux.HandleFunc("GET /readyz", s.handleReadyz)
 	if opts.Keys != nil {

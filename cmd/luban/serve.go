@@ -299,12 +299,18 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		o := file.Auth.OIDC
 		sso = &server.OIDC{Issuer: o.Issuer, ClientID: o.ClientID, ClientSecret: o.ClientSecret, Claim: o.Claim}
 	}
-	srv, err := server.New(server.Options{Runner: runner, Tokens: tokens, People: dir, OIDC: sso, Web: web.Handler(), Heartbeat: cfg.heartbeat, AskTools: askTools, Logger: log,
-		Metrics: obs.metrics, ReadyChecks: mcpReadyChecks(mcps), MCPAuth: mcps, Keys: keys, PublicURL: publicURL(cfg.publicURL, ln.Addr().String())})
+	url := "http://" + ln.Addr().String() + "/"
+	notify, err := newNotifiers(st, file, dir, pageLinks{base: url})
 	if err != nil {
 		return err
 	}
-	hooks, err := newDispatcher(st, file, instance, log, obs.metrics, c.Getenv)
+	srv, err := server.New(server.Options{Runner: runner, Tokens: tokens, People: dir, OIDC: sso, Web: web.Handler(), Heartbeat: cfg.heartbeat, AskTools: askTools, Logger: log,
+		Metrics: obs.metrics, ReadyChecks: mcpReadyChecks(mcps), MCPAuth: mcps, Keys: keys, PublicURL: publicURL(cfg.publicURL, ln.Addr().String()),
+		Slack: notify.slack})
+	if err != nil {
+		return err
+	}
+	hooks, err := newDispatcher(st, file, instance, log, obs.metrics, c.Getenv, notify.channels)
 	if err != nil {
 		return err
 	}
@@ -318,7 +324,6 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	hooksDone := make(chan struct{})
 	go func() { defer close(hooksDone); hooks.Run(runCtx) }()
 
-	url := "http://" + ln.Addr().String() + "/"
 	switch {
 	case tokenFile != "":
 		fmt.Fprintf(c.Stdout, "luban serving on %s\nopen %s?token=%s\n(token kept in %s; set --auth-token to choose your own)\n", url, url, tokens[0], tokenFile)

@@ -169,6 +169,13 @@ func operation(ep api.Endpoint, events *obj) (*obj, error) {
 	if len(params) > 0 {
 		op.set("parameters", params)
 	}
+	if ep.SlackSigned {
+		// No bearer token: Slack signs the request (X-Slack-Signature).
+		op.set("security", []any{})
+		op.set("requestBody", newObj("required", true, "content", newObj("application/x-www-form-urlencoded", newObj("schema",
+			newObj("type", "object", "required", []any{"payload"}, "properties", newObj("payload",
+				newObj("type", "string", "description", "Slack's interaction payload (JSON), as Slack sends it")))))))
+	}
 	if ep.Request != nil {
 		op.set("requestBody", newObj("required", true, "content", newObj("application/json", newObj("schema", ref(typeName(ep.Request))))))
 	}
@@ -180,6 +187,8 @@ func operation(ep api.Endpoint, events *obj) (*obj, error) {
 		}
 		ro := newObj("description", desc)
 		switch {
+		case r.Body == nil && !r.Stream:
+			// No body.
 		case r.Stream:
 			ro.set("content", newObj("text/event-stream", newObj(
 				"schema", newObj("type", "string", "description", "SSE frames: id: <seq>, event: <name>, data: <payload JSON>; comment lines are heartbeats"),

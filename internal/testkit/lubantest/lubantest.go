@@ -78,6 +78,9 @@ type Options struct {
 	// Keys sign receipts (agent.Options.Signer) and action links, and are
 	// served as the JWKS (server.Options.Keys); nil: nothing is signed.
 	Keys *signing.Keys
+	// Slack is server.Options.Slack (POST /api/slack/interactions); nil:
+	// none. Its fields may be set after Start, before the first click.
+	Slack *server.Slack
 }
 
 // Server is a running luban on loopback.
@@ -145,7 +148,7 @@ func Start(t testing.TB, o Options) *Server {
 		LeaseDuration: o.Lease, Logger: log, Now: o.Now, Agents: append([]*agent.Agent{{Name: o.AgentName, Provider: o.Provider, Tools: allow, Approval: o.Approval}}, o.MoreAgents...)})
 	require.NoError(t, err)
 	srv, err := server.New(server.Options{Runner: runner, Tokens: o.Tokens, Heartbeat: o.Heartbeat, AskTools: o.AskTools, Logger: log,
-		Web: o.Web, BodyReadTimeout: o.BodyReadTimeout, People: o.People, OIDC: o.OIDC, MCPAuth: o.MCPAuth, Keys: o.Keys})
+		Web: o.Web, BodyReadTimeout: o.BodyReadTimeout, People: o.People, OIDC: o.OIDC, MCPAuth: o.MCPAuth, Keys: o.Keys, Slack: o.Slack})
 	require.NoError(t, err)
 	hs := httptest.NewUnstartedServer(srv)
 	hs.Config.RegisterOnShutdown(srv.Close)

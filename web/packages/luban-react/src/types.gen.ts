@@ -73,6 +73,7 @@ export type ErrorCode =
   | 'invalid_request' // 400 malformed body or parameter
   | 'unauthorized' // 401 no or wrong bearer token
   | 'forbidden_origin' // 403 cookie call from another origin
+  | 'unknown_slack_user' // 403 a Slack click from no person of people:
   | 'interaction_not_found' // 404 request unknown or another session's
   | 'session_not_found' // 404 session unknown or another principal's
   | 'not_found' // 404 no such endpoint
@@ -1105,6 +1106,18 @@ export interface JWK {
   x: string
   alg: string
   use: string
+}
+
+/**
+ * SlackButton is the value of a SlackActionAnswer button: request R of
+ * session S, of kind K (SlackKindApproval: A is a Decision;
+ * SlackKindSingle: A is the option id of a single-choice ask_user).
+ */
+export interface SlackButton {
+  r: string
+  s: string
+  k: string
+  a: string
 }
 
 /** The payload type of each SSE event (docs/design.md §3), by event name. */

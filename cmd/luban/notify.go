@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/config"
+	"github.com/lubanhq/luban/people"
+	"github.com/lubanhq/luban/principal"
+	"github.com/lubanhq/luban/server"
+	"github.com/lubanhq/luban/store"
+)
+
+// notifiers are the email and Slack channels of `notify:` (docs/design.md
+// §17) and the server's side of Slack (its button clicks).
+type notifiers struct {
+	channels []people.Channel
+	slack    *server.Slack
+}
+
+// newNotifiers builds the channels of file's `notify:` (none without a
+// file or the section). Questions go to the session owner's person of
+// dir (routes' assignees when they are applied); links are made on base,
+// the server's address as people reach it.
+func newNotifiers(st store.Store, file *config.File, dir *principal.Directory, links people.Links) (*notifiers, error) {
+	n := &notifiers{}
+	if file == nil {
+		return n, nil
+	}
+	rcpts := ownerRecipients(dir)
+	if e := file.Notify.Email; e != nil {
+		ch, err := people.NewEmail(people.EmailOptions{SMTP: e.SMTP, From: e.From, Username: e.Username, Password: e.Password, StartTLS: e.StartTLS,
+			Store: st, Recipients: rcpts, Links: links})
+		if err != nil {
+			return nil, err
+		}
+		n.channels = append(n.channels, ch)
+	}
+	if s := file.Notify.Slack; s != nil {
+		ch, err := people.NewSlack(people.SlackOptions{BotToken: s.BotToken, APIURL: s.APIURL, Store: st, Recipients: rcpts, Links: links})
+		if err != nil {
+			return nil, err
+		}
+		n.channels = append(n.channels, ch)
+		n.slack = &server.Slack{SigningSecret: s.SigningSecret, ShowReceipt: ch.ShowReceipt}
+	}
+	return n, nil
+}
+
+// ownerRecipients is who hears of a question: the person whose id is the
+// session's owner (a token outside people: reaches nobody).
+func ownerRecipients(dir *principal.Directory) people.Recipients {
+	return func(_ context.Context, owner string, _ *api.InputRequest) ([]people.Recipient, error) {
+		p := dir.Get(owner)
+		if p == nil {
+			return nil, nil
+		}
+		return []people.Recipient{{ID: p.ID, Name: p.Name, Email: p.Email, Slack: p.Slack}}, nil
+	}
+}
+
+// pageLinks links a notification to the question on the page at base
+// (docs/design.md §17's /q/{requestId}, with answer=<choice> for a
+// one-click answer).
+type pageLinks struct{ base string }
+
+func (l pageLinks) ActionLink(requestID, _ string, answer string) (string, error) {
+	u := l.base + "q/" + url.PathEscape(requestID)
+	if answer != "" {
+		u += "?answer=" + url.QueryEscape(answer)
+	}
+	return u, nil
+}
