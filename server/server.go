@@ -106,6 +106,9 @@ func New(opts Options) (*Server, error) {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), closing: make(chan struct{}), loginKey: loginKey(opts.allTokens())}
+	// Slack signs its requests instead of sending a token
+	// (handleSlackInteractions): the route is outside requireAuth.
+	slackRoute := "POST " + api.SlackInteractionsPath
 	api := &routeMux{ServeMux: http.NewServeMux()}
 	api.HandleFunc("POST /api/chat", s.handleChat)
 	api.HandleFunc("POST /api/chat/continue", s.handleContinue)
@@ -127,10 +130,9 @@ func New(opts Options) (*Server, error) {
 	api.HandleFunc("DELETE /api/sessions/{id}", s.handleDeleteSession)
 	api.HandleFunc("PATCH /api/sessions/{id}", s.handleRenameSession)
 	api.HandleFunc("/api/", handleNoEndpoint)
-	s.routes = append(api.patterns, "POST "+slackPath)
+	s.routes = append(api.patterns, slackRoute)
 	s.mux.Handle("/api/", s.requireAuth(api))
-	// Slack signs its requests instead of sending a token (handleSlackInteractions).
-	s.mux.HandleFunc("POST "+slackPath, s.handleSlackInteractions)
+	s.mux.HandleFunc(slackRoute, s.handleSlackInteractions)
 	s.mux.Handle("/mcp", s.mcpHandler())
 	s.mux.HandleFunc("GET /readyz", s.handleReadyz)
 	if opts.Keys != nil {

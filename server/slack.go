@@ -30,10 +30,6 @@ type Slack struct {
 	ShowReceipt func(ctx context.Context, channelID, ts, requestID string) error
 }
 
-// slackPath is api.SlackInteractionsPath (New's own variable named api
-// hides the package there).
-const slackPath = api.SlackInteractionsPath
-
 // maxSlackBody bounds an interaction payload (Slack's are a few KiB).
 const maxSlackBody = 64 << 10
 
