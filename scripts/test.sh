@@ -29,7 +29,7 @@ phase_setup() {
   if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
       echo "== installing ${need_apt[*]}"
-      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+      apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${need_apt[@]}" >/dev/null
     else
       echo "missing: ${need_apt[*]} (install them with apt-get as root)" >&2
       exit 1
