@@ -1,8 +1,9 @@
 import { useId, useState } from 'react'
+import { SignedMark } from './SignedMark'
 import { record, useDraft } from '../drafts'
 import type { CardItem } from '../card'
 import { formatTime, useLang } from '../i18n'
-import type { FieldError } from '../types'
+import type { FieldError, Receipt } from '../types'
 import { visible } from '../visible'
 import { approvalText, descriptionIn, parseArguments, type ApprovalAnswer, type ApprovalReceipt, type ApprovalRequest } from './approval'
 import { CardError, FieldMessages, otherErrors } from './fieldErrors'
@@ -235,6 +236,7 @@ export function ApprovalReceiptView({ card }: { card: CardItem }) {
       <div className="receipt-time" data-testid="receipt-time">
         {a.decidedAt}: <time dateTime={r.resolvedAt}>{formatTime(r.resolvedAt, lang)}</time>
       </div>
+      <SignedMark receipt={r as Receipt} />
     </div>
   )
 }

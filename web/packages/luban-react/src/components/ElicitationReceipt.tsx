@@ -1,4 +1,6 @@
 import type { CardItem } from '../card'
+import type { Receipt } from '../types'
+import { SignedMark } from './SignedMark'
 import { formatTime, useLang, useT } from '../i18n'
 import { visible } from '../visible'
 import { elicitationText } from './elicitation'
@@ -58,6 +60,7 @@ export function ElicitationReceipt({ card }: { card: CardItem }) {
       <div className="receipt-time" data-testid="receipt-time">
         <time dateTime={r.resolvedAt}>{formatTime(r.resolvedAt, lang)}</time>
       </div>
+      <SignedMark receipt={r as Receipt} />
     </div>
   )
 }

@@ -1,4 +1,5 @@
 import type { CardItem } from '../card'
+import { SignedMark } from './SignedMark'
 import { formatTime, useLang, useT, type Dict } from '../i18n'
 import type { Receipt } from '../types'
 import { visible } from '../visible'
@@ -85,6 +86,7 @@ export function ReceiptView({ card }: { card: CardItem }) {
       <div className="receipt-time" data-testid="receipt-time">
         {timeLabel(t, r)}: <time dateTime={r.resolvedAt}>{formatTime(r.resolvedAt, lang)}</time>
       </div>
+      <SignedMark receipt={r as Receipt} />
     </div>
   )
 }
