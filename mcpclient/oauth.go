@@ -443,6 +443,10 @@ func (m *Manager) CompleteAuthorization(state, code, iss, errCode, by string) (s
 		return "", ErrOtherAuthorizer
 	}
 	delete(m.auths, state)
+	// Listed no more from now on: the exchange and the connection follow.
+	if p.s.auth == p {
+		p.s.auth = nil
+	}
 	m.authMu.Unlock()
 	o := authOutcome{res: &auth.AuthorizationResult{Code: code, State: state, Iss: iss}}
 	if errCode != "" || code == "" {
