@@ -146,6 +146,8 @@ phase_go() {
 phase_e2e() {
   echo "== end-to-end in Chromium"
   [ -d web/node_modules ] || (cd web && npm ci --no-audit --no-fund)
+  # web/e2e/mcp-oauth.spec.ts runs the conformance suite's OAuth scenario server.
+  [ -d internal/testkit/mcpconformance/node_modules ] || (cd internal/testkit/mcpconformance && npm ci --no-audit --no-fund)
   (cd web && npm run e2e)
 }
 

@@ -130,7 +130,10 @@ func (s *Server) handleOAuthCallback(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Content-Security-Policy", confirmCSP)
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer a browser sends
+	// "Origin: null" with the form's POST, which the same-origin check of
+	// POST /oauth/callback refuses; no other site gets this URL (its code).
+	w.Header().Set("Referrer-Policy", "same-origin")
 	_ = oauthConfirm.Execute(w, map[string]string{"Server": name, "State": state, "Code": q.Get("code"), "Iss": q.Get("iss"), "Error": q.Get("error")})
 }
 

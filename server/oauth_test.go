@@ -207,6 +207,8 @@ func TestMCPOAuthFromThePage(t *testing.T) {
 	require.Equal(t, 200, resp.StatusCode, string(b))
 	require.True(t, strings.HasPrefix(resp.Request.URL.String(), s.URL+"/oauth/callback?"), "back at luban's callback: %s", resp.Request.URL)
 	require.Contains(t, string(b), "Connect remote")
+	require.Equal(t, "same-origin", resp.Header.Get("Referrer-Policy"), "no-referrer would make a browser send Origin: null with the form")
+	require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
 	form := url.Values{}
 	for _, f := range hidden.FindAllStringSubmatch(string(b), -1) {
 		form.Set(f[1], f[2])
