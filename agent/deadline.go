@@ -219,6 +219,9 @@ func (r *Runner) notifyDeadline(ctx context.Context, it *store.Interaction, d *s
 	if errors.Is(err, errDeadlineLost) {
 		return nil
 	}
+	if err == nil {
+		r.fault("deadline_committed")
+	}
 	return err
 }
 
