@@ -98,6 +98,7 @@ type Tx interface {
 type Store interface {
 	Executor
 	People
+	MCPTasks
 	// InTx runs fn in one transaction: committed when fn returns nil, rolled
 	// back otherwise (fn's error is returned). Events appended in fn are
 	// announced to subscribers after the commit.

@@ -47,6 +47,7 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 		`DELETE FROM notify_messages WHERE session_id = $1`,
 		`DELETE FROM trace WHERE session_id = $1`,
 		`DELETE FROM interaction_deadlines WHERE session_id = $1`,
+		`DELETE FROM mcp_tasks WHERE session_id = $1`,
 		`DELETE FROM interactions WHERE session_id = $1`,
 		`DELETE FROM messages WHERE session_id = $1`,
 		`DELETE FROM runs WHERE session_id = $1`,

@@ -56,6 +56,7 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 		`DELETE FROM notify_messages WHERE session_id = ?`,
 		`DELETE FROM trace WHERE session_id = ?`,
 		`DELETE FROM interaction_deadlines WHERE session_id = ?`,
+		`DELETE FROM mcp_tasks WHERE session_id = ?`,
 		`DELETE FROM interactions WHERE session_id = ?`,
 		`DELETE FROM messages WHERE session_id = ?`,
 		`DELETE FROM runs WHERE session_id = ?`,

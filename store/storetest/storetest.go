@@ -36,6 +36,7 @@ func Exercise(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("AuditTrace", func(t *testing.T) { t.Parallel(); exerciseAuditTrace(t, newStore) })
 	t.Run("Text", func(t *testing.T) { t.Parallel(); exerciseText(t, newStore) })
 	t.Run("Composite", func(t *testing.T) { t.Parallel(); exerciseComposite(t, newStore) })
+	t.Run("MCPTasks", func(t *testing.T) { t.Parallel(); exerciseMCPTasks(t, newStore) })
 }
 
 // T0 is the fixed clock of the suite: microseconds are set so that a driver
