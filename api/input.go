@@ -124,11 +124,13 @@ type InputRequest struct {
 }
 
 // InputSource is where a question came from (docs/design.md §11): Kind is
-// SourceMCP for a call to luban's MCP server, and Client is the calling
-// host's clientInfo.name as it sent it (display text, possibly empty).
+// SourceMCP for a call to luban's MCP server, Client and ClientVersion are
+// the calling host's clientInfo.name and clientInfo.version as it sent
+// them (display text, possibly empty; a host could claim any name).
 type InputSource struct {
-	Kind   string `json:"kind"`
-	Client string `json:"client"`
+	Kind          string `json:"kind"`
+	Client        string `json:"client"`
+	ClientVersion string `json:"clientVersion,omitempty"`
 }
 
 // SourceMCP is InputSource.Kind for a question an MCP host asked through

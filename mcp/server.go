@@ -64,6 +64,9 @@ type Options struct {
 	// announces (the SSE "retry" field, whole milliseconds) before a client
 	// whose stream dropped comes back with Last-Event-ID. Default 2s.
 	Retry time.Duration
+	// TaskPollInterval is the polling interval a task tells its host
+	// (pollInterval, pollIntervalMs). Default 5s.
+	TaskPollInterval time.Duration
 	// EventStore keeps the events of the stateful sessions' streams so a
 	// dropped stream resumes with Last-Event-ID (docs/design.md §27).
 	// Default a memory store of the SDK's default size: the sessions it
@@ -111,16 +114,26 @@ func NewHandler(o Options) (http.Handler, error) {
 	if o.Retry <= 0 {
 		o.Retry = 2 * time.Second
 	}
+	if o.TaskPollInterval <= 0 {
+		o.TaskPollInterval = 5 * time.Second
+	}
 	if o.EventStore == nil {
 		o.EventStore = sdk.NewMemoryEventStore(nil)
 	}
 	h := &handler{o: o}
+	caps := &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}}
+	caps.AddExtension(extensionTasks, nil)
 	srv := sdk.NewServer(&sdk.Implementation{Name: "luban", Title: "luban: a person answers", Version: o.Version},
-		&sdk.ServerOptions{Logger: o.Logger, Instructions: "ask_user and AskUser put a question in front of a person on luban's page; the result is their answer."})
+		&sdk.ServerOptions{Logger: o.Logger, Instructions: "ask_user and AskUser put a question in front of a person on luban's page; the result is their answer.",
+			Capabilities: caps})
 	for _, d := range askuser.Definitions() {
 		srv.AddTool(&sdk.Tool{Name: d.Name, Description: d.Description, InputSchema: json.RawMessage(d.Parameters),
 			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}}, h.call)
 	}
+	if err := h.addTaskMethods(srv); err != nil {
+		return nil, err
+	}
+	srv.AddReceivingMiddleware(h.middleware)
 	get := func(*http.Request) *sdk.Server { return srv }
 	verify := auth.RequireBearerToken(func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		if p := o.Verify(token); p != "" {
@@ -152,6 +165,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s = "https"
 	}
 	r.Header.Set(baseHeader, s+"://"+r.Host)
+	sniffTask(r)
 	if r.Header.Get("Mcp-Protocol-Version") >= modernProtocol {
 		h.stateless.ServeHTTP(w, r)
 		return
@@ -215,36 +229,54 @@ func (h *handler) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Call
 		// second question.
 		return h.settle(ctx, req, owner, id, modern)
 	}
-	client := ""
-	if ci := req.ClientInfo(); ci != nil {
-		client = ci.Name
+	ir, res, err := h.ask(ctx, req, owner)
+	if ir == nil {
+		return res, err
 	}
+	return h.settle(ctx, req, owner, ir.ID, modern)
+}
+
+// ask puts the question of a tools/call in front of owner, or finds the
+// same question already pending in the session (the same call again after
+// a restart or a dropped connection: one question, never two). Without a
+// question it returns the call's answer instead: an error result for
+// invalid arguments, or a JSON-RPC error.
+func (h *handler) ask(ctx context.Context, req *sdk.CallToolRequest, owner string) (*api.InputRequest, *sdk.CallToolResult, error) {
+	p := req.Params
 	sessionID, _ := p.Meta["sessionId"].(string)
 	ir, err := h.o.Runner.Ask(ctx, agent.AskParams{Owner: owner, SessionID: sessionID, Tool: p.Name, Arguments: p.Arguments,
-		Source: &api.InputSource{Kind: api.SourceMCP, Client: client}})
+		Source: sourceOf(req)})
 	var pe *agent.InteractionPendingError
 	switch {
 	case errors.As(err, &pe) && pe.Pending != nil && sameQuestion(pe.Pending, p.Name, p.Arguments):
-		// The same call again (after a restart, or a dropped connection):
-		// wait on the question already asked instead of asking twice.
-		ir = pe.Pending
+		return pe.Pending, nil, nil
 	case errors.Is(err, agent.ErrInvalidArguments):
 		// Like a model's invalid call: an error result that says what is
 		// wrong, so the caller can fix and retry (docs/design.md §2).
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "invalid arguments for " + p.Name + ": " +
+		return nil, &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "invalid arguments for " + p.Name + ": " +
 			strings.TrimPrefix(err.Error(), agent.ErrInvalidArguments.Error()+": ")}}, IsError: true}, nil
 	case errors.As(err, &pe):
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: string(api.CodeInteractionPending) +
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: string(api.CodeInteractionPending) +
 			": session " + sessionID + " already waits on another question"}
 	case errors.Is(err, agent.ErrSessionNotFound):
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: string(api.CodeSessionNotFound) + ": no session " + sessionID}
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: string(api.CodeSessionNotFound) + ": no session " + sessionID}
 	case errors.Is(err, agent.ErrRunInProgress):
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: string(api.CodeRunInProgress) + ": session " + sessionID + " has a run in progress"}
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: string(api.CodeRunInProgress) + ": session " + sessionID + " has a run in progress"}
 	case err != nil:
-		h.o.Logger.Error("mcp ask", "err", err)
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the server log has the details"}
+		return nil, nil, h.internal("ask", err)
 	}
-	return h.settle(ctx, req, owner, ir.ID, modern)
+	return ir, nil, nil
+}
+
+// sourceOf says which host asked: its clientInfo name and version as it
+// sent them (the initialize of an older session, the request's _meta of a
+// 2026-07-28 one).
+func sourceOf(req *sdk.CallToolRequest) *api.InputSource {
+	src := &api.InputSource{Kind: api.SourceMCP}
+	if ci := req.ClientInfo(); ci != nil {
+		src.Client, src.ClientVersion = ci.Name, ci.Version
+	}
+	return src
 }
 
 // sameQuestion reports whether a pending request is the question that tool
@@ -294,7 +326,7 @@ func (h *handler) retry(ctx context.Context, req *sdk.CallToolRequest, owner, id
 		}
 		return h.settle(ctx, req, owner, id, true)
 	case "accept":
-		return h.hold(ctx, req, owner, a)
+		return h.hold(ctx, req.Session, req.Params.GetProgressToken(), owner, a)
 	}
 	return h.inputRequired(req, owner, a.Request), nil
 }
@@ -312,7 +344,7 @@ func (h *handler) settle(ctx context.Context, req *sdk.CallToolRequest, owner, i
 	if modern {
 		return h.inputRequired(req, owner, a.Request), nil
 	}
-	return h.hold(ctx, req, owner, a)
+	return h.hold(ctx, req.Session, req.Params.GetProgressToken(), owner, a)
 }
 
 func (h *handler) stateErr(err error) error {
@@ -362,11 +394,12 @@ func (h *handler) inputRequired(req *sdk.CallToolRequest, owner string, r *api.I
 	}
 }
 
-// hold keeps an older client's call open until the question is resolved,
-// sending a progress notification at once and then every KeepAlive (when
-// the call carried a progressToken). A dropped connection or a shutdown
-// ends the call; the question stays pending.
-func (h *handler) hold(ctx context.Context, req *sdk.CallToolRequest, owner string, a *agent.Asked) (*sdk.CallToolResult, error) {
+// hold keeps an older client's call (or a tasks/result) open on session ss
+// until the question is resolved, sending a progress notification at once
+// and then every KeepAlive when the request carried a progress token. A
+// dropped connection or a shutdown ends the call; the question stays
+// pending.
+func (h *handler) hold(ctx context.Context, ss *sdk.ServerSession, token any, owner string, a *agent.Asked) (*sdk.CallToolResult, error) {
 	// The session's events wake the loop; the state is read again on every
 	// wake and every tick, so nothing depends on catching one event.
 	wctx, stop := context.WithCancel(ctx)
@@ -385,7 +418,6 @@ func (h *handler) hold(ctx context.Context, req *sdk.CallToolRequest, owner stri
 	}()
 	tick := time.NewTicker(h.o.KeepAlive)
 	defer tick.Stop()
-	token := req.Params.GetProgressToken()
 	n := 0
 	progress := func() {
 		if token == nil {
@@ -393,7 +425,7 @@ func (h *handler) hold(ctx context.Context, req *sdk.CallToolRequest, owner stri
 		}
 		n++
 		m := meta(a.Request)
-		_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Meta: m,
+		_ = ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Meta: m,
 			Message: fmt.Sprintf("waiting for an answer on luban (session %s, request %s)", a.Request.SessionID, a.Request.ID)})
 	}
 	progress()

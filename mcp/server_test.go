@@ -91,7 +91,7 @@ func TestHeldCallAnsweredOnThePage(t *testing.T) {
 	require.Equal(t, pr.RequestID, pv.Pending["id"])
 	require.Equal(t, "ask_user", pv.Pending["tool"])
 	require.Equal(t, "部署到哪个环境？", pv.Pending["title"])
-	require.Equal(t, map[string]any{"kind": "mcp", "client": "luban-go-test"}, pv.Pending["source"])
+	require.Equal(t, map[string]any{"kind": "mcp", "client": "luban-go-test", "clientVersion": "1"}, pv.Pending["source"])
 	require.Equal(t, true, pv.Pending["resumable"])
 
 	// Another principal cannot see or answer it.
@@ -264,7 +264,7 @@ func TestInputRequiredFlow(t *testing.T) {
 
 	var pv pendingView
 	require.Equal(t, 200, s.JSON("GET", "/api/interactions/pending?sessionId="+sessionID, nil, &pv))
-	require.Equal(t, map[string]any{"kind": "mcp", "client": "luban-go-test"}, pv.Pending["source"])
+	require.Equal(t, map[string]any{"kind": "mcp", "client": "luban-go-test", "clientVersion": "1"}, pv.Pending["source"])
 
 	retry := func(cs *sdk.ClientSession, st string) (*sdk.CallToolResult, error) {
 		// No inputResponses: a host polling (an accept would hold the call).

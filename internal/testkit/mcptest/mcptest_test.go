@@ -313,7 +313,7 @@ func TestTypeScriptClientAcrossKill9(t *testing.T) {
 		Pending map[string]any `json:"pending"`
 	}
 	require.Equal(t, 200, first.API.JSON("GET", "/api/interactions/pending?sessionId="+sessionID, nil, &pv))
-	require.Equal(t, map[string]any{"kind": "mcp", "client": "luban-ts-test"}, pv.Pending["source"])
+	require.Equal(t, map[string]any{"kind": "mcp", "client": "luban-ts-test", "clientVersion": "1.0.0"}, pv.Pending["source"])
 	first.Kill9()
 	for l = next(t, lines); l.Progress != nil; l = next(t, lines) {
 	}
