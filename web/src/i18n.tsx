@@ -198,6 +198,13 @@ const en: Dict = {
 export const dicts: Record<Lang, Dict> = { zh, en }
 
 /** useT returns the strings of the current language. */
+/** hostLabel names the MCP host that asked: its clientInfo name (or "MCP"
+ * when it sent none) and version, as display text (docs/design.md §11). */
+export function hostLabel(source: { client: string; clientVersion?: string }): string {
+  const name = source.client || 'MCP'
+  return source.clientVersion ? `${name} ${source.clientVersion}` : name
+}
+
 export function useT(): Dict {
   return dicts[useContext(LangContext)]
 }

@@ -103,7 +103,7 @@ describe('Inbox', () => {
   it('lists each question with its session and agent, and answers it in place', async () => {
     // The first session has no title: it reads as untitled, not as its id.
     const first = item(1, { sessionTitle: '' })
-    let rows = [first, item(2, { sessionTitle: 'deploy \u202Egnp.exe', agent: 'ops' })]
+    let rows = [first, item(2, { sessionTitle: 'deploy \u202Egnp.exe', agent: 'ops', source: { kind: 'mcp', client: 'Claude\u202E', clientVersion: '1.0.3' } })]
     let body: unknown = null
     const { srv, user, opened, answered } = await setup(() => rows, {
       'POST /api/chat/continue': (_req, res, b) => {
@@ -124,6 +124,9 @@ describe('Inbox', () => {
     // Model and user text as text, bidi controls made visible.
     expect(within(second).getByTestId('inbox-session')).toHaveTextContent('deploy ⟨U+202E⟩gnp.exe')
     expect(within(second).getByTestId('inbox-agent')).toHaveTextContent('ops')
+    // Which MCP host asked: its clientInfo name and version, as text.
+    expect(within(second).getByTestId('inbox-source')).toHaveTextContent('由 Claude⟨U+202E⟩ 1.0.3 通过 MCP 提问')
+    expect(within(entries[0]).queryByTestId('inbox-source')).toBeNull()
     await user.click(within(second).getByText('乙'))
     await user.click(within(second).getByTestId('submit'))
 

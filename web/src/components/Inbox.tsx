@@ -2,7 +2,7 @@ import { useCallback, useEffect, useRef, useState } from 'react'
 import { ApiError, Deduper, isInputRequest, UserInputCard, visible, type Answer, type Api, type InboxItem, type InputRequest, type SSEEvent } from 'luban-react'
 import { reduceSession as reduce, type CardItem, type SessionState as ChatState } from 'luban-react'
 import { followFeed } from '../feed'
-import { dicts, RelativeTime, useLang, useNow, type Lang } from '../i18n'
+import { dicts, hostLabel, RelativeTime, useLang, useNow, type Lang } from '../i18n'
 
 /** The inbox's own strings (docs/design.md §12), by language. */
 const TEXT: Record<Lang, {
@@ -382,6 +382,11 @@ function InboxEntry({
         {item.agent && (
           <span className="inbox-agent" data-testid="inbox-agent">
             {agentLabel}: {visible(item.agent)}
+          </span>
+        )}
+        {item.source?.kind === 'mcp' && (
+          <span className="inbox-source" data-testid="inbox-source">
+            {dicts[lang].askedBy(visible(hostLabel(item.source)))}
           </span>
         )}
         <RelativeTime iso={item.createdAt} lang={lang} now={now} testId="inbox-time" />

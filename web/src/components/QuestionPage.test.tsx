@@ -8,7 +8,7 @@ const FUTURE = new Date(Date.now() + 3600_000).toISOString()
 const request = {
   id: 'ask_1', toolCallId: 'call_1', sessionId: 'sess_1', runId: 'run_1', tool: 'ask_user', mode: 'single', title: 'Which environment?',
   options: [{ id: 'dev', label: 'Dev' }, { id: 'prod', label: 'Prod' }], createdAt: new Date().toISOString(), expiresAt: FUTURE, resumable: true,
-  source: { kind: 'mcp', client: 'claude-code' },
+  source: { kind: 'mcp', client: 'claude-code', clientVersion: '2.1.0' },
 }
 
 function respond(status: number, body: unknown) {
@@ -45,7 +45,7 @@ describe('/q/{requestId}', () => {
     })
     show()
     expect(await screen.findByRole('heading', { name: 'Which environment?' })).toBeInTheDocument()
-    expect(screen.getByTestId('question-source')).toHaveTextContent('Asked by claude-code over MCP')
+    expect(screen.getByTestId('question-source')).toHaveTextContent('Asked by claude-code 2.1.0 over MCP')
     expect(screen.getByTestId('question-session')).toHaveAttribute('href', '/s/sess_1')
     const user = userEvent.setup()
     await user.click(screen.getByTestId('option-prod'))

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react'
 import { ApiError, errorText, expiredReceipt, failCard, newCard, resolvedCard, UserInputCard, visible, type Answer, type Api, type CardItem, type InteractionView } from 'luban-react'
-import { useT } from '../i18n'
+import { hostLabel, useT } from '../i18n'
 
 /** questionFromPath is the request id of a /q/{requestId} path, else undefined. */
 export function questionFromPath(path: string): string | undefined {
@@ -74,7 +74,7 @@ export function QuestionPage({ api, requestId }: { api: Api; requestId: string }
         <>
           {load.card.request.source?.kind === 'mcp' && (
             <p className="card-source" data-testid="question-source">
-              {t.askedBy(visible(load.card.request.source.client || 'MCP'))}
+              {t.askedBy(visible(hostLabel(load.card.request.source)))}
             </p>
           )}
           <UserInputCard
