@@ -1,5 +1,7 @@
 package agent
 
+import "context"
+
 // StopRequested reports whether a cancel is waiting for the tool call that
 // run id is making in this process (awaitTool has asked it to stop), so a
 // test can let the tool return during that wait rather than after a sleep.
@@ -22,3 +24,7 @@ func (r *Runner) Driving(id string) bool {
 	_, ok := r.active[id]
 	return ok
 }
+
+// Sweep runs one pass of the sweeper (Runner.Run's): expire what passed
+// its expiresAt, drive what lost its driver.
+func (r *Runner) Sweep(ctx context.Context) { r.sweep(ctx) }
