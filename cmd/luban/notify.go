@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net/url"
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/config"
@@ -21,8 +20,8 @@ type notifiers struct {
 
 // newNotifiers builds the channels of file's `notify:` (none without a
 // file or the section). Questions go to the session owner's person of
-// dir (routes' assignees when they are applied); links are made on base,
-// the server's address as people reach it.
+// dir (routes' assignees when they are applied); links makes their signed
+// action links (signing.Links on server.publicUrl).
 func newNotifiers(st store.Store, file *config.File, dir *principal.Directory, links people.Links) (*notifiers, error) {
 	n := &notifiers{}
 	if file == nil {
@@ -58,17 +57,4 @@ func ownerRecipients(dir *principal.Directory) people.Recipients {
 		}
 		return []people.Recipient{{ID: p.ID, Name: p.Name, Email: p.Email, Slack: p.Slack}}, nil
 	}
-}
-
-// pageLinks links a notification to the question on the page at base
-// (docs/design.md §17's /q/{requestId}, with answer=<choice> for a
-// one-click answer).
-type pageLinks struct{ base string }
-
-func (l pageLinks) ActionLink(requestID, _ string, answer string) (string, error) {
-	u := l.base + "q/" + url.PathEscape(requestID)
-	if answer != "" {
-		u += "?answer=" + url.QueryEscape(answer)
-	}
-	return u, nil
 }

@@ -300,7 +300,10 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		sso = &server.OIDC{Issuer: o.Issuer, ClientID: o.ClientID, ClientSecret: o.ClientSecret, Claim: o.Claim}
 	}
 	url := "http://" + ln.Addr().String() + "/"
-	notify, err := newNotifiers(st, file, dir, pageLinks{base: url})
+	// Notifications carry signed action links on server.publicUrl
+	// (docs/design.md §17, §29).
+	links := &signing.Links{Keys: keys, Base: publicURL(cfg.publicURL, ln.Addr().String()), ExpiresAt: runner.QuestionExpiry}
+	notify, err := newNotifiers(st, file, dir, links)
 	if err != nil {
 		return err
 	}
