@@ -490,7 +490,11 @@ func (r *Runner) inputRequest(ctx context.Context, it *store.Interaction) (*api.
 	}
 	req.Resumable = false
 	if it.Status != string(api.StatusPending) {
+		req.WaitingFor = nil // the receipt says who decided
 		return req, nil
+	}
+	if err := r.refreshAssignees(ctx, it, req); err != nil {
+		return nil, err
 	}
 	run, ok := r.resumable(ctx, it)
 	req.Resumable = ok

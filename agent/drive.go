@@ -386,7 +386,11 @@ func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idemp
 // ask puts a validated question in front of a person (the pause transition).
 // src, when not nil, is stored in the request (a question an MCP host asked).
 func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *api.Prompt, src *api.InputSource) error {
-	in, err := r.question(run, c, p, src)
+	asg, err := r.assign(ctx, run, p.Tool, c)
+	if err != nil {
+		return err
+	}
+	in, err := r.question(run, c, p, src, asg)
 	if err != nil {
 		return err
 	}
@@ -400,11 +404,13 @@ func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *a
 	return err
 }
 
-// question is the interaction that asks p (call c of run) of a person.
-func (r *Runner) question(run *store.Run, c model.ToolCall, p *api.Prompt, src *api.InputSource) (interaction, error) {
+// question is the interaction that asks p (call c of run) of a person:
+// the session's owner, or the people asg names.
+func (r *Runner) question(run *store.Run, c model.ToolCall, p *api.Prompt, src *api.InputSource, asg *assignment) (interaction, error) {
 	now := r.now()
 	req := api.InputRequest{ID: NewID("ask"), ToolCallID: c.ID, SessionID: run.SessionID, RunID: run.ID, Prompt: *p,
 		CreatedAt: now, ExpiresAt: now.Add(r.opts.InteractionTTL).Truncate(time.Second), Source: src}
+	asg.apply(r, &req)
 	// The request is stored as the user_input_required event shows it
 	// (resumable: readers recompute that flag), so that the event can
 	// reference the row instead of copying the question.
@@ -413,7 +419,7 @@ func (r *Runner) question(run *store.Run, c model.ToolCall, p *api.Prompt, src *
 	if err != nil {
 		return interaction{}, err
 	}
-	return interaction{ID: req.ID, ToolCallID: c.ID, Tool: p.Tool, Request: stored, ExpiresAt: req.ExpiresAt,
+	return interaction{ID: req.ID, ToolCallID: c.ID, Tool: p.Tool, Request: stored, ExpiresAt: req.ExpiresAt, Assign: asg,
 		Audit: map[string]any{"mode": p.Mode, "tool": c.Name, "optionCount": len(p.Options), "questionCount": len(p.Questions)}}, nil
 }
 
@@ -433,10 +439,11 @@ func (r *Runner) nextQuestion(st *state, agent *Agent, t *modelTurn) *interactio
 		return nil
 	}
 	act := decide(decideInput{state: &state{run: &run, msgs: msgs, prompts: t.prompts}, instance: r.opts.InstanceID, agent: agent, registered: r.registered, spec: r.spec})
-	if act.kind != actAsk || act.approved != nil {
+	if act.kind != actAsk || act.approved != nil || len(agent.Routes) > 0 {
+		// A routed question reads the session's owner first (assign).
 		return nil
 	}
-	in, err := r.question(&run, act.call.call, act.prompt, nil)
+	in, err := r.question(&run, act.call.call, act.prompt, nil, nil)
 	if err != nil {
 		return nil
 	}

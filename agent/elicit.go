@@ -130,7 +130,11 @@ func (e *elicitor) Elicit(ctx context.Context, el tool.Elicitation) (tool.Elicit
 		return tool.ElicitAnswer{}, err
 	}
 	meta := &elicitMeta{Kind: elicitSession, Seq: len(rows) + 1}
-	req, stored, err := r.elicitRequest(run, c, p, meta)
+	asg, err := r.assign(ctx, run, api.ToolElicitation, c)
+	if err != nil {
+		return tool.ElicitAnswer{}, err
+	}
+	req, stored, err := r.elicitRequest(run, c, p, meta, asg)
 	if err != nil {
 		return tool.ElicitAnswer{}, err
 	}
@@ -153,14 +157,17 @@ func (e *elicitor) Elicit(ctx context.Context, el tool.Elicitation) (tool.Elicit
 		}
 		td, deadlines := r.deadlinePlan(run, api.ToolElicitation, stored).specs(now)
 		it, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: req.ID, SessionID: run.SessionID, RunID: run.ID,
-			ToolCallID: c.ID + elicitSuffix + strconv.Itoa(meta.Seq), Tool: api.ToolElicitation, Request: stored, Now: now, ExpiresAt: req.ExpiresAt,
+			ToolCallID: c.ID + elicitSuffix + strconv.Itoa(meta.Seq), Tool: api.ToolElicitation, Request: stored, Route: asg.routeJSON(), Now: now, ExpiresAt: req.ExpiresAt,
 			TimeoutData: td, Deadlines: deadlines})
 		if err != nil {
 			return err
 		}
+		if err := asg.store(ctx, tx, req.ID, now); err != nil {
+			return err
+		}
 		ev := *req
 		ev.Resumable = true
-		if _, err := r.emit(ctx, tx, run.SessionID, api.EventUserInputRequired, ev); err != nil {
+		if _, err := r.emitTo(ctx, tx, run.SessionID, api.EventUserInputRequired, ev, asg.audience()); err != nil {
 			return err
 		}
 		r.audit(ctx, tx, it, "requested", "", elicitSummary(p, meta, nil))
@@ -207,11 +214,12 @@ func (r *Runner) awaitElicitation(ctx context.Context, sessionID, id string, ch 
 }
 
 // elicitRequest builds the InputRequest of an elicitation of call c and its
-// stored form (with meta).
-func (r *Runner) elicitRequest(run *store.Run, c model.ToolCall, p *api.Prompt, meta *elicitMeta) (*api.InputRequest, json.RawMessage, error) {
+// stored form (with meta), assigned to asg's people (nil: the owner).
+func (r *Runner) elicitRequest(run *store.Run, c model.ToolCall, p *api.Prompt, meta *elicitMeta, asg *assignment) (*api.InputRequest, json.RawMessage, error) {
 	now := r.now()
 	req := &api.InputRequest{ID: NewID("ask"), ToolCallID: c.ID, SessionID: run.SessionID, RunID: run.ID, Prompt: *p,
 		CreatedAt: now, ExpiresAt: now.Add(r.opts.InteractionTTL).Truncate(1e9)}
+	asg.apply(r, req)
 	stored, err := json.Marshal(storedElicitation{InputRequest: *req, Elicit: meta})
 	return req, stored, err
 }
@@ -395,14 +403,18 @@ func (r *Runner) inputRequired(ctx context.Context, run *store.Run, c model.Tool
 // pauseElicitation puts an input_required request with the ordinary pause
 // (run → waiting_input), so that it survives a restart.
 func (r *Runner) pauseElicitation(ctx context.Context, run *store.Run, ni *needInput) error {
-	req, stored, err := r.elicitRequest(run, ni.call, ni.prompt, ni.meta)
+	asg, err := r.assign(ctx, run, api.ToolElicitation, ni.call)
+	if err != nil {
+		return err
+	}
+	req, stored, err := r.elicitRequest(run, ni.call, ni.prompt, ni.meta, asg)
 	if err != nil {
 		return err
 	}
 	ev := *req
 	ev.Resumable = true
 	err = r.pause(ctx, run, interaction{ID: req.ID, ToolCallID: ni.call.ID + elicitSuffix + strconv.Itoa(ni.meta.Seq), Tool: api.ToolElicitation,
-		Request: stored, Event: ev, ExpiresAt: req.ExpiresAt, Audit: elicitSummary(ni.prompt, ni.meta, nil)})
+		Request: stored, Event: ev, ExpiresAt: req.ExpiresAt, Audit: elicitSummary(ni.prompt, ni.meta, nil), Assign: asg})
 	if errors.Is(err, errLeaseLost) {
 		return nil
 	}

@@ -9,11 +9,17 @@ import (
 )
 
 func (r *Runner) emit(ctx context.Context, ex store.Executor, sessionID, name string, v any) (*store.Event, error) {
+	return r.emitTo(ctx, ex, sessionID, name, v, nil)
+}
+
+// emitTo is emit with the principals besides the session's owner whose
+// feeds get the event too (a question's assignees, docs/design.md §16).
+func (r *Runner) emitTo(ctx context.Context, ex store.Executor, sessionID, name string, v any, audience []string) (*store.Event, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return ex.EventAppend(ctx, &store.EventAppendParams{SessionID: sessionID, Name: name, Data: data, RunID: runOf(v), Now: r.now()})
+	return ex.EventAppend(ctx, &store.EventAppendParams{SessionID: sessionID, Name: name, Data: data, RunID: runOf(v), Audience: audience, Now: r.now()})
 }
 
 // runOf is the run a payload names (its runId), "" for one that names

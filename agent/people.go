@@ -23,11 +23,12 @@ func (r *Runner) inbox() *people.Inbox {
 	return &people.Inbox{Store: r.st, DefaultAgent: r.first.Name, AgentExists: func(name string) bool {
 		_, ok := r.agents[name]
 		return ok || name == externalAgent
-	}}
+	}, Refresh: r.refreshAssignees}
 }
 
 // Inbox lists owner's interactions of status across all of owner's sessions
-// (GET /api/interactions, docs/design.md §12): pending oldest first, resolved most
+// and those assigned to owner in other principals' sessions (GET
+// /api/interactions, docs/design.md §12 and §16): pending oldest first, resolved most
 // recently resolved first; after cursor (a previous page's Next) when set;
 // at most limit (clamped to 1..api.MaxPageLimit, 0 = api.DefaultPageLimit).
 // Errors: ErrBadCursor.

@@ -14,6 +14,7 @@ import (
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/elicit"
 	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/principal"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/tool"
 )
@@ -48,6 +49,10 @@ type Agent struct {
 	// they run (docs/design.md §10). The zero value asks for write_file only
 	// (approval.DefaultRules); ask tools never need approval.
 	Approval approval.Policy
+	// Routes say who answers the agent's questions (docs/design.md §16):
+	// the first that matches a question assigns it. None: the session's
+	// owner answers every question.
+	Routes []Route
 }
 
 // Options configures a Runner. Store, Tools and at least one Agent are required.
@@ -88,6 +93,10 @@ type Options struct {
 	// context of a tool run after its approval (tool.ApprovalReceipt).
 	// Nil: receipts are unsigned.
 	Signer ReceiptSigner
+	// People is the directory of people (docs/design.md §16): routes'
+	// groups are expanded from it and receipts name people by it. Nil: no
+	// people (a principal's name is its id).
+	People *principal.Directory
 	// InstanceID names this process in leases. Default random.
 	InstanceID string
 	Logger     *slog.Logger

@@ -281,6 +281,9 @@ type interaction struct {
 	// Audit is the summary of the "requested" audit entry.
 	Audit     any
 	ExpiresAt time.Time
+	// Assign, when not nil, is the route that assigned the question and its
+	// people (docs/design.md §16); nil: the session's owner answers.
+	Assign *assignment
 }
 
 // pause moves the run to waiting_input and, in the same transaction, stores
@@ -311,7 +314,7 @@ func (r *Runner) pauseTx(ctx context.Context, tx store.Tx, run *store.Run, in in
 func (r *Runner) pauseRows(ctx context.Context, tx store.Tx, run *store.Run, in interaction, now time.Time) error {
 	td, deadlines := r.deadlinePlan(run, in.Tool, in.Request).specs(now)
 	it, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: in.ID, SessionID: run.SessionID, RunID: run.ID,
-		ToolCallID: in.ToolCallID, Tool: in.Tool, Request: in.Request, Now: now, ExpiresAt: in.ExpiresAt, TimeoutData: td, Deadlines: deadlines})
+		ToolCallID: in.ToolCallID, Tool: in.Tool, Request: in.Request, Route: in.Assign.routeJSON(), Now: now, ExpiresAt: in.ExpiresAt, TimeoutData: td, Deadlines: deadlines})
 	if errors.Is(err, store.ErrDuplicate) {
 		// The call was asked before (an interaction and its pause are
 		// one transaction): pause rather than ask twice.
@@ -320,10 +323,14 @@ func (r *Runner) pauseRows(ctx context.Context, tx store.Tx, run *store.Run, in 
 	if err != nil {
 		return err
 	}
+	if err := in.Assign.store(ctx, tx, in.ID, now); err != nil {
+		return err
+	}
 	if in.Event == nil {
-		_, err = tx.EventAppend(ctx, &store.EventAppendParams{SessionID: run.SessionID, Name: api.EventUserInputRequired, Data: in.Request, Ref: in.ID, RunID: run.ID, Now: r.now()})
+		_, err = tx.EventAppend(ctx, &store.EventAppendParams{SessionID: run.SessionID, Name: api.EventUserInputRequired, Data: in.Request, Ref: in.ID, RunID: run.ID,
+			Audience: in.Assign.audience(), Now: r.now()})
 	} else {
-		_, err = r.emit(ctx, tx, run.SessionID, api.EventUserInputRequired, in.Event)
+		_, err = r.emitTo(ctx, tx, run.SessionID, api.EventUserInputRequired, in.Event, in.Assign.audience())
 	}
 	if err != nil {
 		return err

@@ -49,6 +49,8 @@ func TestErrorCodeHTTPStatus(t *testing.T) {
 		api.CodeUnauthorized:        http.StatusUnauthorized,
 		api.CodeForbiddenOrigin:     http.StatusForbidden,
 		api.CodeUnknownSlackUser:    http.StatusForbidden,
+		api.CodeNotAssignee:         http.StatusForbidden,
+		api.CodeAlreadyDecided:      http.StatusConflict,
 		api.CodeInteractionNotFound: http.StatusNotFound,
 		api.CodeSessionNotFound:     http.StatusNotFound,
 		api.CodeNotFound:            http.StatusNotFound,

@@ -63,7 +63,7 @@ var Endpoints = []Endpoint{
 			{Status: 200, Description: "the continuation's events", Stream: true},
 			{Status: 202, Description: "accepted (Accept: application/json): the receipt; the run continues without the caller", Body: ContinueAccepted{}},
 		},
-		Errors: []ErrorCode{CodeInvalidRequest, CodeInteractionNotFound, CodeAlreadyResolved, CodeInteractionExpired, CodeNotResumable, CodeInvalidAnswer, CodePayloadTooLarge, CodeRequestTimeout, CodeForbiddenOrigin},
+		Errors: []ErrorCode{CodeInvalidRequest, CodeNotAssignee, CodeInteractionNotFound, CodeAlreadyResolved, CodeAlreadyDecided, CodeInteractionExpired, CodeNotResumable, CodeInvalidAnswer, CodePayloadTooLarge, CodeRequestTimeout, CodeForbiddenOrigin},
 	},
 	{
 		Method: "GET", Path: "/api/interactions/pending", Summary: "The pending request and the last receipt",
@@ -198,13 +198,13 @@ func (c ErrorCode) HTTPStatus() int {
 		return 400
 	case CodeUnauthorized:
 		return 401
-	case CodeForbiddenOrigin, CodeUnknownSlackUser:
+	case CodeForbiddenOrigin, CodeUnknownSlackUser, CodeNotAssignee:
 		return 403
 	case CodeInteractionNotFound, CodeSessionNotFound, CodeNotFound:
 		return 404
 	case CodeMethodNotAllowed:
 		return 405
-	case CodeAlreadyResolved, CodeRunInProgress, CodeInteractionPending:
+	case CodeAlreadyResolved, CodeAlreadyDecided, CodeRunInProgress, CodeInteractionPending:
 		return 409
 	case CodeInteractionExpired, CodeNotResumable:
 		return 410

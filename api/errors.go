@@ -10,6 +10,8 @@ const (
 	CodeUnauthorized        ErrorCode = "unauthorized"          // 401 no or wrong bearer token
 	CodeForbiddenOrigin     ErrorCode = "forbidden_origin"      // 403 cookie call from another origin
 	CodeUnknownSlackUser    ErrorCode = "unknown_slack_user"    // 403 a Slack click from no person of people:
+	CodeNotAssignee         ErrorCode = "not_assignee"          // 403 the caller is not one of the request's assignees (docs/design.md §16)
+	CodeAlreadyDecided      ErrorCode = "already_decided"       // 409 the caller already decided this quorum approval
 	CodeInteractionNotFound ErrorCode = "interaction_not_found" // 404 request unknown or another session's
 	CodeSessionNotFound     ErrorCode = "session_not_found"     // 404 session unknown or another principal's
 	CodeNotFound            ErrorCode = "not_found"             // 404 no such endpoint

@@ -121,6 +121,43 @@ type InputRequest struct {
 	// MCP host calling luban's ask_user (docs/design.md §11). Absent for a model's
 	// question.
 	Source *InputSource `json:"source,omitempty"`
+	// Assignees are the people who may answer, in the order the route
+	// names them (docs/design.md §16); absent when no route assigned the
+	// request: the session's owner answers it.
+	Assignees []Actor `json:"assignees,omitempty"`
+	// WaitingFor says whom a pending request still waits for; absent when
+	// no route assigned it.
+	WaitingFor *WaitingFor `json:"waitingFor,omitempty"`
+}
+
+// Actor is a person who decides, or may decide, a request (docs/design.md
+// §16): ID is their principal (a person's id of people:, a token's
+// principal without people:, or "timeout" for a deadline), Name the name
+// people read (the id when there is none).
+type Actor struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// WaitingFor is whom a pending request waits for (docs/design.md §16),
+// the data of "waiting for finance (1 of 2 approved)": Names are the
+// route's assignees as people read them (a group's id, a person's name, in
+// the route's order); Awaiting are the assignees who have not decided yet;
+// Quorum is the number of approvals an approval needs (1 without a quorum,
+// and for other kinds) and Approvals those given so far, oldest first.
+type WaitingFor struct {
+	Names     []string `json:"names"`
+	Awaiting  []Actor  `json:"awaiting"`
+	Quorum    int      `json:"quorum"`
+	Approvals []Actor  `json:"approvals"`
+}
+
+// ActorDecision is one person's decision on an approval that needed a
+// quorum (docs/design.md §16): Decision approve or reject, At when.
+type ActorDecision struct {
+	By       Actor     `json:"by"`
+	Decision Decision  `json:"decision"`
+	At       time.Time `json:"at"`
 }
 
 // InputSource is where a question came from (docs/design.md §11): Kind is
@@ -201,6 +238,13 @@ type Receipt struct {
 	// offline with `luban verify`. Absent when the server signs nothing or
 	// the request was resolved before signing existed.
 	Signature string `json:"signature,omitempty"`
+	// By is who resolved the request (docs/design.md §16): the person who
+	// answered, decided or cancelled it, {"id":"timeout","name":"timeout"}
+	// for a deadline; absent when nobody is named (a run that ended).
+	By *Actor `json:"by,omitempty"`
+	// Decisions are every decision of an approval that needed a quorum,
+	// in the order they were made; absent otherwise.
+	Decisions []ActorDecision `json:"decisions,omitempty"`
 }
 
 // FieldError is one problem of a rejected answer (422 invalid_answer

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/store"
@@ -36,6 +37,9 @@ type Inbox struct {
 	// agents): GET /api/sessions shows it as the session's agent, as GET
 	// /api/sessions/{id} does.
 	DefaultAgent string
+	// Refresh, when set, brings a pending request up to date as it is
+	// listed (its assignees and whom it waits for, docs/design.md §16).
+	Refresh func(ctx context.Context, it *store.Interaction, req *api.InputRequest) error
 }
 
 // clampLimit applies api.DefaultPageLimit and api.MaxPageLimit.
@@ -65,8 +69,19 @@ func (in *Inbox) Interactions(ctx context.Context, owner string, status api.Inbo
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, err
 		}
-		if err != nil || ss.Owner != owner || (it.Status == string(api.StatusPending)) != (status == api.InboxPending) {
+		if err != nil || (it.Status == string(api.StatusPending)) != (status == api.InboxPending) {
 			return nil, ErrBadCursor
+		}
+		if ss.Owner != owner {
+			// An interaction of another principal's session is a cursor
+			// of the owner's only when it is assigned to them.
+			as, err := in.Store.AssigneeList(ctx, it.ID)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.ContainsFunc(as, func(a *store.Assignee) bool { return a.Person == owner }) {
+				return nil, ErrBadCursor
+			}
 		}
 	}
 	rows, err := in.Store.InboxList(ctx, &store.InboxListParams{Owner: owner, Status: store.InboxStatus(status), Cursor: cursor, Limit: limit})
@@ -82,7 +97,13 @@ func (in *Inbox) Interactions(ctx context.Context, owner string, status api.Inbo
 		item := api.InboxItem{InputRequest: req, Status: api.Status(r.Status), SessionTitle: r.SessionTitle, Agent: r.Agent}
 		if r.Status == string(api.StatusPending) {
 			item.Resumable = r.RunStatus != "" && !r.RunStatus.Terminal() && (in.AgentExists == nil || in.AgentExists(r.Agent))
+			if in.Refresh != nil {
+				if err := in.Refresh(ctx, &r.Interaction, &item.InputRequest); err != nil {
+					return nil, err
+				}
+			}
 		} else {
+			item.WaitingFor = nil // the receipt says who decided
 			item.Resumable = false
 			item.Receipt = ReceiptOf(&r.Interaction)
 		}

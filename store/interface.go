@@ -9,6 +9,19 @@ import (
 // (one *NounVerbParams struct each) and are sorted by noun. Conditional writes return whether
 // they won.
 type Executor interface {
+	// AssigneeAdd adds assignees to an interaction (AssigneeAddParams).
+	AssigneeAdd(ctx context.Context, p *AssigneeAddParams) error
+	// AssigneeDecide records an assignee's approval decision on a pending
+	// interaction and returns the number of approvals it has, this one
+	// included. It reports false (and writes nothing) when Person is not
+	// an assignee, has already decided, or the interaction is not pending.
+	// Concurrent decisions on one interaction are serialized on its row,
+	// so each count is returned to exactly one caller.
+	AssigneeDecide(ctx context.Context, p *AssigneeDecideParams) (int, bool, error)
+	// AssigneeList lists an interaction's assignees in the order they were
+	// added (none for an interaction no route assigned).
+	AssigneeList(ctx context.Context, requestID string) ([]*Assignee, error)
+
 	AuditInsert(ctx context.Context, p *AuditInsertParams) error
 	AuditList(ctx context.Context, sessionID string) ([]*AuditEntry, error)
 

@@ -120,6 +120,25 @@ type InteractionInsertParams struct {
 	Now, ExpiresAt                         time.Time
 	TimeoutData                            json.RawMessage
 	Deadlines                              []DeadlineSpec
+	// Route, when not nil, is stored as the interaction's Route.
+	Route json.RawMessage
+}
+
+// AssigneeAddParams makes Persons assignees of interaction RequestID, in
+// order after those it has, each Via the given way; a person who is
+// already an assignee keeps their row as it is.
+type AssigneeAddParams struct {
+	RequestID string
+	Persons   []string
+	Via       string
+	Now       time.Time
+}
+
+// AssigneeDecideParams records Person's Decision ("approve" or "reject")
+// on the pending interaction RequestID.
+type AssigneeDecideParams struct {
+	RequestID, Person, Decision string
+	Now                         time.Time
 }
 
 // InteractionResolveParams resolves a pending interaction in one conditional
@@ -130,7 +149,9 @@ type InteractionResolveParams struct {
 	ID, SessionID string
 	Status        string
 	Answer        json.RawMessage
-	Now           time.Time
+	// DecidedBy, when not nil, is stored as the interaction's DecidedBy.
+	DecidedBy json.RawMessage
+	Now       time.Time
 	// ReceiptJWS is the signature of the receipt, stored with the answer
 	// ("": unsigned).
 	ReceiptJWS string
@@ -183,7 +204,13 @@ type EventAppendParams struct {
 	// payload: session, user_input_required, done, error); it is stored
 	// beside Data and returned as Event.RunID.
 	RunID string
-	Now   time.Time
+	// Audience are principals besides the session's owner whose feeds get
+	// the entry of a FeedEvents event too (an interaction's assignees,
+	// docs/design.md §16); the owner and repeated names are skipped. Their
+	// entries are not webhook outbox rows: a webhook gets the event once,
+	// from the owner's entry.
+	Audience []string
+	Now      time.Time
 }
 
 // EventDeleteParams deletes the events of SessionID with FromSeq ≤ Seq ≤

@@ -117,7 +117,37 @@ type Interaction struct {
 	// ReceiptJWS is the signature of its receipt (api.Receipt.Signature,
 	// docs/design.md §17), "" while pending or when resolved unsigned.
 	ReceiptJWS string
+	// Route is the settings of the route that assigned the interaction
+	// (docs/design.md §16), as the agent stored them (JSON); nil when no
+	// route matched: the session's owner is then its only assignee and
+	// there are no Assignee rows.
+	Route json.RawMessage
+	// DecidedBy names who resolved it and, for a quorum, every decision
+	// (the agent's JSON, InteractionResolveParams.DecidedBy); nil when
+	// nobody is named.
+	DecidedBy json.RawMessage
 }
+
+// Assignee is one person who may answer an interaction (docs/design.md
+// §16): Via says how they came to (AssigneeRoute, AssigneeEscalation,
+// AssigneeDelegate); Decision is their recorded approval decision
+// ("approve" or "reject"; "" while they have not decided) of a quorum
+// approval, DecidedAt when.
+type Assignee struct {
+	RequestID string
+	Person    string
+	Via       string
+	Decision  string
+	AddedAt   time.Time
+	DecidedAt time.Time
+}
+
+// How an assignee came to answer (Assignee.Via).
+const (
+	AssigneeRoute      = "route"
+	AssigneeEscalation = "escalation"
+	AssigneeDelegate   = "delegate"
+)
 
 // Event is one entry of a session's event log; Seq is the SSE id.
 type Event struct {

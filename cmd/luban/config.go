@@ -102,8 +102,8 @@ func (c *ConfigCmd) Run(args []string) error {
 		if len(asks) > 0 {
 			fmt.Fprintf(c.Stdout, "  approval before: %s\n", strings.Join(asks, ", "))
 		}
-		if n := len(f.Agents[i].Routes); n > 0 {
-			fmt.Fprintf(c.Stdout, "  routes: %d (checked; not applied yet: every question goes to the session's owner)\n", n)
+		for j, r := range f.Agents[i].Routes {
+			fmt.Fprintf(c.Stdout, "  routes[%d]: %s → %s%s\n", j, describeMatch(r), strings.Join(r.Assignees, ", "), describeRoute(r))
 		}
 	}
 	return nil
@@ -289,7 +289,8 @@ func configAgents(file string, f *config.File, reg *tool.Registry, workspace, de
 				allow = append(allow, p)
 			}
 		}
-		out = append(out, &agent.Agent{Name: ca.Name, System: ca.Instructions, Provider: prov, Tools: allow, MaxSteps: ca.MaxSteps, Approval: ca.Approval})
+		out = append(out, &agent.Agent{Name: ca.Name, System: ca.Instructions, Provider: prov, Tools: allow, MaxSteps: ca.MaxSteps, Approval: ca.Approval,
+			Routes: agentRoutes(ca.Routes)})
 	}
 	if len(errs) > 0 {
 		return nil, errs
@@ -381,6 +382,64 @@ func loadConfig(file string, getenv func(string) string) (*config.File, error) {
 		return nil, err // a partly valid file is never served
 	}
 	return f, nil
+}
+
+// describeMatch says which questions route r takes, for luban config
+// check: "approval of refund when args.amount > 1000", "every question".
+func describeMatch(r config.Route) string {
+	var parts []string
+	if r.Kind != "" {
+		parts = append(parts, r.Kind)
+	} else {
+		parts = append(parts, "every question")
+	}
+	if r.Tool != "" {
+		parts = append(parts, "of "+r.Tool)
+	}
+	if r.When != nil {
+		parts = append(parts, "when "+r.When.String())
+	}
+	return strings.Join(parts, " ")
+}
+
+// describeRoute lists route r's settings after its assignees: quorum,
+// self-approval, timeout, reminders, escalation, onTimeout.
+func describeRoute(r config.Route) string {
+	var out string
+	if r.Quorum > 1 {
+		out += fmt.Sprintf(", quorum %d", r.Quorum)
+	}
+	if r.SelfApproval != nil && !*r.SelfApproval {
+		out += ", no self-approval"
+	}
+	if r.Timeout > 0 {
+		out += ", timeout " + r.Timeout.String()
+	}
+	for _, d := range r.Remind {
+		out += ", remind " + d.String()
+	}
+	if e := r.Escalate; e != nil {
+		out += fmt.Sprintf(", escalate after %s to %s", e.After, strings.Join(e.To, ", "))
+	}
+	if r.OnTimeout != "" {
+		out += ", on timeout " + r.OnTimeout
+	}
+	return out
+}
+
+// agentRoutes are an agent's routes (docs/design.md §16) as the
+// configuration writes them.
+func agentRoutes(rs []config.Route) []agent.Route {
+	out := make([]agent.Route, 0, len(rs))
+	for _, r := range rs {
+		ar := agent.Route{Kind: r.Kind, Tool: r.Tool, When: r.When, Assignees: r.Assignees, Quorum: r.Quorum, SelfApproval: r.SelfApproval,
+			Timeout: r.Timeout, Remind: r.Remind, OnTimeout: r.OnTimeout, Line: r.Line}
+		if e := r.Escalate; e != nil {
+			ar.Escalate = &agent.Escalate{After: e.After, To: e.To}
+		}
+		out = append(out, ar)
+	}
+	return out
 }
 
 // directory makes the people of the file's `people:` (docs/design.md §16);

@@ -83,7 +83,7 @@ agents:
 	var out, errb bytes.Buffer
 	require.NoError(t, (&ConfigCmd{Stdout: &out, Stderr: &errb, Getenv: noEnv}).Run([]string{"check", file}))
 	require.Equal(t, file+": ok\npeople: alice, bob, carol\ngroup finance: bob, carol\n"+
-		"agent payments (default): model scripted:demo, tools ask_user, AskUser, current_time\n  approval before: current_time\n  routes: 1 (checked; not applied yet: every question goes to the session's owner)\n", out.String())
+		"agent payments (default): model scripted:demo, tools ask_user, AskUser, current_time\n  approval before: current_time\n  routes[0]: approval → group:finance, quorum 2\n", out.String())
 }
 
 func TestConfigEveryAgentGetsItsAllowlist(t *testing.T) {

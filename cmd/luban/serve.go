@@ -231,13 +231,6 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		}
 		agents = []*agent.Agent{{Name: agentName, Provider: provider, Tools: allow}}
 	}
-	if file != nil {
-		for _, a := range file.Agents {
-			if len(a.Routes) > 0 {
-				log.Warn("routes are checked but not applied yet: every question goes to the session's owner", "agent", a.Name, "routes", len(a.Routes))
-			}
-		}
-	}
 	obs.instrumentTools(reg)
 	obs.instrumentAgents(agents)
 	// OAuth grants of MCP servers are sealed beside the database, like the
@@ -268,10 +261,15 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	if keysCreated {
 		log.Info("made a signing key", "file", keyFile, "kid", keys.KID())
 	}
+	dir, err := directory(file)
+	if err != nil {
+		return err
+	}
 	instance := agent.NewID("inst")
 	opts := agent.Options{
 		Signer: keys,
 		Store:  st, Tools: reg, Workspace: workspace, InteractionTTL: cfg.ttl, LeaseDuration: cfg.lease, Logger: log, InstanceID: instance,
+		People: dir,
 		EventPoll: cfg.heartbeat,
 		Agents:    agents,
 		Step:      telemetry.StepSpan,
@@ -286,10 +284,6 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 		return err
 	}
 
-	dir, err := directory(file)
-	if err != nil {
-		return err
-	}
 	tokens, tokenFile, err := c.tokens(cfg, dir.Len() > 0)
 	if err != nil {
 		return err

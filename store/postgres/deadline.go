@@ -29,8 +29,8 @@ func deadlineArgs(p *store.InteractionInsertParams) (seqs []int32, kinds []strin
 // duplicate tool call writes neither). It reports how many deadlines it
 // wrote: 0 when the tool call had an interaction already.
 const insertInteraction = `WITH i AS (
-	INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at)
-	VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8) ON CONFLICT (session_id, tool_call_id) DO NOTHING
+	INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at, route)
+	VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $13) ON CONFLICT (session_id, tool_call_id) DO NOTHING
 	RETURNING id, session_id)
 INSERT INTO interaction_deadlines (request_id, seq, session_id, kind, due_at, data)
 SELECT i.id, d.seq, i.session_id, d.kind, d.due_at, NULLIF(d.data, '')

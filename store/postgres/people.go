@@ -45,8 +45,31 @@ func appendFeed(ctx context.Context, q querier, p *store.EventAppendParams, seq 
 	} else if _, err := q.Exec(ctx, insert, args...); err != nil {
 		return nil, fmt.Errorf("postgres: feed append: %w", err)
 	}
-	return []string{store.PrincipalKey(owner), store.FeedKey}, nil
+	keys := []string{store.PrincipalKey(owner), store.FeedKey}
+	seen := map[string]bool{owner: true}
+	for _, who := range p.Audience {
+		if seen[who] {
+			continue
+		}
+		seen[who] = true
+		// The audience's entries are no webhook outbox rows (fanned): a
+		// webhook gets the event once, from the owner's entry.
+		args := []any{who, p.SessionID, seq, p.Name, data, ref, p.Now.UTC()}
+		if pipe, ok := q.(*pipeTx); ok {
+			pipe.atEnd(insertFanned, args...)
+		} else if _, err := q.Exec(ctx, insertFanned, args...); err != nil {
+			return nil, fmt.Errorf("postgres: feed append: %w", err)
+		}
+		keys = append(keys, store.PrincipalKey(who))
+	}
+	return keys, nil
 }
+
+// insertFanned appends a feed entry that is no webhook outbox row.
+const insertFanned = `WITH p AS (INSERT INTO principals (owner, last_seq) VALUES ($1, 1)
+		ON CONFLICT (owner) DO UPDATE SET last_seq = principals.last_seq + 1 RETURNING last_seq)
+	INSERT INTO feed (owner, seq, session_id, session_seq, name, data, ref, created_at, fanned)
+	SELECT $1, p.last_seq, $2, $3, $4, $5, $6, $7, TRUE FROM p`
 
 // InboxList implements store.People.
 func (e executor) InboxList(ctx context.Context, p *store.InboxListParams) ([]*store.InboxEntry, error) {
@@ -54,31 +77,37 @@ func (e executor) InboxList(ctx context.Context, p *store.InboxListParams) ([]*s
 	if limit <= 0 {
 		limit = 100
 	}
-	var q string
+	// The owner's own sessions' interactions, then those of other
+	// principals' sessions assigned to the owner (docs/design.md §16).
+	var q, order string
 	args := []any{p.Owner}
 	switch p.Status {
 	case store.InboxPending:
 		q = ` AND i.status = 'pending'`
 		if p.Cursor != "" {
 			args = append(args, p.Cursor)
-			q += fmt.Sprintf(` AND (i.created_at, i.id) > (SELECT c.created_at, c.id FROM interactions c WHERE c.id = $%d)`, len(args))
+			q += ` AND (i.created_at, i.id) > (SELECT c.created_at, c.id FROM interactions c WHERE c.id = $2)`
 		}
-		q += ` ORDER BY i.created_at, i.id`
+		order = ` ORDER BY created_at, id`
 	case store.InboxResolved:
 		q = ` AND i.status <> 'pending'`
 		if p.Cursor != "" {
 			args = append(args, p.Cursor)
-			q += fmt.Sprintf(` AND (i.resolved_at, i.id) < (SELECT c.resolved_at, c.id FROM interactions c WHERE c.id = $%d)`, len(args))
+			q += ` AND (i.resolved_at, i.id) < (SELECT c.resolved_at, c.id FROM interactions c WHERE c.id = $2)`
 		}
-		q += ` ORDER BY i.resolved_at DESC, i.id DESC`
+		order = ` ORDER BY resolved_at DESC, id DESC`
 	default:
 		return nil, fmt.Errorf("postgres: inbox list: unknown status %q", p.Status)
 	}
 	args = append(args, limit)
-	rows, err := e.q.Query(ctx, `SELECT i.id, i.session_id, i.run_id, i.tool_call_id, i.tool, i.request, i.status, i.answer,
-		i.created_at, i.expires_at, i.resolved_at, i.receipt_jws, s.title, COALESCE(r.agent, ''), COALESCE(r.status, '')
+	const cols = `SELECT i.id AS id, i.session_id, i.run_id, i.tool_call_id, i.tool, i.request, i.status, i.answer,
+		i.created_at AS created_at, i.expires_at, i.resolved_at AS resolved_at, i.receipt_jws, i.route, i.decided_by, s.title, COALESCE(r.agent, ''), COALESCE(r.status, '') AS run_status`
+	rows, err := e.q.Query(ctx, cols+`
 		FROM interactions i JOIN sessions s ON s.id = i.session_id LEFT JOIN runs r ON r.id = i.run_id
-		WHERE s.owner = $1`+q+fmt.Sprintf(` LIMIT $%d`, len(args)), args...)
+		WHERE s.owner = $1`+q+`
+		UNION ALL `+cols+`
+		FROM interaction_assignees a JOIN interactions i ON i.id = a.request_id JOIN sessions s ON s.id = i.session_id LEFT JOIN runs r ON r.id = i.run_id
+		WHERE a.person = $1 AND s.owner <> $1`+q+order+fmt.Sprintf(` LIMIT $%d`, len(args)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: inbox list: %w", err)
 	}
@@ -86,14 +115,14 @@ func (e executor) InboxList(ctx context.Context, p *store.InboxListParams) ([]*s
 		en := &store.InboxEntry{}
 		it := &en.Interaction
 		var req string
-		var ans pgtype.Text
+		var ans, route, by pgtype.Text
 		var c, x, rs pgtype.Timestamptz
 		var runStatus string
-		if err := row.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &rs, &it.ReceiptJWS,
+		if err := row.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &rs, &it.ReceiptJWS, &route, &by,
 			&en.SessionTitle, &en.Agent, &runStatus); err != nil {
 			return nil, err
 		}
-		it.Request, it.Answer = json.RawMessage(req), rawJSON(ans)
+		it.Request, it.Answer, it.Route, it.DecidedBy = json.RawMessage(req), rawJSON(ans), rawJSON(route), rawJSON(by)
 		it.CreatedAt, it.ExpiresAt, it.ResolvedAt = tm(c), tm(x), tm(rs)
 		en.RunStatus = store.RunStatus(runStatus)
 		return en, nil

@@ -12,3 +12,9 @@ func TestConformancePeople(t *testing.T) {
 	pgtest.Skip(t)
 	storetest.ExercisePeople(t, openSchema)
 }
+
+func TestConformanceAssignees(t *testing.T) {
+	t.Parallel()
+	pgtest.Skip(t)
+	storetest.ExerciseAssignees(t, openSchema)
+}

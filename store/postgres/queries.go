@@ -230,17 +230,17 @@ func (e executor) EventDelete(ctx context.Context, p *store.EventDeleteParams) (
 
 // ---- interactions
 
-const interactionCols = `id, session_id, run_id, tool_call_id, tool, request, status, answer, created_at, expires_at, resolved_at, receipt_jws`
+const interactionCols = `id, session_id, run_id, tool_call_id, tool, request, status, answer, created_at, expires_at, resolved_at, receipt_jws, route, decided_by`
 
 func scanInteraction(row pgx.Row) (*store.Interaction, error) {
 	it := &store.Interaction{}
 	var req string
-	var ans pgtype.Text
+	var ans, route, by pgtype.Text
 	var c, x, r pgtype.Timestamptz
-	if err := row.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &r, &it.ReceiptJWS); err != nil {
+	if err := row.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &r, &it.ReceiptJWS, &route, &by); err != nil {
 		return nil, err
 	}
-	it.Request, it.Answer = json.RawMessage(req), rawJSON(ans)
+	it.Request, it.Answer, it.Route, it.DecidedBy = json.RawMessage(req), rawJSON(ans), rawJSON(route), rawJSON(by)
 	it.CreatedAt, it.ExpiresAt, it.ResolvedAt = tm(c), tm(x), tm(r)
 	return it, nil
 }
@@ -279,7 +279,7 @@ func (e executor) InteractionGetLastResolved(ctx context.Context, sessionID stri
 func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionInsertParams) (*store.Interaction, error) {
 	seqs, kinds, dues, data := deadlineArgs(p)
 	tag, err := e.q.Exec(ctx, insertInteraction,
-		p.ID, p.SessionID, p.RunID, p.ToolCallID, p.Tool, string(p.Request), p.Now.UTC(), p.ExpiresAt.UTC(), seqs, kinds, dues, data)
+		p.ID, p.SessionID, p.RunID, p.ToolCallID, p.Tool, string(p.Request), p.Now.UTC(), p.ExpiresAt.UTC(), seqs, kinds, dues, data, nullJSON(p.Route))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: interaction insert: %w", err)
 	}
@@ -287,7 +287,7 @@ func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionIns
 		return nil, fmt.Errorf("interaction for tool call %s: %w", p.ToolCallID, store.ErrDuplicate)
 	}
 	return &store.Interaction{ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, ToolCallID: p.ToolCallID, Tool: p.Tool,
-		Request: p.Request, Status: "pending", CreatedAt: p.Now, ExpiresAt: p.ExpiresAt}, nil
+		Request: p.Request, Status: "pending", CreatedAt: p.Now, ExpiresAt: p.ExpiresAt, Route: p.Route}, nil
 }
 
 func (e executor) interactionMany(ctx context.Context, query string, args ...any) ([]*store.Interaction, error) {
@@ -320,9 +320,9 @@ func (e executor) InteractionResolve(ctx context.Context, p *store.InteractionRe
 	if p.Status == "expired" {
 		cmp = `expires_at <= $6`
 	}
-	tag, err := e.q.Exec(ctx, `UPDATE interactions SET status = $1, answer = $2, resolved_at = $3, receipt_jws = $7
+	tag, err := e.q.Exec(ctx, `UPDATE interactions SET status = $1, answer = $2, resolved_at = $3, receipt_jws = $7, decided_by = $8
 		WHERE id = $4 AND session_id = $5 AND status = 'pending' AND `+cmp,
-		p.Status, nullJSON(p.Answer), p.Now.UTC(), p.ID, p.SessionID, p.Now.UTC(), p.ReceiptJWS)
+		p.Status, nullJSON(p.Answer), p.Now.UTC(), p.ID, p.SessionID, p.Now.UTC(), p.ReceiptJWS, nullJSON(p.DecidedBy))
 	if err != nil {
 		return false, fmt.Errorf("postgres: interaction resolve: %w", err)
 	}

@@ -111,6 +111,7 @@ func TestIndexesServeQueries(t *testing.T) {
 	t.Run("suites", func(t *testing.T) {
 		t.Run("Exercise", func(t *testing.T) { storetest.Exercise(t, newStore) })
 		t.Run("People", func(t *testing.T) { storetest.ExercisePeople(t, newStore) })
+		t.Run("Assignees", func(t *testing.T) { storetest.ExerciseAssignees(t, newStore) })
 		t.Run("Maintainer", func(t *testing.T) { storetest.ExerciseMaintainer(t, newStore) })
 	})
 	require.NotEmpty(t, queries)

@@ -36,7 +36,24 @@ func appendFeed(ctx context.Context, w querier, p *store.EventAppendParams, seq 
 		seq, p.Name, data, ref, ts(p.Now), p.SessionID).Scan(&owner, &fseq); err != nil {
 		return nil, notFound(err, "feed append: session "+p.SessionID)
 	}
-	return []string{store.PrincipalKey(owner), store.FeedKey}, nil
+	keys := []string{store.PrincipalKey(owner), store.FeedKey}
+	seen := map[string]bool{owner: true}
+	for _, who := range p.Audience {
+		if seen[who] {
+			continue
+		}
+		seen[who] = true
+		// The audience's entries are no webhook outbox rows (fanned): a
+		// webhook gets the event once, from the owner's entry.
+		if _, err := w.ExecContext(ctx, `INSERT INTO feed (owner, seq, session_id, session_seq, name, data, ref, created_at, fanned)
+			SELECT ?, MAX(COALESCE((SELECT p.last_seq FROM principals p WHERE p.owner = ?), 0),
+				COALESCE((SELECT MAX(f.seq) FROM feed f WHERE f.owner = ?), 0)) + 1, ?, ?, ?, ?, ?, ?, 1`,
+			who, who, who, p.SessionID, seq, p.Name, data, ref, ts(p.Now)); err != nil {
+			return nil, fmt.Errorf("sqlite: feed append: %w", err)
+		}
+		keys = append(keys, store.PrincipalKey(who))
+	}
+	return keys, nil
 }
 
 // InboxList implements store.People.
@@ -45,31 +62,39 @@ func (e executor) InboxList(ctx context.Context, p *store.InboxListParams) ([]*s
 	if limit <= 0 {
 		limit = 100
 	}
-	var q string
-	args := []any{p.Owner}
+	// The owner's own sessions' interactions, then those of other
+	// principals' sessions assigned to the owner (docs/design.md §16): one
+	// index walk each.
+	var q, order string
+	var cursor []any
 	switch p.Status {
 	case store.InboxPending:
 		q = ` AND i.status = 'pending'`
 		if p.Cursor != "" {
 			q += ` AND (i.created_at, i.id) > (SELECT c.created_at, c.id FROM interactions c WHERE c.id = ?)`
-			args = append(args, p.Cursor)
+			cursor = []any{p.Cursor}
 		}
-		q += ` ORDER BY i.created_at, i.id`
+		order = ` ORDER BY created_at, id`
 	case store.InboxResolved:
 		q = ` AND i.status <> 'pending'`
 		if p.Cursor != "" {
 			q += ` AND (i.resolved_at, i.id) < (SELECT c.resolved_at, c.id FROM interactions c WHERE c.id = ?)`
-			args = append(args, p.Cursor)
+			cursor = []any{p.Cursor}
 		}
-		q += ` ORDER BY i.resolved_at DESC, i.id DESC`
+		order = ` ORDER BY resolved_at DESC, id DESC`
 	default:
 		return nil, fmt.Errorf("sqlite: inbox list: unknown status %q", p.Status)
 	}
-	args = append(args, limit)
-	rows, err := e.r.QueryContext(ctx, `SELECT i.id, i.session_id, i.run_id, i.tool_call_id, i.tool, i.request, i.status, i.answer,
-		i.created_at, i.expires_at, i.resolved_at, i.receipt_jws, s.title, COALESCE(r.agent, ''), COALESCE(r.status, '')
+	const cols = `SELECT i.id AS id, i.session_id, i.run_id, i.tool_call_id, i.tool, i.request, i.status, i.answer,
+		i.created_at AS created_at, i.expires_at, i.resolved_at AS resolved_at, i.receipt_jws, i.route, i.decided_by, s.title, COALESCE(r.agent, ''), COALESCE(r.status, '') AS run_status`
+	args := append(append([]any{p.Owner}, cursor...), p.Owner, p.Owner)
+	args = append(append(args, cursor...), limit)
+	rows, err := e.r.QueryContext(ctx, cols+`
 		FROM sessions s CROSS JOIN interactions i ON i.session_id = s.id LEFT JOIN runs r ON r.id = i.run_id
-		WHERE s.owner = ?`+q+` LIMIT ?`, args...)
+		WHERE s.owner = ?`+q+`
+		UNION ALL `+cols+`
+		FROM interaction_assignees a CROSS JOIN interactions i ON i.id = a.request_id JOIN sessions s ON s.id = i.session_id LEFT JOIN runs r ON r.id = i.run_id
+		WHERE a.person = ? AND s.owner <> ?`+q+order+` LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: inbox list: %w", err)
 	}
@@ -79,14 +104,14 @@ func (e executor) InboxList(ctx context.Context, p *store.InboxListParams) ([]*s
 		en := &store.InboxEntry{}
 		it := &en.Interaction
 		var req string
-		var ans sql.NullString
+		var ans, route, by sql.NullString
 		var c, x, rs int64
 		var runStatus string
-		if err := rows.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &rs, &it.ReceiptJWS,
+		if err := rows.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &rs, &it.ReceiptJWS, &route, &by,
 			&en.SessionTitle, &en.Agent, &runStatus); err != nil {
 			return nil, fmt.Errorf("sqlite: inbox list: %w", err)
 		}
-		it.Request, it.Answer = json.RawMessage(req), rawJSON(ans)
+		it.Request, it.Answer, it.Route, it.DecidedBy = json.RawMessage(req), rawJSON(ans), rawJSON(route), rawJSON(by)
 		it.CreatedAt, it.ExpiresAt, it.ResolvedAt = tm(c), tm(x), tm(rs)
 		en.RunStatus = store.RunStatus(runStatus)
 		out = append(out, en)

@@ -10,3 +10,8 @@ func TestConformancePeople(t *testing.T) {
 	t.Parallel()
 	storetest.ExercisePeople(t, openFile)
 }
+
+func TestConformanceAssignees(t *testing.T) {
+	t.Parallel()
+	storetest.ExerciseAssignees(t, openFile)
+}

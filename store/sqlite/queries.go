@@ -222,17 +222,17 @@ func (e executor) EventDelete(ctx context.Context, p *store.EventDeleteParams) (
 
 // ---- interactions
 
-const interactionCols = `id, session_id, run_id, tool_call_id, tool, request, status, answer, created_at, expires_at, resolved_at, receipt_jws`
+const interactionCols = `id, session_id, run_id, tool_call_id, tool, request, status, answer, created_at, expires_at, resolved_at, receipt_jws, route, decided_by`
 
 func scanInteraction(sc interface{ Scan(...any) error }) (*store.Interaction, error) {
 	it := &store.Interaction{}
 	var req string
-	var ans sql.NullString
+	var ans, route, by sql.NullString
 	var c, x, r int64
-	if err := sc.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &r, &it.ReceiptJWS); err != nil {
+	if err := sc.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &r, &it.ReceiptJWS, &route, &by); err != nil {
 		return nil, err
 	}
-	it.Request, it.Answer = json.RawMessage(req), rawJSON(ans)
+	it.Request, it.Answer, it.Route, it.DecidedBy = json.RawMessage(req), rawJSON(ans), rawJSON(route), rawJSON(by)
 	it.CreatedAt, it.ExpiresAt, it.ResolvedAt = tm(c), tm(x), tm(r)
 	return it, nil
 }
@@ -278,8 +278,8 @@ func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionIns
 		})
 		return it, err
 	}
-	_, err := e.w.ExecContext(ctx, `INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`, p.ID, p.SessionID, p.RunID, p.ToolCallID, p.Tool, string(p.Request), ts(p.Now), ts(p.ExpiresAt))
+	_, err := e.w.ExecContext(ctx, `INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at, route)
+		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`, p.ID, p.SessionID, p.RunID, p.ToolCallID, p.Tool, string(p.Request), ts(p.Now), ts(p.ExpiresAt), nullJSON(p.Route))
 	if isUnique(err) {
 		return nil, fmt.Errorf("interaction for tool call %s: %w", p.ToolCallID, store.ErrDuplicate)
 	}
@@ -290,7 +290,7 @@ func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionIns
 		return nil, err
 	}
 	return &store.Interaction{ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, ToolCallID: p.ToolCallID, Tool: p.Tool,
-		Request: p.Request, Status: "pending", CreatedAt: p.Now, ExpiresAt: p.ExpiresAt}, nil
+		Request: p.Request, Status: "pending", CreatedAt: p.Now, ExpiresAt: p.ExpiresAt, Route: p.Route}, nil
 }
 
 func (e executor) interactionMany(ctx context.Context, query string, args ...any) ([]*store.Interaction, error) {
@@ -330,9 +330,9 @@ func (e executor) InteractionResolve(ctx context.Context, p *store.InteractionRe
 	if p.Status == "expired" {
 		cmp = `expires_at <= ?`
 	}
-	res, err := e.w.ExecContext(ctx, `UPDATE interactions SET status = ?, answer = ?, resolved_at = ?, receipt_jws = ?
+	res, err := e.w.ExecContext(ctx, `UPDATE interactions SET status = ?, answer = ?, resolved_at = ?, receipt_jws = ?, decided_by = ?
 		WHERE id = ? AND session_id = ? AND status = 'pending' AND `+cmp,
-		p.Status, nullJSON(p.Answer), ts(p.Now), p.ReceiptJWS, p.ID, p.SessionID, ts(p.Now))
+		p.Status, nullJSON(p.Answer), ts(p.Now), p.ReceiptJWS, nullJSON(p.DecidedBy), p.ID, p.SessionID, ts(p.Now))
 	if err != nil {
 		return false, fmt.Errorf("sqlite: interaction resolve: %w", err)
 	}

@@ -81,6 +81,9 @@ type Options struct {
 	// Slack is server.Options.Slack (POST /api/slack/interactions); nil:
 	// none. Its fields may be set after Start, before the first click.
 	Slack *server.Slack
+	// Routes are the default agent's routes (docs/design.md §16); People
+	// is also the runner's directory.
+	Routes []agent.Route
 }
 
 // Server is a running luban on loopback.
@@ -145,7 +148,8 @@ func Start(t testing.TB, o Options) *Server {
 		signer = o.Keys
 	}
 	runner, err := agent.New(agent.Options{Signer: signer, Store: st, Tools: reg, Workspace: o.Workspace, InteractionTTL: o.TTL, SweepInterval: o.SweepInterval, DeadlinePoll: o.SweepInterval,
-		LeaseDuration: o.Lease, Logger: log, Now: o.Now, Agents: append([]*agent.Agent{{Name: o.AgentName, Provider: o.Provider, Tools: allow, Approval: o.Approval}}, o.MoreAgents...)})
+		LeaseDuration: o.Lease, Logger: log, Now: o.Now, People: o.People,
+		Agents: append([]*agent.Agent{{Name: o.AgentName, Provider: o.Provider, Tools: allow, Approval: o.Approval, Routes: o.Routes}}, o.MoreAgents...)})
 	require.NoError(t, err)
 	srv, err := server.New(server.Options{Runner: runner, Tokens: o.Tokens, Heartbeat: o.Heartbeat, AskTools: o.AskTools, Logger: log,
 		Web: o.Web, BodyReadTimeout: o.BodyReadTimeout, People: o.People, OIDC: o.OIDC, MCPAuth: o.MCPAuth, Keys: o.Keys, Slack: o.Slack})

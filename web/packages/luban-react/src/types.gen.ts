@@ -74,6 +74,8 @@ export type ErrorCode =
   | 'unauthorized' // 401 no or wrong bearer token
   | 'forbidden_origin' // 403 cookie call from another origin
   | 'unknown_slack_user' // 403 a Slack click from no person of people:
+  | 'not_assignee' // 403 the caller is not one of the request's assignees (docs/design.md §16)
+  | 'already_decided' // 409 the caller already decided this quorum approval
   | 'interaction_not_found' // 404 request unknown or another session's
   | 'session_not_found' // 404 session unknown or another principal's
   | 'not_found' // 404 no such endpoint
@@ -734,6 +736,53 @@ export interface InputRequest {
    * question.
    */
   source?: InputSource
+  /**
+   * Assignees are the people who may answer, in the order the route
+   * names them (docs/design.md §16); absent when no route assigned the
+   * request: the session's owner answers it.
+   */
+  assignees?: Actor[]
+  /**
+   * WaitingFor says whom a pending request still waits for; absent when
+   * no route assigned it.
+   */
+  waitingFor?: WaitingFor
+}
+
+/**
+ * Actor is a person who decides, or may decide, a request (docs/design.md
+ * §16): ID is their principal (a person's id of people:, a token's
+ * principal without people:, or "timeout" for a deadline), Name the name
+ * people read (the id when there is none).
+ */
+export interface Actor {
+  id: string
+  name: string
+}
+
+/**
+ * WaitingFor is whom a pending request waits for (docs/design.md §16),
+ * the data of "waiting for finance (1 of 2 approved)": Names are the
+ * route's assignees as people read them (a group's id, a person's name, in
+ * the route's order); Awaiting are the assignees who have not decided yet;
+ * Quorum is the number of approvals an approval needs (1 without a quorum,
+ * and for other kinds) and Approvals those given so far, oldest first.
+ */
+export interface WaitingFor {
+  names: string[]
+  awaiting: Actor[]
+  quorum: number
+  approvals: Actor[]
+}
+
+/**
+ * ActorDecision is one person's decision on an approval that needed a
+ * quorum (docs/design.md §16): Decision approve or reject, At when.
+ */
+export interface ActorDecision {
+  by: Actor
+  decision: Decision
+  at: string
 }
 
 /**
@@ -823,6 +872,17 @@ export interface Receipt {
    * the request was resolved before signing existed.
    */
   signature?: string
+  /**
+   * By is who resolved the request (docs/design.md §16): the person who
+   * answered, decided or cancelled it, {"id":"timeout","name":"timeout"}
+   * for a deadline; absent when nobody is named (a run that ended).
+   */
+  by?: Actor
+  /**
+   * Decisions are every decision of an approval that needed a quorum,
+   * in the order they were made; absent otherwise.
+   */
+  decisions?: ActorDecision[]
 }
 
 /**
@@ -926,6 +986,17 @@ export interface InboxItem {
    * question.
    */
   source?: InputSource
+  /**
+   * Assignees are the people who may answer, in the order the route
+   * names them (docs/design.md §16); absent when no route assigned the
+   * request: the session's owner answers it.
+   */
+  assignees?: Actor[]
+  /**
+   * WaitingFor says whom a pending request still waits for; absent when
+   * no route assigned it.
+   */
+  waitingFor?: WaitingFor
   status: Status
   receipt: Receipt | null
   sessionTitle: string

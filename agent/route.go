@@ -1,0 +1,389 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/store"
+	"github.com/lubanhq/luban/when"
+)
+
+// Route is one of an agent's routes (docs/design.md §16): which questions
+// it takes (Kind, Tool, When; the first matching route of the agent wins)
+// and who answers them. Without a matching route the session's owner is
+// the only assignee.
+type Route struct {
+	// Kind is RouteAsk, RouteApproval or RouteElicitation; empty matches
+	// every kind.
+	Kind string
+	// Tool is a tool name or a path.Match glob; empty matches every tool.
+	// The tool of an ask is the ask tool (ask_user, AskUser), of an
+	// approval the tool that waits for it, of an elicitation the tool
+	// whose MCP server asks.
+	Tool string
+	// When narrows the route to the calls for which it holds (nil: every
+	// call). A condition that cannot be evaluated matches: the route is
+	// the stricter path.
+	When *when.Expr
+	// Assignees are person ids, "group:<id>" (every person of the group,
+	// as the Directory has them when the question is asked) and "owner"
+	// (the session's owner). At least one.
+	Assignees []string
+	// Quorum is the number of distinct approvals an approval needs (0 or
+	// 1: one); any reject rejects.
+	Quorum int
+	// SelfApproval false keeps the session's owner from approving (or
+	// editing) their own agent's call; nil means allowed.
+	SelfApproval *bool
+	// Timeout, Remind, Escalate and OnTimeout are the route's deadlines:
+	// stored with the question for the deadline keeper. A Timeout sets the
+	// question's expiresAt (0: Options.InteractionTTL).
+	Timeout   time.Duration
+	Remind    []time.Duration
+	Escalate  *Escalate
+	OnTimeout string
+	// Line is where the route is written in the configuration (0: unknown).
+	Line int
+}
+
+// Escalate is a route's escalation: after After, To (as Route.Assignees)
+// may answer too.
+type Escalate struct {
+	After time.Duration `json:"after"`
+	To    []string      `json:"to"`
+}
+
+// Route kinds (Route.Kind, AssignedRoute.Kind).
+const (
+	RouteAsk         = "ask"
+	RouteApproval    = "approval"
+	RouteElicitation = "elicitation"
+)
+
+// AssignedRoute is what a question keeps of the route that assigned it
+// (store.Interaction.Route, JSON): which route of which agent, the owner
+// it was asked for, and the route's settings as they were when it was
+// asked. Durations are nanoseconds.
+type AssignedRoute struct {
+	Agent string `json:"agent"`
+	// Index is the route's position in the agent's routes (0-based), Line
+	// where it is written in the configuration (0: unknown).
+	Index int `json:"index"`
+	Line  int `json:"line,omitempty"`
+	// Kind is the question's kind: RouteAsk, RouteApproval or
+	// RouteElicitation.
+	Kind string `json:"kind"`
+	// Owner is the session owner's principal.
+	Owner string `json:"owner"`
+	// Assignees are the route's assignees as written (person ids,
+	// group:<id>, owner).
+	Assignees []string `json:"assignees"`
+	// Quorum is the number of approvals the question needs (1 for every
+	// question that is not an approval).
+	Quorum int `json:"quorum"`
+	// SelfApproval false: the owner may not approve.
+	SelfApproval bool            `json:"selfApproval"`
+	Timeout      time.Duration   `json:"timeout,omitempty"`
+	Remind       []time.Duration `json:"remind,omitempty"`
+	Escalate     *Escalate       `json:"escalate,omitempty"`
+	OnTimeout    string          `json:"onTimeout,omitempty"`
+}
+
+// Name is how the route is named in messages: "routes[i] of agent a".
+func (a *AssignedRoute) Name() string {
+	return "routes[" + strconv.Itoa(a.Index) + "] of agent " + a.Agent
+}
+
+// assignment is a question's assignees as pause stores them: the route
+// that matched (its stored form) and the people it names, expanded.
+type assignment struct {
+	route   AssignedRoute
+	persons []string
+}
+
+// questionKind is the route kind of a question of prompt tool tool.
+func questionKind(tool string) string {
+	switch {
+	case tool == api.ToolApproval:
+		return RouteApproval
+	case tool == api.ToolElicitation:
+		return RouteElicitation
+	case askuser.IsAskTool(tool):
+		return RouteAsk
+	}
+	return ""
+}
+
+// matches reports whether route rt takes a question of kind about call v.
+func (rt *Route) matches(kind string, v when.Vars) bool {
+	if rt.Kind != "" && rt.Kind != kind {
+		return false
+	}
+	if rt.Tool != "" {
+		if ok, _ := path.Match(rt.Tool, v.Tool); !ok {
+			return false
+		}
+	}
+	ok, err := rt.When.Eval(v)
+	return ok || err != nil
+}
+
+// assign routes a question of prompt tool promptTool about call c of run
+// (docs/design.md §16): the first route of the run's agent that matches
+// names its assignees. It returns nil (the owner answers, as without
+// routes) when the agent has no routes or none matches; it reads the
+// session's owner only when the agent has routes.
+func (r *Runner) assign(ctx context.Context, run *store.Run, promptTool string, c model.ToolCall) (*assignment, error) {
+	ag := r.agents[run.Agent]
+	if ag == nil || len(ag.Routes) == 0 {
+		return nil, nil
+	}
+	kind := questionKind(promptTool)
+	if kind == "" {
+		return nil, nil
+	}
+	s, err := r.st.SessionGet(ctx, run.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	v := when.Vars{Tool: c.Name, Args: json.RawMessage(c.Arguments), Agent: ag.Name, Owner: s.Owner, Session: run.SessionID}
+	for i := range ag.Routes {
+		rt := &ag.Routes[i]
+		if !rt.matches(kind, v) {
+			continue
+		}
+		a := &assignment{route: AssignedRoute{Agent: ag.Name, Index: i, Line: rt.Line, Kind: kind, Owner: s.Owner,
+			Assignees: slices.Clone(rt.Assignees), Quorum: 1, SelfApproval: rt.SelfApproval == nil || *rt.SelfApproval,
+			Timeout: rt.Timeout, Remind: slices.Clone(rt.Remind), Escalate: rt.Escalate, OnTimeout: rt.OnTimeout}}
+		if kind == RouteApproval && rt.Quorum > 1 {
+			a.route.Quorum = rt.Quorum
+		}
+		a.persons = r.expand(rt.Assignees, s.Owner)
+		if len(a.persons) == 0 {
+			// A group whose people left the configuration: the owner
+			// answers rather than nobody.
+			a.persons = []string{s.Owner}
+		}
+		return a, nil
+	}
+	return nil, nil
+}
+
+// expand turns assignees as written (person ids, group:<id>, owner) into
+// person ids, in order, each once.
+func (r *Runner) expand(names []string, owner string) []string {
+	var out []string
+	add := func(id string) {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	for _, n := range names {
+		switch {
+		case n == "owner":
+			add(owner)
+		case strings.HasPrefix(n, "group:"):
+			g := strings.TrimPrefix(n, "group:")
+			for _, p := range r.opts.People.People() {
+				if slices.Contains(p.Groups, g) {
+					add(p.ID)
+				}
+			}
+		default:
+			add(n)
+		}
+	}
+	return out
+}
+
+// apply writes the assignment into the request a person sees: its
+// assignees and whom it waits for, and the route's timeout as its
+// expiresAt.
+func (a *assignment) apply(r *Runner, req *api.InputRequest) {
+	if a == nil {
+		return
+	}
+	if a.route.Timeout > 0 {
+		req.ExpiresAt = req.CreatedAt.Add(a.route.Timeout).Truncate(time.Second)
+	}
+	req.Assignees = r.actors(a.persons)
+	req.WaitingFor = r.waitingFor(&a.route, nil)
+}
+
+// routeJSON is the assignment's stored route (nil without one).
+func (a *assignment) routeJSON() json.RawMessage {
+	if a == nil {
+		return nil
+	}
+	return mustJSON(a.route)
+}
+
+// audience are the principals besides the owner whose feeds get the
+// question's events.
+func (a *assignment) audience() []string {
+	if a == nil {
+		return nil
+	}
+	return a.persons
+}
+
+// store writes the assignment's assignee rows in tx (after the
+// interaction's row).
+func (a *assignment) store(ctx context.Context, tx store.Tx, requestID string, now time.Time) error {
+	if a == nil {
+		return nil
+	}
+	return tx.AssigneeAdd(ctx, &store.AssigneeAddParams{RequestID: requestID, Persons: a.persons, Via: store.AssigneeRoute, Now: now})
+}
+
+// actor names principal id (docs/design.md §16): a person's name, else the
+// id itself.
+func (r *Runner) actor(id string) api.Actor {
+	if p := r.opts.People.Get(id); p != nil && p.Name != "" {
+		return api.Actor{ID: id, Name: p.Name}
+	}
+	return api.Actor{ID: id, Name: id}
+}
+
+func (r *Runner) actors(ids []string) []api.Actor {
+	out := make([]api.Actor, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, r.actor(id))
+	}
+	return out
+}
+
+// waitingFor is whom a question of route rt waits for, given its assignee
+// rows (nil: as asked, nobody has decided).
+func (r *Runner) waitingFor(rt *AssignedRoute, rows []*store.Assignee) *api.WaitingFor {
+	w := &api.WaitingFor{Names: []string{}, Awaiting: []api.Actor{}, Quorum: max(rt.Quorum, 1), Approvals: []api.Actor{}}
+	for _, n := range rt.Assignees {
+		switch {
+		case n == "owner":
+			w.Names = append(w.Names, r.actor(rt.Owner).Name)
+		case strings.HasPrefix(n, "group:"):
+			w.Names = append(w.Names, strings.TrimPrefix(n, "group:"))
+		default:
+			w.Names = append(w.Names, r.actor(n).Name)
+		}
+	}
+	if rows == nil {
+		for _, p := range r.expand(rt.Assignees, rt.Owner) {
+			w.Awaiting = append(w.Awaiting, r.actor(p))
+		}
+		return w
+	}
+	var approved []*store.Assignee
+	for _, a := range rows {
+		switch a.Decision {
+		case "":
+			if a.Person == rt.Owner && !rt.SelfApproval && rt.Kind == RouteApproval {
+				continue // the owner may not approve: not awaited
+			}
+			w.Awaiting = append(w.Awaiting, r.actor(a.Person))
+		case string(api.DecisionApprove):
+			approved = append(approved, a)
+		}
+	}
+	slices.SortStableFunc(approved, func(x, y *store.Assignee) int { return x.DecidedAt.Compare(y.DecidedAt) })
+	for _, a := range approved {
+		w.Approvals = append(w.Approvals, r.actor(a.Person))
+	}
+	return w
+}
+
+// routeOf decodes the route a stored question keeps (nil when it has
+// none).
+func routeOf(it *store.Interaction) *AssignedRoute {
+	if len(it.Route) == 0 {
+		return nil
+	}
+	var rt AssignedRoute
+	if json.Unmarshal(it.Route, &rt) != nil {
+		return nil
+	}
+	return &rt
+}
+
+// InteractionRoute returns the route that assigned question requestID
+// (docs/design.md §16), as stored when it was asked; nil (and no error)
+// when no route matched it: the session's owner is then its only assignee.
+// Errors: ErrInteractionNotFound.
+func (r *Runner) InteractionRoute(ctx context.Context, requestID string) (*AssignedRoute, error) {
+	it, err := r.st.InteractionGet(ctx, requestID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrInteractionNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return routeOf(it), nil
+}
+
+// Assignees returns the person ids who may answer question requestID
+// (docs/design.md §16), in the order they were assigned: the route's
+// people (a group expanded when the question was asked, "owner" as the
+// session's owner), then those an escalation or a delegation added;
+// without a route, the session's owner alone. Errors:
+// ErrInteractionNotFound.
+func (r *Runner) Assignees(ctx context.Context, requestID string) ([]string, error) {
+	it, err := r.st.InteractionGet(ctx, requestID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrInteractionNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.assigneesOf(ctx, r.st, it)
+}
+
+// assigneesOf is Assignees of the stored question it, read with ex.
+func (r *Runner) assigneesOf(ctx context.Context, ex store.Executor, it *store.Interaction) ([]string, error) {
+	if len(it.Route) == 0 {
+		s, err := ex.SessionGet(ctx, it.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		return []string{s.Owner}, nil
+	}
+	rows, err := ex.AssigneeList(ctx, it.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(rows))
+	for _, a := range rows {
+		out = append(out, a.Person)
+	}
+	return out, nil
+}
+
+// refreshAssignees sets the assignees and waitingFor of pending question
+// it's request req as they are now (an approval of a quorum counts the
+// approvals so far; an escalation or a delegation changes the people). A
+// question no route assigned is left as it is.
+func (r *Runner) refreshAssignees(ctx context.Context, it *store.Interaction, req *api.InputRequest) error {
+	rt := routeOf(it)
+	if rt == nil {
+		return nil
+	}
+	rows, err := r.st.AssigneeList(ctx, it.ID)
+	if err != nil {
+		return err
+	}
+	persons := make([]string, 0, len(rows))
+	for _, a := range rows {
+		persons = append(persons, a.Person)
+	}
+	req.Assignees = r.actors(persons)
+	req.WaitingFor = r.waitingFor(rt, rows)
+	return nil
+}
