@@ -269,7 +269,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	opts := agent.Options{
 		Signer: keys,
 		Store:  st, Tools: reg, Workspace: workspace, InteractionTTL: cfg.ttl, LeaseDuration: cfg.lease, Logger: log, InstanceID: instance,
-		People: dir,
+		People:    dir,
 		EventPoll: cfg.heartbeat,
 		Agents:    agents,
 		Step:      telemetry.StepSpan,
