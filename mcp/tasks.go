@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -142,8 +143,18 @@ func (p *patched) MarshalJSON() ([]byte, error) {
 // tasks capability at initialize and taskSupport "optional" on the tools
 // of older sessions, turns a task-augmented tools/call (either dialect)
 // into a task, and hands tasks/* handlers the principal and headers.
+//
+// A handler that panics answers -32603 and is logged with its stack: the
+// SDK runs handlers on goroutines of its own, where a panic would end the
+// process.
 func (h *handler) middleware(next sdk.MethodHandler) sdk.MethodHandler {
-	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+	return func(ctx context.Context, method string, req sdk.Request) (_ sdk.Result, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				h.o.Logger.Error("mcp handler panic", "method", method, "panic", v, "stack", string(debug.Stack()))
+				err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the server log has the details"}
+			}
+		}()
 		params := paramsOf(req)
 		version := ""
 		if params != nil {

@@ -264,3 +264,42 @@ func answerOnPage(t *testing.T, s *lubantest.Server, sessionID, requestID, optio
 	resp.Body.Close()
 	require.Equal(t, 202, resp.StatusCode)
 }
+
+type listParams struct {
+	sdk.ParamsBase
+	Cursor string `json:"cursor,omitempty"`
+}
+
+type listResult struct {
+	sdk.ResultBase
+	Tasks      []map[string]any `json:"tasks"`
+	NextCursor string           `json:"nextCursor"`
+}
+
+// tasks/* sent without params by a 2025-11-25 session (the Go SDK sends
+// none for nil): tasks/list lists, tasks/get is -32602, a cursor that is
+// not one luban made is -32602, and luban keeps serving.
+func TestTaskMethodsWithoutParams(t *testing.T) {
+	t.Parallel()
+	s := startLuban(t)
+	c := sdk.NewClient(&sdk.Implementation{Name: "luban-go-tasks", Version: "1"}, nil)
+	require.NoError(t, sdk.AddSendingCustomMethod[*taskIDParams, *extTask](c, "tasks/get"))
+	require.NoError(t, sdk.AddSendingCustomMethod[*listParams, *listResult](c, "tasks/list"))
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.URL + "/mcp", HTTPClient: &http.Client{Transport: mcptest.Bearer{Token: s.Token}}, MaxRetries: -1},
+		&sdk.ClientSessionOptions{ProtocolVersion: legacyProtocol})
+	require.NoError(t, err)
+	defer cs.Close()
+
+	l, err := sdk.CallCustomMethod[*listParams, *listResult](ctx, cs, "tasks/list", nil)
+	require.NoError(t, err)
+	require.Empty(t, l.Tasks)
+	_, err = sdk.CallCustomMethod[*taskIDParams, *extTask](ctx, cs, "tasks/get", nil)
+	require.Equal(t, int64(jsonrpc.CodeInvalidParams), rpcCode(t, err))
+	_, err = sdk.CallCustomMethod[*listParams, *listResult](ctx, cs, "tasks/list", &listParams{Cursor: "bm90IGEgY3Vyc29y"})
+	require.Equal(t, int64(jsonrpc.CodeInvalidParams), rpcCode(t, err))
+	l, err = sdk.CallCustomMethod[*listParams, *listResult](ctx, cs, "tasks/list", &listParams{})
+	require.NoError(t, err, "luban still serves")
+	require.Empty(t, l.Tasks)
+}
