@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,7 +87,7 @@ func TestAuthorizationRounds(t *testing.T) {
 	require.Equal(t, "S256", q.Get("code_challenge_method"))
 	require.Len(t, q.Get("code_challenge"), 43, "a base64url SHA-256")
 	require.Equal(t, mcpURL, q.Get("resource"))
-	require.Equal(t, "tickets:read tickets:write", q.Get("scope"))
+	require.ElementsMatch(t, []string{"tickets:read", "tickets:write"}, strings.Fields(q.Get("scope")), "the metadata's scopes and the configured ones")
 	require.GreaterOrEqual(t, len(state), 26, "at least 128 random bits")
 
 	srv, by, err := m.PendingServer(state)
