@@ -3,6 +3,8 @@ package people_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -16,6 +18,7 @@ import (
 	"github.com/lubanhq/luban/internal/testkit/smtptest"
 	"github.com/lubanhq/luban/model/scripted"
 	"github.com/lubanhq/luban/people"
+	"github.com/lubanhq/luban/signing"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/postgres"
 	"github.com/lubanhq/luban/store/postgres/pgtest"
@@ -29,50 +32,86 @@ const askChoice = `{"name": "ask-choice",
      "options": [{"id": "ship", "label": "<b>Ship</b> it"}, {"id": "wait", "label": "Wait"}]}}]}],
   "final": "ok: {{results}}"}`
 
-// testLinks makes links of the form the action links have, on base.
-type testLinks struct{ base string }
-
-func (l testLinks) ActionLink(requestID, personID, answer string) (string, error) {
-	u := l.base + "/q/" + url.PathEscape(requestID) + "?grant=" + url.QueryEscape("g-"+personID)
-	if answer != "" {
-		u += "&answer=" + url.QueryEscape(answer)
-	}
-	return u, nil
-}
-
-// team is who the tests' questions go to: two people with an email, one
-// without (who gets no mail).
-func team(context.Context, string, *api.InputRequest) ([]people.Recipient, error) {
+// team is who the tests' questions go to: the session's owner (the
+// principal of test-token, who may answer) as alice, bob, both with an
+// email, and carol without one (who gets no mail).
+func team(_ context.Context, owner string, _ *api.InputRequest) ([]people.Recipient, error) {
 	return []people.Recipient{
-		{ID: "alice", Name: "Alice A.", Email: "alice@example.com"},
+		{ID: owner, Name: "Alice A.", Email: "alice@example.com"},
 		{ID: "bob", Name: "Bob", Email: "bob@example.com"},
 		{ID: "carol", Name: "Carol", Slack: "U0CAROL"},
 	}, nil
 }
 
+// linksOf is the action links of s (signing.Links, as luban serve makes
+// them).
+func linksOf(t *testing.T, s *lubantest.Server, keys *signing.Keys) people.Links {
+	return &signing.Links{Keys: keys, Base: s.URL, ExpiresAt: s.Runner.QuestionExpiry}
+}
+
 // emailStores runs fn on SQLite and, when LUBAN_TEST_POSTGRES is set, on
 // PostgreSQL.
-func emailStores(t *testing.T, script string, fn func(t *testing.T, s *lubantest.Server)) {
-	sc, err := scripted.Parse([]byte(script))
-	require.NoError(t, err)
+func emailStores(t *testing.T, script string, fn func(t *testing.T, s *lubantest.Server, links people.Links)) {
+	run := func(t *testing.T, st store.Store) {
+		keys, err := signing.Generate()
+		require.NoError(t, err)
+		sc, err := scripted.Parse([]byte(script))
+		require.NoError(t, err)
+		s := lubantest.Start(t, lubantest.Options{Provider: scripted.New(sc), AgentName: "coder", Store: st, Keys: keys})
+		fn(t, s, linksOf(t, s, keys))
+	}
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
-		fn(t, lubantest.Start(t, lubantest.Options{Provider: scripted.New(sc), AgentName: "coder"}))
+		run(t, nil)
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
 		pgtest.Skip(t)
 		st, err := postgres.Open(context.Background(), pgtest.Schema(t), nil)
 		require.NoError(t, err)
-		fn(t, lubantest.Start(t, lubantest.Options{Provider: scripted.New(sc), AgentName: "coder", Store: st}))
+		run(t, st)
 	})
 }
 
-func newEmail(t *testing.T, s *lubantest.Server, srv *smtptest.Server) *people.Email {
+func newEmail(t *testing.T, s *lubantest.Server, srv *smtptest.Server, links people.Links) *people.Email {
 	e, err := people.NewEmail(people.EmailOptions{SMTP: srv.Addr, From: "luban@example.com", Username: srv.Username, Password: srv.Password,
-		StartTLS: true, TLS: srv.ClientTLS, Store: s.Store, Recipients: team, Links: testLinks{base: s.URL}})
+		StartTLS: true, TLS: srv.ClientTLS, Store: s.Store, Recipients: team, Links: links})
 	require.NoError(t, err)
 	return e
+}
+
+// linkIn finds the line "<label>: <url>" of a mail's text and returns the
+// URL.
+func linkIn(t *testing.T, text, label string) string {
+	t.Helper()
+	for _, l := range strings.Split(text, "\n") {
+		if u, ok := strings.CutPrefix(strings.TrimSpace(l), label+": "); ok {
+			return u
+		}
+	}
+	t.Fatalf("no %q link in %s", label, text)
+	return ""
+}
+
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// followLink opens an option link of a mail (the confirmation page: a GET
+// never answers) and submits its answer as the page's form does.
+func followLink(t *testing.T, link string, form url.Values) int {
+	t.Helper()
+	resp, err := noRedirect.Get(link)
+	require.NoError(t, err)
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", page)
+	u, err := url.Parse(link)
+	require.NoError(t, err)
+	form.Set("grant", u.Query().Get("grant"))
+	u.RawQuery = ""
+	resp, err = noRedirect.PostForm(u.String(), form)
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 func waitMails(t *testing.T, srv *smtptest.Server, n int) []*smtptest.Message {
@@ -97,10 +136,10 @@ func waitMails(t *testing.T, srv *smtptest.Server, n int) []*smtptest.Message {
 // mail is one outbox row, delivered once; the answer sends no more mail.
 func TestEmailOnePerAssignee(t *testing.T) {
 	t.Parallel()
-	emailStores(t, askChoice, func(t *testing.T, s *lubantest.Server) {
+	emailStores(t, askChoice, func(t *testing.T, s *lubantest.Server, links people.Links) {
 		srv := smtptest.Start(t, "")
 		d, err := people.NewDispatcher(people.DispatcherOptions{Store: s.Store, ID: "inst_test", Backoff: fast,
-			Channels: []people.Channel{newEmail(t, s, srv)}})
+			Channels: []people.Channel{newEmail(t, s, srv, links)}})
 		require.NoError(t, err)
 		stop := runDispatcher(t, d)
 
@@ -121,12 +160,18 @@ func TestEmailOnePerAssignee(t *testing.T) {
 			require.Equal(t, "Question: Deploy <now> & then?", m.Header.Get("Subject"))
 			require.Equal(t, req.ID, m.Header.Get("X-Luban-Request"))
 			require.NotEmpty(t, m.Header.Get("Message-Id"))
-			action := s.URL + "/q/" + req.ID + "?grant=g-" + who
-			ship, wait := action+"&answer=ship", action+"&answer=wait"
+			action := linkIn(t, m.Text, "Open the question in luban")
+			require.True(t, strings.HasPrefix(action, s.URL+"/q/"+req.ID+"?grant="), action)
+			au, err := url.Parse(action)
+			require.NoError(t, err)
+			ship := linkIn(t, m.Text, "<b>Ship</b> it")
+			for answer, link := range map[string]string{"ship": ship, "wait": linkIn(t, m.Text, "Wait")} {
+				u, err := url.Parse(link)
+				require.NoError(t, err)
+				require.Equal(t, au.Path, u.Path)
+				require.Equal(t, url.Values{"grant": {au.Query().Get("grant")}, "answer": {answer}}, u.Query(), "the action link with answer=<option id>")
+			}
 			require.Contains(t, m.Text, "Deploy <now> & then?")
-			require.Contains(t, m.Text, "<b>Ship</b> it: "+ship)
-			require.Contains(t, m.Text, "Wait: "+wait)
-			require.Contains(t, m.Text, "Open the question in luban: "+action+"\n")
 			require.Contains(t, m.HTML, "Deploy &lt;now&gt; &amp; then?", "text is escaped in HTML")
 			require.Contains(t, m.HTML, "&lt;b&gt;Ship&lt;/b&gt; it")
 			require.NotContains(t, m.HTML, "<b>Ship")
@@ -134,9 +179,17 @@ func TestEmailOnePerAssignee(t *testing.T) {
 			require.Contains(t, m.HTML, `href="`+strings.ReplaceAll(action, "&", "&amp;")+`"`)
 		}
 
-		resp := s.Request("POST", "/api/chat/continue", map[string]any{"sessionId": sess, "requestId": req.ID, "selections": []string{"ship"}}, "", "Accept", "application/json")
-		require.Equal(t, 202, resp.StatusCode)
+		// Bob's grant is his alone: he may not answer alice's question.
+		resp, err := http.Get(linkIn(t, byTo["bob@example.com"].Text, "<b>Ship</b> it"))
+		require.NoError(t, err)
 		resp.Body.Close()
+		require.Equal(t, http.StatusForbidden, resp.StatusCode)
+		require.Equal(t, api.StatusPending, interactionStatus(t, s, "test-token", req.ID).Status)
+		// Alice answers with one click from her mail and a confirmation.
+		require.Equal(t, http.StatusSeeOther, followLink(t, linkIn(t, byTo["alice@example.com"].Text, "<b>Ship</b> it"), url.Values{"selections": {"ship"}}))
+		it := interactionStatus(t, s, "test-token", req.ID)
+		require.Equal(t, api.StatusAnswered, it.Status)
+		require.Equal(t, []string{"ship"}, it.Receipt.Selections)
 		require.Eventually(t, func() bool {
 			ss, err := s.Store.SessionGet(context.Background(), sess)
 			un, err2 := s.Store.FeedListUnfanned(context.Background(), 10)
@@ -159,9 +212,11 @@ func TestEmailOnePerAssignee(t *testing.T) {
 // byte for byte the same message with the same Message-ID.
 func TestEmailRetried(t *testing.T) {
 	t.Parallel()
+	keys, err := signing.Generate()
+	require.NoError(t, err)
 	sc, err := scripted.Parse([]byte(askChoice))
 	require.NoError(t, err)
-	s := lubantest.Start(t, lubantest.Options{Provider: scripted.New(sc), AgentName: "coder"})
+	s := lubantest.Start(t, lubantest.Options{Provider: scripted.New(sc), AgentName: "coder", Keys: keys})
 	srv := smtptest.Start(t, "")
 	var refused atomic.Int32
 	var first atomic.Pointer[smtptest.Message]
@@ -173,7 +228,7 @@ func TestEmailRetried(t *testing.T) {
 		return nil
 	}
 	d, err := people.NewDispatcher(people.DispatcherOptions{Store: s.Store, ID: "inst_test", Backoff: fast,
-		Channels: []people.Channel{newEmail(t, s, srv)}})
+		Channels: []people.Channel{newEmail(t, s, srv, linksOf(t, s, keys))}})
 	require.NoError(t, err)
 	stop := runDispatcher(t, d)
 	sess, _ := chatAs(t, s, "test-token", "deploy")
@@ -187,7 +242,7 @@ func TestEmailRetried(t *testing.T) {
 		require.Equal(t, store.WebhookDelivered, r.Status)
 		attempts[r.Hook] = r.Attempts
 	}
-	require.Equal(t, map[string]int{"email:alice": 2, "email:bob": 1}, attempts)
+	require.Equal(t, map[string]int{"email:" + principalOf("test-token"): 2, "email:bob": 1}, attempts)
 	for _, m := range mails {
 		if m.To[0] == "alice@example.com" {
 			require.Equal(t, first.Load().Header.Get("Message-Id"), m.Header.Get("Message-Id"), "the same Message-ID on the retry")

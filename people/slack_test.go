@@ -19,6 +19,7 @@ import (
 	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/principal"
 	"github.com/lubanhq/luban/server"
+	"github.com/lubanhq/luban/signing"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/postgres"
 	"github.com/lubanhq/luban/store/postgres/pgtest"
@@ -60,10 +61,12 @@ func startSlack(t *testing.T, st store.Store, script string) *slackRig {
 		{ID: "bob", Name: "Bob", Slack: "UBOB", Tokens: []string{"bob-token"}},
 	})
 	require.NoError(t, err)
+	keys, err := signing.Generate()
+	require.NoError(t, err)
 	sl := &server.Slack{SigningSecret: slackSecret}
-	s := lubantest.Start(t, lubantest.Options{Provider: scripted.New(sc), AgentName: "coder", People: dir, Store: st, Slack: sl})
+	s := lubantest.Start(t, lubantest.Options{Provider: scripted.New(sc), AgentName: "coder", People: dir, Store: st, Slack: sl, Keys: keys})
 	fake := fakeslack.Start(t, slackToken)
-	ch, err := people.NewSlack(people.SlackOptions{BotToken: slackToken, APIURL: fake.URL, Store: s.Store, Recipients: ownerRecipients(dir), Links: testLinks{base: s.URL}})
+	ch, err := people.NewSlack(people.SlackOptions{BotToken: slackToken, APIURL: fake.URL, Store: s.Store, Recipients: ownerRecipients(dir), Links: linksOf(t, s, keys)})
 	require.NoError(t, err)
 	sl.ShowReceipt = ch.ShowReceipt
 	d, err := people.NewDispatcher(people.DispatcherOptions{Store: s.Store, ID: "inst_test", Backoff: fast, Channels: []people.Channel{ch}})
@@ -149,7 +152,11 @@ func TestSlackAnswerByButton(t *testing.T) {
 		require.Equal(t, api.SlackButton{R: req.ID, S: sess, K: api.SlackKindSingle, A: "ship"}, v)
 		open := post.Button("Answer in luban")
 		require.NotNil(t, open)
-		require.Equal(t, r.s.URL+"/q/"+req.ID+"?grant=g-alice", open.URL)
+		require.True(t, strings.HasPrefix(open.URL, r.s.URL+"/q/"+req.ID+"?grant="), open.URL)
+		resp, err := http.Get(open.URL)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, 200, resp.StatusCode, "the link opens alice's question")
 
 		// The link button's click is reported too, and answers nothing.
 		code, _ := fakeslack.Send(t, r.endpoint(), slackSecret, click(t, post, "UALICE", "Answer in luban"), nil)
