@@ -42,6 +42,9 @@ type EmailOptions struct {
 	Recipients Recipients
 	// Links makes the mails' links. Required.
 	Links Links
+	// Person finds the people a reminder, an escalation or a delegation
+	// names (user_input_reminder); nil: those send no mail.
+	Person Person
 }
 
 // Email is the email Channel (docs/design.md §17): one mail per recipient
@@ -91,18 +94,36 @@ type mailBody struct {
 // Email row types.
 const (
 	emailQuestion = "email.question"
+	emailReminder = "email.reminder"
 )
 
 // Fan writes one mail per recipient with an email for a question
-// (user_input_required); nothing for other entries.
+// (user_input_required: its recipients) and for a reminder, escalation or
+// delegation (user_input_reminder: the people it names, while the
+// question is pending); nothing for other entries.
 func (e *Email) Fan(ctx context.Context, f *store.FeedEntry) ([]*store.WebhookDelivery, error) {
 	req, _, err := decodeFeed(f)
-	if err != nil || req == nil {
-		return nil, err
-	}
-	rcpts, err := e.o.Recipients(ctx, f.Owner, req)
 	if err != nil {
 		return nil, err
+	}
+	rm, err := decodeReminder(f)
+	if err != nil {
+		return nil, err
+	}
+	var rcpts []Recipient
+	typ := emailQuestion
+	switch {
+	case req != nil:
+		if rcpts, err = e.o.Recipients(ctx, f.Owner, req); err != nil {
+			return nil, err
+		}
+	case rm != nil:
+		typ = emailReminder
+		if rcpts, req, err = reminderRecipients(ctx, e.o.Store, e.o.Person, rm); err != nil || req == nil {
+			return nil, err
+		}
+	default:
+		return nil, nil
 	}
 	title := ""
 	if ss, err := e.o.Store.SessionGet(ctx, f.SessionID); err == nil {
@@ -114,7 +135,7 @@ func (e *Email) Fan(ctx context.Context, f *store.FeedEntry) ([]*store.WebhookDe
 			continue
 		}
 		id := newMessageID()
-		m, err := e.render(id, r, req, title)
+		m, err := e.render(id, r, req, title, rm)
 		if err != nil {
 			return nil, err
 		}
@@ -122,14 +143,14 @@ func (e *Email) Fan(ctx context.Context, f *store.FeedEntry) ([]*store.WebhookDe
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, &store.WebhookDelivery{ID: id, Hook: e.Prefix() + r.ID, SessionID: f.SessionID, Type: emailQuestion, Body: body})
+		out = append(out, &store.WebhookDelivery{ID: id, Hook: e.Prefix() + r.ID, SessionID: f.SessionID, Type: typ, Body: body})
 	}
 	return out, nil
 }
 
 // mailView is what the templates see.
 type mailView struct {
-	Name, Session, Heading, Title, Description, Action string
+	Name, Session, Heading, Note, Title, Description, Action string
 	Tool, Arguments                                    string
 	Questions                                          []string
 	Choices                                            []mailChoice
@@ -141,6 +162,10 @@ type mailChoice struct{ Label, URL string }
 var mailText = texttemplate.Must(texttemplate.New("text").Parse(`Hello {{.Name}},
 
 {{.Heading}}{{if .Session}} (session "{{.Session}}"){{end}}:
+{{- if .Note}}
+
+  "{{.Note}}"
+{{- end}}
 
   {{.Title}}
 {{- if .Description}}
@@ -172,6 +197,7 @@ var mailHTML = htmltemplate.Must(htmltemplate.New("html").Parse(`<!doctype html>
 <html><body style="font-family: sans-serif; line-height: 1.4">
 <p>Hello {{.Name}},</p>
 <p>{{.Heading}}{{if .Session}} (session “{{.Session}}”){{end}}:</p>
+{{if .Note}}<blockquote style="white-space: pre-wrap">{{.Note}}</blockquote>{{end}}
 <h2 style="font-size: 1.2em">{{.Title}}</h2>
 {{if .Description}}<p style="white-space: pre-wrap">{{.Description}}</p>{{end}}
 {{if .Tool}}<p>Tool: <code>{{.Tool}}</code></p><pre style="background: #f4f4f4; padding: 8px; white-space: pre-wrap">{{.Arguments}}</pre>{{end}}
@@ -183,8 +209,9 @@ var mailHTML = htmltemplate.Must(htmltemplate.New("html").Parse(`<!doctype html>
 </body></html>
 `))
 
-// render builds the mail of request req for recipient r.
-func (e *Email) render(id string, r Recipient, req *api.InputRequest, session string) (*mailBody, error) {
+// render builds the mail of request req for recipient r: the question,
+// or with rm set a reminder, escalation or delegation of it.
+func (e *Email) render(id string, r Recipient, req *api.InputRequest, session string, rm *api.InputReminder) (*mailBody, error) {
 	action, err := e.o.Links.ActionLink(req.ID, r.ID, "")
 	if err != nil {
 		return nil, err
@@ -202,6 +229,13 @@ func (e *Email) render(id string, r Recipient, req *api.InputRequest, session st
 		subject = "Approval needed: " + req.ToolName
 	case api.ToolElicitation:
 		v.Heading = "A tool server asks for your input"
+	}
+	if rm != nil {
+		v.Heading, v.Note = reminderHeading(rm), rm.Message
+		subject = "Reminder: " + subject
+		if rm.Reason != api.ReminderReminder {
+			subject = "For you: " + strings.TrimPrefix(subject, "Reminder: ")
+		}
 	}
 	for _, q := range req.Questions {
 		v.Questions = append(v.Questions, q.Question)

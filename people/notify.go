@@ -3,6 +3,7 @@ package people
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -21,6 +22,10 @@ type Recipient struct {
 // owner: its assignees (the session's owner until routes name others),
 // each once.
 type Recipients func(ctx context.Context, owner string, req *api.InputRequest) ([]Recipient, error)
+
+// Person returns the person of id with where to reach them, ok false for
+// an id of nobody in the directory (a token's principal).
+type Person func(id string) (Recipient, bool)
 
 // Links makes the absolute links a notification carries (docs/design.md
 // §17): the action link of one interaction for one person, and with answer
@@ -70,6 +75,65 @@ func (d *Dispatcher) fanChannels(ctx context.Context, f *store.FeedEntry, p *sto
 		p.Deliveries = append(p.Deliveries, rows...)
 	}
 	return nil
+}
+
+// decodeReminder decodes a user_input_reminder feed entry, nil for other
+// entries.
+func decodeReminder(f *store.FeedEntry) (*api.InputReminder, error) {
+	if f.Name != api.EventUserInputReminder {
+		return nil, nil
+	}
+	var rm api.InputReminder
+	if err := json.Unmarshal(f.Data, &rm); err != nil {
+		return nil, fmt.Errorf("feed entry %s/%d: %w", f.Owner, f.Seq, err)
+	}
+	return &rm, nil
+}
+
+// reminderRecipients are the people a reminder names whom person knows,
+// each once, with the stored request it is about (nil, nil when the
+// interaction is gone or resolved).
+func reminderRecipients(ctx context.Context, st store.Store, person Person, rm *api.InputReminder) ([]Recipient, *api.InputRequest, error) {
+	if person == nil {
+		return nil, nil, nil
+	}
+	it, err := st.InteractionGet(ctx, rm.RequestID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if it.Status != string(api.StatusPending) {
+		return nil, nil, nil
+	}
+	req, err := decodeStored(it)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []Recipient
+	seen := map[string]bool{}
+	for _, id := range rm.Notify {
+		if r, ok := person(id); ok && !seen[id] {
+			seen[id] = true
+			out = append(out, r)
+		}
+	}
+	return out, req, nil
+}
+
+// reminderHeading is the first line of a reminder for a person.
+func reminderHeading(rm *api.InputReminder) string {
+	switch rm.Reason {
+	case api.ReminderEscalation:
+		return "A question was escalated to you; it still waits for an answer"
+	case api.ReminderDelegation:
+		if rm.From != "" {
+			return rm.From + " handed you this question"
+		}
+		return "This question was handed to you"
+	}
+	return "Reminder: a question still waits for your answer"
 }
 
 // decodeFeed decodes a user_input_required feed entry's request, or a

@@ -29,6 +29,9 @@ type SlackOptions struct {
 	Recipients Recipients
 	// Links makes the "Answer in luban" links. Required.
 	Links Links
+	// Person finds the people a reminder, an escalation or a delegation
+	// names (user_input_reminder); nil: those send nothing.
+	Person Person
 	// Timeout bounds one Web API call. Default 10s.
 	Timeout time.Duration
 	// Now is the clock. Default time.Now.
@@ -50,6 +53,7 @@ type Slack struct {
 const (
 	slackQuestion = "slack.question"
 	slackReceipt  = "slack.receipt"
+	slackReminder = "slack.reminder"
 	slackChannel  = "slack"
 )
 
@@ -82,14 +86,45 @@ type slackRow struct {
 	RequestID string `json:"requestId"`
 	Person    string `json:"person"`
 	User      string `json:"user"` // the Slack user id
+	// Heading and Note are a reminder's first line and a delegation's
+	// message.
+	Heading string `json:"heading,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 // Fan writes one row per recipient with a Slack id: a message to post for
-// a question, an update to the receipt for a resolution.
+// a question, an update to the receipt for a resolution, a reply to the
+// question's message (or the question, for whom has none) for a
+// reminder, escalation or delegation.
 func (s *Slack) Fan(ctx context.Context, f *store.FeedEntry) ([]*store.WebhookDelivery, error) {
 	req, rc, err := decodeFeed(f)
-	if err != nil || (req == nil && rc == nil) {
+	if err != nil {
 		return nil, err
+	}
+	rm, err := decodeReminder(f)
+	if err != nil {
+		return nil, err
+	}
+	if rm != nil {
+		rcpts, req, err := reminderRecipients(ctx, s.o.Store, s.o.Person, rm)
+		if err != nil || req == nil {
+			return nil, err
+		}
+		var out []*store.WebhookDelivery
+		for _, r := range rcpts {
+			if r.Slack == "" {
+				continue
+			}
+			body, err := json.Marshal(slackRow{RequestID: req.ID, Person: r.ID, User: r.Slack, Heading: reminderHeading(rm), Note: rm.Message})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &store.WebhookDelivery{ID: newMessageID(), Hook: s.Prefix() + r.ID, SessionID: f.SessionID, Type: slackReminder, Body: body})
+		}
+		return out, nil
+	}
+	if req == nil && rc == nil {
+		return nil, nil
 	}
 	typ := slackQuestion
 	if rc != nil {
@@ -148,6 +183,8 @@ func (s *Slack) Send(ctx context.Context, dl *store.WebhookDelivery) string {
 		err = s.post(ctx, row)
 	case slackReceipt:
 		err = s.updateAll(ctx, row.RequestID, row.Person)
+	case slackReminder:
+		err = s.remind(ctx, row)
 	default:
 		err = fmt.Errorf("unknown slack row type %q", dl.Type)
 	}
@@ -192,6 +229,33 @@ func (s *Slack) post(ctx context.Context, row slackRow) error {
 		return s.update(ctx, now, req, channel, ts)
 	}
 	return nil
+}
+
+// remind replies to the person's message about the question (in its
+// thread, also sent to the conversation so that it notifies), or posts the
+// question when they have none yet (an escalation's new assignee).
+func (s *Slack) remind(ctx context.Context, row slackRow) error {
+	msgs, err := s.o.Store.NotifyMessageList(ctx, row.RequestID)
+	if err != nil {
+		return err
+	}
+	for _, m := range msgs {
+		if m.Channel != slackChannel || m.Person != row.Person {
+			continue
+		}
+		text := mrkdwn(row.Heading)
+		if row.Note != "" {
+			text += "\n> " + mrkdwn(row.Note)
+		}
+		if link, err := s.o.Links.ActionLink(row.RequestID, row.Person, ""); err == nil {
+			text += "\n<" + link + "|Answer in luban>"
+		}
+		if _, _, err := s.api.PostMessageContext(ctx, m.Address, slack.MsgOptionText(text, false), slack.MsgOptionTS(m.Ref), slack.MsgOptionBroadcast()); err != nil {
+			return fmt.Errorf("chat.postMessage: %w", err)
+		}
+		return nil
+	}
+	return s.post(ctx, row)
 }
 
 // updateAll updates person's posted messages about requestID to its

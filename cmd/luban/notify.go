@@ -27,17 +27,17 @@ func newNotifiers(st store.Store, file *config.File, dir *principal.Directory, l
 	if file == nil {
 		return n, nil
 	}
-	rcpts := ownerRecipients(dir)
+	rcpts, person := ownerRecipients(dir), personOf(dir)
 	if e := file.Notify.Email; e != nil {
 		ch, err := people.NewEmail(people.EmailOptions{SMTP: e.SMTP, From: e.From, Username: e.Username, Password: e.Password, StartTLS: e.StartTLS,
-			Store: st, Recipients: rcpts, Links: links})
+			Store: st, Recipients: rcpts, Person: person, Links: links})
 		if err != nil {
 			return nil, err
 		}
 		n.channels = append(n.channels, ch)
 	}
 	if s := file.Notify.Slack; s != nil {
-		ch, err := people.NewSlack(people.SlackOptions{BotToken: s.BotToken, APIURL: s.APIURL, Store: st, Recipients: rcpts, Links: links})
+		ch, err := people.NewSlack(people.SlackOptions{BotToken: s.BotToken, APIURL: s.APIURL, Store: st, Recipients: rcpts, Person: person, Links: links})
 		if err != nil {
 			return nil, err
 		}
@@ -56,5 +56,16 @@ func ownerRecipients(dir *principal.Directory) people.Recipients {
 			return nil, nil
 		}
 		return []people.Recipient{{ID: p.ID, Name: p.Name, Email: p.Email, Slack: p.Slack}}, nil
+	}
+}
+
+// personOf finds the people reminders, escalations and delegations name.
+func personOf(dir *principal.Directory) people.Person {
+	return func(id string) (people.Recipient, bool) {
+		p := dir.Get(id)
+		if p == nil {
+			return people.Recipient{}, false
+		}
+		return people.Recipient{ID: p.ID, Name: p.Name, Email: p.Email, Slack: p.Slack}, true
 	}
 }
