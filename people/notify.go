@@ -35,9 +35,9 @@ type Links interface {
 	ActionLink(requestID, personID, answer string) (string, error)
 }
 
-// Channel is one way of reaching people besides webhooks (email, Slack):
-// it turns a feed entry into outbox rows of its own (one per message) and
-// sends each row once per attempt. Its rows live in the webhook outbox
+// Channel is one way of reaching people besides webhooks (email, Slack;
+// docs/design.md §30): it turns a feed entry into outbox rows of its own
+// (one per message) and sends each row once per attempt. Its rows live in the webhook outbox
 // (store.WebhookDelivery) with Hook = Prefix() + the recipient's person id,
 // so they are leased, retried with backoff for the retry window and
 // survive restarts exactly as webhook deliveries do (at least once).
