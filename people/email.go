@@ -151,10 +151,10 @@ func (e *Email) Fan(ctx context.Context, f *store.FeedEntry) ([]*store.WebhookDe
 // mailView is what the templates see.
 type mailView struct {
 	Name, Session, Heading, Note, Title, Description, Action string
-	Tool, Arguments                                    string
-	Questions                                          []string
-	Choices                                            []mailChoice
-	Expires                                            string
+	Tool, Arguments                                          string
+	Questions                                                []string
+	Choices                                                  []mailChoice
+	Expires                                                  string
 }
 
 type mailChoice struct{ Label, URL string }

@@ -37,10 +37,11 @@ type Links interface {
 
 // Channel is one way of reaching people besides webhooks (email, Slack;
 // docs/design.md §30): it turns a feed entry into outbox rows of its own
-// (one per message) and sends each row once per attempt. Its rows live in the webhook outbox
-// (store.WebhookDelivery) with Hook = Prefix() + the recipient's person id,
-// so they are leased, retried with backoff for the retry window and
-// survive restarts exactly as webhook deliveries do (at least once).
+// (one per message) and sends each row once per attempt. Its rows live in
+// the webhook outbox (store.WebhookDelivery) with Hook = Prefix() + the
+// recipient's person id, so they are leased, retried with backoff for the
+// retry window and survive restarts exactly as webhook deliveries do (at
+// least once).
 type Channel interface {
 	// Prefix marks the channel's rows in the Hook column ("email:",
 	// "slack:"); it ends with ':' so it never looks like a URL.
