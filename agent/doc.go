@@ -33,6 +33,6 @@
 //
 // Embedding: build a tool.Registry, a model.Provider (model.ProviderFunc
 // adapts a function) and a store (store/sqlite or store/postgres), call New,
-// run Runner.Run in a goroutine for the sweeper, then Start a run, follow
+// run Runner.Serve in a goroutine for the sweeper, then Start a run, follow
 // Events and Resolve its questions (see the example).
 package agent

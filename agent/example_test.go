@@ -55,3 +55,45 @@ func Example() {
 	// ask_user → {"selections":["yes"],"customInput":"","cancelled":false,"labels":["Yes"]}
 	// run completed
 }
+
+// Runner.Run starts a run and yields its events until it pauses for a
+// person or ends; Resolve answers the question and Events follows the rest.
+func ExampleRunner_Run() {
+	ctx := context.Background()
+	st, _ := sqlite.Open(ctx, "memory", nil)
+	defer st.Close()
+	provider := model.ProviderFunc{ProviderName: "example", Fn: func(ctx context.Context, req *model.Request, _ func(string)) (*model.Response, error) {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == model.RoleTool {
+			return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: "deploying to " + last.Content}}, nil
+		}
+		return &model.Response{Message: model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c1", Name: "ask_user",
+			Arguments: `{"title":"Where to?","mode":"single","options":[{"id":"dev","label":"dev"},{"id":"prod","label":"prod"}]}`}}}}, nil
+	}}
+	r, _ := agent.New(agent.Options{Store: st, Tools: tool.NewRegistry(), Agents: []*agent.Agent{{Provider: provider, Tools: tool.Allowlist{"ask_user"}}}})
+	defer r.Shutdown()
+	var question *api.InputRequest
+	for ev, err := range r.Run(ctx, agent.StartParams{Owner: "me", Message: "deploy"}) {
+		if err != nil {
+			fmt.Println("error:", err)
+			return
+		}
+		fmt.Println(ev.Name)
+		if q, ok := ev.Payload().(*api.InputRequest); ok {
+			question = q
+		}
+	}
+	res, _ := r.Resolve(ctx, agent.ResolveParams{By: "me", RequestID: question.ID, Answer: api.ContinueRequest{Selections: []string{"dev"}}, Surface: agent.SurfaceContinue, SessionID: question.SessionID})
+	for ev := range r.Events(ctx, question.SessionID, res.AfterSeq) {
+		if p, ok := ev.Payload().(*api.DoneEvent); ok {
+			fmt.Println("run", p.Status)
+			return
+		}
+	}
+	// Output:
+	// session
+	// message
+	// message
+	// tool_call
+	// user_input_required
+	// run completed
+}

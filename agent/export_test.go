@@ -25,6 +25,6 @@ func (r *Runner) Driving(id string) bool {
 	return ok
 }
 
-// Sweep runs one pass of the sweeper (Runner.Run's): expire what passed
+// Sweep runs one pass of the sweeper (Runner.Serve's): expire what passed
 // its expiresAt, drive what lost its driver.
 func (r *Runner) Sweep(ctx context.Context) { r.sweep(ctx) }

@@ -412,7 +412,7 @@ func TestSweeperClosesOrphans(t *testing.T) {
 			t.Cleanup(func() { r.Shutdown(); raw.Close() })
 			res, err := r.Start(ctx, agent.StartParams{Owner: "alice", Message: "hi"})
 			require.NoError(t, err)
-			go r.Run(ctx)
+			go r.Serve(ctx)
 			require.NoError(t, waitFor(ctx, raw, res.SessionID, func() (bool, error) {
 				run, err := raw.RunGet(ctx, res.RunID)
 				return err == nil && run.Status == store.RunExpired, err

@@ -227,13 +227,13 @@ func (r *Runner) now() time.Time { return r.opts.Now().UTC().Truncate(time.Micro
 // checked against, for callers that sign state expiring with a question.
 func (r *Runner) Now() time.Time { return r.now() }
 
-// Run fires the questions' deadlines when they come due (reminders,
+// Serve fires the questions' deadlines when they come due (reminders,
 // escalations, timeouts: docs/design.md §16) and recovers orphaned runs
 // (status running with an expired lease, e.g. after a crash) every
 // SweepInterval until ctx is done. It then stops driving runs: each keeps
 // its last checkpoint and its lease is released so the next process
 // continues it at once.
-func (r *Runner) Run(ctx context.Context) error {
+func (r *Runner) Serve(ctx context.Context) error {
 	dctx, stopDeadlines := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -91,7 +91,7 @@ func startLogging(t *testing.T, w io.Writer) *cycle {
 	hs.Start()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = runner.Run(ctx) }()
+	go func() { defer close(done); _ = runner.Serve(ctx) }()
 	t.Cleanup(func() {
 		srv.Close()
 		hs.Close()

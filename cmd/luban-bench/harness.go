@@ -120,7 +120,7 @@ func startHarness(ctx context.Context, dbPath, pgURL string, sessions int) (*har
 	go func() { _ = h.hs.Serve(ln) }()
 	runCtx, cancel := context.WithCancel(context.Background())
 	h.stopRun, h.runDone = cancel, make(chan struct{})
-	go func() { defer close(h.runDone); _ = h.runner.Run(runCtx) }()
+	go func() { defer close(h.runDone); _ = h.runner.Serve(runCtx) }()
 	h.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4 * sessions, MaxIdleConns: 4 * sessions}}
 	return h, nil
 }

@@ -316,7 +316,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 
 	runCtx, stopRunner := context.WithCancel(context.Background())
 	runnerDone := make(chan struct{})
-	go func() { defer close(runnerDone); _ = runner.Run(runCtx) }()
+	go func() { defer close(runnerDone); _ = runner.Serve(runCtx) }()
 	go obs.prune(runCtx)
 	hooksDone := make(chan struct{})
 	go func() { defer close(hooksDone); hooks.Run(runCtx) }()

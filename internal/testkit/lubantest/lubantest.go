@@ -159,7 +159,7 @@ func Start(t testing.TB, o Options) *Server {
 	hs.Start()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{t: t, URL: hs.URL, Token: o.Tokens[0], Runner: runner, Store: st, DB: o.DB, http: hs, srv: srv, cancel: cancel, done: make(chan struct{}), raw: map[string]*bytes.Buffer{}}
-	go func() { defer close(s.done); _ = runner.Run(ctx) }()
+	go func() { defer close(s.done); _ = runner.Serve(ctx) }()
 	t.Cleanup(func() {
 		s.Stop()
 		if KeepEvidence(t) {
