@@ -94,7 +94,7 @@ func (s *Server) handleLinkAnswer(w http.ResponseWriter, r *http.Request) {
 		p := s.linkPage(id, grant, v)
 		p.Problem, p.Details = "The answer does not fit the question; nothing was answered.", invalid.Details
 		s.renderLink(w, http.StatusUnprocessableEntity, p)
-	case errors.Is(err, agent.ErrInteractionNotFound):
+	case notYours(err):
 		s.renderLink(w, http.StatusForbidden, &linkView{Heading: "Not yours to answer", Problem: "This link does not let you answer this question."})
 	case errors.Is(err, agent.ErrNotResumable):
 		s.renderLink(w, http.StatusConflict, &linkView{Heading: "Cannot be answered", Problem: "This question can no longer be answered: what asked it has ended."})
@@ -144,7 +144,7 @@ func (s *Server) linkQuestion(w http.ResponseWriter, r *http.Request, id, grant 
 		return nil, nil, false
 	}
 	v, err := s.opts.Runner.Question(r.Context(), g.Person, id)
-	if errors.Is(err, agent.ErrInteractionNotFound) {
+	if notYours(err) {
 		s.renderLink(w, http.StatusForbidden, &linkView{Heading: "Not yours to answer", Problem: "This link does not let you answer this question (it was given to someone else, or the question is gone)."})
 		return nil, nil, false
 	}
@@ -154,6 +154,17 @@ func (s *Server) linkQuestion(w http.ResponseWriter, r *http.Request, id, grant 
 		return nil, nil, false
 	}
 	return g, v, true
+}
+
+// notYours reports whether err says the grant's person may not see or
+// answer the question: not found for them, or any 403 of errorFor (who may
+// answer is mayAnswer's decision, docs/design.md §16).
+func notYours(err error) bool {
+	if errors.Is(err, agent.ErrInteractionNotFound) || errors.Is(err, agent.ErrSessionNotFound) {
+		return true
+	}
+	status, _ := errorFor(err)
+	return status == http.StatusForbidden
 }
 
 // linkProblem words why a grant was refused, for the person holding it.
