@@ -28,13 +28,16 @@ type rule struct {
 // and below everything that serves HTTP. principal (who a token, a login's
 // email or an id is) is a leaf the HTTP side may use. signing (the keys,
 // receipts' signatures and action links' grants) stands on api alone, so
-// that whatever sends links (notifications) may import it.
+// that whatever sends links (notifications) may import it. An answer
+// crosses from the HTTP side to agent as the one api.ContinueRequest and
+// is validated by its interaction's kind inside agent (docs/design.md
+// §15), so the HTTP side imports neither approval nor elicit.
 var rules = map[string]rule{
 	"api":       {allow: []string{}},
 	"client":    {allow: []string{"api"}},
-	"server":    {deny: []string{"store/...", "people", "client", "internal/testkit/lubantest"}},
-	"agui":      {deny: []string{"store/...", "people", "server", "client"}},
-	"mcp":       {deny: []string{"store/...", "people", "server", "client"}},
+	"server":    {deny: []string{"store/...", "people", "client", "internal/testkit/lubantest", "approval", "elicit"}},
+	"agui":      {deny: []string{"store/...", "people", "server", "client", "approval", "elicit"}},
+	"mcp":       {deny: []string{"store/...", "people", "server", "client", "approval", "elicit"}},
 	"people":    {allow: []string{"api", "approval", "askuser", "elicit", "store"}},
 	"principal": {allow: []string{}},
 	"signing":   {allow: []string{"api"}},
