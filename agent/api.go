@@ -10,6 +10,7 @@ import (
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/people"
 	"github.com/lubanhq/luban/store"
 )
@@ -26,6 +27,13 @@ type StartParams struct {
 	// default agent. A session keeps its agent: for an existing session it
 	// must be empty or that agent's name.
 	Agent string
+	// FrontendTools are the tools the client offers for this run
+	// (docs/design.md §21 "Front-end tools": AG-UI's RunAgentInput.tools):
+	// the model may call them beside the agent's own, and a call is put
+	// to the client as an interaction. At most MaxFrontendTools, names of
+	// 1–64 characters of [A-Za-z0-9_-], parameters a JSON Schema object
+	// (none: no parameters); one named like a registered tool is left out.
+	FrontendTools []model.ToolSpec
 }
 
 // StartResult names the run; AfterSeq is the event sequence number just
@@ -62,12 +70,16 @@ func (r *Runner) Start(ctx context.Context, p StartParams) (*StartResult, error)
 	if err != nil {
 		return nil, err
 	}
+	meta, err := r.frontendMetadata(p.FrontendTools)
+	if err != nil {
+		return nil, err
+	}
 	if create {
 		if err := r.createSession(ctx, p.Owner, sessionID, p.Message, agent.Name); err != nil {
 			return nil, err
 		}
 	}
-	run, msgs, first, err := r.start(ctx, newRun{sessionID: sessionID, owner: p.Owner, title: titleOf(p.Message), agent: agent.Name, user: p.Message})
+	run, msgs, first, err := r.start(ctx, newRun{sessionID: sessionID, owner: p.Owner, title: titleOf(p.Message), agent: agent.Name, user: p.Message, userMeta: meta})
 	if err != nil {
 		return nil, err
 	}

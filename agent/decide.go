@@ -59,6 +59,9 @@ type decideInput struct {
 	agent    *Agent // nil: the run's agent no longer exists
 	// registered reports whether a tool of that name is registered.
 	registered func(name string) bool
+	// frontend is the run's front-end tools (docs/design.md §21): a call
+	// to one that no registered tool shadows is put to the application.
+	frontend []model.ToolSpec
 	// spec is a registered tool's spec (for an approval's prompt).
 	spec func(name string) model.ToolSpec
 	// check is a registered tool's own argument check (tool.ArgsChecker),
@@ -93,6 +96,14 @@ func decide(in decideInput) action {
 		for _, pc := range missing {
 			c := pc.call
 			switch {
+			case !in.registered(c.Name) && frontendSpec(in.frontend, c.Name) != nil:
+				if why, bad := truncatedArguments(c.Arguments); bad {
+					return action{kind: actResult, parent: last.ID, call: pc,
+						result: api.ToolResult{Content: "invalid arguments for " + c.Name + ": " + why, IsError: true}}
+				}
+				if ask == nil {
+					ask = &action{kind: actAsk, parent: last.ID, call: pc, prompt: frontendPrompt(frontendSpec(in.frontend, c.Name), c)}
+				}
 			case !in.registered(c.Name) || !a.Tools.Allows(c.Name):
 				return action{kind: actResult, parent: last.ID, call: pc,
 					result: api.ToolResult{Content: fmt.Sprintf("unknown tool %q: this agent has no such tool", c.Name), IsError: true}}

@@ -205,7 +205,8 @@ func (r *Runner) step(ctx context.Context, id string, st *state) (*state, bool, 
 		return nil, true, r.externalStep(ctx, st)
 	}
 	agent := r.agents[st.run.Agent]
-	in := decideInput{state: st, instance: r.opts.InstanceID, agent: agent, registered: r.registered, spec: r.spec, check: r.tools.CheckArgs}
+	in := decideInput{state: st, instance: r.opts.InstanceID, agent: agent, registered: r.registered, spec: r.spec, check: r.tools.CheckArgs,
+		frontend: runFrontendTools(st.msgs, st.run.ID)}
 	if needsApprovals(agent, st.msgs, st.run.ID) {
 		if in.approvals, err = r.loadApprovals(ctx, st.run.SessionID); err != nil {
 			return nil, true, err
@@ -438,7 +439,8 @@ func (r *Runner) nextQuestion(st *state, agent *Agent, t *modelTurn) *interactio
 	if needsApprovals(agent, msgs, run.ID) {
 		return nil
 	}
-	act := decide(decideInput{state: &state{run: &run, msgs: msgs, prompts: t.prompts}, instance: r.opts.InstanceID, agent: agent, registered: r.registered, spec: r.spec})
+	act := decide(decideInput{state: &state{run: &run, msgs: msgs, prompts: t.prompts}, instance: r.opts.InstanceID, agent: agent, registered: r.registered, spec: r.spec,
+		frontend: runFrontendTools(msgs, run.ID)})
 	if act.kind != actAsk || act.approved != nil || len(agent.Routes) > 0 {
 		// A routed question reads the session's owner first (assign).
 		return nil
@@ -459,6 +461,7 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 	if err != nil {
 		return nil, true, err
 	}
+	specs = withFrontend(specs, runFrontendTools(msgs, run.ID))
 	req := &model.Request{Messages: buildMessages(agent.System, msgs), Tools: specs}
 	msgID := NewID("msg")
 	var seqs streamedSeqs

@@ -69,6 +69,8 @@ func kindOf(it *store.Interaction, req *api.InputRequest) kind {
 		return elicitKind{mode: api.ModeForm}
 	case req.Tool == api.ToolApproval:
 		return approvalKind{}
+	case req.Tool == api.ToolFrontend:
+		return frontendKind{}
 	case req.Source != nil:
 		return hostKind{}
 	}

@@ -162,6 +162,11 @@ func (r *Runner) Transcript(ctx context.Context, owner, id string) (*api.Transcr
 		if len(m.ToolCalls) > 0 {
 			_ = json.Unmarshal(m.ToolCalls, &v.ToolCalls)
 		}
+		if m.Role == "user" {
+			// A user message's metadata is the run's front-end tools,
+			// luban's own record.
+			v.Metadata = nil
+		}
 		if m.Role == "assistant" {
 			v.Metadata = nil
 			v.Stopped = messageStopped(m)

@@ -36,7 +36,10 @@ import (
 type newRun struct {
 	sessionID, owner, title, agent string
 	user                           string
-	call                           *model.ToolCall
+	// userMeta is the user message's metadata (userMetadata: the run's
+	// front-end tools); nil for none.
+	userMeta json.RawMessage
+	call     *model.ToolCall
 }
 
 // start is the start transition: it inserts the run running under this
@@ -86,7 +89,7 @@ func (r *Runner) start(ctx context.Context, nr newRun) (*store.Run, []*store.Mes
 			role = "assistant"
 		}
 		m, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: msgID, SessionID: run.SessionID, RunID: run.ID, Role: role,
-			Content: nr.user, ToolCalls: callsJSON, Now: now})
+			Content: nr.user, ToolCalls: callsJSON, Metadata: nr.userMeta, Now: now})
 		if err != nil {
 			return err
 		}
