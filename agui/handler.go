@@ -18,6 +18,7 @@ import (
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/internal/schemaerr"
 	"github.com/lubanhq/luban/internal/ssepump"
+	"github.com/lubanhq/luban/model"
 )
 
 // DefaultMaxBodyBytes bounds a RunAgentInput when Options.MaxBodyBytes is
@@ -84,8 +85,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.resume(ctx, sw, t, owner, in)
 		return
 	}
+	if results := toolResults(in.Messages); len(results) > 0 && h.answerFrontend(ctx, sw, t, owner, in, results) {
+		return
+	}
 	if text, ok := lastUserText(in.Messages); ok {
-		res, err := h.opts.Runner.Start(ctx, agent.StartParams{Owner: owner, SessionID: in.ThreadID, Message: text, CreateSession: true})
+		res, err := h.opts.Runner.Start(ctx, agent.StartParams{Owner: owner, SessionID: in.ThreadID, Message: text, CreateSession: true,
+			FrontendTools: frontendTools(in.Tools)})
 		if err != nil {
 			sw.send(h.runError(err))
 			return
@@ -116,13 +121,20 @@ func (h *Handler) resume(ctx context.Context, sw *stream, t *translator, owner s
 			return
 		}
 	}
-	res, err := h.opts.Runner.Resolve(ctx, agent.ResolveParams{By: owner, SessionID: in.ThreadID, RequestID: e.InterruptID,
+	h.resolve(ctx, sw, t, owner, in, e.InterruptID, body)
+}
+
+// resolve answers interaction requestID with body through Runner.Resolve
+// and streams what follows: the resumed run, the run's own outcome for a
+// replay, or the RUN_ERROR of a refused answer.
+func (h *Handler) resolve(ctx context.Context, sw *stream, t *translator, owner string, in *RunAgentInput, requestID string, body api.ContinueRequest) {
+	res, err := h.opts.Runner.Resolve(ctx, agent.ResolveParams{By: owner, SessionID: in.ThreadID, RequestID: requestID,
 		Answer: body, Surface: agent.SurfaceAGUI})
 	var dup *agent.AlreadyResolvedError
 	if errors.As(err, &dup) {
 		// A replayed resume: nothing is consumed again; report the run's
 		// own outcome.
-		run, rerr := h.opts.Runner.RequestRun(ctx, owner, e.InterruptID)
+		run, rerr := h.opts.Runner.RequestRun(ctx, owner, requestID)
 		if rerr != nil {
 			sw.send(h.runError(rerr))
 			return
@@ -137,6 +149,26 @@ func (h *Handler) resume(ctx context.Context, sw *stream, t *translator, owner s
 	t.lubanRun = res.RunID
 	sw.send(h.runStarted(in, in.ThreadID, res.RunID))
 	h.follow(ctx, sw, t, in.ThreadID, res.AfterSeq)
+}
+
+// answerFrontend answers the thread's pending front-end tool call with the
+// client's tool message for it (docs/design.md §21 "Front-end tools"),
+// results being the tool messages that end the input by toolCallId. It
+// reports false, having sent nothing, when no front-end tool call of the
+// thread waits for one of them (a tool message sent again later, or
+// another client's).
+func (h *Handler) answerFrontend(ctx context.Context, sw *stream, t *translator, owner string, in *RunAgentInput, results map[string]string) bool {
+	p, err := h.opts.Runner.Pending(ctx, owner, in.ThreadID)
+	if err != nil || p.Pending == nil || p.Pending.Tool != api.ToolFrontend {
+		return false
+	}
+	content, ok := results[p.Pending.ToolCallID]
+	if !ok {
+		return false
+	}
+	t.answered = p.Pending.ToolCallID
+	h.resolve(ctx, sw, t, owner, in, p.Pending.ID, api.ContinueRequest{CustomInput: content})
+	return true
 }
 
 // attach reports the thread as it stands without starting anything: the
@@ -182,6 +214,15 @@ func (h *Handler) attach(ctx context.Context, sw *stream, t *translator, owner s
 		if err == nil {
 			var it Interrupt
 			if it, err = interruptOf(raw); err == nil {
+				if it.Reason == ReasonFrontendTool {
+					// The call again, then the run's end that leaves it
+					// to the client.
+					for _, e := range frontendCall(p.Pending) {
+						sw.write(e)
+					}
+					sw.send(t.frontendPending(it))
+					return
+				}
 				sw.send(t.interrupt(it))
 				return
 			}
@@ -238,23 +279,66 @@ func (h *Handler) runError(err error) Event {
 	return errorEvent(d)
 }
 
+// frontendTools is RunAgentInput.tools as the Runner takes them.
+func frontendTools(tools []Tool) []model.ToolSpec {
+	if len(tools) == 0 {
+		return nil
+	}
+	out := make([]model.ToolSpec, len(tools))
+	for i, t := range tools {
+		out[i] = model.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+	}
+	return out
+}
+
+// frontendCall is the TOOL_CALL_START/ARGS/END of a pending front-end tool
+// call, sent again to a client that asks about the thread.
+func frontendCall(req *api.InputRequest) []Event {
+	out := []Event{{Type: EventToolCallStart, ToolCallID: req.ToolCallID, ToolCallName: req.ToolName}}
+	if len(req.Arguments) > 0 {
+		out = append(out, Event{Type: EventToolCallArgs, ToolCallID: req.ToolCallID, Delta: string(req.Arguments)})
+	}
+	return append(out, Event{Type: EventToolCallEnd, ToolCallID: req.ToolCallID})
+}
+
+// toolResults is the tool messages that end msgs (those after its last
+// other message), their text by toolCallId: the results of front-end tool
+// calls an application sends with its next run.
+func toolResults(msgs []Message) map[string]string {
+	var out map[string]string
+	for i := len(msgs) - 1; i >= 0 && msgs[i].Role == "tool"; i-- {
+		if out == nil {
+			out = map[string]string{}
+		}
+		if _, seen := out[msgs[i].ToolCallID]; !seen {
+			out[msgs[i].ToolCallID] = contentText(msgs[i].Content)
+		}
+	}
+	return out
+}
+
 // lastUserText returns the text of the input's last message when that
 // message is a user message (docs/design.md §13: only it can start a run).
 func lastUserText(msgs []Message) (string, bool) {
 	if len(msgs) == 0 || msgs[len(msgs)-1].Role != "user" {
 		return "", false
 	}
-	c := msgs[len(msgs)-1].Content
+	return contentText(msgs[len(msgs)-1].Content), true
+}
+
+// contentText is the text of a message's content: the string, or its text
+// parts joined by newlines ("" for anything else).
+func contentText(c json.RawMessage) string {
 	var s string
 	if json.Unmarshal(c, &s) == nil {
-		return s, true
+		return s
 	}
 	var parts []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}
 	if json.Unmarshal(c, &parts) != nil {
-		return "", true
+		return ""
 	}
 	var b strings.Builder
 	for _, p := range parts {
@@ -265,7 +349,7 @@ func lastUserText(msgs []Message) (string, bool) {
 			b.WriteString(p.Text)
 		}
 	}
-	return b.String(), true
+	return b.String()
 }
 
 // decode reads and checks the RunAgentInput; a malformed one is answered

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 )
@@ -36,8 +37,11 @@ func interruptOf(raw json.RawMessage) (Interrupt, error) {
 	}
 	in := Interrupt{ID: req.ID, Reason: ReasonInputRequired, Message: req.Title, ToolCallID: req.ToolCallID,
 		ResponseSchema: responseSchema(&req), Metadata: map[string]any{"inputRequest": full}}
-	if req.Tool == api.ToolApproval {
+	switch req.Tool {
+	case api.ToolApproval:
 		in.Reason = ReasonConfirmation
+	case api.ToolFrontend:
+		in.Reason = ReasonFrontendTool
 	}
 	if !req.ExpiresAt.IsZero() {
 		in.ExpiresAt = req.ExpiresAt.UTC().Format(time.RFC3339)
@@ -58,6 +62,10 @@ func responseSchema(req *request) map[string]any {
 		return s
 	}
 	customInput := map[string]any{"type": "string", "maxLength": askuser.MaxCustomInput}
+	if req.Tool == api.ToolFrontend {
+		// The tool's result, as the application's tool message has it.
+		return obj(map[string]any{"customInput": map[string]any{"type": "string", "maxLength": agent.MaxFrontendResult}}, "customInput")
+	}
 	if req.Tool == api.ToolApproval {
 		props := map[string]any{
 			"decision": map[string]any{"enum": []string{"approve", "edit", "reject"}},

@@ -14,6 +14,9 @@ import (
 type translator struct {
 	threadID, runID string // the AG-UI ids echoed in RUN_FINISHED
 	legacy          bool   // the client speaks AG-UI before 1.0 (RunAgentInput.legacy)
+	// answered is the front-end tool call whose result the client sent as
+	// a tool message: its ToolResult is the client's own, not sent back.
+	answered string
 	lubanRun        string // the luban run followed; "" follows whichever run ends next
 	openText        string // messageId of the open text message
 	openReasoning   string // messageId (luban's) whose reasoning is open
@@ -106,6 +109,9 @@ func (t *translator) next(ev agent.Event) (out []Event, done bool) {
 			return nil, false
 		}
 		out = t.closeText(nil)
+		if r.ToolCallID == t.answered {
+			return out, false
+		}
 		content := r.Content
 		e := Event{Type: EventToolCallResult, MessageID: "result_" + r.ToolCallID, ToolCallID: r.ToolCallID, Content: &content, Role: "tool"}
 		if r.IsError || len(r.Metadata) > 0 {
@@ -129,6 +135,10 @@ func (t *translator) next(ev agent.Event) (out []Event, done bool) {
 		in, err := interruptOf(ev.Data)
 		if err != nil {
 			return append(t.closeText(nil), Event{Type: EventRunError, Code: api.CodeInternal, Message: "stored request cannot be read"}), true
+		}
+		if in.Reason == ReasonFrontendTool {
+			// The call itself was the tool_call event before.
+			return append(t.closeText(nil), t.frontendPending(in)), true
 		}
 		return append(t.closeText(nil), t.interrupt(in)), true
 	case api.EventError:
@@ -186,6 +196,20 @@ func (t *translator) closeTextOnly(out []Event) []Event {
 		t.openText = ""
 	}
 	return out
+}
+
+// frontendPending is the RUN_FINISHED that leaves front-end tool call in to
+// the application (docs/design.md §21 "Front-end tools"): success, naming
+// the call in pendingToolCallIds (not for a client before 1.0, whose
+// success outcome takes nothing else), with the interrupt in
+// metadata.luban.frontendTool for a resume or a cancel by id.
+func (t *translator) frontendPending(in Interrupt) Event {
+	oc := &Outcome{Type: OutcomeSuccess}
+	if !t.legacy {
+		oc.PendingToolCallIDs = []string{in.ToolCallID}
+	}
+	return Event{Type: EventRunFinished, ThreadID: t.threadID, RunID: t.runID, Outcome: oc,
+		Metadata: map[string]any{"luban": map[string]any{"frontendTool": in}}}
 }
 
 // interrupt is RUN_FINISHED with the interrupt outcome.

@@ -78,10 +78,14 @@ type Event struct {
 
 // Outcome is RUN_FINISHED.outcome: Type "success", "cancelled" or
 // "interrupt" (then Interrupts holds at least one). A client before 1.0 is
-// never sent "cancelled" (RunAgentInput.legacy).
+// never sent "cancelled" (RunAgentInput.legacy). PendingToolCallIDs names
+// the front-end tool calls a success leaves for the application
+// (docs/design.md §21 "Front-end tools"); never sent to a client before 1.0,
+// whose success outcome takes no other field.
 type Outcome struct {
-	Type       string      `json:"type"`
-	Interrupts []Interrupt `json:"interrupts,omitempty"`
+	Type               string      `json:"type"`
+	Interrupts         []Interrupt `json:"interrupts,omitempty"`
+	PendingToolCallIDs []string    `json:"pendingToolCallIds,omitempty"`
 }
 
 // The outcome types of RUN_FINISHED (@ag-ui/core RunFinishedOutcomeSchema).
@@ -109,11 +113,17 @@ type Interrupt struct {
 const (
 	ReasonInputRequired = "input_required" // ask_user, AskUser, elicitations
 	ReasonConfirmation  = "confirmation"   // approvals (docs/design.md §10)
+	// ReasonFrontendTool is a front-end tool call (docs/design.md §21): it
+	// is announced as the call itself and a RUN_FINISHED success that
+	// leaves it pending, and this interrupt rides in that event's
+	// metadata.luban.frontendTool (for its id and expiresAt).
+	ReasonFrontendTool = "frontend_tool"
 )
 
 // RunAgentInput is the request body (@ag-ui/core RunAgentInputSchema). Only
 // the fields luban reads are decoded; context, state and forwardedProps are
-// accepted and ignored. ProtocolVersion is what @ag-ui/client 1.0 declares
+// accepted and ignored; tools are offered to the model for the run that a
+// user message starts. ProtocolVersion is what @ag-ui/client 1.0 declares
 // ("1.0"); clients before 1.0 (0.0.x, the one CopilotKit's runtime pins)
 // send none, and are answered only with what their schemas accept
 // (docs/design.md §13 "Clients before 1.0").
@@ -122,7 +132,17 @@ type RunAgentInput struct {
 	RunID           string        `json:"runId"`
 	ProtocolVersion string        `json:"protocolVersion,omitempty"`
 	Messages        []Message     `json:"messages"`
+	Tools           []Tool        `json:"tools,omitempty"`
 	Resume          []ResumeEntry `json:"resume,omitempty"`
+}
+
+// Tool is one front-end tool of RunAgentInput.tools (@ag-ui/core
+// ToolSchema): offered to the model for the run (docs/design.md §21
+// "Front-end tools"). Parameters is a JSON Schema object (absent: none).
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
 }
 
 // legacy reports whether the client speaks AG-UI before 1.0: it declared no
@@ -134,12 +154,14 @@ func (in *RunAgentInput) legacy() bool {
 	return v == "" || strings.HasPrefix(v, "0.")
 }
 
-// Message is one message of RunAgentInput.messages. Content is a string or,
-// for user messages, an array of content parts (only "text" parts are read).
+// Message is one message of RunAgentInput.messages. Content is a string or
+// an array of content parts (only "text" parts are read). ToolCallID names
+// the call a tool message answers (a front-end tool's result).
 type Message struct {
-	ID      string          `json:"id"`
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content,omitempty"`
+	ID         string          `json:"id"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content,omitempty"`
+	ToolCallID string          `json:"toolCallId,omitempty"`
 }
 
 // ResumeEntry answers one interrupt (@ag-ui/core ResumeEntrySchema): Status

@@ -95,3 +95,95 @@ func toolMessages(d *Done, toolCallID string) int {
 	}
 	return n
 }
+
+// A front-end tool registered as useHumanInTheLoop registers it is offered
+// to luban's model through the CopilotKit runtime; the model's call to it
+// is a durable interaction: luban is killed with SIGKILL while the person
+// has not answered yet, the person answers on the restarted server, and
+// the answer (the tool message CopilotKit sends with its follow-up run) is
+// the call's ToolResult, once (docs/design.md §21 "Front-end tools").
+func TestCopilotKitFrontendTool(t *testing.T) {
+	t.Parallel()
+	Node(t)
+	fake := fakeopenai.New(t)
+	fake.Push(
+		fakeopenai.Turn{Text: "请确认。", ToolCalls: []fakeopenai.ToolCall{{ID: "call_fe_1", Name: "confirm_deploy", Arguments: `{"env":"prod"}`}}},
+		fakeopenai.Turn{Text: "已部署到生产环境。"},
+	)
+	db := filepath.Join(t.TempDir(), "luban.db")
+	first := lubantest.StartProc(t, lubantest.ProcOptions{Bin: lubanBin, Name: "luban-1", DB: db, ModelURL: fake.URL()})
+	thread := "copilotkit-frontend"
+	tool := Tool{Name: "confirm_deploy", Description: "Ask the person in the app to confirm a deployment.",
+		Parameters: map[string]any{"type": "object", "properties": map[string]any{"env": map[string]any{"type": "string"}}, "required": []string{"env"}}}
+	app := Start(t, first.URL+"/api/agui", "test-token", thread, []Tool{tool})
+
+	app.Send(map[string]any{"op": "say", "text": "部署到生产"})
+	l := app.Next()
+	require.NotNil(t, l.Tool, "the front end runs its tool: %+v", l)
+	require.Equal(t, "confirm_deploy", l.Tool.Name)
+	require.Equal(t, "call_fe_1", l.Tool.ToolCallID)
+	require.Equal(t, map[string]any{"env": "prod"}, l.Tool.Args)
+	reqs := fake.Requests()
+	require.Len(t, reqs, 1)
+	require.Contains(t, reqs[0].ToolNames, "confirm_deploy", "the front-end tool is offered to the model")
+
+	// The call waits as an interaction, persisted before it was announced.
+	var pending api.PendingResponse
+	require.Equal(t, http.StatusOK, first.API.JSON("GET", "/api/interactions/pending?sessionId="+thread, nil, &pending))
+	require.NotNil(t, pending.Pending)
+	require.Equal(t, api.ToolFrontend, pending.Pending.Tool)
+	require.Equal(t, "call_fe_1", pending.Pending.ToolCallID)
+	require.JSONEq(t, `{"env":"prod"}`, string(pending.Pending.Arguments))
+
+	// luban dies before the person answers; the app keeps waiting.
+	first.Kill9()
+	second := lubantest.StartProc(t, lubantest.ProcOptions{Bin: lubanBin, Name: "luban-2", DB: db, ModelURL: fake.URL()})
+	app.Send(map[string]any{"op": "url", "url": second.URL + "/api/agui"})
+	require.Equal(t, second.URL+"/api/agui", app.Next().URL)
+
+	// The person answers in the app: CopilotKit's follow-up run carries
+	// the tool message.
+	app.Send(map[string]any{"op": "respond", "result": map[string]any{"approved": true, "note": "go"}})
+	l = app.Next()
+	require.NotNil(t, l.Done, "%+v", l)
+	d := l.Done
+	require.Empty(t, d.Errors)
+	require.NotEmpty(t, d.Outcomes)
+	for _, o := range d.Outcomes {
+		require.Equal(t, "success", o.Outcome)
+	}
+	require.Empty(t, d.PendingInterrupts)
+	require.Equal(t, 1, toolMessages(d, "call_fe_1"), "the client's own result only, not a second one from luban")
+	require.Equal(t, "已部署到生产环境。", d.Messages[len(d.Messages)-1]["content"])
+
+	// The model's second call saw the result as the call's ToolResult and
+	// was offered the tool again, after the restart.
+	reqs = fake.Requests()
+	require.Len(t, reqs, 2)
+	require.Contains(t, reqs[1].ToolNames, "confirm_deploy")
+	var toolMsg map[string]any
+	for _, m := range reqs[1].Messages {
+		if m["role"] == "tool" {
+			toolMsg = m
+		}
+	}
+	require.NotNil(t, toolMsg)
+	require.Equal(t, "call_fe_1", toolMsg["tool_call_id"])
+	require.JSONEq(t, `{"approved":true,"note":"go"}`, toolMsg["content"].(string))
+
+	// luban's record: one ToolResult, the interaction answered with a receipt.
+	var tr api.Transcript
+	require.Equal(t, http.StatusOK, second.API.JSON("GET", "/api/sessions/"+thread, nil, &tr))
+	n := 0
+	for _, m := range tr.Messages {
+		if m.Role == api.RoleTool && m.ToolCallID == "call_fe_1" {
+			n++
+			require.Equal(t, "confirm_deploy", m.Name)
+		}
+	}
+	require.Equal(t, 1, n)
+	require.Len(t, tr.Interactions, 1)
+	require.Equal(t, api.StatusAnswered, tr.Interactions[0].Status)
+
+	Validate(t, app.Bodies())
+}
