@@ -412,6 +412,123 @@ func testLegacyClientCancel(t *testing.T) {
 	require.Equal(t, "cancelled", outcome(t, last(t, evs)))
 }
 
+// confirmTool is a front-end tool as RunAgentInput.tools offers it.
+var confirmTool = map[string]any{"name": "confirm_deploy", "description": "Ask the person to confirm.",
+	"parameters": map[string]any{"type": "object", "properties": map[string]any{"env": map[string]any{"type": "string"}}}}
+
+func frontendTurn(id string) fakeopenai.Turn {
+	return fakeopenai.Turn{Text: "请确认。", ToolCalls: []fakeopenai.ToolCall{{ID: id, Name: "confirm_deploy", Arguments: `{"env":"prod"}`}}}
+}
+
+func withTools(in map[string]any, tools ...map[string]any) map[string]any {
+	in["tools"] = tools
+	return in
+}
+
+// pendingTool checks that evs end in the RUN_FINISHED of a front-end tool
+// call left to the client and returns its interrupt (metadata.luban.frontendTool).
+func pendingTool(t *testing.T, evs []event, call string) map[string]any {
+	t.Helper()
+	end := last(t, evs)
+	require.Equal(t, "RUN_FINISHED", end.str("type"), "%v", types(evs))
+	require.Equal(t, map[string]any{"type": "success", "pendingToolCallIds": []any{call}}, end["outcome"])
+	it := end["metadata"].(map[string]any)["luban"].(map[string]any)["frontendTool"].(map[string]any)
+	require.Equal(t, "frontend_tool", it["reason"])
+	require.Equal(t, call, it["toolCallId"])
+	return it
+}
+
+// A front-end tool of RunAgentInput.tools (docs/design.md §21): offered to
+// the model; its call is announced as the call and a success that leaves
+// it pending; asking about the thread announces it again; the tool message
+// of the next input is its ToolResult, once (the client's own, not sent
+// back); the same input again consumes nothing.
+func testFrontendToolMessage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.Push(frontendTurn("call_fe"), fakeopenai.Turn{Text: "已部署。"})
+	_, evs := b.post("", withTools(input("thread-fe", "r1", []map[string]any{userMsg("u1", "部署")}), confirmTool))
+	require.Equal(t, []string{"RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "RUN_FINISHED"}, types(evs))
+	require.Equal(t, "confirm_deploy", evs[4].str("toolCallName"))
+	require.Equal(t, `{"env":"prod"}`, evs[5].str("delta"))
+	it := pendingTool(t, evs, "call_fe")
+	require.Equal(t, map[string]any{"type": "string", "maxLength": float64(65536)}, it["responseSchema"].(map[string]any)["properties"].(map[string]any)["customInput"])
+	require.Contains(t, b.model.Requests()[0].ToolNames, "confirm_deploy")
+
+	// A client that reconnects is told the call again.
+	_, evs = b.post("", input("thread-fe", "r2", []map[string]any{}))
+	require.Equal(t, []string{"RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "RUN_FINISHED"}, types(evs))
+	require.Equal(t, it["id"], pendingTool(t, evs, "call_fe")["id"])
+
+	// The application's result, as the tool message of its next run.
+	history := []map[string]any{userMsg("u1", "部署"),
+		{"id": "m1", "role": "assistant", "content": "请确认。", "toolCalls": []any{map[string]any{"id": "call_fe", "type": "function", "function": map[string]any{"name": "confirm_deploy", "arguments": `{"env":"prod"}`}}}},
+		{"id": "t1", "role": "tool", "toolCallId": "call_fe", "content": `{"approved":true}`}}
+	_, evs = b.post("", input("thread-fe", "r3", history))
+	require.Equal(t, "success", outcome(t, last(t, evs)))
+	require.NotContains(t, last(t, evs)["outcome"], "pendingToolCallIds")
+	require.NotContains(t, types(evs), "TOOL_CALL_RESULT", "the client has its own result")
+	require.Contains(t, types(evs), "CUSTOM")
+	reqs := b.model.Requests()
+	require.Len(t, reqs, 2)
+	require.Contains(t, reqs[1].ToolNames, "confirm_deploy", "every call of the run offers the tool")
+	msgs := reqs[1].Messages
+	require.Equal(t, "tool", msgs[len(msgs)-1]["role"])
+	require.Equal(t, `{"approved":true}`, msgs[len(msgs)-1]["content"])
+	tr := b.transcript("thread-fe")
+	require.Equal(t, 1, toolResults(tr, "call_fe"))
+	require.Len(t, tr.Interactions, 1)
+	require.Equal(t, api.StatusAnswered, tr.Interactions[0].Status)
+	for _, m := range tr.Messages {
+		if m.Role == api.RoleUser {
+			require.Empty(t, m.Metadata, "the stored tools are luban's own record")
+		}
+	}
+
+	// The same input again: nothing consumed, the run's outcome.
+	_, evs = b.post("", input("thread-fe", "r4", history))
+	require.Equal(t, []string{"RUN_STARTED", "RUN_FINISHED"}, types(evs))
+	require.Equal(t, 1, toolResults(b.transcript("thread-fe"), "call_fe"))
+	require.Len(t, b.model.Requests(), 2)
+}
+
+// A front-end tool call is an interaction like any other: answered by a
+// resume (customInput is the result), refused with invalid_answer for the
+// fields of another kind, declined with a cancelled resume; bad tools are
+// refused before anything starts.
+func testFrontendToolResume(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.Push(frontendTurn("call_fr"), fakeopenai.Turn{Text: "好。"}, frontendTurn("call_fc"))
+	_, evs := b.post("", withTools(input("thread-fr", "r1", []map[string]any{userMsg("u1", "部署")}), confirmTool))
+	id := pendingTool(t, evs, "call_fr")["id"].(string)
+	_, evs = b.post("", input("thread-fr", "r2", nil, resolved(id, map[string]any{"selections": []string{"dev"}})))
+	require.Equal(t, []string{"RUN_ERROR"}, types(evs))
+	require.Equal(t, "invalid_answer", evs[0].str("code"))
+	_, evs = b.post("", input("thread-fr", "r3", nil, resolved(id, map[string]any{"customInput": "done"})))
+	require.Equal(t, "success", outcome(t, last(t, evs)))
+	var result event
+	for _, e := range evs {
+		if e.str("type") == "TOOL_CALL_RESULT" {
+			result = e
+		}
+	}
+	require.NotNil(t, result, "%v", types(evs))
+	require.Equal(t, "done", result.str("content"))
+
+	// A decline ends the run like an ask's.
+	_, evs = b.post("", withTools(input("thread-fr", "r4", []map[string]any{userMsg("u2", "再来")}), confirmTool))
+	id = pendingTool(t, evs, "call_fc")["id"].(string)
+	_, evs = b.post("", input("thread-fr", "r5", nil, map[string]any{"interruptId": id, "status": "cancelled"}))
+	require.Equal(t, "cancelled", outcome(t, last(t, evs)))
+	require.Len(t, b.model.Requests(), 3)
+
+	// Bad tools start nothing.
+	_, evs = b.post("", withTools(input("thread-fr", "r6", []map[string]any{userMsg("u3", "hi")}), map[string]any{"name": "has space", "description": ""}))
+	require.Equal(t, []string{"RUN_ERROR"}, types(evs))
+	require.Equal(t, "invalid_request", evs[0].str("code"))
+}
+
 func testThreadsAndInterruptsAreOwned(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -664,6 +781,8 @@ func TestAGUI(t *testing.T) {
 		t.Run("ReplayWhileNextQuestionWaits", testReplayWhileNextQuestionWaits)
 		t.Run("CancelResume", testCancelResume)
 		t.Run("LegacyClientCancel", testLegacyClientCancel)
+		t.Run("FrontendToolMessage", testFrontendToolMessage)
+		t.Run("FrontendToolResume", testFrontendToolResume)
 		t.Run("ThreadsAndInterruptsAreOwned", testThreadsAndInterruptsAreOwned)
 		t.Run("ExpiredInterrupt", testExpiredInterrupt)
 		t.Run("MalformedInputs", testMalformedInputs)
