@@ -16,14 +16,14 @@ type translator struct {
 	legacy          bool   // the client speaks AG-UI before 1.0 (RunAgentInput.legacy)
 	// answered is the front-end tool call whose result the client sent as
 	// a tool message: its ToolResult is the client's own, not sent back.
-	answered string
-	lubanRun        string // the luban run followed; "" follows whichever run ends next
-	openText        string // messageId of the open text message
-	openReasoning   string // messageId (luban's) whose reasoning is open
-	reasoned        string // messageId (luban's) whose reasoning was streamed
-	textSent        string // the text openText streamed so far
-	reasoningSent   string // the reasoning openReasoning streamed so far
-	parent          string // the assistant message the next tool calls belong to
+	answered      string
+	lubanRun      string // the luban run followed; "" follows whichever run ends next
+	openText      string // messageId of the open text message
+	openReasoning string // messageId (luban's) whose reasoning is open
+	reasoned      string // messageId (luban's) whose reasoning was streamed
+	textSent      string // the text openText streamed so far
+	reasoningSent string // the reasoning openReasoning streamed so far
+	parent        string // the assistant message the next tool calls belong to
 }
 
 // next translates ev. done is true when ev ended the run's stream.
