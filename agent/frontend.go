@@ -134,9 +134,9 @@ func frontendPrompt(spec *model.ToolSpec, c model.ToolCall) *api.Prompt {
 }
 
 // frontendKind is a front-end tool call (docs/design.md §21): the answer's
-// customInput is the call's ToolResult, verbatim, and the run resumes; a
-// cancel ends the run, as an ask's does.
-type frontendKind struct{}
+// customInput is the call's ToolResult, verbatim, and the run resumes;
+// everything else (a cancel, an expiry, a timeout) is applied as an ask's.
+type frontendKind struct{ askKind }
 
 func (frontendKind) name() string { return "frontend-tool" }
 
@@ -161,25 +161,13 @@ func (frontendKind) validate(_ context.Context, _ *Runner, _ *answering, b api.C
 	return resolution{status: api.StatusAnswered, answer: api.Answer{Selections: []string{}, CustomInput: b.CustomInput}, by: by}, nil
 }
 
-func (frontendKind) apply(in *answering, res resolution) outcome {
-	ans, _ := res.answer.(api.Answer)
-	if ans.Selections == nil {
-		ans.Selections = []string{}
+func (k frontendKind) apply(in *answering, res resolution) outcome {
+	out := k.askKind.apply(in, res)
+	if in.req.ToolName != "" {
+		out.resultName = in.req.ToolName
 	}
-	out := outcome{stored: mustJSON(ans), receipt: ans, summary: askuser.Summarize(&in.req.Prompt, ans), resultName: in.req.ToolName,
-		trace: interactionTrace{RequestID: in.it.ID, ToolCallID: in.it.ToolCallID, Action: string(res.status)}, effect: effEnd}
-	if out.resultName == "" {
-		out.resultName = in.it.Tool
-	}
-	var result api.ToolResult
-	if res.status == api.StatusAnswered {
-		result, out.effect = api.ToolResult{Content: ans.CustomInput}, effResume
-	} else {
-		result = closedResult(&in.req.Prompt, res.status)
-	}
-	out.result = &result
-	if res.status == api.StatusNotResumable {
-		out.result, out.effect = nil, effNone
+	if ans, ok := res.answer.(api.Answer); ok && res.status == api.StatusAnswered {
+		out.result = &api.ToolResult{Content: ans.CustomInput}
 	}
 	return out
 }
