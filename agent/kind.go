@@ -24,7 +24,8 @@ import (
 // for every kind.
 type kind interface {
 	// name is the kind's name in docs/design.md §15's table: "ask",
-	// "approval", "elicitation-form", "elicitation-url", "host-question".
+	// "approval", "elicitation-form", "elicitation-url", "host-question",
+	// "frontend-tool" (docs/design.md §21).
 	name() string
 	// validate turns an answer body into a resolution, or returns the
 	// error that refuses it with nothing consumed: an *askuser.AnswerError

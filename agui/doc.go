@@ -24,6 +24,14 @@
 //     input_required (ask tools) or confirmation (approvals), message = the
 //     title, toolCallId, responseSchema (a JSON Schema of the answer, built
 //     from the question's mode), expiresAt and metadata.inputRequest.
+//   - RunAgentInput.tools are front-end tools, offered to the model for the
+//     run; the model's call to one is an interaction announced as
+//     TOOL_CALL_START/ARGS/END and RUN_FINISHED success (pendingToolCallIds
+//     for 1.0 clients), answered by the tool message that ends the next
+//     input, or by a resume (docs/design.md §21 "Front-end tools").
+//   - A client before 1.0 (no protocolVersion) is sent only what
+//     @ag-ui/core 0.0.x accepts: a cancelled run ends in RUN_FINISHED
+//     without an outcome (docs/design.md §21 "Clients before 1.0").
 //   - A resume entry {interruptId, status, payload} answers it through the
 //     same Runner call as POST /api/chat/continue: payload is that body's
 //     answer part. It is consumed exactly once; a replayed resume produces no

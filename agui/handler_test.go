@@ -386,7 +386,7 @@ func testCancelResume(t *testing.T) {
 // A client before 1.0 (no protocolVersion: @ag-ui/client 0.0.x, the one
 // CopilotKit's runtime pins) never gets the cancelled outcome its schema
 // rejects: a declined question ends the run in RUN_FINISHED without an
-// outcome, metadata.luban.outcome "cancelled" (docs/design.md §13 "Clients
+// outcome, metadata.luban.outcome "cancelled" (docs/design.md §21 "Clients
 // before 1.0"). internal/testkit/copilotkittest drives the same through the
 // CopilotKit runtime and validates with @ag-ui/core 0.0.59.
 func testLegacyClientCancel(t *testing.T) {

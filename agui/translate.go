@@ -229,7 +229,7 @@ func (t *translator) outcome(status api.RunStatus, why string) Event {
 		if t.legacy {
 			// Before 1.0 a run ends in success or interrupt only: a
 			// cancelled outcome fails the client's schema and leaves its
-			// interrupt pending (docs/design.md §13 "Clients before 1.0").
+			// interrupt pending (docs/design.md §21 "Clients before 1.0").
 			// The run ends cleanly; metadata says how.
 			return Event{Type: EventRunFinished, ThreadID: t.threadID, RunID: t.runID,
 				Metadata: map[string]any{"luban": map[string]any{"outcome": OutcomeCancelled}}}

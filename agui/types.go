@@ -126,7 +126,7 @@ const (
 // user message starts. ProtocolVersion is what @ag-ui/client 1.0 declares
 // ("1.0"); clients before 1.0 (0.0.x, the one CopilotKit's runtime pins)
 // send none, and are answered only with what their schemas accept
-// (docs/design.md §13 "Clients before 1.0").
+// (docs/design.md §21 "Clients before 1.0").
 type RunAgentInput struct {
 	ThreadID        string        `json:"threadId"`
 	RunID           string        `json:"runId"`

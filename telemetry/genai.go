@@ -148,9 +148,10 @@ func recordRunSpan(ctx context.Context, r *store.Run, status store.RunStatus, en
 }
 
 // interactionKind is the kind of an interaction (docs/operations.md:
-// ask, approval, elicitation-form, elicitation-url, mcp for an MCP host's
-// question) and the tool it is about (the approved tool for an approval,
-// else the asking tool), read from its stored request.
+// ask, approval, elicitation-form, elicitation-url, frontend-tool, mcp for
+// an MCP host's question) and the tool it is about (the approved tool for
+// an approval, the called tool for a front-end tool, else the asking
+// tool), read from its stored request.
 func interactionKind(it *store.Interaction) (kind, tool string) {
 	var req struct {
 		Tool     string           `json:"tool"`
@@ -173,6 +174,11 @@ func interactionKind(it *store.Interaction) (kind, tool string) {
 		return "elicitation-url", tool
 	case tool == api.ToolElicitation:
 		return "elicitation-form", tool
+	case tool == api.ToolFrontend:
+		if req.ToolName != "" {
+			tool = req.ToolName
+		}
+		return "frontend-tool", tool
 	case req.Source != nil && req.Source.Kind == api.SourceMCP:
 		return "mcp", tool
 	}

@@ -1,5 +1,5 @@
 // Drives luban through CopilotKit as an application runs it (docs/design.md
-// §13 "Clients before 1.0", docs/agui.md "CopilotKit"): the CopilotKit
+// §21 "Clients before 1.0", docs/agui.md "CopilotKit"): the CopilotKit
 // runtime (@copilotkit/runtime 1.75.0, v2 endpoint on loopback) with luban
 // as its AG-UI agent (the runtime's own @ag-ui/client 0.0.59 HttpAgent), and
 // the headless front-end core that @copilotkit/react-core 1.74.0 is built on

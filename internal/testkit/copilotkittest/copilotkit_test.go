@@ -23,7 +23,7 @@ const askArgs = `{"title":"部署到哪个环境？","mode":"single","options":[
 // ask → interrupt → resume → success, then a decline: the declined run ends
 // cleanly for @ag-ui/client 0.0.59 (no cancelled outcome, which its schema
 // rejects), no interrupt stays pending, and the next message in the same
-// thread starts a new run (docs/design.md §13 "Clients before 1.0").
+// thread starts a new run (docs/design.md §21 "Clients before 1.0").
 func TestCopilotKitAskAndDecline(t *testing.T) {
 	t.Parallel()
 	Node(t)

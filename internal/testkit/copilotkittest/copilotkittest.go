@@ -1,5 +1,5 @@
 // Package copilotkittest runs CopilotKit against luban in tests (docs/design.md
-// §13 "Clients before 1.0" and "Front-end tools"): the CopilotKit runtime
+// §21 "Clients before 1.0" and "Front-end tools"): the CopilotKit runtime
 // (@copilotkit/runtime 1.75.0) with luban as its AG-UI agent, the headless
 // front-end core of @copilotkit/react-core 1.74.0 (@copilotkit/core 1.74.0),
 // and the @ag-ui/client and @ag-ui/core 0.0.59 they pin, unmodified. Node is

@@ -1,5 +1,5 @@
 // Validates raw AG-UI SSE against the schemas of @ag-ui/core 0.0.59, the version
-// CopilotKit's runtime 1.75.0 and react-core 1.74.0 pin (docs/design.md §13
+// CopilotKit's runtime 1.75.0 and react-core 1.74.0 pin (docs/design.md §21
 // "Clients before 1.0").
 // Usage: node validate.mjs FILE...  Each FILE holds the raw bytes of one
 // POST /api/agui response. Every "data:" frame must parse as JSON and
