@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -173,29 +174,39 @@ func (r *Runner) closeDeadline(ctx context.Context, d *store.Deadline) error {
 // notifyDeadline fires a reminder or an escalation of pending question it:
 // in one transaction, the conditional write that fires d (only while the
 // question is pending), an escalation's new assignees, the
-// user_input_reminder event (to the feed and webhooks, which notify the
-// people it names) and the audit and trace entries. A deadline that lost
-// (fired by another process, or its question was answered meanwhile)
-// writes nothing.
+// user_input_reminder event (to the feeds of the people it names, the
+// owner's and webhooks, which notify them) and the audit and trace
+// entries. A deadline that lost (fired by another process, or its question
+// was answered meanwhile) writes nothing.
 func (r *Runner) notifyDeadline(ctx context.Context, it *store.Interaction, d *store.Deadline) error {
 	now := r.now()
 	reason, action := api.ReminderReminder, "reminded"
-	var notify []string
+	assignees, err := r.assigneesOf(ctx, r.st, it)
+	if err != nil {
+		return err
+	}
+	notify := assignees
+	var added []string
 	if d.Kind == store.DeadlineEscalate {
+		reason, action = api.ReminderEscalation, "escalated"
 		var ed escalateData
 		_ = json.Unmarshal(d.Data, &ed)
-		reason, action = api.ReminderEscalation, "escalated"
-		var err error
-		if notify, err = r.escalationTargets(ctx, it, ed.To); err != nil {
-			return err
+		owner := ""
+		if rt := routeOf(it); rt != nil {
+			owner = rt.Owner
 		}
-	} else {
-		var err error
-		if notify, err = r.notifyTargets(ctx, it); err != nil {
-			return err
+		notify = nil
+		for _, p := range r.expand(ed.To, owner) {
+			if p != "" && !slices.Contains(assignees, p) {
+				notify = append(notify, p)
+			}
 		}
+		added = notify
 	}
-	err := r.st.InTx(ctx, func(tx store.Tx) error {
+	if notify == nil {
+		notify = []string{}
+	}
+	err = r.st.InTx(ctx, func(tx store.Tx) error {
 		won, err := tx.DeadlineFire(ctx, &store.DeadlineFireParams{RequestID: d.RequestID, Seq: d.Seq, Pending: true, Now: now})
 		if err != nil {
 			return err
@@ -203,13 +214,13 @@ func (r *Runner) notifyDeadline(ctx context.Context, it *store.Interaction, d *s
 		if !won {
 			return errDeadlineLost
 		}
-		if d.Kind == store.DeadlineEscalate {
-			if err := r.addAssignees(ctx, tx, it, notify); err != nil {
+		if len(added) > 0 {
+			if err := tx.AssigneeAdd(ctx, &store.AssigneeAddParams{RequestID: it.ID, Persons: added, Via: store.AssigneeEscalation, Now: now}); err != nil {
 				return err
 			}
 		}
-		if _, err := r.emit(ctx, tx, it.SessionID, api.EventUserInputReminder, api.InputReminder{RequestID: it.ID, SessionID: it.SessionID, RunID: it.RunID,
-			Reason: reason, Notify: notify, ExpiresAt: it.ExpiresAt}); err != nil {
+		if _, err := r.emitTo(ctx, tx, it.SessionID, api.EventUserInputReminder, api.InputReminder{RequestID: it.ID, SessionID: it.SessionID, RunID: it.RunID,
+			Reason: reason, Notify: notify, ExpiresAt: it.ExpiresAt}, notify); err != nil {
 			return err
 		}
 		r.audit(ctx, tx, it, action, "", map[string]any{"notify": notify, "dueAt": d.DueAt})
@@ -223,39 +234,6 @@ func (r *Runner) notifyDeadline(ctx context.Context, it *store.Interaction, d *s
 		r.fault("deadline_committed")
 	}
 	return err
-}
-
-// notifyTargets are the people who may answer pending question it now: the
-// session's owner.
-func (r *Runner) notifyTargets(ctx context.Context, it *store.Interaction) ([]string, error) {
-	ss, err := r.st.SessionGet(ctx, it.SessionID)
-	if err != nil {
-		return nil, err
-	}
-	return []string{ss.Owner}, nil
-}
-
-// escalationTargets are the people an escalation of it to "to" (person
-// ids, group:<id>, owner) names.
-func (r *Runner) escalationTargets(ctx context.Context, it *store.Interaction, to []string) ([]string, error) {
-	var out []string
-	for _, a := range to {
-		if a == "owner" {
-			own, err := r.notifyTargets(ctx, it)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, own...)
-			continue
-		}
-		out = append(out, a)
-	}
-	return out, nil
-}
-
-// addAssignees lets people answer question it from now on, in tx.
-func (r *Runner) addAssignees(ctx context.Context, tx store.Tx, it *store.Interaction, people []string) error {
-	return nil
 }
 
 // ByTimeout is the principal of a resolution by a deadline's timeout
@@ -379,10 +357,22 @@ func recommendedAnswer(p *api.Prompt) (api.Answer, bool) {
 	return ans, false
 }
 
-// deadlinePlan is the deadline plan of a question of kind tool (the
-// interaction's Tool) that run asks with the stored request: its route's,
-// or with no route the default (timeout Options.InteractionTTL, the run
-// expires).
-func (r *Runner) deadlinePlan(run *store.Run, tool string, request json.RawMessage) deadlinePlan {
-	return deadlinePlan{}
+// deadlines is the deadline plan of a question the assignment a assigned
+// (docs/design.md §16): its route's reminders, escalation and onTimeout
+// (default when the route names none); a question no route took (a nil
+// assignment) has only its timeout, at Options.InteractionTTL, which
+// expires it and ends its run.
+func (a *assignment) deadlines() deadlinePlan {
+	if a == nil {
+		return deadlinePlan{OnTimeout: TimeoutExpire}
+	}
+	rt := a.route
+	p := deadlinePlan{Timeout: rt.Timeout, OnTimeout: rt.OnTimeout, Remind: rt.Remind}
+	if p.OnTimeout == "" {
+		p.OnTimeout = TimeoutDefault
+	}
+	if e := rt.Escalate; e != nil {
+		p.EscalateAfter, p.EscalateTo = e.After, e.To
+	}
+	return p
 }

@@ -155,7 +155,7 @@ func (e *elicitor) Elicit(ctx context.Context, el tool.Elicitation) (tool.Elicit
 		if err != nil || !won {
 			return errLost(err)
 		}
-		td, deadlines := r.deadlinePlan(run, api.ToolElicitation, stored).specs(now)
+		td, deadlines := asg.deadlines().specs(now)
 		it, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: req.ID, SessionID: run.SessionID, RunID: run.ID,
 			ToolCallID: c.ID + elicitSuffix + strconv.Itoa(meta.Seq), Tool: api.ToolElicitation, Request: stored, Route: asg.routeJSON(), Now: now, ExpiresAt: req.ExpiresAt,
 			TimeoutData: td, Deadlines: deadlines})

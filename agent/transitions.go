@@ -315,7 +315,7 @@ func (r *Runner) pauseTx(ctx context.Context, tx store.Tx, run *store.Run, in in
 
 // pauseRows is pauseTx's writes after the run's row (RunPause won in tx).
 func (r *Runner) pauseRows(ctx context.Context, tx store.Tx, run *store.Run, in interaction, now time.Time) error {
-	td, deadlines := r.deadlinePlan(run, in.Tool, in.Request).specs(now)
+	td, deadlines := in.Assign.deadlines().specs(now)
 	it, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: in.ID, SessionID: run.SessionID, RunID: run.ID,
 		ToolCallID: in.ToolCallID, Tool: in.Tool, Request: in.Request, Route: in.Assign.routeJSON(), Now: now, ExpiresAt: in.ExpiresAt, TimeoutData: td, Deadlines: deadlines})
 	if errors.Is(err, store.ErrDuplicate) {

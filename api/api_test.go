@@ -63,6 +63,7 @@ func TestErrorCodeHTTPStatus(t *testing.T) {
 		api.CodePayloadTooLarge:     http.StatusRequestEntityTooLarge,
 		api.CodeRequestTimeout:      http.StatusRequestTimeout,
 		api.CodeInvalidAnswer:       http.StatusUnprocessableEntity,
+		api.CodeInvalidDelegation:   http.StatusUnprocessableEntity,
 		api.CodeInternal:            http.StatusInternalServerError,
 		"no_such_code":              http.StatusInternalServerError,
 	}

@@ -114,6 +114,15 @@ var Endpoints = []Endpoint{
 		Errors:    []ErrorCode{CodeInteractionNotFound},
 	},
 	{
+		Method: "POST", Path: "/api/interactions/{id}/delegate", Summary: "Hand a pending question to another person",
+		Description: "An assignee hands the question to another person of people: (docs/design.md §16): the person becomes an assignee and is told " +
+			"(user_input_reminder, reason delegation, with the message), the caller may no longer answer, and the audit trail records it. " +
+			"To oneself, to someone not in people: or to an assignee is 422 invalid_delegation; a caller who is not an assignee is 403 not_assignee.",
+		Request:   DelegateRequest{},
+		Responses: []Response{{Status: 200, Body: DelegateResult{}}},
+		Errors:    []ErrorCode{CodeInvalidRequest, CodeNotAssignee, CodeInteractionNotFound, CodeAlreadyResolved, CodeInteractionExpired, CodeInvalidDelegation, CodePayloadTooLarge, CodeRequestTimeout, CodeForbiddenOrigin},
+	},
+	{
 		Method: "GET", Path: "/api/events", Summary: "The caller's own event stream across its sessions",
 		Description: "SSE: the user_input_required, user_input_resolved and done events of every session the caller owns, " +
 			"each with the session event's payload plus sessionId, and an id of the caller's own feed (resume with Last-Event-ID or after=). " +
@@ -212,7 +221,7 @@ func (c ErrorCode) HTTPStatus() int {
 		return 408
 	case CodePayloadTooLarge:
 		return 413
-	case CodeInvalidAnswer:
+	case CodeInvalidAnswer, CodeInvalidDelegation:
 		return 422
 	}
 	return 500

@@ -24,6 +24,7 @@ const (
 	CodePayloadTooLarge     ErrorCode = "payload_too_large"     // 413 body or free text too large
 	CodeRequestTimeout      ErrorCode = "request_timeout"       // 408 the body did not arrive in time
 	CodeInvalidAnswer       ErrorCode = "invalid_answer"        // 422 the answer breaks the request (+ details)
+	CodeInvalidDelegation   ErrorCode = "invalid_delegation"    // 422 a delegate to oneself, a stranger or an assignee (+ details)
 	CodeInternal            ErrorCode = "internal_error"        // 500
 )
 

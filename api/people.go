@@ -81,6 +81,26 @@ const (
 	DecisionCancel  Decision = "cancel"
 )
 
+// DelegateRequest is the body of POST /api/interactions/{id}/delegate
+// (docs/design.md §16): To is the person (an id of people:) the question is
+// handed to; Message, at most 2,000 characters, is for them.
+type DelegateRequest struct {
+	To      string `json:"to"`
+	Message string `json:"message,omitempty"`
+}
+
+// DelegateResult is the answer of a delegate: who handed request RequestID
+// to whom, and who may answer it now.
+type DelegateResult struct {
+	RequestID string  `json:"requestId"`
+	From      Actor   `json:"from"`
+	To        Actor   `json:"to"`
+	Assignees []Actor `json:"assignees"`
+}
+
+// MaxDelegateMessage bounds DelegateRequest.Message, in characters.
+const MaxDelegateMessage = 2000
+
 // InputReminder reasons.
 const (
 	ReminderReminder   = "reminder"

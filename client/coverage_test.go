@@ -196,6 +196,12 @@ func TestClientCoversEveryOpenAPIEndpoint(t *testing.T) {
 	require.True(t, errors.As(err, &ce))
 	require.Equal(t, string(api.CodeInteractionNotFound), ce.Code)
 
+	use("Delegate")
+	_, err = c.Delegate(ctx, req.ID, "nobody", "")
+	require.True(t, errors.As(err, &ce))
+	require.Equal(t, http.StatusUnprocessableEntity, ce.Status, "without people: there is nobody to hand it to")
+	require.Equal(t, string(api.CodeInvalidDelegation), ce.Code)
+
 	ev, err := feed.Next()
 	require.NoError(t, err)
 	require.Equal(t, api.EventUserInputRequired, ev.Name)

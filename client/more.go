@@ -157,3 +157,13 @@ func withQuery(path string, q url.Values) string {
 	}
 	return path + "?" + q.Encode()
 }
+
+// Delegate hands pending question requestID to person to, with an optional
+// message for them (POST /api/interactions/{id}/delegate, docs/design.md
+// §16): the caller, an assignee, may no longer answer it. Errors (*Error):
+// 403 not_assignee, 404 interaction_not_found, 409 already_resolved, 410
+// interaction_expired, 422 invalid_delegation (to oneself, a stranger, an
+// assignee).
+func (c *Client) Delegate(ctx context.Context, requestID, to, message string) (*api.DelegateResult, error) {
+	return getAs[api.DelegateResult](ctx, c, http.MethodPost, "/api/interactions/"+url.PathEscape(requestID)+"/delegate", api.DelegateRequest{To: to, Message: message})
+}

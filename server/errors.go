@@ -66,6 +66,7 @@ func errorFor(err error) (int, api.ErrorDetail) {
 	var resolved *agent.AlreadyResolvedError
 	var answer *askuser.AnswerError
 	var tooBig *http.MaxBytesError
+	var delegation *agent.DelegationError
 	switch {
 	case errors.As(err, &pending):
 		return http.StatusConflict, api.ErrorDetail{Code: api.CodeInteractionPending, Message: pending.Error(), Pending: pending.Pending}
@@ -87,6 +88,10 @@ func errorFor(err error) (int, api.ErrorDetail) {
 			d.Details = fe.Details
 		}
 		return http.StatusBadRequest, d
+	case errors.As(err, &delegation):
+		return http.StatusUnprocessableEntity, api.ErrorDetail{Code: api.CodeInvalidDelegation, Message: delegation.Error(), Details: delegation.Details}
+	case errors.Is(err, agent.ErrDelegateNotAssignee):
+		return http.StatusForbidden, api.ErrorDetail{Code: api.CodeNotAssignee, Message: err.Error()}
 	case errors.Is(err, agent.ErrSessionNotFound):
 		return http.StatusNotFound, api.ErrorDetail{Code: api.CodeSessionNotFound, Message: err.Error()}
 	case errors.Is(err, agent.ErrInteractionNotFound):

@@ -118,6 +118,7 @@ func New(opts Options) (*Server, error) {
 	api.HandleFunc("GET /api/sessions", s.handleSessions)
 	api.HandleFunc("GET /api/interactions", s.handleInbox)
 	api.HandleFunc("GET /api/interactions/{id}", s.handleInteraction)
+	api.HandleFunc("POST /api/interactions/{id}/delegate", s.handleDelegate)
 	api.HandleFunc("GET /api/events", s.handlePrincipalEvents)
 	api.HandleFunc("GET /api/sessions/{id}", s.handleSession)
 	api.HandleFunc("GET /api/sessions/{id}/events", s.handleEvents)

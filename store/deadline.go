@@ -56,3 +56,10 @@ type DeadlineFireParams struct {
 	Pending   bool
 	Now       time.Time
 }
+
+// AssigneeDelegateParams hands interaction RequestID from assignee From to
+// person To at Now (docs/design.md §16 "delegate").
+type AssigneeDelegateParams struct {
+	RequestID, From, To string
+	Now                 time.Time
+}

@@ -18,6 +18,12 @@ type Executor interface {
 	// Concurrent decisions on one interaction are serialized on its row,
 	// so each count is returned to exactly one caller.
 	AssigneeDecide(ctx context.Context, p *AssigneeDecideParams) (int, bool, error)
+	// AssigneeDelegate hands pending interaction RequestID from assignee
+	// From to To (AssigneeDelegateParams) in one conditional write: it
+	// wins only while the interaction is pending and From is an assignee
+	// who has not decided; From's row is removed and To added (Via
+	// AssigneeDelegate). It reports false (and writes nothing) otherwise.
+	AssigneeDelegate(ctx context.Context, p *AssigneeDelegateParams) (bool, error)
 	// AssigneeList lists an interaction's assignees in the order they were
 	// added (none for an interaction no route assigned).
 	AssigneeList(ctx context.Context, requestID string) ([]*Assignee, error)

@@ -95,3 +95,18 @@ func (e executor) DeadlineFire(ctx context.Context, p *store.DeadlineFireParams)
 	}
 	return tag.RowsAffected() == 1, nil
 }
+
+// AssigneeDelegate implements store.Executor in one statement: the
+// interaction's row is locked (as a decision or a resolution locks it), the
+// delegator's undecided row deleted, and To added only when it was.
+func (e executor) AssigneeDelegate(ctx context.Context, p *store.AssigneeDelegateParams) (bool, error) {
+	tag, err := e.q.Exec(ctx, `WITH i AS (SELECT id FROM interactions WHERE id = $1 AND status = 'pending' FOR UPDATE),
+		d AS (DELETE FROM interaction_assignees a USING i WHERE a.request_id = i.id AND a.person = $2 AND a.decision = '' RETURNING a.request_id)
+		INSERT INTO interaction_assignees (request_id, person, pos, via, added_at)
+		SELECT d.request_id, $3, (SELECT COALESCE(MAX(x.pos), 0) + 1 FROM interaction_assignees x WHERE x.request_id = $1), $4, $5 FROM d
+		ON CONFLICT (request_id, person) DO NOTHING`, p.RequestID, p.From, p.To, store.AssigneeDelegate, p.Now.UTC())
+	if err != nil {
+		return false, fmt.Errorf("postgres: assignee delegate: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}

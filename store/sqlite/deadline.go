@@ -96,3 +96,30 @@ func (e executor) DeadlineFire(ctx context.Context, p *store.DeadlineFireParams)
 	n, err := res.RowsAffected()
 	return n == 1, err
 }
+
+// AssigneeDelegate implements store.Executor: the removal is the
+// conditional write (the single writer serializes it with every decision
+// and resolution); To is added only when it won, in the same transaction.
+func (e executor) AssigneeDelegate(ctx context.Context, p *store.AssigneeDelegateParams) (bool, error) {
+	if _, autocommit := e.w.(cachedDB); autocommit && e.group != nil {
+		var won bool
+		err := e.group(ctx, func(tx store.Tx) error {
+			var err error
+			won, err = tx.AssigneeDelegate(ctx, p)
+			return err
+		})
+		return won, err
+	}
+	res, err := e.w.ExecContext(ctx, `DELETE FROM interaction_assignees WHERE request_id = ? AND person = ? AND decision = ''
+		AND EXISTS (SELECT 1 FROM interactions i WHERE i.id = ? AND i.status = 'pending')`, p.RequestID, p.From, p.RequestID)
+	if err != nil {
+		return false, fmt.Errorf("sqlite: assignee delegate: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return false, err
+	}
+	if err := e.AssigneeAdd(ctx, &store.AssigneeAddParams{RequestID: p.RequestID, Persons: []string{p.To}, Via: store.AssigneeDelegate, Now: p.Now}); err != nil {
+		return false, err
+	}
+	return true, nil
+}

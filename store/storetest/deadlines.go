@@ -138,4 +138,38 @@ func exerciseDeadlines(t *testing.T, newStore func(t *testing.T) store.Store) {
 		wg.Wait()
 		require.Equal(t, 1, wins, "one of the racing transactions fires the deadline")
 	})
+	t.Run("Delegate", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		r := b.run(t)
+		it, err := b.st.InteractionInsert(b.ctx, &store.InteractionInsertParams{ID: b.id("ask"), SessionID: r.SessionID, RunID: r.ID, ToolCallID: "call_dl", Tool: "approval",
+			Request: json.RawMessage(`{}`), Route: json.RawMessage(`{}`), Now: T0, ExpiresAt: T0.Add(time.Hour)})
+		require.NoError(t, err)
+		require.NoError(t, b.st.AssigneeAdd(b.ctx, &store.AssigneeAddParams{RequestID: it.ID, Persons: []string{"alice", "bob"}, Via: store.AssigneeRoute, Now: T0}))
+		delegate := func(from, to string) bool {
+			t.Helper()
+			var won bool
+			require.NoError(t, b.st.InTx(b.ctx, func(tx store.Tx) error {
+				var err error
+				won, err = tx.AssigneeDelegate(b.ctx, &store.AssigneeDelegateParams{RequestID: it.ID, From: from, To: to, Now: T0.Add(time.Minute)})
+				return err
+			}))
+			return won
+		}
+		require.True(t, delegate("alice", "carol"))
+		as, err := b.st.AssigneeList(b.ctx, it.ID)
+		require.NoError(t, err)
+		require.Len(t, as, 2)
+		require.Equal(t, []string{"bob", "carol"}, []string{as[0].Person, as[1].Person}, "the delegator is gone, the new assignee last")
+		require.Equal(t, store.AssigneeDelegate, as[1].Via)
+		require.False(t, delegate("alice", "dave"), "alice may delegate no more")
+		_, won, err := b.st.AssigneeDecide(b.ctx, &store.AssigneeDecideParams{RequestID: it.ID, Person: "bob", Decision: "approve", Now: T0})
+		require.NoError(t, err)
+		require.True(t, won)
+		require.False(t, delegate("bob", "dave"), "a decided assignee keeps their decision")
+		won, err = b.st.InteractionResolve(b.ctx, &store.InteractionResolveParams{ID: it.ID, SessionID: r.SessionID, Status: "answered", Now: T0})
+		require.NoError(t, err)
+		require.True(t, won)
+		require.False(t, delegate("carol", "dave"), "a resolved question is handed to nobody")
+	})
 }

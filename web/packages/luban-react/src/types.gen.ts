@@ -88,6 +88,7 @@ export type ErrorCode =
   | 'payload_too_large' // 413 body or free text too large
   | 'request_timeout' // 408 the body did not arrive in time
   | 'invalid_answer' // 422 the answer breaks the request (+ details)
+  | 'invalid_delegation' // 422 a delegate to oneself, a stranger or an assignee (+ details)
   | 'internal_error' // 500
 
 /**
@@ -1041,6 +1042,27 @@ export interface InputReminder {
   from?: string
   message?: string
   expiresAt: string
+}
+
+/**
+ * DelegateRequest is the body of POST /api/interactions/{id}/delegate
+ * (docs/design.md §16): To is the person (an id of people:) the question is
+ * handed to; Message, at most 2,000 characters, is for them.
+ */
+export interface DelegateRequest {
+  to: string
+  message?: string
+}
+
+/**
+ * DelegateResult is the answer of a delegate: who handed request RequestID
+ * to whom, and who may answer it now.
+ */
+export interface DelegateResult {
+  requestId: string
+  from: Actor
+  to: Actor
+  assignees: Actor[]
 }
 
 /**
