@@ -296,6 +296,11 @@ func (r *Runner) expiredAnswer(ctx context.Context, in *answering) error {
 	if err != nil {
 		return err
 	}
+	if run, ok := r.resumable(ctx, it); ok {
+		in.run = run
+	} else {
+		action = TimeoutExpire
+	}
 	done, err := r.resolveInteraction(ctx, in, timeoutResolution(in, action))
 	switch {
 	case err == nil:

@@ -133,6 +133,9 @@ func approvalOutcome(req *api.InputRequest, status api.Status, a approval.Answer
 	decided := status == api.StatusAnswered || decidedByTimeout(status, a)
 	if !decided {
 		ans = approval.Answer{Cancelled: status == api.StatusCancelled}
+		if status == api.StatusExpired && a.Decision == api.DecisionCancel {
+			ans.Decision = a.Decision // a timeout that ended the run says so
+		}
 	}
 	switch {
 	case !decided:

@@ -245,7 +245,19 @@ const ByTimeout = "timeout"
 // the resolve transition. A question resolved meanwhile is left as it is.
 func (r *Runner) timeout(ctx context.Context, it *store.Interaction, action string) error {
 	in, _ := newAnswering(it)
+	run, ok := r.resumable(ctx, it)
+	if !ok {
+		// Nothing can go on from this question (its run ended, or its
+		// agent is gone): it is closed as an expiry.
+		action = TimeoutExpire
+	}
+	in.run = run
 	_, err := r.resolveInteraction(ctx, in, timeoutResolution(in, action))
+	if errors.Is(err, errNotWaiting) && action != TimeoutExpire {
+		// The run stopped waiting between the read and the write.
+		in.run = nil
+		_, err = r.resolveInteraction(ctx, in, timeoutResolution(in, TimeoutExpire))
+	}
 	if errors.Is(err, errResolveLost) || errors.Is(err, errNotWaiting) {
 		return nil
 	}

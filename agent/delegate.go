@@ -38,8 +38,8 @@ type DelegateParams struct {
 // assignee (a conditional write: only while the question is pending and
 // the caller has not decided) and To becomes one, a user_input_reminder
 // (reason delegation, from, message) tells To, and the audit trail records
-// it. Errors: ErrInteractionNotFound (unknown, or not the caller's to
-// see), ErrDelegateNotAssignee, *AlreadyResolvedError,
+// it. Errors: ErrInteractionNotFound (unknown), ErrDelegateNotAssignee
+// (the caller is not an assignee), *AlreadyResolvedError,
 // *InteractionExpiredError, *DelegationError, *PayloadTooLargeError (a
 // message over api.MaxDelegateMessage).
 func (r *Runner) Delegate(ctx context.Context, p DelegateParams) (*api.DelegateResult, error) {
@@ -50,18 +50,12 @@ func (r *Runner) Delegate(ctx context.Context, p DelegateParams) (*api.DelegateR
 	if err != nil {
 		return nil, err
 	}
-	sess, err := r.st.SessionGet(ctx, it.SessionID)
-	if err != nil {
-		return nil, err
-	}
 	assignees, err := r.assigneesOf(ctx, r.st, it)
 	if err != nil {
 		return nil, err
 	}
 	if !slices.Contains(assignees, p.By) {
-		if p.By != sess.Owner {
-			return nil, ErrInteractionNotFound
-		}
+		// Anyone else, the owner and a former assignee included (docs/design.md §16).
 		return nil, ErrDelegateNotAssignee
 	}
 	switch it.Status {
