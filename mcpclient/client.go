@@ -41,6 +41,13 @@ import (
 	"github.com/lubanhq/luban/tool"
 )
 
+// ReceiptMetaKey is the _meta key of a tools/call that carries the signed
+// receipt of the person's approval of the call (docs/design.md §29): a
+// compact JWS over api.ReceiptClaims, verifiable against the luban
+// server's GET /.well-known/luban/keys. Absent when the call needed no
+// approval of its own.
+const ReceiptMetaKey = "luban/approvalReceipt"
+
 // DefaultTimeout bounds a tool call of a server without timeout in the
 // config. Time a person spends on the server's elicitation does not count.
 const DefaultTimeout = 2 * time.Minute
@@ -636,6 +643,11 @@ func (t *remoteTool) Call(ctx context.Context, args json.RawMessage) (api.ToolRe
 		a = map[string]any{}
 	}
 	params := &sdk.CallToolParams{Name: t.name, Arguments: a}
+	if jws, ok := tool.ApprovalReceipt(ctx); ok {
+		// The server's tool gets the person's signed approval of this
+		// call (docs/design.md §29), as a local tool gets it from ctx.
+		params.Meta = sdk.Meta{ReceiptMetaKey: jws}
+	}
 	if r := tool.InputResponsesFrom(ctx); r != nil {
 		params.RequestState = r.RequestState
 		params.InputResponses = sdk.InputResponseMap{}

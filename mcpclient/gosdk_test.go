@@ -160,3 +160,26 @@ func TestRedirectToAnotherOriginRefused(t *testing.T) {
 	}
 	assert.Contains(t, logs.String(), "redirect to another origin", "the log says why the server is down")
 }
+
+// A call approved by a person carries the signed receipt of that approval
+// to the MCP server in _meta (docs/design.md §29); a call without one
+// carries none.
+func TestApprovalReceiptInMeta(t *testing.T) {
+	t.Parallel()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "go", Version: "1"}, nil)
+	got := make(chan sdk.Meta, 2)
+	srv.AddTool(&sdk.Tool{Name: "deploy", InputSchema: objectSchema}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		got <- req.Params.Meta
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
+	})
+	reg := tool.NewRegistry()
+	m := mcpclient.New([]config.MCPServer{{Name: "go", URL: goServer(t, srv)}}, mcpclient.Options{Registry: reg})
+	start(t, m)
+	deploy := waitTool(t, reg, "go__deploy")
+
+	call(t, deploy, tool.WithApprovalReceipt(context.Background(), "h.p.s"), `{}`)
+	require.Equal(t, "h.p.s", (<-got)[mcpclient.ReceiptMetaKey])
+	call(t, deploy, context.Background(), `{}`)
+	_, has := (<-got)[mcpclient.ReceiptMetaKey]
+	require.False(t, has)
+}
