@@ -189,6 +189,13 @@ type ContinueResult struct {
 	Receipt  *api.Receipt
 	RunID    string
 	AfterSeq int64
+	// Owner is the session's owner: an assignee who is not may not read
+	// the session's stream.
+	Owner string
+	// Pending, when not nil, is the request still pending after an
+	// approval recorded towards its quorum (docs/design.md §16); Receipt is
+	// then nil.
+	Pending *api.InputRequest
 }
 
 // Resolve answers a pending interaction once and resumes what waits on it
@@ -274,6 +281,9 @@ func (r *Runner) Resolve(ctx context.Context, p ResolveParams) (*ContinueResult,
 		}
 		return nil, err
 	}
+	if held, err := r.quorumStep(ctx, in, res); err != nil || held != nil {
+		return held, err
+	}
 	done, err := r.resolveInteraction(ctx, in, res)
 	if errors.Is(err, errNotWaiting) || errors.Is(err, errResolveLost) {
 		// Resolved, expired or ended since it was read.
@@ -282,7 +292,7 @@ func (r *Runner) Resolve(ctx context.Context, p ResolveParams) (*ContinueResult,
 	if err != nil {
 		return nil, err
 	}
-	return &ContinueResult{Receipt: done.receipt, RunID: it.RunID, AfterSeq: done.seq - 1}, nil
+	return &ContinueResult{Receipt: done.receipt, RunID: it.RunID, AfterSeq: done.seq - 1, Owner: ist.Session.Owner}, nil
 }
 
 // expiredAnswer resolves in, an answer's question past its expiresAt, by
@@ -325,15 +335,34 @@ func (r *Runner) expiredAnswer(ctx context.Context, in *answering) error {
 }
 
 // mayAnswer is the one check of who may answer interaction it
-// (docs/design.md §15), whose session owner is given: today that owner and
-// no one else. It returns nil, or ErrInteractionNotFound when it is not by's
-// to see (Resolve turns that into ErrSessionNotFound when the caller named
-// the session).
-func (r *Runner) mayAnswer(_ context.Context, by string, _ *store.Interaction, owner string) error {
-	if by != owner {
-		return ErrInteractionNotFound
+// (docs/design.md §15, §16), whose session owner is given: a question a
+// route assigned is its assignees' (an escalation's or a delegation's rows
+// included), anyone else gets ErrNotAssignee; any other question is the
+// owner's and no one else's: ErrInteractionNotFound when it is not by's to
+// see (Resolve turns that into ErrSessionNotFound when the caller named the
+// session). The owner's approval under selfApproval: false is refused
+// after the answer is read (quorumStep).
+func (r *Runner) mayAnswer(ctx context.Context, by string, it *store.Interaction, owner string) error {
+	if routeOf(it) == nil {
+		// No route assigned it: the owner's, and nobody else's to see.
+		if by != owner {
+			return ErrInteractionNotFound
+		}
+		return nil
 	}
-	return nil
+	// A route's question (docs/design.md §16): its assignees', whoever
+	// owns the session.
+	rows, err := r.st.AssigneeList(ctx, it.ID)
+	if err != nil {
+		return err
+	}
+	for _, a := range rows {
+		if a.Person == by {
+			return nil
+		}
+	}
+	r.audit(ctx, r.st, it, "rejected", "not_assignee", map[string]any{"principal": by})
+	return ErrNotAssignee
 }
 
 // notResumable is the error of an answer to question it whose run cannot

@@ -16,6 +16,14 @@ var (
 	// ErrInteractionNotFound: the request does not exist or belongs to
 	// another session (404 interaction_not_found).
 	ErrInteractionNotFound = errors.New("interaction not found")
+	// ErrNotAssignee: the request was assigned by a route (docs/design.md
+	// §16) and the caller is not one of its assignees, or is the owner
+	// approving their own agent's call under selfApproval: false (403
+	// not_assignee). Nothing was consumed.
+	ErrNotAssignee = errors.New("you are not one of the people this request waits for")
+	// ErrAlreadyDecided: the caller's decision on an approval that needs a
+	// quorum is already recorded (409 already_decided). Nothing changed.
+	ErrAlreadyDecided = errors.New("your decision on this request is already recorded; it waits for the other approvers")
 	// ErrRunInProgress: the session's run is running (409 run_in_progress).
 	ErrRunInProgress = errors.New("a run is in progress in this session")
 	// ErrInteractionExpired: the request passed its expiresAt (410 interaction_expired).

@@ -72,6 +72,7 @@ func receiptClaims(it *store.Interaction, req *api.InputRequest, rc *api.Receipt
 // made is logged and the receipt stays unsigned (the decision itself is
 // not lost).
 func (r *Runner) receipt(ctx context.Context, in *answering, res resolution, out outcome, at time.Time) *api.Receipt {
+	in.it.DecidedBy = r.decidedBy(ctx, in.it, actorOf(ctx, res))
 	rc := people.NewReceipt(in.it, res.status, out.receipt, at)
 	if r.opts.Signer == nil {
 		return rc

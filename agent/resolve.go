@@ -71,7 +71,7 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 		consume := func(run *store.Run) error {
 			rc := r.receipt(ctx, in, res, out, now)
 			won, err := tx.InteractionResolve(ctx, &store.InteractionResolveParams{ID: it.ID, SessionID: it.SessionID, Status: string(res.status), Answer: out.stored, Now: now,
-				ReceiptJWS: rc.Signature})
+				ReceiptJWS: rc.Signature, DecidedBy: it.DecidedBy})
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
@@ -276,9 +278,13 @@ func (r *Runner) waitingFor(rt *AssignedRoute, rows []*store.Assignee) *api.Wait
 			w.Names = append(w.Names, r.actor(n).Name)
 		}
 	}
+	// The owner may not approve: not awaited.
+	selfBarred := !rt.SelfApproval && rt.Kind == RouteApproval
 	if rows == nil {
 		for _, p := range r.expand(rt.Assignees, rt.Owner) {
-			w.Awaiting = append(w.Awaiting, r.actor(p))
+			if !(selfBarred && p == rt.Owner) {
+				w.Awaiting = append(w.Awaiting, r.actor(p))
+			}
 		}
 		return w
 	}
@@ -286,8 +292,8 @@ func (r *Runner) waitingFor(rt *AssignedRoute, rows []*store.Assignee) *api.Wait
 	for _, a := range rows {
 		switch a.Decision {
 		case "":
-			if a.Person == rt.Owner && !rt.SelfApproval && rt.Kind == RouteApproval {
-				continue // the owner may not approve: not awaited
+			if selfBarred && a.Person == rt.Owner {
+				continue
 			}
 			w.Awaiting = append(w.Awaiting, r.actor(a.Person))
 		case string(api.DecisionApprove):
@@ -386,4 +392,119 @@ func (r *Runner) refreshAssignees(ctx context.Context, it *store.Interaction, re
 	req.Assignees = r.actors(persons)
 	req.WaitingFor = r.waitingFor(rt, rows)
 	return nil
+}
+
+// quorumStep applies the rules of the route that assigned an approval to
+// a person's decision on it, before the question is resolved
+// (docs/design.md §16). The owner's approve or edit under selfApproval:
+// false is ErrNotAssignee. Under a quorum every decision is recorded (an
+// edit counts as an approval, and the n-th approver's decision is the one
+// applied): a reject, or the approval that makes the quorum, returns nil
+// and the caller resolves the question with it; an approval short of the
+// quorum keeps the question pending, is audited, and emits the request
+// again with its new waitingFor, and its result has Pending set. A second
+// decision by the same person is ErrAlreadyDecided. Other questions
+// return nil, nil.
+func (r *Runner) quorumStep(ctx context.Context, in *answering, res resolution) (*ContinueResult, error) {
+	rt := routeOf(in.it)
+	if rt == nil || rt.Kind != RouteApproval || res.status != api.StatusAnswered {
+		return nil, nil
+	}
+	a, _ := res.answer.(approval.Answer)
+	approving := a.Decision == api.DecisionApprove || a.Decision == api.DecisionEdit
+	if approving && !rt.SelfApproval && res.by == rt.Owner {
+		r.audit(ctx, r.st, in.it, "rejected", "self_approval", map[string]any{"principal": res.by})
+		return nil, fmt.Errorf("%w: the owner may not approve their own agent's call here (selfApproval: false)", ErrNotAssignee)
+	}
+	if rt.Quorum <= 1 {
+		return nil, nil
+	}
+	decision := string(api.DecisionApprove)
+	if !approving {
+		decision = string(api.DecisionReject)
+	}
+	var n int
+	var won bool
+	var ev *store.Event
+	var req api.InputRequest
+	err := r.st.InTx(ctx, func(tx store.Tx) error {
+		var err error
+		n, won, err = tx.AssigneeDecide(ctx, &store.AssigneeDecideParams{RequestID: in.it.ID, Person: res.by, Decision: decision, Now: r.now()})
+		if err != nil || !won || !approving || n >= rt.Quorum {
+			return err
+		}
+		rows, err := tx.AssigneeList(ctx, in.it.ID)
+		if err != nil {
+			return err
+		}
+		req = *in.req
+		req.Resumable = true
+		persons := make([]string, 0, len(rows))
+		for _, x := range rows {
+			persons = append(persons, x.Person)
+		}
+		req.Assignees, req.WaitingFor = r.actors(persons), r.waitingFor(rt, rows)
+		if ev, err = r.emitTo(ctx, tx, in.it.SessionID, api.EventUserInputRequired, req, persons); err != nil {
+			return err
+		}
+		r.audit(ctx, tx, in.it, "approved", "", map[string]any{"principal": res.by, "approvals": n, "quorum": rt.Quorum})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !won {
+		rows, err := r.st.AssigneeList(ctx, in.it.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range rows {
+			if x.Person == res.by && x.Decision != "" {
+				r.audit(ctx, r.st, in.it, "rejected", "already_decided", map[string]any{"principal": res.by})
+				return nil, ErrAlreadyDecided
+			}
+		}
+		return nil, r.notResumable(ctx, in.it)
+	}
+	if !approving || n >= rt.Quorum {
+		return nil, nil
+	}
+	return &ContinueResult{RunID: in.it.RunID, AfterSeq: ev.Seq - 1, Owner: rt.Owner, Pending: &req}, nil
+}
+
+// decidedBy is what a resolution by principal by stores of who decided
+// (store.Interaction.DecidedBy): the person and, for an approval that
+// needed a quorum, every decision recorded; nil when by is nobody, and
+// when neither people: nor a route is configured (only the owner answers
+// then) unless a timeout decided.
+func (r *Runner) decidedBy(ctx context.Context, it *store.Interaction, by string) json.RawMessage {
+	if by == "" || by == "system" {
+		return nil
+	}
+	if r.opts.People.Len() == 0 && len(it.Route) == 0 && by != "timeout" {
+		// Without people: and routes a receipt is as before: the
+		// session's owner decided.
+		return nil
+	}
+	d := struct {
+		By        api.Actor           `json:"by"`
+		Decisions []api.ActorDecision `json:"decisions,omitempty"`
+	}{By: r.actor(by)}
+	if rt := routeOf(it); rt != nil && rt.Quorum > 1 {
+		rows, err := r.st.AssigneeList(ctx, it.ID)
+		if err != nil {
+			r.log.Error("read decisions", "requestId", it.ID, "err", err)
+		}
+		var ds []*store.Assignee
+		for _, x := range rows {
+			if x.Decision != "" {
+				ds = append(ds, x)
+			}
+		}
+		slices.SortStableFunc(ds, func(x, y *store.Assignee) int { return x.DecidedAt.Compare(y.DecidedAt) })
+		for _, x := range ds {
+			d.Decisions = append(d.Decisions, api.ActorDecision{By: r.actor(x.Person), Decision: api.Decision(x.Decision), At: x.DecidedAt})
+		}
+	}
+	return mustJSON(d)
 }

@@ -47,10 +47,14 @@ type ContinueRequest struct {
 }
 
 // ContinueAccepted is the 202 body of POST /api/chat/continue sent with
-// Accept: application/json: the receipt at once, while the run continues
-// without the caller.
+// Accept: application/json (and to an assignee who does not own the
+// session, docs/design.md §16): the receipt at once, while the run
+// continues without the caller. An approval recorded towards a quorum
+// resolves nothing yet: Receipt is null and Pending is the request with
+// its new waitingFor.
 type ContinueAccepted struct {
-	Receipt *Receipt `json:"receipt"`
+	Receipt *Receipt      `json:"receipt"`
+	Pending *InputRequest `json:"pending,omitempty"`
 }
 
 // PendingResponse is GET /api/interactions/pending?sessionId=: what a

@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -58,4 +59,13 @@ func errorOf(resp *http.Response) *Error {
 	}
 	e.Message = msg
 	return e
+}
+
+// IsCode reports whether err is an *Error with code c: for instance
+// api.CodeNotAssignee (403: the request waits for other people,
+// docs/design.md §16; nothing was consumed) or api.CodeAlreadyDecided (409:
+// the caller's decision on a quorum approval is already recorded).
+func IsCode(err error, c api.ErrorCode) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == string(c)
 }

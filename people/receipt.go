@@ -26,6 +26,16 @@ func NewReceipt(it *store.Interaction, status api.Status, ans any, resolvedAt ti
 	if it.Tool == api.ToolElicitation {
 		rc.ToolCallID = elicit.ModelCallID(it.ToolCallID)
 	}
+	if len(it.DecidedBy) > 0 {
+		// Who decided (docs/design.md §16), as the resolution stored it.
+		var d struct {
+			By        *api.Actor          `json:"by"`
+			Decisions []api.ActorDecision `json:"decisions"`
+		}
+		if json.Unmarshal(it.DecidedBy, &d) == nil {
+			rc.By, rc.Decisions = d.By, d.Decisions
+		}
+	}
 	switch a := ans.(type) {
 	case api.Answer:
 		if a.Selections != nil {

@@ -92,6 +92,10 @@ func errorFor(err error) (int, api.ErrorDetail) {
 		return http.StatusUnprocessableEntity, api.ErrorDetail{Code: api.CodeInvalidDelegation, Message: delegation.Error(), Details: delegation.Details}
 	case errors.Is(err, agent.ErrDelegateNotAssignee):
 		return http.StatusForbidden, api.ErrorDetail{Code: api.CodeNotAssignee, Message: err.Error()}
+	case errors.Is(err, agent.ErrNotAssignee):
+		return http.StatusForbidden, api.ErrorDetail{Code: api.CodeNotAssignee, Message: err.Error()}
+	case errors.Is(err, agent.ErrAlreadyDecided):
+		return http.StatusConflict, api.ErrorDetail{Code: api.CodeAlreadyDecided, Message: err.Error()}
 	case errors.Is(err, agent.ErrSessionNotFound):
 		return http.StatusNotFound, api.ErrorDetail{Code: api.CodeSessionNotFound, Message: err.Error()}
 	case errors.Is(err, agent.ErrInteractionNotFound):

@@ -275,8 +275,10 @@ func (s *Server) handleContinue(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if wantsJSON(r) {
-		writeJSON(w, http.StatusAccepted, api.ContinueAccepted{Receipt: res.Receipt})
+	if wantsJSON(r) || res.Pending != nil || res.Owner != Principal(r.Context()) {
+		// An assignee who does not own the session reads no more of it
+		// than the receipt (docs/design.md §16).
+		writeJSON(w, http.StatusAccepted, api.ContinueAccepted{Receipt: res.Receipt, Pending: res.Pending})
 		return
 	}
 	s.stream(w, r, req.SessionID, res.AfterSeq, runEnds(res.RunID))

@@ -348,11 +348,15 @@ export interface ContinueRequest {
 
 /**
  * ContinueAccepted is the 202 body of POST /api/chat/continue sent with
- * Accept: application/json: the receipt at once, while the run continues
- * without the caller.
+ * Accept: application/json (and to an assignee who does not own the
+ * session, docs/design.md §16): the receipt at once, while the run
+ * continues without the caller. An approval recorded towards a quorum
+ * resolves nothing yet: Receipt is null and Pending is the request with
+ * its new waitingFor.
  */
 export interface ContinueAccepted {
   receipt: Receipt | null
+  pending?: InputRequest
 }
 
 /**
