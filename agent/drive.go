@@ -435,7 +435,7 @@ func (r *Runner) nextQuestion(st *state, agent *Agent, t *modelTurn) *interactio
 		return nil
 	}
 	msgs := append(st.msgs[:len(st.msgs):len(st.msgs)], &store.Message{ID: t.msgID, SessionID: run.SessionID, RunID: run.ID,
-		Role: "assistant", Content: t.message.Content, ToolCalls: callsJSON})
+		Role: "assistant", Content: t.message.Content, ToolCalls: callsJSON, Calls: storeCalls(t.calls)})
 	if needsApprovals(agent, msgs, run.ID) {
 		return nil
 	}
@@ -584,12 +584,9 @@ func uniqueCallIDs(calls []model.ToolCall, msgs []*store.Message) []model.ToolCa
 	}
 	used := map[string]bool{}
 	for _, m := range msgs {
-		if m.Role == "assistant" && len(m.ToolCalls) > 0 {
-			var cs []model.ToolCall
-			if json.Unmarshal(m.ToolCalls, &cs) == nil {
-				for _, c := range cs {
-					used[c.ID] = true
-				}
+		if m.Role == "assistant" {
+			for _, c := range callsOf(m) {
+				used[c.ID] = true
 			}
 		}
 	}
@@ -626,9 +623,7 @@ func buildMessages(system string, msgs []*store.Message) []model.Message {
 			out = append(out, model.Message{Role: model.RoleUser, Content: m.Content})
 		case "assistant":
 			am := model.Message{Role: model.RoleAssistant, Content: m.Content, Reasoning: messageReasoning(m)}
-			if len(m.ToolCalls) > 0 {
-				_ = json.Unmarshal(m.ToolCalls, &am.ToolCalls)
-			}
+			am.ToolCalls = callsOf(m)
 			out = append(out, am)
 			rs := results[m.ID]
 			sort.SliceStable(rs, func(i, j int) bool { return rs[i].CallIndex < rs[j].CallIndex })
@@ -636,6 +631,33 @@ func buildMessages(system string, msgs []*store.Message) []model.Message {
 				out = append(out, model.Message{Role: model.RoleTool, Content: t.Content, ToolCallID: t.ToolCallID, Name: t.Name, IsError: t.IsError})
 			}
 		}
+	}
+	return out
+}
+
+// callsOf is m's tool calls as the model sees them, from the calls the
+// store decoded once (store.Message.Calls); a message built by hand with
+// only its ToolCalls column is decoded here.
+func callsOf(m *store.Message) []model.ToolCall {
+	cs := m.Calls
+	if cs == nil && len(m.ToolCalls) > 0 {
+		cs = store.DecodeCalls(m.ToolCalls)
+	}
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]model.ToolCall, len(cs))
+	for i, c := range cs {
+		out[i] = model.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+	}
+	return out
+}
+
+// storeCalls is calls as store.Message.Calls holds them.
+func storeCalls(calls []model.ToolCall) []store.ToolCall {
+	out := make([]store.ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = store.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 	}
 	return out
 }

@@ -159,8 +159,8 @@ func (r *Runner) Transcript(ctx context.Context, owner, id string) (*api.Transcr
 	for _, m := range msgs {
 		v := api.MessageView{ID: m.ID, RunID: m.RunID, Role: api.Role(m.Role), Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name,
 			IsError: m.IsError, Metadata: m.Metadata, CreatedAt: m.CreatedAt}
-		if len(m.ToolCalls) > 0 {
-			_ = json.Unmarshal(m.ToolCalls, &v.ToolCalls)
+		for _, c := range callsOf(m) {
+			v.ToolCalls = append(v.ToolCalls, api.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
 		if m.Role == "user" {
 			// A user message's metadata is the run's front-end tools,

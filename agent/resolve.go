@@ -397,14 +397,10 @@ func (r *Runner) findCall(ctx context.Context, in *answering, toolCallID string)
 	msgs := in.msgs
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
-		if m.Role != "assistant" || len(m.ToolCalls) == 0 {
+		if m.Role != "assistant" {
 			continue
 		}
-		var calls []model.ToolCall
-		if json.Unmarshal(m.ToolCalls, &calls) != nil {
-			continue
-		}
-		for j, c := range calls {
+		for j, c := range callsOf(m) {
 			if c.ID == toolCallID {
 				return m.ID, j, nil
 			}
@@ -428,11 +424,11 @@ func missingCalls(msgs []*store.Message, runID string) (*store.Message, []pendin
 			break
 		}
 	}
-	if last == nil || len(last.ToolCalls) == 0 {
-		return last, nil
+	if last == nil {
+		return nil, nil
 	}
-	var calls []model.ToolCall
-	if err := json.Unmarshal(last.ToolCalls, &calls); err != nil {
+	calls := callsOf(last)
+	if len(calls) == 0 {
 		return last, nil
 	}
 	done := map[string]bool{}

@@ -85,13 +85,16 @@ type Run struct {
 // Message is one stored conversation message. Tool results carry ParentID
 // (the assistant message) and CallIndex (position of the call in it).
 type Message struct {
-	Seq        int64
-	ID         string
-	SessionID  string
-	RunID      string
-	Role       string
-	Content    string
-	ToolCalls  json.RawMessage // JSON array of model.ToolCall, assistant only
+	Seq       int64
+	ID        string
+	SessionID string
+	RunID     string
+	Role      string
+	Content   string
+	ToolCalls json.RawMessage // JSON array of model.ToolCall, assistant only
+	// Calls is ToolCalls decoded, once, by the driver that read or wrote
+	// the row (nil when there are none or they are not a JSON array).
+	Calls      []ToolCall
 	ToolCallID string
 	Name       string
 	IsError    bool
@@ -99,6 +102,28 @@ type Message struct {
 	ParentID   string
 	CallIndex  int
 	CreatedAt  time.Time
+}
+
+// ToolCall is one tool call of an assistant message, as model.ToolCall
+// encodes it (the store imports nothing of luban).
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// DecodeCalls decodes a message's tool_calls column (nil for none or for
+// bytes that are not a JSON array of calls): what a driver fills
+// Message.Calls with.
+func DecodeCalls(raw json.RawMessage) []ToolCall {
+	if len(raw) == 0 {
+		return nil
+	}
+	var calls []ToolCall
+	if json.Unmarshal(raw, &calls) != nil {
+		return nil
+	}
+	return calls
 }
 
 // Interaction is one question put to a person (docs/design.md §A.2 pendingInteraction).

@@ -376,7 +376,7 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 		return nil, fmt.Errorf("postgres: message insert: %w", err)
 	}
 	return &store.Message{Seq: seq, ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, Role: p.Role, Content: p.Content,
-		ToolCalls: p.ToolCalls, ToolCallID: p.ToolCallID, Name: p.Name, IsError: p.IsError, Metadata: p.Metadata,
+		ToolCalls: p.ToolCalls, Calls: store.DecodeCalls(p.ToolCalls), ToolCallID: p.ToolCallID, Name: p.Name, IsError: p.IsError, Metadata: p.Metadata,
 		ParentID: p.ParentID, CallIndex: p.CallIndex, CreatedAt: p.Now}, nil
 }
 
@@ -395,6 +395,7 @@ func (e executor) MessageList(ctx context.Context, sessionID string) ([]*store.M
 			return nil, err
 		}
 		m.ToolCalls, m.Metadata, m.CreatedAt = rawJSON(calls), rawJSON(meta), tm(at)
+		m.Calls = store.DecodeCalls(m.ToolCalls)
 		return m, nil
 	})
 }

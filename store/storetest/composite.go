@@ -18,9 +18,11 @@ func exerciseComposite(t *testing.T, newStore func(t *testing.T) store.Store) {
 		t.Parallel()
 		b := setup(t, newStore)
 		r := b.run(t)
-		_, err := b.st.MessageInsert(b.ctx, &store.MessageInsertParams{ID: "msg_a", SessionID: r.SessionID, RunID: r.ID, Role: "assistant",
+		m, err := b.st.MessageInsert(b.ctx, &store.MessageInsertParams{ID: "msg_a", SessionID: r.SessionID, RunID: r.ID, Role: "assistant",
 			ToolCalls: json.RawMessage(`[{"id":"c1","name":"ask_user","arguments":"{}"}]`), Now: T0})
 		require.NoError(t, err)
+		calls := []store.ToolCall{{ID: "c1", Name: "ask_user", Arguments: "{}"}}
+		require.Equal(t, calls, m.Calls, "the calls decoded once, by the store")
 		it := b.ask(t, r, T0.Add(time.Hour))
 
 		got, err := b.st.InteractionGetState(b.ctx, &store.InteractionGetStateParams{ID: it.ID, Messages: true})
@@ -32,6 +34,7 @@ func exerciseComposite(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.Equal(t, store.RunRunning, got.Run.Status)
 		require.Len(t, got.Messages, 1)
 		require.Equal(t, "msg_a", got.Messages[0].ID)
+		require.Equal(t, calls, got.Messages[0].Calls)
 
 		got, err = b.st.InteractionGetState(b.ctx, &store.InteractionGetStateParams{ID: it.ID})
 		require.NoError(t, err)
