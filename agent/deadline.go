@@ -88,12 +88,17 @@ func (r *Runner) runDeadlines(ctx context.Context) {
 	wake, unsub := r.st.Subscribe(store.FeedKey)
 	defer unsub()
 	for {
-		r.fireDeadlines(ctx)
+		failed := r.fireDeadlines(ctx)
 		wait := r.opts.DeadlinePoll
 		if next, err := r.st.DeadlineNextDue(ctx); err == nil && !next.IsZero() {
 			wait = min(wait, max(next.Sub(r.now()), time.Millisecond))
 		} else if err != nil && ctx.Err() == nil {
 			r.log.Error("deadlines: next due", "err", err)
+		}
+		if failed {
+			// A deadline that could not fire stays due: try it again in a
+			// second, not in a loop.
+			wait = max(wait, deadlineRetry)
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -108,28 +113,32 @@ func (r *Runner) runDeadlines(ctx context.Context) {
 	}
 }
 
-// fireDeadlines fires every deadline due now, earliest first.
-func (r *Runner) fireDeadlines(ctx context.Context) {
+// deadlineRetry is how soon the scheduler tries a deadline again that
+// failed to fire (a database error).
+const deadlineRetry = time.Second
+
+// fireDeadlines fires every deadline due now, earliest first, and reports
+// whether one failed (it stays due; the others still fire).
+func (r *Runner) fireDeadlines(ctx context.Context) (failed bool) {
 	for ctx.Err() == nil {
 		due, err := r.st.DeadlineListDue(ctx, &store.DeadlineListDueParams{Now: r.now(), Limit: 100})
 		if err != nil {
 			if ctx.Err() == nil {
 				r.log.Error("deadlines: list due", "err", err)
 			}
-			return
+			return true
 		}
 		for _, d := range due {
 			if err := r.fireDeadline(ctx, d); err != nil && ctx.Err() == nil {
 				r.log.Error("deadlines: fire", "requestId", d.RequestID, "kind", d.Kind, "err", err)
-				// Left due: the next pass tries again, and the loop does
-				// not spin on it now.
-				return
+				failed = true
 			}
 		}
-		if len(due) < 100 {
-			return
+		if len(due) < 100 || failed {
+			return failed
 		}
 	}
+	return failed
 }
 
 // errDeadlineLost rolls back a deadline's transaction whose conditional
