@@ -19,7 +19,7 @@ type Recipient struct {
 }
 
 // Recipients returns who must hear of request req of a session owned by
-// owner: its assignees (the session's owner until routes name others),
+// owner: its assignees (Runner.Assignees: its route's people, else the session's owner),
 // each once.
 type Recipients func(ctx context.Context, owner string, req *api.InputRequest) ([]Recipient, error)
 

@@ -19,15 +19,16 @@ type notifiers struct {
 }
 
 // newNotifiers builds the channels of file's `notify:` (none without a
-// file or the section). Questions go to the session owner's person of
-// dir (routes' assignees when they are applied); links makes their signed
+// file or the section). Questions go to their assignees (assignees:
+// agent.Runner.Assignees) as people of dir; links makes their signed
 // action links (signing.Links on server.publicUrl).
-func newNotifiers(st store.Store, file *config.File, dir *principal.Directory, links people.Links) (*notifiers, error) {
+func newNotifiers(st store.Store, file *config.File, dir *principal.Directory, assignees func(ctx context.Context, requestID string) ([]string, error), links people.Links) (*notifiers, error) {
 	n := &notifiers{}
 	if file == nil {
 		return n, nil
 	}
-	rcpts, person := ownerRecipients(dir), personOf(dir)
+	person := personOf(dir)
+	rcpts := assigneeRecipients(assignees, person)
 	if e := file.Notify.Email; e != nil {
 		ch, err := people.NewEmail(people.EmailOptions{SMTP: e.SMTP, From: e.From, Username: e.Username, Password: e.Password, StartTLS: e.StartTLS,
 			Store: st, Recipients: rcpts, Person: person, Links: links})
@@ -47,15 +48,22 @@ func newNotifiers(st store.Store, file *config.File, dir *principal.Directory, l
 	return n, nil
 }
 
-// ownerRecipients is who hears of a question: the person whose id is the
-// session's owner (a token outside people: reaches nobody).
-func ownerRecipients(dir *principal.Directory) people.Recipients {
-	return func(_ context.Context, owner string, _ *api.InputRequest) ([]people.Recipient, error) {
-		p := dir.Get(owner)
-		if p == nil {
-			return nil, nil
+// assigneeRecipients is who hears of a question: its assignees (the
+// route's people, else the session's owner) who are people of the
+// directory (a token outside people: reaches nobody).
+func assigneeRecipients(assignees func(ctx context.Context, requestID string) ([]string, error), person people.Person) people.Recipients {
+	return func(ctx context.Context, _ string, req *api.InputRequest) ([]people.Recipient, error) {
+		ids, err := assignees(ctx, req.ID)
+		if err != nil {
+			return nil, err
 		}
-		return []people.Recipient{{ID: p.ID, Name: p.Name, Email: p.Email, Slack: p.Slack}}, nil
+		var out []people.Recipient
+		for _, id := range ids {
+			if r, ok := person(id); ok {
+				out = append(out, r)
+			}
+		}
+		return out, nil
 	}
 }
 

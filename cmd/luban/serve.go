@@ -297,7 +297,7 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	// Notifications carry signed action links on server.publicUrl
 	// (docs/design.md §17, §29).
 	links := &signing.Links{Keys: keys, Base: publicURL(cfg.publicURL, ln.Addr().String()), ExpiresAt: runner.QuestionExpiry}
-	notify, err := newNotifiers(st, file, dir, links)
+	notify, err := newNotifiers(st, file, dir, runner.Assignees, links)
 	if err != nil {
 		return err
 	}
