@@ -55,6 +55,9 @@ const zh = {
   draftDiscarded: '；你在这里未发送的草稿已丢弃',
   unsentDraft: '你未发送的草稿',
   answerNotTaken: '；你的回答没有被采用',
+  /** waitingFor says whom a routed request waits for (docs/design.md §16). */
+  waitingFor: (names: string[], approvals: number, quorum: number) =>
+    `等待 ${names.join('、')}${quorum > 1 ? `（已批准 ${approvals}/${quorum}）` : ''}`,
   yourAnswer: '你的回答',
   submittedAt: '提交时间',
   cancelledAt: '取消时间',
@@ -132,6 +135,8 @@ const en: Dict = {
   draftDiscarded: '; your unsent draft here was discarded',
   unsentDraft: 'Your unsent draft',
   answerNotTaken: '; your answer was not taken',
+  waitingFor: (names: string[], approvals: number, quorum: number) =>
+    `waiting for ${names.join(', ')}${quorum > 1 ? ` (${approvals} of ${quorum} approved)` : ''}`,
   yourAnswer: 'Your answer',
   submittedAt: 'Submitted at',
   cancelledAt: 'Cancelled at',

@@ -62,6 +62,16 @@ describe('session reducer', () => {
     expect(s.running).toBe(false)
   })
 
+  it('the same request again updates whom it waits for (an approval towards a quorum)', () => {
+    const wf = (n: number) => ({ names: ['finance'], awaiting: [], quorum: 2, approvals: Array.from({ length: n }, () => ({ id: 'bob', name: 'Bob' })) })
+    const req = { id: 'q', toolCallId: 'c', sessionId: 's', runId: 'r', tool: 'approval', title: 't', mode: 'approval', createdAt: '', expiresAt: '', resumable: true }
+    let s = run(initialState, ev(1, 'user_input_required', { ...req, waitingFor: wf(0) }))
+    s = run(s, ev(2, 'user_input_required', { ...req, waitingFor: wf(1) }))
+    const cards = s.items.filter((i) => i.kind === 'input')
+    expect(cards).toHaveLength(1)
+    expect(cards[0]).toMatchObject({ request: { id: 'q', waitingFor: { quorum: 2, approvals: [{ id: 'bob' }] } } })
+  })
+
   it('a failed submit of a card that resolved meanwhile leaves the receipt alone; a 409 receipt is success', () => {
     const req = { id: 'q', toolCallId: 'c', sessionId: 's', runId: 'r', tool: 'ask_user', title: 't', mode: 'single', createdAt: '', expiresAt: '', resumable: true }
     const rec = { requestId: 'q', toolCallId: 'c', status: 'answered', selections: ['a'], customInput: '', resolvedAt: '' }

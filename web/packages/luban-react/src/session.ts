@@ -296,7 +296,14 @@ function applyEvent(s: SessionState, ev: SSEEvent): SessionState {
       // The minimal check (docs/design.md §A.3): nothing else is rendered.
       if (!isInputRequest(ev.data)) return s
       const r = ev.data
-      if (s.items.some((i) => i.kind === 'input' && i.request.id === r.id)) return { ...s, running: false }
+      if (s.items.some((i) => i.kind === 'input' && i.request.id === r.id)) {
+        // The same request again: whom it waits for changed (an approval
+        // towards a quorum, docs/design.md §16).
+        const items = s.items.map((i) =>
+          i.kind === 'input' && i.request.id === r.id ? { ...i, request: { ...i.request, assignees: r.assignees, waitingFor: r.waitingFor } } : i,
+        )
+        return { ...s, running: false, items }
+      }
       return { ...s, running: false, items: insertCard(s.items, newCard(r)) }
     }
     case 'user_input_resolved': {

@@ -62,6 +62,18 @@ describe('approval card (docs/design.md §10)', () => {
     expect(screen.getByTestId('approval-description')).toHaveTextContent(/^在工作区中写入文本文件。$/)
   })
 
+  it('says whom a routed approval waits for, with the approvals of its quorum (docs/design.md §16)', () => {
+    const waitingFor = { names: ['finance'], awaiting: [{ id: 'carol', name: 'Carol' }], quorum: 2, approvals: [{ id: 'bob', name: 'Bob' }] }
+    setup({}, { waitingFor } as Partial<ApprovalRequest>)
+    expect(screen.getByTestId('waiting-for')).toHaveTextContent(/^waiting for finance \(1 of 2 approved\)$/)
+  })
+
+  it('says it in Chinese too', () => {
+    const waitingFor = { names: ['finance', 'Alice'], awaiting: [], quorum: 1, approvals: [] }
+    setup({}, { waitingFor } as Partial<ApprovalRequest>, 'zh')
+    expect(screen.getByTestId('waiting-for')).toHaveTextContent(/^等待 finance、Alice$/)
+  })
+
   it('shows the tool, its description and the arguments as coloured JSON, as text', () => {
     setup()
     expect(screen.getByRole('heading', { name: 'Run write_file?' })).toBeInTheDocument()

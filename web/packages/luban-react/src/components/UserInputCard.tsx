@@ -165,6 +165,11 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
       ) : (
         <>
           <h3 className="card-title">{title}</h3>
+          {req.waitingFor && (
+            <p className="card-source" data-testid="waiting-for">
+              {t.waitingFor(req.waitingFor.names.map((n) => visible(n)), req.waitingFor.approvals.length, req.waitingFor.quorum)}
+            </p>
+          )}
           {req.description && !approval && <p className="card-desc">{visible(req.description)}</p>}
           {card.phase === 'not_resumable' ? (
             <p className="not-resumable" data-testid="not-resumable" data-code={card.error?.code ?? 'not_resumable'} role="alert">
