@@ -7,6 +7,7 @@ import (
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/people"
+	"github.com/lubanhq/luban/signing"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/tool"
 )
@@ -49,6 +50,7 @@ func receiptClaims(it *store.Interaction, req *api.InputRequest, rc *api.Receipt
 	if c.Decision == "" {
 		c.Decision = string(rc.Status)
 	}
+	c.AnswerSHA256 = signing.AnswerSHA256(rc)
 	switch {
 	case it.Tool == api.ToolApproval:
 		c.Kind, c.Policy = "approval", "approval"

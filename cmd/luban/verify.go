@@ -62,7 +62,7 @@ func (c *Verify) Run(args []string) error {
 	if err != nil {
 		return err
 	}
-	jws, rc, err := receiptJWS(in)
+	jws, rc, hook, err := receiptJWS(in)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (c *Verify) Run(args []string) error {
 		return fmt.Errorf("not verified: %w", err)
 	}
 	if rc != nil {
-		if err := matches(rc, claims); err != nil {
+		if err := matches(rc, claims, !hook); err != nil {
 			return fmt.Errorf("not verified: %w", err)
 		}
 	}
@@ -83,6 +83,12 @@ func (c *Verify) Run(args []string) error {
 		claims.At.UTC().Format(time.RFC3339), claims.RequestID, claims.SessionID)
 	if claims.ArgsSHA256 != "" {
 		fmt.Fprintf(c.Stdout, "arguments sha256 %s\n", claims.ArgsSHA256)
+	}
+	switch {
+	case rc != nil && !hook && claims.AnswerSHA256 != "":
+		fmt.Fprintln(c.Stdout, "the receipt's answer is the one signed")
+	case claims.AnswerSHA256 != "":
+		fmt.Fprintf(c.Stdout, "answer sha256 %s (the answer itself is not in what was checked)\n", claims.AnswerSHA256)
 	}
 	return nil
 }
@@ -127,14 +133,15 @@ func readJWKS(path string) (*jose.JSONWebKeySet, error) {
 // receiptJWS finds the JWS in in: the text itself, or the "signature" of
 // a receipt, of {"receipt": …}, or of a webhook message's data.receipt.
 // The receipt, when there is one, is returned to be compared with what
-// was signed.
-func receiptJWS(in []byte) (string, *api.Receipt, error) {
+// was signed; hook reports that it came from a webhook message, whose
+// receipt carries no answer.
+func receiptJWS(in []byte) (jws string, rc *api.Receipt, hook bool, err error) {
 	s := strings.TrimSpace(string(in))
 	if !strings.HasPrefix(s, "{") {
 		if s == "" {
-			return "", nil, errors.New("not verified: the input is empty")
+			return "", nil, false, errors.New("not verified: the input is empty")
 		}
-		return s, nil, nil
+		return s, nil, false, nil
 	}
 	var top api.Receipt
 	var doc struct {
@@ -144,24 +151,26 @@ func receiptJWS(in []byte) (string, *api.Receipt, error) {
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(in, &top); err != nil {
-		return "", nil, fmt.Errorf("not verified: the input is neither a JWS nor JSON: %v", err)
+		return "", nil, false, fmt.Errorf("not verified: the input is neither a JWS nor JSON: %v", err)
 	}
 	_ = json.Unmarshal(in, &doc)
-	rc := &top
+	rc = &top
 	switch {
 	case doc.Data != nil && doc.Data.Receipt != nil:
-		rc = doc.Data.Receipt
+		rc, hook = doc.Data.Receipt, true
 	case doc.Receipt != nil:
 		rc = doc.Receipt
 	}
 	if rc.Signature == "" {
-		return "", nil, errors.New("not verified: the receipt carries no signature")
+		return "", nil, false, errors.New("not verified: the receipt carries no signature")
 	}
-	return rc.Signature, rc, nil
+	return rc.Signature, rc, hook, nil
 }
 
-// matches checks that a receipt says what its signature says.
-func matches(rc *api.Receipt, c *api.ReceiptClaims) error {
+// matches checks that a receipt says what its signature says: its
+// request, session-free fields, status or decision, time and, when
+// withAnswer (a receipt, not a webhook's), its answer.
+func matches(rc *api.Receipt, c *api.ReceiptClaims, withAnswer bool) error {
 	if rc.RequestID != "" && rc.RequestID != c.RequestID {
 		return fmt.Errorf("the receipt is for request %s but its signature for %s", rc.RequestID, c.RequestID)
 	}
@@ -170,6 +179,15 @@ func matches(rc *api.Receipt, c *api.ReceiptClaims) error {
 	}
 	if rc.Decision != "" && string(rc.Decision) != c.Decision {
 		return fmt.Errorf("the receipt says %s but its signature says %s", rc.Decision, c.Decision)
+	}
+	if withAnswer && rc.Decision == "" && rc.Status != "" && string(rc.Status) != c.Decision {
+		return fmt.Errorf("the receipt says %s but its signature says %s", rc.Status, c.Decision)
+	}
+	if rc.By != nil && rc.By.ID != "" && rc.By.ID != c.By {
+		return fmt.Errorf("the receipt names %s but its signature %s", rc.By.ID, c.By)
+	}
+	if withAnswer && c.AnswerSHA256 != "" && signing.AnswerSHA256(rc) != c.AnswerSHA256 {
+		return errors.New("the receipt's answer is not the one signed")
 	}
 	return nil
 }

@@ -19,6 +19,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/signing"
 )
 
 // signByHand makes a compact EdDSA JWS with crypto/ed25519 alone, as any
@@ -155,6 +158,29 @@ func TestVerifyProcess(t *testing.T) {
 		"receipt": map[string]any{"requestId": "ask_1", "status": "answered", "resolvedAt": at, "signature": jws}}})
 	r = lubanStdin(t, string(hook), "verify", "--keys", jwksFile, "-")
 	require.Equal(t, 0, r.code, "a webhook message on stdin: %s", r.stderr)
+
+	answered := api.Receipt{RequestID: "ask_3", Status: api.StatusAnswered, Selections: []string{"dev"}, CustomInput: "svc",
+		ResolvedAt: at, By: &api.Actor{ID: "alice", Name: "Alice"}}
+	askClaims := map[string]any{"requestId": "ask_3", "sessionId": "sess_1", "kind": "ask", "decision": "answered", "by": "alice",
+		"at": at, "policy": "ask", "answerSha256": signing.AnswerSHA256(&answered)}
+	answered.Signature = signByHand(t, priv, kf.Keys[0].Kid, "luban-receipt+jws", askClaims)
+	okReceipt, _ := json.Marshal(answered)
+	r = luban(t, nil, "verify", "--keys", jwksFile, file("answered.json", string(okReceipt)))
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "the receipt's answer is the one signed")
+	for name, edit := range map[string]func(rc *api.Receipt){
+		"selections":  func(rc *api.Receipt) { rc.Selections = []string{"prod"} },
+		"customInput": func(rc *api.Receipt) { rc.CustomInput = "evil-svc" },
+		"status":      func(rc *api.Receipt) { rc.Status = api.StatusCancelled },
+		"by":          func(rc *api.Receipt) { rc.By = &api.Actor{ID: "mallory"} },
+	} {
+		rc := answered
+		edit(&rc)
+		b, _ := json.Marshal(rc)
+		r = luban(t, nil, "verify", "--keys", jwksFile, file("edited-"+name+".json", string(b)))
+		require.Equal(t, 1, r.code, "a receipt with its %s edited: %s", name, r.stdout)
+		require.Contains(t, r.stderr, "not verified", name)
+	}
 
 	r = luban(t, nil, "verify", "--keys", jwksFile, file("empty.json", `{"requestId":"ask_1"}`))
 	require.Equal(t, 1, r.code)

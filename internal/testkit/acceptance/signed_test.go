@@ -137,6 +137,7 @@ func TestSignedApprovalReceipt(t *testing.T) {
 			require.NotEmpty(t, c.By)
 			require.NotContains(t, c.By, "test-token", "a principal, not its token")
 			want.By = c.By
+			want.AnswerSHA256 = signing.AnswerSHA256(&rc)
 			require.True(t, c.At.Equal(want.At))
 			c.At = want.At
 			require.Equal(t, want, c)
@@ -196,17 +197,23 @@ func TestSignedQuestionReceipts(t *testing.T) {
 	require.Empty(t, c.Tool)
 	require.Empty(t, c.ArgsSHA256)
 	require.Equal(t, p.sessionID, c.SessionID)
+	require.Equal(t, signing.AnswerSHA256(&rc), c.AnswerSHA256, "the answer is signed")
 
 	second := e.pausedAt(p.sessionID, p.runID, evs)
 	require.Equal(t, http.StatusOK, e.srv.JSON("POST", "/api/sessions/"+p.sessionID+"/cancel", nil, nil))
 	var inbox api.InteractionList
 	e.get("/api/interactions?status=resolved", &inbox)
-	var cancelled *api.Receipt
+	var cancelled, answered *api.Receipt
 	for _, it := range inbox.Interactions {
-		if it.ID == second.req.ID {
+		switch it.ID {
+		case second.req.ID:
 			cancelled = it.Receipt
+		case p.req.ID:
+			answered = it.Receipt
 		}
 	}
+	require.NotNil(t, answered)
+	require.Equal(t, c.AnswerSHA256, signing.AnswerSHA256(answered), "the answer read back from the store hashes as signed")
 	require.NotNil(t, cancelled)
 	cc := joseClaims(t, set, cancelled.Signature)
 	require.Equal(t, "cancelled", cc.Decision)
