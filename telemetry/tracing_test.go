@@ -66,7 +66,19 @@ func TestSpansOfACycle(t *testing.T) {
 		}
 		return n
 	}
-	require.Eventually(t, func() bool { return steps() >= 4 }, 10*time.Second, 5*time.Millisecond, "model turns and tool steps: %d run.step spans", steps())
+	// So may a request's server span: its handler returns after the client
+	// read the last byte of the stream.
+	ended := func(name string) bool {
+		for _, s := range exp.GetSpans() {
+			if s.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	require.Eventually(t, func() bool {
+		return steps() >= 4 && ended("POST /api/chat") && ended("POST /api/chat/continue") && ended("GET /api/sessions/{id}")
+	}, 10*time.Second, 5*time.Millisecond, "model turns and tool steps: %d run.step spans", steps())
 	spans := exp.GetSpans().Snapshots()
 
 	byName := map[string][]sdktrace.ReadOnlySpan{}
