@@ -284,6 +284,15 @@ func TestSlackRefusesUnsigned(t *testing.T) {
 	require.NoError(t, json.Unmarshal(body, &eb))
 	require.Equal(t, api.CodeUnknownSlackUser, eb.Error.Code)
 
+	// Bob is a person, but alice's unrouted question is hers alone: for
+	// him it does not exist (docs/design.md §28).
+	bob := c
+	bob.User = "UBOB"
+	code, body = fakeslack.Send(t, r.endpoint(), slackSecret, bob, nil)
+	require.Equal(t, http.StatusNotFound, code, "%s", body)
+	require.NoError(t, json.Unmarshal(body, &eb))
+	require.Equal(t, api.CodeInteractionNotFound, eb.Error.Code)
+
 	// A bearer token is no way in either: this route takes Slack's signature only.
 	resp := r.s.Request("POST", api.SlackInteractionsPath, nil, "alice-token")
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)

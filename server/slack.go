@@ -107,7 +107,9 @@ func (s *Server) handleSlackInteractions(w http.ResponseWriter, r *http.Request)
 	default:
 		req.Selections = []string{btn.A}
 	}
-	_, err = s.opts.Runner.Resolve(r.Context(), agent.ResolveParams{By: person, SessionID: req.SessionID, RequestID: req.RequestID,
+	// No SessionID: an assignee need not see the session; who may answer
+	// is Resolve's own rule (403 not_assignee).
+	_, err = s.opts.Runner.Resolve(r.Context(), agent.ResolveParams{By: person, RequestID: req.RequestID,
 		Answer: req, Surface: agent.SurfaceSlack})
 	channel, ts := cb.Container.ChannelID, cb.Container.MessageTs
 	if channel == "" {
