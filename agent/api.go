@@ -243,12 +243,18 @@ func (r *Runner) Resolve(ctx context.Context, p ResolveParams) (*ContinueResult,
 		r.audit(ctx, r.st, it, "rejected", "session_mismatch", nil)
 		return nil, ErrInteractionNotFound
 	}
-	if err := r.mayAnswer(ctx, p.By, it, ist.Session.Owner); err != nil {
-		if errors.Is(err, ErrInteractionNotFound) && p.SessionID != "" {
-			// The session the caller named is not theirs to see.
-			err = ErrSessionNotFound
+	// A question no longer pending is answered with its state (409, 410
+	// with the receipt) to whoever may see it: the session's owner always
+	// (the transcript shows it anyway), anyone else only once mayAnswer
+	// lets them.
+	if p.By != ist.Session.Owner || it.Status == string(api.StatusPending) {
+		if err := r.mayAnswer(ctx, p.By, it, ist.Session.Owner); err != nil {
+			if errors.Is(err, ErrInteractionNotFound) && p.SessionID != "" {
+				// The session the caller named is not theirs to see.
+				err = ErrSessionNotFound
+			}
+			return nil, err
 		}
-		return nil, err
 	}
 	if it.Status == string(api.StatusExpired) {
 		// Past expiresAt is 410 whether or not the sweeper got there first.
