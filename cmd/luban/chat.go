@@ -752,8 +752,20 @@ func (s *chatSession) fieldErrors(details []api.FieldError, msg string, lang cha
 	s.printf("%s\n", lang.pick("请重新回答。", "Please answer again."))
 }
 
-// show prints the question card.
+// show prints the question card, with whom it waits for when a route
+// assigned it (docs/design.md §16).
 func (s *chatSession) show(req *api.InputRequest, lang chatLang) {
+	if w := req.WaitingFor; w != nil {
+		names := make([]string, len(w.Names))
+		for i, n := range w.Names {
+			names[i] = safeLine(n)
+		}
+		line := lang.pick("等待 "+strings.Join(names, "、"), "waiting for "+strings.Join(names, ", "))
+		if w.Quorum > 1 {
+			line += lang.pick(fmt.Sprintf("（已批准 %d/%d）", len(w.Approvals), w.Quorum), fmt.Sprintf(" (%d of %d approved)", len(w.Approvals), w.Quorum))
+		}
+		s.printf("  %s\n", line)
+	}
 	if req.Tool == api.ToolApproval {
 		s.showApproval(req, lang)
 		return
