@@ -109,7 +109,7 @@ func TestDeadlineTimeoutActions(t *testing.T) {
 			e, ws, _ := approvalEnv(t, func(o *lubantest.Options) {
 				o.People = team(t)
 				o.Tokens = []string{"alice-token"}
-				o.Routes = []agent.Route{{Kind: agent.RouteApproval, Assignees: []string{"bob"}, Timeout: time.Minute, OnTimeout: tc.onTimeout}}
+				o.Routes = []agent.Route{{Kind: agent.RouteApproval, Assignees: []string{"owner"}, Timeout: time.Minute, OnTimeout: tc.onTimeout}}
 			})
 			e.model.push(turn{calls: []call{{id: "call_w", name: "write_file", args: writeArgs}}}, turn{text: "ok"})
 			p := e.ask("", "写")
