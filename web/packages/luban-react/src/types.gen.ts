@@ -1169,7 +1169,12 @@ export interface WebhookFinished {
  * reject) or elicitation's (accept, decline) decision, else the status
  * (answered, cancelled, expired, not_resumable). By is the principal that
  * resolved it (a person's id; "timeout" or "system" when no person did).
- * At is the resolution time (Receipt.resolvedAt). Policy names what put
+ * At is the resolution time (Receipt.resolvedAt). AnswerSHA256 is the
+ * lowercase hex SHA-256 of the receipt's answer (selections, customInput,
+ * answers, decision, arguments, message, remember, content) as
+ * signing.AnswerSHA256 encodes it, so that a receipt whose answer was
+ * edited no longer verifies; absent in receipts signed before it existed.
+ * Policy names what put
  * the question to a person: "approval" for an approval rule, "ask" for a
  * question the model or a host asked, "elicitation" for a server's form.
  */
@@ -1183,6 +1188,8 @@ export interface ReceiptClaims {
   by: string
   at: string
   policy: string
+  /** AnswerSHA256: see above. */
+  answerSha256?: string
 }
 
 /**
