@@ -122,6 +122,8 @@ func TestDeadlineTimeoutActions(t *testing.T) {
 			rc := decode[api.Receipt](t, evs[0])
 			require.Equal(t, api.StatusExpired, rc.Status)
 			require.Equal(t, tc.decision, rc.Decision)
+			require.NotNil(t, rc.By)
+			require.Equal(t, agent.ByTimeout, rc.By.ID, "by: timeout")
 			_, written := fileContent(t, filepath.Join(ws, "notes", "plan.md"))
 			require.Equal(t, tc.written, written, "the tool ran only on approve")
 
