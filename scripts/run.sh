@@ -26,9 +26,16 @@ progress() {
     esac
   done
 }
+# The large packages (the model SDKs) and the final link are silent for a
+# minute or more on 2 cores: say every 15 s that the build goes on.
+( while sleep 15; do echo "   still compiling ($(($(date +%s) - start))s)"; done ) &
+beat=$!
+trap 'kill $beat 2>/dev/null || true' EXIT
 if ! go build -v -o bin/luban ./cmd/luban 2>&1 | progress; then
   echo "== make run: the build failed (its errors are above)" >&2
   exit 1
 fi
+kill $beat 2>/dev/null || true
+trap - EXIT
 echo "== compiled in $(( $(date +%s) - start ))s; starting bin/luban serve"
 exec bin/luban serve "$@"
