@@ -72,6 +72,13 @@ var errQuit = errors.New("quit")
 // errCancel is returned by the answer helpers when the person typed /cancel.
 var errCancel = errors.New("cancel")
 
+// delegateCmd is returned by the answer helpers when the person typed
+// "/delegate PERSON [message]": hand the question to PERSON
+// (POST /api/interactions/{id}/delegate, docs/design.md §16).
+type delegateCmd struct{ to, message string }
+
+func (*delegateCmd) Error() string { return "delegate" }
+
 // Run runs `luban chat` with args until /quit, the end of stdin or ctx.
 func (c *Chat) Run(ctx context.Context, args []string) error {
 	getenv := c.Getenv
@@ -397,8 +404,8 @@ func (s *chatSession) run(ctx context.Context) error {
 		case cmd == "/quit" || cmd == "/exit":
 			return errQuit
 		case cmd == "/help":
-			s.printf("%s\n", s.lang.pick("命令：/cancel 停止会话中的任务 · /quit 退出（等待中的问题留待以后回答）· /help",
-				"commands: /cancel stop the session's run · /quit leave (a pending question stays for later) · /help"))
+			s.printf("%s\n", s.lang.pick("命令：/cancel 停止会话中的任务 · /quit 退出（等待中的问题留待以后回答）· /help；回答问题时：/delegate 人员ID [留言] 转交给别人",
+				"commands: /cancel stop the session's run · /quit leave (a pending question stays for later) · /help; at a question: /delegate PERSON-ID [message] hands it on"))
 			continue
 		case cmd == "/cancel":
 			if err := s.cancelRun(ctx); err != nil {
@@ -703,6 +710,28 @@ func (s *chatSession) answerOne(ctx context.Context, w *watcher, req *api.InputR
 		if errors.Is(err, errCancel) {
 			body, err = api.ContinueRequest{Selections: []string{}, Cancelled: true}, nil
 		}
+		var dc *delegateCmd
+		if errors.As(err, &dc) {
+			if dc.to == "" {
+				s.printf("  ! %s\n", lang.pick("用法：/delegate 人员ID [留言]", "usage: /delegate PERSON-ID [message]"))
+				continue
+			}
+			res, derr := s.c.Delegate(ctx, req.ID, dc.to, dc.message)
+			var ce *client.Error
+			if errors.As(derr, &ce) && (ce.Status == http.StatusUnprocessableEntity || ce.Status == http.StatusForbidden) {
+				s.printf("%s%s\n", lang.pick("错误：", "error: "), refusalText(ce, lang))
+				continue
+			}
+			if derr != nil {
+				return nil, 0, derr
+			}
+			name := res.To.Name
+			if name == "" {
+				name = res.To.ID
+			}
+			s.printf("%s\n", lang.pick("→ 已转交给 "+safeLine(name), "→ handed to "+safeLine(name)))
+			return nil, 0, nil
+		}
 		if err != nil {
 			if errors.Is(err, errQuit) {
 				s.printf("%s\n", lang.pick("问题保留，稍后可以继续回答。", "The question stays open; you can answer it later."))
@@ -848,6 +877,10 @@ func (s *chatSession) line(ctx context.Context, prompt string) (string, error) {
 		return "", errCancel
 	case "/quit", "/exit":
 		return "", errQuit
+	}
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "/delegate"); ok && (rest == "" || rest[0] == ' ') {
+		to, msg, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		return "", &delegateCmd{to: to, message: strings.TrimSpace(msg)}
 	}
 	return l, nil
 }

@@ -157,6 +157,10 @@ func refusalText(err error, lang chatLang) string {
 			what += lang.pick("：", ": ") + strings.Join(parts, lang.pick("；", "; "))
 		}
 		return what
+	case api.CodeNotAssignee:
+		return lang.pick("这个问题不是交给你的", "this question is not assigned to you")
+	case api.CodeInvalidDelegation:
+		return lang.pick("无法转交：", "cannot hand it on: ") + safeLine(ce.Message)
 	case api.CodeRequestTimeout:
 		return lang.pick("请求没有及时送达", "the request did not arrive in time")
 	case api.CodeInternal:
