@@ -170,11 +170,28 @@ func LoadOrCreate(path string) (k *Keys, created bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, false, fmt.Errorf("keep the signing key: %w", err)
 	}
-	// Written beside it, then linked into place: a concurrent reader sees
-	// no file or a whole one, and of two processes the first link wins.
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".luban-keys-*")
+	// Linked into place: of two processes the first link wins.
+	err = k.write(path, os.Link)
+	if errors.Is(err, os.ErrExist) {
+		return LoadOrCreate(path)
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("keep the signing key: %w", err)
+	}
+	return k, true, nil
+}
+
+// Save writes k to the key file at path (mode 0600), replacing it whole:
+// written beside it, then renamed into place, so that a concurrent reader
+// sees the old file or the new one, never a part.
+func (k *Keys) Save(path string) error { return k.write(path, os.Rename) }
+
+// write writes k beside path and moves it into place with place (os.Link:
+// only when path does not exist yet; os.Rename: replacing it).
+func (k *Keys) write(path string, place func(from, to string) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".luban-keys-*")
+	if err != nil {
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	_, err = tmp.Write(k.Marshal())
@@ -185,13 +202,7 @@ func LoadOrCreate(path string) (k *Keys, created bool, err error) {
 		err = os.Chmod(tmp.Name(), 0o600)
 	}
 	if err == nil {
-		err = os.Link(tmp.Name(), path)
+		err = place(tmp.Name(), path)
 	}
-	if errors.Is(err, os.ErrExist) {
-		return LoadOrCreate(path)
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("keep the signing key: %w", err)
-	}
-	return k, true, nil
+	return err
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -230,22 +229,7 @@ func (c *Keys) Run(_ context.Context, args []string) error {
 	if k, err = k.Rotated(); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".luban-keys-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(k.Marshal())
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o600)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
+	if err := k.Save(path); err != nil {
 		return fmt.Errorf("keys: %w", err)
 	}
 	fmt.Fprintf(c.Stdout, "new signing key %s in %s (%d keys); restart luban serve to sign with it\n", k.KID(), path, len(k.JWKS().Keys))
