@@ -39,7 +39,11 @@ async function signIn(browser: Browser, url: string): Promise<Page> {
   return page
 }
 
-/** approveFromInbox opens page's inbox and approves the request there, returning the continue's answer. */
+/**
+ * approveFromInbox opens page's inbox and approves the request there,
+ * returning the continue's status. (Its body is not read from the browser:
+ * the card re-renders on the answer and Chromium may drop the body first.)
+ */
 async function approveFromInbox(page: Page, requestId: string) {
   await page.getByTestId('inbox-button').click()
   const entry = page.locator(`[data-testid="inbox-item"][data-request-id="${requestId}"]`)
@@ -47,7 +51,7 @@ async function approveFromInbox(page: Page, requestId: string) {
   const answered = page.waitForResponse((r) => r.url().endsWith('/api/chat/continue'))
   await entry.getByTestId('approval-approve').click()
   const res = await answered
-  return { status: res.status(), body: await res.json() }
+  return { status: res.status() }
 }
 
 test('two of finance approve in their browsers while the owner watches; the tool runs once', async ({ browser, lab }) => {
@@ -83,7 +87,7 @@ test('two of finance approve in their browsers while the owner watches; the tool
   // in the page's language), and no retry: retrying cannot help.
   const err = card.getByTestId('card-error')
   await expect(err).toHaveAttribute('data-code', 'not_assignee')
-  await expect(err).toHaveText('you are not one of the people this request waits for')
+  await expect(err).toHaveText('这个问题不是交给你的：只有它等待的人可以回答')
   await expect(err.getByTestId('retry')).toHaveCount(0)
   await lab.shot(card, 'owner-refused')
   expect(existsSync(path.join(lab.dir, args.path))).toBe(false)
@@ -91,8 +95,6 @@ test('two of finance approve in their browsers while the owner watches; the tool
   // Bob approves from his inbox: recorded, not resolved; Alice's page says 1 of 2.
   const b = await approveFromInbox(bob, requestId)
   expect(b.status).toBe(202)
-  expect(b.body.receipt).toBeNull()
-  expect(b.body.pending.waitingFor).toMatchObject({ names: ['finance'], quorum: 2, approvals: [{ id: 'bob', name: 'Bob' }] })
   await expect(card.getByTestId('waiting-for')).toHaveText('等待 finance（已批准 1/2）')
   await expect(card).toHaveAttribute('data-phase', 'editing')
   await lab.shot(card, 'owner-waiting-1')
@@ -101,7 +103,6 @@ test('two of finance approve in their browsers while the owner watches; the tool
   // Carol approves: the tool runs, once, and Alice's card is the receipt.
   const c = await approveFromInbox(carol, requestId)
   expect(c.status).toBe(202)
-  expect(c.body.receipt).toMatchObject({ status: 'answered', decision: 'approve' })
   await expect(card).toHaveAttribute('data-phase', 'resolved')
   const receipt = card.getByTestId('receipt')
   await expect(receipt).toHaveAttribute('data-decision', 'approve')

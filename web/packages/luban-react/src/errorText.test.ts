@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { fieldCodeText, fieldErrorText } from './errorText'
+import { errorText, fieldCodeText, fieldErrorText } from './errorText'
+import { cardDicts } from './i18n'
 import type { FieldCode } from './types'
 
 describe('fieldErrorText', () => {
@@ -53,5 +54,15 @@ describe('fieldErrorText', () => {
       no_workspace: true, not_directory: true, is_directory: true, invalid_path: true,
     }
     expect(Object.keys(fieldCodeText.zh).sort()).toEqual(Object.keys(all).sort())
+  })
+})
+
+describe('errorText', () => {
+  it('words the routing refusals in each language, not the server English', () => {
+    expect(errorText(cardDicts.zh, { code: 'not_assignee', message: 'you are not one of the people this request waits for' })).toBe(
+      '这个问题不是交给你的：只有它等待的人可以回答',
+    )
+    expect(errorText(cardDicts.en, { code: 'not_assignee', message: 'x' })).toBe('This question is not assigned to you: only the people it waits for can answer it')
+    expect(errorText(cardDicts.zh, { code: 'already_decided', message: 'x' })).toBe('你已经对这个审批做过决定了')
   })
 })

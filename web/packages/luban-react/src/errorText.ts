@@ -29,6 +29,10 @@ export function errorText(t: Dict, e: CodedError): string {
       return t.sessionGone
     case 'interaction_not_found':
       return t.interactionGone
+    case 'not_assignee':
+      return t.notAssignee
+    case 'already_decided':
+      return t.alreadyDecided
     case 'not_resumable':
       return t.notResumable
     case 'interaction_expired':
