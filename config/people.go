@@ -323,6 +323,9 @@ func (p *parser) route(n *yaml.Node, key string) Route {
 	if r.Quorum > 1 && r.Kind != "" && r.Kind != KindApproval {
 		p.errf(valueOf(n, "quorum"), key+".quorum", "a quorum counts approvals: this route matches kind %s", r.Kind)
 	}
+	if r.SelfApproval != nil && !*r.SelfApproval && r.Escalate == nil && len(r.Assignees) > 0 && !slices.ContainsFunc(r.Assignees, func(a string) bool { return a != "owner" }) {
+		p.errf(valueOf(n, "selfApproval"), key+".selfApproval", "false with owner as the only assignee and no escalation leaves nobody who may approve: name the people or group who approve")
+	}
 	for i, d := range r.Remind {
 		if r.Timeout > 0 && d >= r.Timeout {
 			p.errf(valueOf(n, "remind"), fmt.Sprintf("%s.remind[%d]", key, i), "%s is not before the timeout (%s)", d, r.Timeout)
