@@ -57,7 +57,24 @@ func rawCookie(r *http.Request) string {
 
 func (s *Server) setLoginCookie(w http.ResponseWriter, r *http.Request, token string) {
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: token, Path: "/", MaxAge: cookieMaxAge, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	http.Redirect(w, r, pagePath(r), http.StatusSeeOther)
+}
+
+// pagePath is the page route a sign-in link was opened on, without its
+// query (the token): the link of a session or a question lands there.
+// Anything that is not a plain local path is "/".
+func pagePath(r *http.Request) string {
+	p := r.URL.Path
+	if !signInRoute(p) || strings.Contains(p, "\\") {
+		return "/"
+	}
+	return p
+}
+
+// signInRoute reports whether a sign-in link (?token=) is taken on path:
+// the page's own views (/, /inbox, a session, a question), never an asset.
+func signInRoute(path string) bool {
+	return pageRoute(path) && (path == "/" || path == "/inbox" || strings.HasPrefix(path, "/s/") || strings.HasPrefix(path, "/q/"))
 }
 
 func plain(w http.ResponseWriter, status int, msg string) {
@@ -68,9 +85,10 @@ func plain(w http.ResponseWriter, status int, msg string) {
 	_, _ = w.Write([]byte(msg))
 }
 
-// tokenLogin handles GET /?token=… (docs/design.md §8, §18 "Signing
-// in"). A valid token becomes the HttpOnly cookie and the browser is sent to
-// the page without the token in its URL, when the browser has no valid
+// tokenLogin handles GET /?token=… and the same link on a session, a
+// question or the inbox (docs/design.md §8, §18 "Signing in"). A valid
+// token becomes the HttpOnly cookie and the browser is sent to the same
+// view without the token in its URL, when the browser has no valid
 // cookie yet (or one of the same principal) and the link was not followed
 // from another site. A link followed from another site gets a page whose
 // only way on is a link to the same URL (continuePage): the SameSite=Strict
@@ -97,7 +115,7 @@ func (s *Server) tokenLogin(w http.ResponseWriter, r *http.Request) bool {
 	from := s.authenticate(cookie)
 	switch {
 	case fromOtherSite(r):
-		s.page(w, http.StatusOK, continueTmpl, confirmView{Token: tok})
+		s.page(w, http.StatusOK, continueTmpl, confirmView{Token: tok, Path: pagePath(r)})
 	case from == to || from == "":
 		s.setLoginCookie(w, r, tok)
 	default:
@@ -205,6 +223,8 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 
 type confirmView struct {
 	From, To, Token, CSRF string
+	// Path is the page the link was opened on (pagePath).
+	Path string
 }
 
 var confirmTmpl = template.Must(template.New("confirm").Parse(`<!doctype html>
@@ -239,7 +259,7 @@ var continueTmpl = template.Must(template.New("continue").Parse(`<!doctype html>
 <h1>继续登录？ <small lang="en">Continue signing in?</small></h1>
 <p>这个登录链接是从另一个网站打开的。只有当它是你自己打开的链接时才继续：之后在这里发送的消息会进入这个令牌的会话。</p>
 <p lang="en">This sign-in link was opened from another site. Continue only if you opened it yourself: messages you send here afterwards go to this token's sessions.</p>
-<p><a href="/?token={{.Token}}" data-testid="login-continue">继续 · Continue</a>
+<p><a href="{{.Path}}?token={{.Token}}" data-testid="login-continue">继续 · Continue</a>
 <a href="/" data-testid="login-keep" style="margin-left: 1rem">取消 · Cancel</a></p>
 </main>
 </body>

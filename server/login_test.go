@@ -280,3 +280,25 @@ func TestRejectedTokenServesThePageWith401(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 	require.Contains(t, body, `"code":"unauthorized"`)
 }
+
+// TestSignInLinkOfASession: the token link of a session (or a question,
+// or the inbox) signs in like the printed URL and lands on that view,
+// without the token; an asset's URL never signs in.
+func TestSignInLinkOfASession(t *testing.T) {
+	t.Parallel()
+	srv := setup(t)
+	for _, path := range []string{"/s/sess_abc", "/inbox", "/q/ask_abc"} {
+		c := noFollow(t)
+		resp, _ := open(t, c, srv.URL+path+"?token="+srv.Token, navigation)
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode, path)
+		require.Equal(t, path, resp.Header.Get("Location"))
+		require.Equal(t, srv.Token, cookieOf(t, c, srv))
+	}
+	c := noFollow(t)
+	resp, _ := open(t, c, srv.URL+"/favicon.svg?token="+srv.Token, nil)
+	require.NotEqual(t, http.StatusSeeOther, resp.StatusCode, "an asset's URL is no sign-in link")
+	require.Empty(t, cookieOf(t, c, srv))
+	resp, body := open(t, c, srv.URL+"/s/sess_abc?token="+srv.Token, map[string]string{"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document", "Sec-Fetch-Site": "cross-site"})
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, `href="/s/sess_abc?token=`, "from another site: one click continues to the same view")
+}

@@ -171,7 +171,7 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 		notFound(w, r)
 		return
 	}
-	if r.URL.Path == "/" && s.tokenLogin(w, r) {
+	if signInRoute(r.URL.Path) && s.tokenLogin(w, r) {
 		return
 	}
 	if s.ssoRedirect(w, r) {
