@@ -37,7 +37,9 @@ func lockedServer(t *testing.T) string {
 	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource: hs.URL + "/mcp", AuthorizationServers: []string{hs.URL}, ScopesSupported: []string{"tickets:read"}}))
 	s := sdk.NewServer(&sdk.Implementation{Name: "locked", Version: "1"}, nil)
-	never := func(context.Context, string, *http.Request) (*auth.TokenInfo, error) { return nil, auth.ErrInvalidToken }
+	never := func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
+		return nil, auth.ErrInvalidToken
+	}
 	mux.Handle("/mcp", auth.RequireBearerToken(never, &auth.RequireBearerTokenOptions{ResourceMetadataURL: hs.URL + "/.well-known/oauth-protected-resource/mcp"})(
 		sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)))
 	return hs.URL + "/mcp"
