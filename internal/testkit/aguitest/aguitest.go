@@ -28,14 +28,7 @@ func Dir() string {
 // when the packages cannot be installed.
 func Node(t testing.TB) string {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("no node command: the AG-UI client tests need Node (CI has it)")
-	}
-	if err := npmtest.Install(Dir(), "@ag-ui/client"); err != nil {
-		t.Fatalf("aguitest: %v", err)
-	}
-	return node
+	return npmtest.Node(t, Dir(), "@ag-ui/client", "the AG-UI client tests")
 }
 
 // ExampleDir is examples/agui, the AG-UI client example of the repository.

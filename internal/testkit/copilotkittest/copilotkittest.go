@@ -35,14 +35,7 @@ func Dir() string {
 // when the packages cannot be installed.
 func Node(t testing.TB) string {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("no node command: the CopilotKit tests need Node (CI has it)")
-	}
-	if err := npmtest.Install(Dir(), "@copilotkit/runtime"); err != nil {
-		t.Fatalf("copilotkittest: %v", err)
-	}
-	return node
+	return npmtest.Node(t, Dir(), "@copilotkit/runtime", "the CopilotKit tests")
 }
 
 // Validate checks raw POST /api/agui response bodies with validate.mjs:

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"syscall"
+	"testing"
 )
 
 // Install runs `npm ci --no-audit --no-fund` in dir (a directory with
@@ -41,4 +42,19 @@ func Install(dir, pkg string) error {
 		return fmt.Errorf("npm ci in %s: %v\n%s", dir, err, out)
 	}
 	return nil
+}
+
+// Node returns the node command after Install(dir, pkg): it skips t when
+// there is no node command (who names the tests that need it, for the skip
+// message) and fails t when the packages cannot be installed.
+func Node(t testing.TB, dir, pkg, who string) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skipf("no node command: %s need Node (CI has it)", who)
+	}
+	if err := Install(dir, pkg); err != nil {
+		t.Fatalf("%s: %v", filepath.Base(dir), err)
+	}
+	return node
 }
