@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -28,6 +29,22 @@ func remind(t *testing.T, s *lubantest.Server, req api.InputRequest, reason, fro
 	require.NoError(t, err)
 	_, err = s.Store.EventAppend(context.Background(), &store.EventAppendParams{SessionID: req.SessionID, Name: api.EventUserInputReminder, Data: b})
 	require.NoError(t, err)
+}
+
+// waitNotified waits until the Slack message to person about requestID is
+// recorded (store.NotifyMessage), as it is once chat.postMessage returned.
+func waitNotified(t *testing.T, s *lubantest.Server, requestID, person string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		msgs, err := s.Store.NotifyMessageList(context.Background(), requestID)
+		require.NoError(t, err)
+		for _, m := range msgs {
+			if m.Channel == "slack" && m.Person == person {
+				return true
+			}
+		}
+		return false
+	}, waitFor, 5*time.Millisecond, "the Slack message to %s about %s recorded", person, requestID)
 }
 
 // TestRemindersNotify: a reminder mails the people it names (one mail
@@ -67,6 +84,9 @@ func TestRemindersNotify(t *testing.T) {
 	first := waitMails(t, srv, 1)[0]
 	require.Equal(t, "Question: Deploy <now> & then?", first.Header.Get("Subject"))
 	post := waitCall(t, fake, "the question", isPost)
+	// The reply goes to the question's message, which the channel records
+	// just after chat.postMessage returns: remind only once it is recorded.
+	waitNotified(t, s, req.ID, owner)
 
 	remind(t, s, req, api.ReminderReminder, "", "", owner, "nobody-known")
 	m := waitMails(t, srv, 1)[0]

@@ -175,6 +175,18 @@ func TestMetricsAfterACycle(t *testing.T) {
 	require.Equal(t, float64(0), value(before, "luban_runs_started_total", nil))
 
 	sid := c.run(t)
+	// The stream of POST /api/chat is counted when its handler returns,
+	// which may be after the client stopped reading: wait on the registry
+	// (not /metrics, which counts its own requests) for it.
+	require.Eventually(t, func() bool {
+		fams, err := c.metrics.Registry().Gather()
+		require.NoError(t, err)
+		byName := map[string]*dto.MetricFamily{}
+		for _, f := range fams {
+			byName[f.GetName()] = f
+		}
+		return value(byName, "luban_http_requests_total", map[string]string{"method": "POST", "route": "/api/chat", "code": "200"}) == 1
+	}, 10*time.Second, 5*time.Millisecond)
 	fams := scrape(t, c.url)
 	for _, tc := range []struct {
 		name   string
