@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { Api, ApiError, errorText, MAX_CHAT_MESSAGE, TextCounter, RetryContext, runText, UserInputCard, useLubanSession, type AgentView, type InboxItem, visible, type Answer, type CardItem, type Item, type NoticeItem, type RunErrorItem, type SessionSummary } from 'luban-react'
 import { AgentName, AgentPicker, SessionHeader, showAgents } from './components/Agents'
+import { ApproveAll } from './components/ApproveAll'
 import { Inbox } from './components/Inbox'
 import { McpConnect } from './components/McpConnect'
 import { Markdown } from './components/LazyMarkdown'
@@ -287,6 +288,7 @@ export function App({ api: given, initialLang }: AppProps) {
                     />
                   ))}
                 </RetryContext.Provider>
+                <ApproveAll cards={chat.cards} error={chat.batchError} onApproveAll={(entries) => void chat.answerAll(entries)} />
                 {chat.running && (
                   <div className="muted" data-testid="running">
                     {t.running}
@@ -299,7 +301,7 @@ export function App({ api: given, initialLang }: AppProps) {
                 )}
               </div>
               {!chat.sessionId && <AgentPicker t={t} agents={agents} value={pick} onChange={setPick} disabled={chat.running} />}
-              <Composer t={t} running={chat.running} waiting={waiting} approval={waitingApproval} gone={gone} text={draft}
+              <Composer t={t} running={chat.running} waiting={waiting} approval={waitingApproval} several={chat.pending.length > 1} gone={gone} text={draft}
                 setText={(v) => {
                   setDraft(v)
                   setTooLong(null)
@@ -501,6 +503,7 @@ function Composer({
   running,
   waiting,
   approval,
+  several,
   gone,
   text,
   setText,
@@ -513,6 +516,8 @@ function Composer({
   waiting: boolean
   /** approval: what waits is an approval (the hint says approve or reject). */
   approval: boolean
+  /** several: more than one question or approval waits (the approval hint says so). */
+  several: boolean
   /** gone is a session that does not exist: the composer is disabled, text kept. */
   gone: boolean
   text: string
@@ -526,7 +531,7 @@ function Composer({
   const max = tooLong?.max ?? MAX_CHAT_MESSAGE
   // near: the counter shows (TextCounter, from 90 % of the bound, in code points).
   const near = text.length >= Math.floor(max * 0.9) && [...text].length >= Math.floor(max * 0.9)
-  const hint = gone ? t.composerGone : waiting ? (approval ? t.composerWaitingApproval : t.composerWaiting) : ''
+  const hint = gone ? t.composerGone : waiting ? (approval ? (several ? t.composerWaitingApprovals : t.composerWaitingApproval) : t.composerWaiting) : ''
   const send = () => {
     const v = text.trim()
     if (!v || blocked) return

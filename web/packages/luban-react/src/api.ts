@@ -3,7 +3,7 @@
 // token. Streams reconnect through GET /api/sessions/{id}/events with
 // Last-Event-ID after a drop, and a Deduper keeps every event shown once.
 import { Deduper, isTerminal, readSSE, type SSEEvent } from './sse'
-import type { AgentList, AgentView, MCPAuthorization, MCPAuthorizationList, Answer, ContinueAccepted, DeleteResponse, FieldError, InboxStatus, Info, InputRequest, InteractionList, InteractionView, Pending, Receipt, SessionSummary, Transcript } from './types'
+import type { AgentList, AgentView, MCPAuthorization, MCPAuthorizationList, Answer, ContinueAccepted, ContinueRequest, DeleteResponse, FieldError, InboxStatus, Info, InputRequest, InteractionList, InteractionView, Pending, Receipt, SessionSummary, Transcript } from './types'
 
 /**
  * ApiError is a JSON error answered before any stream started:
@@ -60,6 +60,25 @@ export type ChatBody = { sessionId?: string; message: string; agent?: string }
 
 /** ContinueBody is the body of POST /api/chat/continue (docs/design.md §A.2). */
 export type ContinueBody = Answer & { sessionId: string; requestId: string }
+
+/**
+ * ContinueEntry is one entry of a batch continue: the fields of a single
+ * continue for that request, without sessionId (docs/design.md §17 "Batch").
+ */
+export type ContinueEntry = Omit<ContinueRequest, 'sessionId'>
+
+/**
+ * ContinueBatchBody is the batch form of POST /api/chat/continue: several
+ * pending requests of one session answered at once, all or none.
+ */
+export type ContinueBatchBody = { sessionId: string; answers: ContinueEntry[] }
+
+/**
+ * BatchAccepted is the 202 of a batch continue: receipts holds one Receipt
+ * per entry that resolved its request, in entry order; receipt is the first
+ * (what a server without receipts sends alone).
+ */
+export type BatchAccepted = ContinueAccepted & { receipts?: Receipt[] }
 
 /** Api is the page's client; one instance is shared by the whole page. */
 export class Api {
@@ -196,6 +215,23 @@ export class Api {
    * interaction_expired / not_resumable, 404 interaction_not_found.
    */
   answer(body: ContinueBody): Promise<ContinueAccepted> {
+    return this.json('/api/chat/continue', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+  }
+
+  /**
+   * answerAll is the batch form of POST /api/chat/continue with Accept:
+   * application/json: every entry answers one pending request of the
+   * session, all in one transaction (docs/design.md §17 "Batch"). The 202
+   * carries a receipt per entry. A refusal changes nothing and rejects
+   * with ApiError: 422 invalid_answer whose details name the entry by
+   * field (`answers[1].decision`), 409 already_resolved (error.receipt of
+   * the request no longer pending), 410, 404 as for a single answer.
+   */
+  answerAll(body: ContinueBatchBody): Promise<BatchAccepted> {
     return this.json('/api/chat/continue', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },

@@ -3,6 +3,7 @@
 // holds it). Entities are keyed by their own ids (messageId, toolCallId,
 // requestId) so a replayed event or a transcript overlap never shows
 // anything twice.
+import { splitBatchFailure } from './batch'
 import { expiredReceipt, failCard, newCard, resolvedCard, type CardFailure, type CardItem } from './card'
 import { isInputRequest, type SSEEvent } from './sse'
 import type { Answer, EventName, FieldError, EventPayloads, InputRequest, Pending, Receipt, RunStatus, Transcript } from './types'
@@ -67,9 +68,12 @@ export type Item = MessageItem | ToolItem | CardItem | NoticeItem | RunErrorItem
 /**
  * SessionState is one session as a chat shows it: its items in order,
  * whether a run is active, and lastEventId, the highest event id applied
- * (the transcript's lastEventId at first).
+ * (the transcript's lastEventId at first). batchError is why the last
+ * batch answer did not land when the failure named none of its requests
+ * (a network error, a 5xx, a refusal of the whole body); a failure that
+ * names a request is shown on that request's card instead.
  */
-export type SessionState = { sessionId?: string; runId?: string; running: boolean; items: Item[]; lastEventId: number }
+export type SessionState = { sessionId?: string; runId?: string; running: boolean; items: Item[]; lastEventId: number; batchError?: CardFailure }
 
 /** SessionAction is everything that changes SessionState. */
 export type SessionAction =
@@ -83,6 +87,9 @@ export type SessionAction =
   | { type: 'cardSubmitting'; requestId: string; answer?: Answer }
   | { type: 'cardAnswered'; receipt: Receipt }
   | { type: 'cardFailed'; requestId: string; error: CardFailure }
+  | { type: 'batchSubmitting'; entries: { requestId: string; answer: Answer }[] }
+  | { type: 'batchAnswered'; receipts: Receipt[] }
+  | { type: 'batchFailed'; requestIds: string[]; error: CardFailure }
   | { type: 'cardExpired'; requestId: string }
   | { type: 'notice'; notice: Omit<NoticeItem, 'kind' | 'key'> }
 
@@ -105,6 +112,30 @@ function updateCard(items: Item[], requestId: string, f: (c: CardItem) => CardIt
 
 function resolveCard(items: Item[], rec: Receipt): Item[] {
   return updateCard(items, rec.requestId, (c) => resolvedCard(c, rec))
+}
+
+/** isOpen reports whether a card still waits for its answer (editing, or its answer in flight). */
+const isOpen = (i: Item): i is CardItem => i.kind === 'input' && (i.phase === 'editing' || i.phase === 'submitting')
+
+/**
+ * resumes reports whether items, after rec was applied, show a run going
+ * on: an answer resolved the last open card (several questions of one
+ * pause resume the run only when every one is resolved, docs/design.md
+ * §17 "Batch"), else running stays as it was.
+ */
+function resumes(items: Item[], rec: { status?: unknown }, running: boolean): boolean {
+  return rec.status === 'answered' && !items.some(isOpen) ? true : running
+}
+
+/**
+ * pendingRequests are the requests of a GET /api/interactions/pending
+ * answer: every pending request (`requests`, in call order), or the one
+ * `pending` of a server that does not send `requests`.
+ */
+function pendingRequests(p: Pending): InputRequest[] {
+  const all = (p as Pending & { requests?: unknown }).requests
+  if (Array.isArray(all)) return all.filter(isInputRequest)
+  return p.pending && isInputRequest(p.pending) ? [p.pending] : []
 }
 
 const RUN_END = 'run_'
@@ -309,9 +340,10 @@ function applyEvent(s: SessionState, ev: SSEEvent): SessionState {
     case 'user_input_resolved': {
       const rec = payload(ev, 'user_input_resolved')
       if (typeof rec.requestId !== 'string') return s
-      // An answer (any decision of an approval) resumes the run; a cancel
-      // or an expiry ends it (its done follows).
-      return { ...s, running: rec.status === 'answered' ? true : s.running, items: resolveCard(s.items, rec as Receipt) }
+      // An answer (any decision of an approval) to the last open question
+      // resumes the run; a cancel or an expiry ends it (its done follows).
+      const items = resolveCard(s.items, rec as Receipt)
+      return { ...s, running: resumes(items, rec, s.running), items }
     }
     case 'done': {
       const status = text(payload(ev, 'done').status)
@@ -337,6 +369,23 @@ function applyEvent(s: SessionState, ev: SSEEvent): SessionState {
   }
 }
 
+/**
+ * answered applies the receipts of a 202 (one answer, or a batch's): each
+ * resolves its card unless the session's stream brought it first; the
+ * answer to the last open card resumes the run.
+ */
+function answered(s: SessionState, receipts: Receipt[]): SessionState {
+  let items = s.items
+  let running = s.running
+  for (const rec of receipts) {
+    const c = items.find((i): i is CardItem => i.kind === 'input' && i.request.id === rec.requestId)
+    if (!c || c.phase === 'resolved') continue
+    items = resolveCard(items, rec)
+    running = resumes(items, rec, running)
+  }
+  return items === s.items ? s : { ...s, running, items }
+}
+
 /** reduceSession is the reducer of SessionState. */
 export function reduceSession(s: SessionState, a: SessionAction): SessionState {
   switch (a.type) {
@@ -345,6 +394,7 @@ export function reduceSession(s: SessionState, a: SessionAction): SessionState {
     case 'transcript':
       return {
         ...s,
+        batchError: undefined,
         lastEventId: a.transcript.lastEventId ?? 0,
         sessionId: a.transcript.session?.id ?? s.sessionId,
         running: a.transcript.session?.status === 'running',
@@ -352,8 +402,7 @@ export function reduceSession(s: SessionState, a: SessionAction): SessionState {
       }
     case 'pending': {
       let items = s.items
-      const p = a.pending.pending
-      if (p && isInputRequest(p)) {
+      for (const p of pendingRequests(a.pending)) {
         const has = items.some((i) => i.kind === 'input' && i.request.id === p.id)
         items = has
           ? updateCard(items, p.id, (c) =>
@@ -407,16 +456,41 @@ export function reduceSession(s: SessionState, a: SessionAction): SessionState {
     case 'running':
       return { ...s, running: a.running }
     case 'cardSubmitting':
-      return { ...s, items: updateCard(s.items, a.requestId, (c) => ({ ...c, phase: 'submitting', error: undefined, lastAnswer: a.answer ?? c.lastAnswer })) }
-    case 'cardAnswered': {
-      // The 202 of a JSON answer: the receipt unless the session's stream
-      // brought it first; an answer resumes the run.
-      const c = s.items.find((i): i is CardItem => i.kind === 'input' && i.request.id === a.receipt.requestId)
-      if (!c || c.phase === 'resolved') return s
-      return { ...s, running: a.receipt.status === 'answered' ? true : s.running, items: resolveCard(s.items, a.receipt) }
-    }
+      return {
+        ...s,
+        batchError: undefined,
+        items: updateCard(s.items, a.requestId, (c) => ({ ...c, phase: 'submitting', error: undefined, lastAnswer: a.answer ?? c.lastAnswer })),
+      }
+    case 'cardAnswered':
+      return answered(s, [a.receipt])
     case 'cardFailed':
       return { ...s, items: updateCard(s.items, a.requestId, (c) => failCard(c, a.error)) }
+    case 'batchSubmitting': {
+      // Every card of the batch is in flight at once; the batch's own
+      // error goes (a new try).
+      const by = new Map(a.entries.map((e) => [e.requestId, e.answer]))
+      const items = s.items.map((i) => {
+        const ans = i.kind === 'input' && i.phase === 'editing' ? by.get(i.request.id) : undefined
+        return ans && i.kind === 'input' ? { ...i, phase: 'submitting' as const, error: undefined, fieldErrors: undefined, lastAnswer: ans } : i
+      })
+      return { ...s, batchError: undefined, items }
+    }
+    case 'batchAnswered':
+      return answered(s, a.receipts)
+    case 'batchFailed': {
+      // All or none: nothing changed at the server. The card a refusal
+      // names shows it as a single answer's would be shown; every other
+      // card of the batch is answerable again as it was.
+      const { perCard, rest } = splitBatchFailure(a.requestIds, a.error)
+      const mine = new Set(a.requestIds)
+      const items = s.items.map((i) => {
+        if (i.kind !== 'input' || !mine.has(i.request.id)) return i
+        const f = perCard.get(i.request.id)
+        if (f) return failCard(i, f)
+        return i.phase === 'submitting' ? { ...i, phase: 'editing' as const } : i
+      })
+      return { ...s, items, batchError: rest }
+    }
     case 'cardExpired':
       return {
         ...s,

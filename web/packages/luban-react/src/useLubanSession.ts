@@ -12,7 +12,7 @@ import { Api, ApiError, StreamLostError, type ChatBody } from './api'
 import type { CardFailure, CardItem } from './card'
 import { emptySession, reduceSession, type Item, type NoticeItem, type SessionAction } from './session'
 import { Deduper, type SSEEvent } from './sse'
-import type { Answer, InputRequest, Transcript } from './types'
+import type { Answer, InputRequest, Receipt, Transcript } from './types'
 
 /**
  * Connection is how the hook stands with the server: closed without a
@@ -92,6 +92,20 @@ export type LubanSession = {
    * server's) and the answer kept for retry. It never rejects.
    */
   answer: (requestId: string, a: Answer) => Promise<void>
+  /**
+   * answerAll answers several editing cards of the session in one POST
+   * /api/chat/continue {sessionId, answers: [{requestId, …answer}, …]}
+   * (docs/design.md §17 "Batch": all or none). Every card is submitting
+   * until the server answered; then each holds its receipt, or, on a
+   * refusal (nothing changed at the server), the card the refusal names
+   * shows it as a single answer's (422 details by field, 409 the winner's
+   * receipt) and every other card is editable again; a failure that names
+   * no card (network, 5xx) is batchError. Cards not editing are left out;
+   * it never rejects.
+   */
+  answerAll: (entries: { requestId: string; answer: Answer }[]) => Promise<void>
+  /** batchError is why the last answerAll did not land when its failure named no card. */
+  batchError?: CardFailure
   /** retry sends a card's last answer again (a second landing is refused with the 409 receipt, shown as success). */
   retry: (requestId: string) => Promise<void>
   /** cancel answers requestId with `cancelled: true` (the run stops); like answer it never rejects. */
@@ -365,6 +379,31 @@ export function useLubanSession(sessionId: string | undefined, opts: LubanSessio
     [api, watch],
   )
 
+  const answerAll = useCallback(
+    async (entries: { requestId: string; answer: Answer }[]) => {
+      const editing = new Set(
+        stateRef.current.items.filter((i): i is CardItem => i.kind === 'input' && i.phase === 'editing').map((c) => c.request.id),
+      )
+      const todo = entries.filter((e) => editing.has(e.requestId))
+      const sid = current.current
+      if (!sid || todo.length === 0) return
+      dispatch({ type: 'batchSubmitting', entries: todo })
+      const requestIds = todo.map((e) => e.requestId)
+      try {
+        const res = await api.answerAll({ sessionId: sid, answers: todo.map((e) => ({ requestId: e.requestId, ...e.answer })) })
+        if (current.current !== sid) return
+        const receipts: Receipt[] = Array.isArray(res.receipts) ? res.receipts : res.receipt ? [res.receipt] : []
+        dispatch({ type: 'batchAnswered', receipts })
+        if (connRef.current !== 'live' && connRef.current !== 'lost') watch(sid, true)
+      } catch (e) {
+        if (current.current !== sid) return
+        optsRef.current.onError?.(e)
+        dispatch({ type: 'batchFailed', requestIds, error: failureOf(e) })
+      }
+    },
+    [api, watch],
+  )
+
   const retry = useCallback(
     async (requestId: string) => {
       const card = stateRef.current.items.find((i): i is CardItem => i.kind === 'input' && i.request.id === requestId)
@@ -396,6 +435,8 @@ export function useLubanSession(sessionId: string | undefined, opts: LubanSessio
     lastEventId: state.lastEventId,
     send,
     answer,
+    answerAll,
+    batchError: state.batchError,
     retry,
     cancel,
     expire,

@@ -101,13 +101,16 @@ export function UserInputCard({ card, onSubmit, onCancel, onExpire }: CardProps)
   // A submit that came back to editing (a 422, a network error, a 5xx)
   // had its controls disabled while it was sent, so the focus fell to the
   // page: it goes to the control that needs attention (attentionControl),
-  // where the error is announced (role=alert) and describes it.
+  // where the error is announced (role=alert) and describes it. A card
+  // of a refused batch that the refusal does not name has no error and
+  // takes no focus (the named card, or the batch's button, does).
   const sectionRef = useRef<HTMLElement>(null)
   const lastPhase = useRef(card.phase)
   useEffect(() => {
     const was = lastPhase.current
     lastPhase.current = card.phase
     if (was !== 'submitting' || card.phase !== 'editing' || !sectionRef.current) return
+    if (!card.error && !card.fieldErrors?.length) return
     attentionControl(sectionRef.current)?.focus()
   }, [card.phase, card.fieldErrors, card.error])
 
