@@ -80,6 +80,34 @@ describe('useChatScroll', () => {
     el.remove()
   })
 
+  it('of several cards that arrive together (one pause), focuses the first', () => {
+    const { el } = scroller(1000)
+    document.body.append(el)
+    const cards = ['ap1', 'ap2'].map((id) => {
+      const c = document.createElement('section')
+      c.dataset.testid = 'input-card'
+      c.dataset.requestId = id
+      c.dataset.mode = 'approval'
+      c.tabIndex = -1
+      el.append(c)
+      return c
+    })
+    const items = ['ap1', 'ap2'].map((id) => ({ kind: 'input', key: id, phase: 'editing', request: { id, mode: 'approval' } })) as unknown as Item[]
+    const { rerender } = renderHook(({ items }) => useChatScroll({ current: el }, items), { initialProps: { items } })
+    expect(document.activeElement).toBe(cards[0])
+    // One more that comes while the first (open) holds the focus leaves it there.
+    cards[0].dataset.phase = 'editing'
+    const c3 = document.createElement('section')
+    c3.dataset.testid = 'input-card'
+    c3.dataset.requestId = 'ap3'
+    c3.dataset.mode = 'approval'
+    c3.tabIndex = -1
+    el.append(c3)
+    rerender({ items: [...items, { kind: 'input', key: 'ap3', phase: 'editing', request: { id: 'ap3', mode: 'approval' } } as unknown as Item] })
+    expect(document.activeElement).toBe(cards[0])
+    el.remove()
+  })
+
   it('brings a new approval card\'s last actions row into view (a phone: the buttons, not only the card\'s top)', () => {
     const { el } = scroller(1000)
     document.body.append(el)

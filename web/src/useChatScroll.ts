@@ -16,7 +16,9 @@ const FOCUSABLE = 'input:not([disabled]), textarea:not([disabled]), select:not([
  * useChatScroll keeps the scroller ref at the bottom while items change,
  * unless the user scrolled away from it (the returned onScroll tracks
  * that); and scrolls each new editable card into view and focuses its
- * first control (an approval card: the card itself), once per request id.
+ * first control (an approval card: the card itself), once per request id;
+ * of several that arrive together, the first, and none while another open
+ * card holds the focus.
  */
 export function useChatScroll(ref: RefObject<HTMLElement | null>, items: Item[]): () => void {
   const stick = useRef(true)
@@ -60,7 +62,8 @@ export function useChatScroll(ref: RefObject<HTMLElement | null>, items: Item[])
     for (const i of items) {
       if (i.kind !== 'input' || seen.current.has(i.request.id)) continue
       seen.current.add(i.request.id)
-      if (i.phase === 'editing') fresh = i.request.id
+      // Several questions of one pause arrive together: the first, in call order, takes the focus.
+      if (i.phase === 'editing' && fresh === undefined) fresh = i.request.id
     }
     if (!fresh) return
     const card = Array.from(el.querySelectorAll<HTMLElement>('[data-testid="input-card"]')).find((c) => c.dataset.requestId === fresh)
@@ -85,7 +88,11 @@ export function useChatScroll(ref: RefObject<HTMLElement | null>, items: Item[])
       const rows = card.querySelectorAll<HTMLElement>('.actions')
       rows[rows.length - 1]?.scrollIntoView?.({ block: 'nearest' })
     }
-    first?.focus({ preventScroll: true })
+    // A card that comes while another open card holds the focus (the
+    // questions of one pause streaming in one by one) leaves it there.
+    const active = el.ownerDocument.activeElement
+    const holder = active?.closest<HTMLElement>('[data-testid="input-card"][data-phase="editing"]')
+    if (!holder || holder === card || !el.contains(holder)) first?.focus({ preventScroll: true })
     onScroll()
   }, [ref, items, onScroll])
 
