@@ -140,13 +140,23 @@ describe('session reducer: several questions of one pause', () => {
     // The stream may bring one receipt before the 202: the run still waits.
     s = reduce(s, { type: 'event', event: { id: 5, event: 'user_input_resolved', data: receipt(1) } })
     expect(s.running).toBe(false)
-    s = reduce(s, { type: 'batchAnswered', receipts: [receipt(1), receipt(2)] })
+    s = reduce(s, { type: 'batchAnswered', requestIds: ['req_1', 'req_2'], receipts: [receipt(1), receipt(2)] })
     expect(phases(s)).toEqual([
       ['req_1', 'resolved'],
       ['req_2', 'resolved'],
     ])
     expect(s.running).toBe(true)
     expect(cards(s).map((c) => c.lostAnswer)).toEqual([undefined, undefined])
+  })
+
+  it('an entry the 202 has no receipt for (a vote towards a quorum) is open again', () => {
+    let s = reduce(paused(), { type: 'batchSubmitting', entries: [{ requestId: 'req_1', answer: approve }, { requestId: 'req_2', answer: approve }] })
+    s = reduce(s, { type: 'batchAnswered', requestIds: ['req_1', 'req_2'], receipts: [receipt(2)] })
+    expect(phases(s)).toEqual([
+      ['req_1', 'editing'],
+      ['req_2', 'resolved'],
+    ])
+    expect(s.running).toBe(false)
   })
 
   it('a refused batch shows the error on the card it names and leaves every card answerable', () => {

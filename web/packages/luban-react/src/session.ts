@@ -88,7 +88,7 @@ export type SessionAction =
   | { type: 'cardAnswered'; receipt: Receipt }
   | { type: 'cardFailed'; requestId: string; error: CardFailure }
   | { type: 'batchSubmitting'; entries: { requestId: string; answer: Answer }[] }
-  | { type: 'batchAnswered'; receipts: Receipt[] }
+  | { type: 'batchAnswered'; requestIds: string[]; receipts: Receipt[] }
   | { type: 'batchFailed'; requestIds: string[]; error: CardFailure }
   | { type: 'cardExpired'; requestId: string }
   | { type: 'notice'; notice: Omit<NoticeItem, 'kind' | 'key'> }
@@ -475,8 +475,16 @@ export function reduceSession(s: SessionState, a: SessionAction): SessionState {
       })
       return { ...s, batchError: undefined, items }
     }
-    case 'batchAnswered':
-      return answered(s, a.receipts)
+    case 'batchAnswered': {
+      // An entry the 202 has no receipt for was recorded without resolving
+      // its request (an approval towards a quorum, docs/design.md §16): its
+      // card is open again, as it stands at the server.
+      const got = new Set(a.receipts.map((r) => r.requestId))
+      const mine = new Set(a.requestIds.filter((id) => !got.has(id)))
+      const next = answered(s, a.receipts)
+      if (mine.size === 0) return next
+      return { ...next, items: next.items.map((i) => (i.kind === 'input' && i.phase === 'submitting' && mine.has(i.request.id) ? { ...i, phase: 'editing' as const } : i)) }
+    }
     case 'batchFailed': {
       // All or none: nothing changed at the server. The card a refusal
       // names shows it as a single answer's would be shown; every other

@@ -393,7 +393,7 @@ export function useLubanSession(sessionId: string | undefined, opts: LubanSessio
         const res = await api.answerAll({ sessionId: sid, answers: todo.map((e) => ({ requestId: e.requestId, ...e.answer })) })
         if (current.current !== sid) return
         const receipts: Receipt[] = Array.isArray(res.receipts) ? res.receipts : res.receipt ? [res.receipt] : []
-        dispatch({ type: 'batchAnswered', receipts })
+        dispatch({ type: 'batchAnswered', requestIds, receipts })
         if (connRef.current !== 'live' && connRef.current !== 'lost') watch(sid, true)
       } catch (e) {
         if (current.current !== sid) return
