@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,6 +51,10 @@ type benchBundle struct {
 	st     store.Store
 	sq     *sqlite.Store   // nil on PostgreSQL
 	pg     *postgres.Store // nil on SQLite
+	// clientReads counts the reads the benchmark's client makes while it
+	// waits (pause, cycle): one statement each; the rest are the runner's.
+	clientReads atomic.Int64
+	clientMark  int64 // clientReads when counts was called
 }
 
 // zeroModel asks once when the conversation ends with the user's message and
@@ -124,6 +129,7 @@ func (bb *benchBundle) pause(ctx context.Context) (*agent.StartResult, *store.In
 	var it *store.Interaction
 	err = waitFor(ctx, bb.st, res.SessionID, func() (bool, error) {
 		var gerr error
+		bb.clientReads.Add(1)
 		it, gerr = bb.st.InteractionGetPending(ctx, res.SessionID)
 		if errors.Is(gerr, store.ErrNotFound) {
 			return false, nil
@@ -144,6 +150,7 @@ func (bb *benchBundle) cycle(ctx context.Context) error {
 		return err
 	}
 	return waitFor(ctx, bb.st, res.SessionID, func() (bool, error) {
+		bb.clientReads.Add(1)
 		run, err := bb.st.RunGet(ctx, res.RunID)
 		if err != nil {
 			return false, err
@@ -339,8 +346,8 @@ func TestCycle(t *testing.T) {
 }
 
 // reportCounts reports what the cycles since before cost the database,
-// per cycle: commits, statements on the writer, reads on the pool, WAL
-// frames appended; and the truncating checkpoints it took (checkpoints that
+// per cycle: commits, statements on the writer, reads on the pool (all,
+// and the runner's: without the benchmark client's), WAL frames appended; and the truncating checkpoints it took (checkpoints that
 // hold the store back: 0 under a steady load).
 func (bb *benchBundle) reportCounts(b *testing.B, before sqlite.Counts, cycles int) {
 	if bb.pg != nil {
@@ -352,6 +359,7 @@ func (bb *benchBundle) reportCounts(b *testing.B, before sqlite.Counts, cycles i
 	b.ReportMetric(float64(after.Commits-before.Commits)/n, "commits/cycle")
 	b.ReportMetric(float64(after.Writes-before.Writes)/n, "writes/cycle")
 	b.ReportMetric(float64(after.Reads-before.Reads)/n, "reads/cycle")
+	b.ReportMetric(float64(after.Reads-before.Reads-bb.clientReads.Load()+bb.clientMark)/n, "runner-reads/cycle")
 	b.ReportMetric(float64(after.WALFrames-before.WALFrames)/n, "wal-frames/cycle")
 	b.ReportMetric(float64(after.Truncations-before.Truncations), "wal-truncations")
 	b.ReportMetric(float64(after.Rewinds-before.Rewinds), "wal-rewinds")
@@ -359,7 +367,8 @@ func (bb *benchBundle) reportCounts(b *testing.B, before sqlite.Counts, cycles i
 }
 
 // TestCycleCounts pins what one sequential cycle costs the database: the
-// number of commits and of statements (a count, not a timing). Four commits
+// number of commits, of statements on the writer and of reads (a count,
+// not a timing), and logs the reads per query. Four commits
 // are the floor of the cycle as docs/design.md §4 has it, one per thing that must
 // be durable before the outside sees it and before the next step may
 // happen: the user's message (acknowledged by the stream's first events,
@@ -376,24 +385,36 @@ func TestCycleCounts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, bb.cycle(ctx))
-	before := bb.sq.Counts()
+	before, readsBefore, clientBefore := bb.sq.Counts(), bb.sq.ReadsByQuery(), bb.clientReads.Load()
 	const cycles = 5
 	for range cycles {
 		require.NoError(t, bb.cycle(ctx))
 	}
-	after := bb.sq.Counts()
+	after, readsAfter, client := bb.sq.Counts(), bb.sq.ReadsByQuery(), float64(bb.clientReads.Load()-clientBefore)/cycles
+	for q, n := range readsAfter {
+		if d := n - readsBefore[q]; d > 0 {
+			t.Logf("%.1f reads per cycle of %s", float64(d)/cycles, strings.Join(strings.Fields(q), " "))
+		}
+	}
 	commits := float64(after.Commits-before.Commits) / cycles
 	writes := float64(after.Writes-before.Writes) / cycles
 	reads := float64(after.Reads-before.Reads) / cycles
-	t.Logf("per cycle: %.1f commits, %.1f writes, %.1f reads", commits, writes, reads)
+	t.Logf("per cycle: %.1f commits, %.1f writes, %.1f reads (%.1f of them the client's)", commits, writes, reads, client)
 	require.Equal(t, 4.0, commits, "the floor: message, turn+question, answer, turn+done")
 	// 35: the question's timeout deadline is a row of its own, written
 	// with it (docs/design.md §16 "Deadlines").
 	require.LessOrEqual(t, writes, 35.0, "statements on the writer per cycle")
+	// The runner's reads: one, the answer's interaction with its session,
+	// run and messages (one statement); the driver reads nothing a
+	// transition committed. The client's (about four: the pending question
+	// before and after the pause, the run before and after it completes)
+	// depend on when its wake-ups come.
+	require.LessOrEqual(t, reads-client, 1.0, "the runner's reads on the reader pool per cycle")
 }
 
 // counts is the SQLite store's counts (zero on PostgreSQL).
 func (bb *benchBundle) counts() sqlite.Counts {
+	bb.clientMark = bb.clientReads.Load()
 	if bb.pg != nil {
 		return sqlite.Counts{Writes: bb.pg.RoundTrips()} // round trips, see reportCounts
 	}

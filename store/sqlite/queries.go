@@ -407,24 +407,34 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 		ParentID: p.ParentID, CallIndex: p.CallIndex, CreatedAt: p.Now}, nil
 }
 
+// messageCols are a message's columns as scanMessage reads them.
+const messageCols = `seq, id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at`
+
+func scanMessage(sc interface{ Scan(...any) error }) (*store.Message, error) {
+	m := &store.Message{}
+	var calls, meta sql.NullString
+	var at int64
+	if err := sc.Scan(&m.Seq, &m.ID, &m.SessionID, &m.RunID, &m.Role, &m.Content, &calls, &m.ToolCallID, &m.Name, &m.IsError, &meta, &m.ParentID, &m.CallIndex, &at); err != nil {
+		return nil, err
+	}
+	m.ToolCalls, m.Metadata, m.CreatedAt = rawJSON(calls), rawJSON(meta), tm(at)
+	m.Calls = store.DecodeCalls(m.ToolCalls)
+	return m, nil
+}
+
 // MessageList implements store.Executor.
 func (e executor) MessageList(ctx context.Context, sessionID string) ([]*store.Message, error) {
-	rows, err := e.r.QueryContext(ctx, `SELECT seq, id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at
-		FROM messages WHERE session_id = ? ORDER BY seq`, sessionID)
+	rows, err := e.r.QueryContext(ctx, `SELECT `+messageCols+` FROM messages WHERE session_id = ? ORDER BY seq`, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: message list: %w", err)
 	}
 	defer rows.Close()
 	var out []*store.Message
 	for rows.Next() {
-		m := &store.Message{}
-		var calls, meta sql.NullString
-		var at int64
-		if err := rows.Scan(&m.Seq, &m.ID, &m.SessionID, &m.RunID, &m.Role, &m.Content, &calls, &m.ToolCallID, &m.Name, &m.IsError, &meta, &m.ParentID, &m.CallIndex, &at); err != nil {
+		m, err := scanMessage(rows)
+		if err != nil {
 			return nil, err
 		}
-		m.ToolCalls, m.Metadata, m.CreatedAt = rawJSON(calls), rawJSON(meta), tm(at)
-		m.Calls = store.DecodeCalls(m.ToolCalls)
 		out = append(out, m)
 	}
 	return out, rows.Err()
@@ -564,11 +574,6 @@ func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool
 // RowsInsert implements store.Executor.
 func (e executor) RowsInsert(ctx context.Context, p *store.RowsInsertParams) (*store.RowsInserted, error) {
 	return store.InsertRows(ctx, e, p)
-}
-
-// InteractionGetState implements store.Executor.
-func (e executor) InteractionGetState(ctx context.Context, p *store.InteractionGetStateParams) (*store.InteractionState, error) {
-	return store.GetInteractionState(ctx, e, p)
 }
 
 // RunFinish implements store.Executor.

@@ -298,6 +298,11 @@ func (s *Store) Counts() Counts {
 		WALFrames: s.walFrames.Load(), Checkpoints: s.checkpoints.Load(), Truncations: s.truncations.Load(), Rewinds: s.rewinds.Load()}
 }
 
+// ReadsByQuery returns, per query text, the number of statements run on
+// the reader pool since Open (Counts.Reads is their sum): what a piece of
+// work reads, for tests and benchmarks.
+func (s *Store) ReadsByQuery() map[string]int64 { return s.rc.counts() }
+
 func fsSub(f fs.FS, dir string) (fs.FS, error) { return fs.Sub(f, dir) }
 
 // checkpointInterval is how often the checkpointer runs a round when the

@@ -19,6 +19,10 @@ type stmtCache struct {
 	// on the writer is a commit of its own.
 	n, commits atomic.Int64
 	writer     bool
+	// byQuery counts the statements run outside a transaction per query
+	// text (Store.ReadsByQuery); entries are created on a statement's
+	// first use and never removed.
+	byQuery sync.Map // string → *atomic.Int64
 }
 
 func newStmtCache(db *sql.DB) *stmtCache { return &stmtCache{db: db, m: map[string]*sql.Stmt{}} }
@@ -49,12 +53,27 @@ func (c *stmtCache) get(ctx context.Context, q string) (*sql.Stmt, error) {
 	return st, nil
 }
 
-// count counts one statement outside a transaction.
-func (c *stmtCache) count() {
+// count counts one statement outside a transaction, running q.
+func (c *stmtCache) count(q string) {
 	c.n.Add(1)
 	if c.writer {
 		c.commits.Add(1)
 	}
+	n, ok := c.byQuery.Load(q)
+	if !ok {
+		n, _ = c.byQuery.LoadOrStore(q, new(atomic.Int64))
+	}
+	n.(*atomic.Int64).Add(1)
+}
+
+// counts is byQuery as a map.
+func (c *stmtCache) counts() map[string]int64 {
+	out := map[string]int64{}
+	c.byQuery.Range(func(q, n any) bool {
+		out[q.(string)] = n.(*atomic.Int64).Load()
+		return true
+	})
+	return out
 }
 
 // peek returns the cached statement for q, or nil.
@@ -105,7 +124,7 @@ func stmtContext(ctx context.Context) (context.Context, error) {
 }
 
 func (d cachedDB) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	d.c.count()
+	d.c.count(q)
 	ctx, err := stmtContext(ctx)
 	if err != nil {
 		return nil, err
@@ -118,7 +137,7 @@ func (d cachedDB) ExecContext(ctx context.Context, q string, args ...any) (sql.R
 }
 
 func (d cachedDB) QueryContext(ctx context.Context, q string, args ...any) (rowsReader, error) {
-	d.c.count()
+	d.c.count(q)
 	ctx, err := stmtContext(ctx)
 	if err != nil {
 		return nil, err
@@ -131,7 +150,7 @@ func (d cachedDB) QueryContext(ctx context.Context, q string, args ...any) (rows
 }
 
 func (d cachedDB) QueryRowContext(ctx context.Context, q string, args ...any) rowScanner {
-	d.c.count()
+	d.c.count(q)
 	if sctx, err := stmtContext(ctx); err == nil {
 		ctx = sctx
 	} // else database/sql reports ctx's error through the Row

@@ -36,9 +36,26 @@ func exerciseComposite(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.Equal(t, "msg_a", got.Messages[0].ID)
 		require.Equal(t, calls, got.Messages[0].Calls)
 
+		// What a driver's own statement reads is what the single reads
+		// give, messages in order.
+		for i, role := range []string{"tool", "user", "assistant"} {
+			_, err := b.st.MessageInsert(b.ctx, &store.MessageInsertParams{ID: "msg_" + role, SessionID: r.SessionID, RunID: r.ID, Role: role,
+				Content: "内容", ToolCallID: map[bool]string{true: "c1"}[role == "tool"], ParentID: map[bool]string{true: "msg_a"}[role == "tool"],
+				Metadata: json.RawMessage(`{"k":1}`), Now: T0.Add(time.Duration(i) * time.Second)})
+			require.NoError(t, err)
+		}
+		got, err = b.st.InteractionGetState(b.ctx, &store.InteractionGetStateParams{ID: it.ID, Messages: true})
+		require.NoError(t, err)
+		want, err := store.GetInteractionState(b.ctx, b.st, &store.InteractionGetStateParams{ID: it.ID, Messages: true})
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		require.Len(t, got.Messages, 4)
+
 		got, err = b.st.InteractionGetState(b.ctx, &store.InteractionGetStateParams{ID: it.ID})
 		require.NoError(t, err)
 		require.Nil(t, got.Messages, "messages only when asked")
+		want.Messages = nil
+		require.Equal(t, want, got)
 
 		_, err = b.st.InteractionGetState(b.ctx, &store.InteractionGetStateParams{ID: "ask_unknown"})
 		require.ErrorIs(t, err, store.ErrNotFound)
