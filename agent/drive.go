@@ -26,8 +26,8 @@ import (
 func (r *Runner) driveRun(id string) { r.driveFrom(id, nil) }
 
 // driveFrom is driveRun, whose first step starts from st (nil: it reads the
-// run's rows) when this call starts the driver: the rows a transition of
-// this process just committed. Every write of a step is conditional on the
+// run's rows): the rows a transition of this process just committed. When
+// the run's driver here is finishing, its next round starts from st. Every write of a step is conditional on the
 // run still running under this process's lease, so a row that went stale
 // meanwhile loses its write, as a fresh read just before the change would.
 func (r *Runner) driveFrom(id string, st *state) {
@@ -39,9 +39,12 @@ func (r *Runner) driveFrom(id string, st *state) {
 	}
 	if _, ok := r.active[id]; ok {
 		if r.again == nil {
-			r.again = map[string]bool{}
+			r.again = map[string]*state{}
 		}
-		r.again[id] = true
+		if _, asked := r.again[id]; asked {
+			st = nil // two transitions: read which came last
+		}
+		r.again[id] = st
 		r.mu.Unlock()
 		return
 	}
@@ -54,9 +57,13 @@ func (r *Runner) driveFrom(id string, st *state) {
 		defer cancel()
 		for {
 			r.drive(ctx, id, st)
-			st = nil
 			r.mu.Lock()
-			if r.again[id] && ctx.Err() == nil {
+			next, again := r.again[id]
+			if again && ctx.Err() == nil {
+				// The transition that asked committed after this
+				// driver's last write (it paused or ended the run):
+				// its state is the newest.
+				st = next
 				delete(r.again, id)
 				r.mu.Unlock()
 				continue
@@ -87,6 +94,7 @@ func (r *Runner) drive(ctx context.Context, id string, from *state) {
 		if r.opts.Step != nil {
 			sctx, end = r.opts.Step(ctx, id)
 		}
+		r.againStale(id)
 		next, paused, err := r.step(sctx, id, st)
 		end(paused, err)
 		st = next
@@ -123,6 +131,17 @@ func (r *Runner) drive(ctx context.Context, id string, from *state) {
 		r.fail(context.WithoutCancel(ctx), id, "internal_error", "the run stopped on an internal error; the server log has the details")
 		return
 	}
+}
+
+// againStale makes the state an asker left for this driver's next round
+// (driveFrom) one to read again: the step about to start may write after
+// it was committed.
+func (r *Runner) againStale(id string) {
+	r.mu.Lock()
+	if st := r.again[id]; st != nil {
+		r.again[id] = nil
+	}
+	r.mu.Unlock()
 }
 
 // maxStepRetries is how often a step that failed on a store error is

@@ -131,8 +131,11 @@ type Runner struct {
 	// again marks runs asked to be driven while their driver here was
 	// finishing (an answer that arrives right after the pause committed);
 	// the driver then drives them once more instead of leaving them to the
-	// sweeper and a lease expiry.
-	again map[string]bool
+	// sweeper and a lease expiry. The value is the state that next drive
+	// starts from: what the transition that asked committed (an answer's
+	// resumed run and messages), nil when it must read the run (asked by
+	// more than one, or by a caller that committed nothing).
+	again map[string]*state
 	// elicits holds, by request id, the channel on which a tool call in
 	// flight here waits for the answer to its server's in-session
 	// elicitation (elicit.go).
