@@ -71,25 +71,26 @@ type walIndex struct {
 	b [48]byte
 }
 
-// header returns mxFrame and the salts; ok is false when the -shm file
+// header returns mxFrame and the salts, and iChange, which every commit
+// of any connection to the database adds one to; ok is false when the -shm file
 // cannot be read or holds no initialized header (another VFS, another
 // version), and the caller then counts commits instead of frames.
-func (w *walIndex) header(path string) (mxFrame uint32, salts uint64, ok bool) {
+func (w *walIndex) header(path string) (mxFrame uint32, salts uint64, iChange uint32, ok bool) {
 	if w.f == nil {
 		f, err := os.Open(path + "-shm")
 		if err != nil {
-			return 0, 0, false
+			return 0, 0, 0, false
 		}
 		w.f = f
 	}
 	if n, err := w.f.ReadAt(w.b[:], 0); n < len(w.b) || err != nil {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	e := binary.NativeEndian
 	if e.Uint32(w.b[0:4]) != 3007000 || w.b[12] != 1 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	return e.Uint32(w.b[16:20]), e.Uint64(w.b[32:40]), true
+	return e.Uint32(w.b[16:20]), e.Uint64(w.b[32:40]), e.Uint32(w.b[8:12]), true
 }
 
 func (w *walIndex) close() {
@@ -103,7 +104,7 @@ func (w *walIndex) close() {
 // frames appended since the last call to Counts.WALFrames and nudges the
 // checkpointer every ckFrames of them.
 func (s *Store) countFrames() {
-	mx, salts, ok := s.shm.header(s.path)
+	mx, salts, _, ok := s.shm.header(s.path)
 	var n int64
 	switch {
 	case !ok:

@@ -177,21 +177,33 @@ func (s *Store) runBatch(dc any, batch []*txJob, results []error) (bool, error) 
 		}
 		return false, nil
 	}
+	// The numbers the writer knows hold while the log's commit count is
+	// the one its own last commit left (rowbuf.go).
+	change, ok := s.commitCount()
+	if !ok || !s.seqValid || change != s.seqChange {
+		s.seq.reset()
+	}
+	s.seqValid = false
+	wrote := false
 	solo := len(batch) == 1
 	for i, j := range batch {
 		if err := j.ctx.Err(); err != nil {
 			results[i] = err
 			continue
 		}
-		results[i] = s.runMember(r, j, solo)
+		var w bool
+		w, results[i] = s.runMember(r, j, solo)
+		wrote = wrote || w
 	}
 	if solo && results[0] != nil {
 		if rbErr := dtx.Rollback(); rbErr != nil {
 			results[0] = errors.Join(results[0], fmt.Errorf("sqlite: rollback: %w", rbErr))
 		}
+		s.seq.reset()
 		return false, nil
 	}
 	if err := dtx.Commit(); err != nil {
+		s.seq.reset()
 		// A COMMIT that failed (SQLITE_BUSY, a full disk) can leave the
 		// transaction open; end it so the next batch can begin.
 		_, _ = r.exec(ctx, `ROLLBACK`, nil)
@@ -202,19 +214,35 @@ func (s *Store) runBatch(dc any, batch []*txJob, results []error) (bool, error) 
 		}
 		return false, nil
 	}
+	// A commit that wrote rows added exactly one to the count; one that
+	// may have written nothing leaves it unknown, and the next batch
+	// reads the numbers again.
+	s.seqValid, s.seqChange = ok && wrote, change+1
 	return true, nil
 }
 
+// commitCount is the log's commit count (the WAL index header's iChange),
+// read while the writer holds SQLite's write lock; ok is false when it
+// cannot be read.
+func (s *Store) commitCount() (uint32, bool) {
+	_, _, change, ok := s.shm.header(s.path)
+	return change, ok
+}
+
 // runMember runs one member's func in a savepoint (none when solo: its
-// failure rolls the whole transaction back).
-func (s *Store) runMember(r *rawConn, j *txJob, solo bool) (err error) {
+// failure rolls the whole transaction back), then writes the log rows it
+// held back (rowbuf.go); wrote reports whether it succeeded having written
+// some.
+func (s *Store) runMember(r *rawConn, j *txJob, solo bool) (wrote bool, err error) {
 	j.sessions = map[string]struct{}{}
-	q := rawTx{r}
-	tx := &txExecutor{executor{r: q, w: q, onEvent: func(id string) { j.sessions[id] = struct{}{} }}}
+	s.learnt.reset()
+	buf := &rowBuf{r: r, known: s.seq, learnt: s.learnt, touches: s.touches}
+	q := rawTx{r: r, buf: buf}
+	tx := &txExecutor{executor{r: q, w: q, onEvent: func(id string) { j.sessions[id] = struct{}{} }, buf: buf}}
 	bg := context.Background()
 	if !solo {
 		if _, err := r.exec(bg, `SAVEPOINT member`, nil); err != nil {
-			return fmt.Errorf("sqlite: savepoint: %w", err)
+			return false, fmt.Errorf("sqlite: savepoint: %w", err)
 		}
 	}
 	defer func() {
@@ -222,20 +250,29 @@ func (s *Store) runMember(r *rawConn, j *txJob, solo bool) (err error) {
 			j.panicked = p
 			err = fmt.Errorf("sqlite: transaction panicked: %v", p)
 		}
-		if solo {
-			return
-		}
-		if err != nil {
-			j.sessions = nil
-			if _, rbErr := r.exec(bg, `ROLLBACK TO member`, nil); rbErr != nil {
-				err = errors.Join(err, fmt.Errorf("sqlite: rollback to savepoint: %w", rbErr))
+		if !solo {
+			if err != nil {
+				j.sessions = nil
+				if _, rbErr := r.exec(bg, `ROLLBACK TO member`, nil); rbErr != nil {
+					err = errors.Join(err, fmt.Errorf("sqlite: rollback to savepoint: %w", rbErr))
+				}
+			}
+			if _, relErr := r.exec(bg, `RELEASE member`, nil); relErr != nil && err == nil {
+				err = fmt.Errorf("sqlite: release savepoint: %w", relErr)
 			}
 		}
-		if _, relErr := r.exec(bg, `RELEASE member`, nil); relErr != nil && err == nil {
-			err = fmt.Errorf("sqlite: release savepoint: %w", relErr)
+		if err == nil {
+			// What the member learnt of the numbers holds now that its
+			// rows stay; the batch's commit decides the rest.
+			s.seq.merge(s.learnt)
+			wrote = buf.wrote
 		}
+		s.learnt.reset()
 	}()
-	return j.fn(tx)
+	if err := j.fn(tx); err != nil {
+		return false, err
+	}
+	return false, buf.flush()
 }
 
 // GroupCounts are the group commit's counts since Open: Batches is the

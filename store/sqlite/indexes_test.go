@@ -68,7 +68,7 @@ var scansAllowed = []string{
 // with the index its plan must use: a query that stops using it reads a
 // table's worth of pages per step.
 var hotQueries = []struct{ name, sql, index string }{
-	{"eventAppend (next number)", "INSERT INTO events (session_id, seq,", "PRIMARY KEY"},
+	{"group commit's next event number", "SELECT s.owner, MAX(s.last_seq, COALESCE((SELECT MAX(e.seq) FROM events e", "PRIMARY KEY"},
 	{"EventList", "SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content", "PRIMARY KEY"},
 	{"EventList (interaction reference)", "SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content", "sqlite_autoindex_interactions_1"},
 	{"EventList (message reference)", "SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content", "sqlite_autoindex_messages_1"},

@@ -10,52 +10,6 @@ import (
 	"github.com/lubanhq/luban/store"
 )
 
-// appendFeed writes the feed entry of an event just appended as seq of its
-// session, when the event is one of store.FeedEvents, on w (the event's own
-// transaction). It returns the Subscribe keys to wake after the commit.
-func appendFeed(ctx context.Context, w querier, p *store.EventAppendParams, seq int64) ([]string, error) {
-	if !store.IsFeedEvent(p.Name) {
-		return nil, nil
-	}
-	// An event that references its interaction has a feed entry that
-	// does too (FeedList reads the request).
-	data, ref := string(p.Data), any(nil)
-	if p.Ref != "" {
-		data, ref = "", p.Ref
-	}
-	// One statement, as for events: the next number is one past the
-	// owner's last entry (the primary key's last) or past principals.last_seq,
-	// which keeps the numbers of entries that SessionDelete and Prune
-	// deleted (keepFeedSeq); the single writer makes it atomic.
-	var owner string
-	var fseq int64
-	if err := w.QueryRowContext(ctx, `INSERT INTO feed (owner, seq, session_id, session_seq, name, data, ref, created_at)
-		SELECT s.owner, MAX(COALESCE((SELECT p.last_seq FROM principals p WHERE p.owner = s.owner), 0),
-			COALESCE((SELECT MAX(f.seq) FROM feed f WHERE f.owner = s.owner), 0)) + 1, s.id, ?, ?, ?, ?, ?
-		FROM sessions s WHERE s.id = ? RETURNING owner, seq`,
-		seq, p.Name, data, ref, ts(p.Now), p.SessionID).Scan(&owner, &fseq); err != nil {
-		return nil, notFound(err, "feed append: session "+p.SessionID)
-	}
-	keys := []string{store.PrincipalKey(owner), store.FeedKey}
-	seen := map[string]bool{owner: true}
-	for _, who := range p.Audience {
-		if seen[who] {
-			continue
-		}
-		seen[who] = true
-		// The audience's entries are no webhook outbox rows (fanned): a
-		// webhook gets the event once, from the owner's entry.
-		if _, err := w.ExecContext(ctx, `INSERT INTO feed (owner, seq, session_id, session_seq, name, data, ref, created_at, fanned)
-			SELECT ?, MAX(COALESCE((SELECT p.last_seq FROM principals p WHERE p.owner = ?), 0),
-				COALESCE((SELECT MAX(f.seq) FROM feed f WHERE f.owner = ?), 0)) + 1, ?, ?, ?, ?, ?, ?, 1`,
-			who, who, who, p.SessionID, seq, p.Name, data, ref, ts(p.Now)); err != nil {
-			return nil, fmt.Errorf("sqlite: feed append: %w", err)
-		}
-		keys = append(keys, store.PrincipalKey(who))
-	}
-	return keys, nil
-}
-
 // InboxList implements store.People.
 func (e executor) InboxList(ctx context.Context, p *store.InboxListParams) ([]*store.InboxEntry, error) {
 	limit := p.Limit

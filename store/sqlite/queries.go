@@ -19,15 +19,6 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) rowScanner
 }
 
-// inTx reports whether w is a transaction's querier.
-func inTx(w querier) bool {
-	switch w.(type) {
-	case rawTx, cachedTx:
-		return true
-	}
-	return false
-}
-
 // executor implements store.Executor on a reader (r) and a writer (w); in a
 // transaction both are the *sql.Tx. onEvent is told of every appended event.
 type executor struct {
@@ -35,6 +26,9 @@ type executor struct {
 	onEvent func(sessionID string)
 	// group is Store.InTx, for a multi-statement write made outside one.
 	group func(ctx context.Context, fn func(tx store.Tx) error) error
+	// buf holds a group commit member's log rows (rowbuf.go); nil
+	// elsewhere.
+	buf *rowBuf
 }
 
 func ts(t time.Time) int64 {
@@ -80,6 +74,11 @@ func notFound(err error, what string) error {
 
 // AuditInsert implements store.Executor.
 func (e executor) AuditInsert(ctx context.Context, p *store.AuditInsertParams) error {
+	if e.buf != nil {
+		cp := *p
+		e.buf.audit = append(e.buf.audit, &cp)
+		return nil
+	}
 	_, err := e.w.ExecContext(ctx, `INSERT INTO audit (session_id, request_id, tool_call_id, run_id, action, reason, summary, at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, p.SessionID, p.RequestID, p.ToolCallID, p.RunID, p.Action, p.Reason, nullJSON(p.Summary), ts(p.Now))
 	if err != nil {
@@ -114,15 +113,24 @@ func (e executor) AuditList(ctx context.Context, sessionID string) ([]*store.Aud
 
 // EventAppend implements store.Executor.
 func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (*store.Event, error) {
-	db, autocommit := e.w.(cachedDB)
-	if !autocommit {
-		ev, _, err := e.eventAppend(ctx, e.w, p)
-		return ev, err
+	if e.buf != nil {
+		ev, keys, err := e.buf.appendEvent(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if e.onEvent != nil {
+			e.onEvent(p.SessionID)
+			for _, k := range keys {
+				e.onEvent(k)
+			}
+		}
+		return ev, nil
 	}
 	// Outside InTx (message_delta events): the event and its feed entry
 	// are one transaction, committed with whatever else is waiting for the
-	// writer (group commit).
-	if e.group == nil || db.c == nil {
+	// writer (group commit), whose members hold their log rows back
+	// (rowbuf.go).
+	if e.group == nil {
 		return nil, fmt.Errorf("sqlite: event append: no writer")
 	}
 	var ev *store.Event
@@ -132,41 +140,6 @@ func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (
 		return err
 	})
 	return ev, err
-}
-
-// eventAppend runs EventAppend's statements on w (the feed entry of a
-// store.FeedEvents name too, see appendFeed); onEvent is called here only
-// inside InTx (whose commit announces the event). It returns the feed's
-// Subscribe keys for the autocommit caller to wake.
-func (e executor) eventAppend(ctx context.Context, w querier, p *store.EventAppendParams) (*store.Event, []string, error) {
-	// One statement: the next number is one past the session's last event
-	// (the primary key's last entry) or past sessions.last_seq, which keeps
-	// the numbers of events that Prune deleted; no row for an unknown
-	// session. SQLite's single writer makes the read-then-insert atomic.
-	var seq int64
-	data, ref := string(p.Data), any(nil)
-	if p.Ref != "" {
-		data, ref = "", p.Ref
-	} else if p.MessageRef != "" {
-		ref = p.MessageRef
-	}
-	err := w.QueryRowContext(ctx, `INSERT INTO events (session_id, seq, name, data, ref, run_id, created_at)
-		SELECT s.id, MAX(s.last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.session_id = s.id), 0)) + 1, ?, ?, ?, NULLIF(?, ''), ?
-		FROM sessions s WHERE s.id = ? RETURNING seq`, p.Name, data, ref, p.RunID, ts(p.Now), p.SessionID).Scan(&seq)
-	if err != nil {
-		return nil, nil, notFound(err, "event append: session "+p.SessionID)
-	}
-	feedKeys, err := appendFeed(ctx, w, p, seq)
-	if err != nil {
-		return nil, nil, err
-	}
-	if inTx(w) && e.w == w && e.onEvent != nil {
-		e.onEvent(p.SessionID)
-		for _, k := range feedKeys {
-			e.onEvent(k)
-		}
-	}
-	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, RunID: p.RunID, CreatedAt: p.Now}, feedKeys, nil
 }
 
 // EventList implements store.Executor.
@@ -629,6 +602,9 @@ func (e executor) SessionCreate(ctx context.Context, p *store.SessionCreateParam
 		p.ID, p.Owner, p.Title, status, ts(p.Now), ts(p.Now), p.Agent); err != nil {
 		return nil, fmt.Errorf("sqlite: session create: %w", err)
 	}
+	if e.buf != nil {
+		e.buf.created(p.ID, p.Owner)
+	}
 	return &store.Session{ID: p.ID, Owner: p.Owner, Title: p.Title, Status: status, Agent: p.Agent, CreatedAt: p.Now, UpdatedAt: p.Now}, nil
 }
 
@@ -675,6 +651,11 @@ func (e executor) SessionSetStatus(ctx context.Context, p *store.SessionSetStatu
 
 // TraceInsert implements store.Executor.
 func (e executor) TraceInsert(ctx context.Context, p *store.TraceInsertParams) error {
+	if e.buf != nil {
+		cp := *p
+		e.buf.trace = append(e.buf.trace, &cp)
+		return nil
+	}
 	if _, err := e.w.ExecContext(ctx, `INSERT INTO trace (session_id, run_id, kind, data, at) VALUES (?, ?, ?, ?, ?)`,
 		p.SessionID, p.RunID, p.Kind, string(p.Data), ts(p.Now)); err != nil {
 		return fmt.Errorf("sqlite: trace insert: %w", err)

@@ -156,9 +156,17 @@ func (r *rawConn) query(ctx context.Context, q string, args []any) (driver.Rows,
 // transaction. Like cachedTx, a statement runs without its context's
 // cancellation, after a check that the context is not done: an interrupted
 // statement would roll back every member of the shared transaction.
-type rawTx struct{ r *rawConn }
+// buf, when not nil, holds the member's log rows (rowbuf.go): a statement
+// that names their tables writes them first.
+type rawTx struct {
+	r   *rawConn
+	buf *rowBuf
+}
 
 func (t rawTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if err := t.before(q); err != nil {
+		return nil, err
+	}
 	t.r.c.n.Add(1)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -166,7 +174,18 @@ func (t rawTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Resu
 	return t.r.exec(context.Background(), q, args)
 }
 
+// before writes the held rows q must see.
+func (t rawTx) before(q string) error {
+	if t.buf == nil {
+		return nil
+	}
+	return t.buf.before(q)
+}
+
 func (t rawTx) QueryContext(ctx context.Context, q string, args ...any) (rowsReader, error) {
+	if err := t.before(q); err != nil {
+		return nil, err
+	}
 	t.r.c.n.Add(1)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -181,6 +200,9 @@ func (t rawTx) QueryContext(ctx context.Context, q string, args ...any) (rowsRea
 // QueryRowContext runs the query and reads its first row at once, closing
 // the rows, so the statement is free again whether or not Scan is called.
 func (t rawTx) QueryRowContext(ctx context.Context, q string, args ...any) rowScanner {
+	if err := t.before(q); err != nil {
+		return rawRow{err: err}
+	}
 	t.r.c.n.Add(1)
 	if err := ctx.Err(); err != nil {
 		return rawRow{err: err}

@@ -56,6 +56,13 @@ type Store struct {
 	// raw is the writer's driver connection as the group commit uses it
 	// (rawtx.go); only the writer goroutine touches it.
 	raw *rawConn
+	// The numbers the writer goroutine knows (rowbuf.go): seq, trusted
+	// while the log's commit count is seqChange (seqValid); learnt, a
+	// member's; touches, which queries name the held-back tables.
+	seq, learnt *seqs
+	seqChange   uint32
+	seqValid    bool
+	touches     map[string]bool
 	// The group commit's writer goroutine (groupcommit.go): InTx hands it
 	// jobs; stopW stops it, writerDone says it stopped.
 	jobs             chan *txJob
@@ -211,6 +218,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	s.rc, s.wc = newStmtCache(rdb), newStmtCache(wdb)
 	s.wc.writer = true
 	s.raw = &rawConn{c: s.wc}
+	s.seq, s.learnt, s.touches = newSeqs(), newSeqs(), map[string]bool{}
 	go s.writer()
 	go s.checkpointLoop(checkpointInterval)
 	s.executor = executor{r: cachedDB{rdb, s.rc}, w: cachedDB{wdb, s.wc}, onEvent: s.hub.Notify, group: s.InTx}
