@@ -46,6 +46,11 @@ type rawConn struct {
 	stmts map[string]driver.Stmt
 	args  []driver.NamedValue
 	c     *stmtCache // counts the statements (Store.Counts)
+	// row is the row rawTx.QueryRowContext returns, its values in vals:
+	// reused by the next one, so a row must be scanned before the next
+	// statement runs (every query of the store scans at once).
+	row  rawRow
+	vals []driver.Value
 }
 
 // bind makes dc the connection statements are prepared on; statements of
@@ -199,19 +204,29 @@ func (t rawTx) QueryContext(ctx context.Context, q string, args ...any) (rowsRea
 
 // QueryRowContext runs the query and reads its first row at once, closing
 // the rows, so the statement is free again whether or not Scan is called.
+// The row is the connection's (rawConn.row): scan it before the next
+// statement.
 func (t rawTx) QueryRowContext(ctx context.Context, q string, args ...any) rowScanner {
 	if err := t.before(q); err != nil {
 		return rawRow{err: err}
 	}
 	t.r.c.n.Add(1)
-	if err := ctx.Err(); err != nil {
-		return rawRow{err: err}
+	row := &t.r.row
+	*row = rawRow{}
+	if row.err = ctx.Err(); row.err != nil {
+		return row
 	}
 	dr, err := t.r.query(context.Background(), q, args)
 	if err != nil {
-		return rawRow{err: err}
+		row.err = err
+		return row
 	}
-	vals := make([]driver.Value, len(dr.Columns()))
+	n := len(dr.Columns())
+	if cap(t.r.vals) < n {
+		t.r.vals = make([]driver.Value, n)
+	}
+	vals := t.r.vals[:n]
+	clear(vals)
 	err = dr.Next(vals)
 	if errors.Is(err, io.EOF) {
 		err = sql.ErrNoRows
@@ -227,7 +242,8 @@ func (t rawTx) QueryRowContext(ctx context.Context, q string, args ...any) rowSc
 	if cerr := dr.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
-	return rawRow{vals: vals, err: err}
+	row.vals, row.err = vals, err
+	return row
 }
 
 // rawRow is a row QueryRowContext read; Scan reports sql.ErrNoRows for a
@@ -237,7 +253,7 @@ type rawRow struct {
 	err  error
 }
 
-func (r rawRow) Scan(dest ...any) error {
+func (r *rawRow) Scan(dest ...any) error {
 	if r.err != nil {
 		return r.err
 	}

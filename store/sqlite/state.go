@@ -34,6 +34,7 @@ func (e executor) InteractionGetState(ctx context.Context, p *store.InteractionG
 		dest[i] = &vals[i]
 	}
 	row := make([]driver.Value, sq.width)
+	r := &rawRow{}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("sqlite: interaction state: %w", err)
@@ -42,7 +43,7 @@ func (e executor) InteractionGetState(ctx context.Context, p *store.InteractionG
 		for i := range row {
 			row[i] = vals[i+1]
 		}
-		r := rawRow{vals: row[:sq.cols[part]]}
+		r.vals = row[:sq.cols[part]]
 		switch part {
 		case statePartInteraction:
 			out.Interaction, err = scanInteraction(r)
