@@ -30,7 +30,7 @@ type rowsReader interface {
 	Close() error
 }
 
-// rowScanner is what a one-row query gives: *sql.Row, and rawRow.
+// rowScanner is what a one-row query gives: *sql.Row, and *rawRow.
 type rowScanner interface {
 	Scan(dest ...any) error
 }
@@ -207,12 +207,12 @@ func (t rawTx) QueryContext(ctx context.Context, q string, args ...any) (rowsRea
 // The row is the connection's (rawConn.row): scan it before the next
 // statement.
 func (t rawTx) QueryRowContext(ctx context.Context, q string, args ...any) rowScanner {
-	if err := t.before(q); err != nil {
-		return rawRow{err: err}
-	}
-	t.r.c.n.Add(1)
 	row := &t.r.row
 	*row = rawRow{}
+	if row.err = t.before(q); row.err != nil {
+		return row
+	}
+	t.r.c.n.Add(1)
 	if row.err = ctx.Err(); row.err != nil {
 		return row
 	}
