@@ -15,9 +15,10 @@ func (e executor) AssigneeAdd(ctx context.Context, p *store.AssigneeAddParams) e
 	}
 	var vals []string
 	var args []any
+	rid := idAsk.enc(p.RequestID)
 	for i, person := range p.Persons {
 		vals = append(vals, `(?, ?, (SELECT COALESCE(MAX(a.pos), 0) FROM interaction_assignees a WHERE a.request_id = ?) + ?, ?, ?)`)
-		args = append(args, p.RequestID, person, p.RequestID, i+1, p.Via, ts(p.Now))
+		args = append(args, rid, person, rid, i+1, assigneeVias.enc(p.Via), ts(p.Now))
 	}
 	_, err := e.w.ExecContext(ctx, `INSERT INTO interaction_assignees (request_id, person, pos, via, added_at) VALUES `+
 		strings.Join(vals, ", ")+` ON CONFLICT (request_id, person) DO NOTHING`, args...)
@@ -30,10 +31,11 @@ func (e executor) AssigneeAdd(ctx context.Context, p *store.AssigneeAddParams) e
 // AssigneeDecide implements store.Executor: the single writer serializes
 // the decisions of one interaction.
 func (e executor) AssigneeDecide(ctx context.Context, p *store.AssigneeDecideParams) (int, bool, error) {
+	rid := idAsk.enc(p.RequestID)
 	res, err := e.w.ExecContext(ctx, `UPDATE interaction_assignees SET decision = ?, decided_at = ?
-		WHERE request_id = ? AND person = ? AND decision = ''
-		AND EXISTS (SELECT 1 FROM interactions i WHERE i.id = ? AND i.status = 'pending')`,
-		p.Decision, ts(p.Now), p.RequestID, p.Person, p.RequestID)
+		WHERE request_id = ? AND person = ? AND decision = 0
+		AND EXISTS (SELECT 1 FROM interactions i WHERE i.id = ? AND i.status = 0)`,
+		assigneeDecisions.enc(p.Decision), ts(p.Now), rid, p.Person, rid)
 	if err != nil {
 		return 0, false, fmt.Errorf("sqlite: assignee decide: %w", err)
 	}
@@ -41,8 +43,8 @@ func (e executor) AssigneeDecide(ctx context.Context, p *store.AssigneeDecidePar
 		return 0, false, err
 	}
 	var approvals int
-	if err := e.w.QueryRowContext(ctx, `SELECT COUNT(*) FROM interaction_assignees WHERE request_id = ? AND decision = 'approve'`,
-		p.RequestID).Scan(&approvals); err != nil {
+	if err := e.w.QueryRowContext(ctx, `SELECT COUNT(*) FROM interaction_assignees WHERE request_id = ? AND decision = 1`,
+		rid).Scan(&approvals); err != nil {
 		return 0, false, fmt.Errorf("sqlite: assignee decide: %w", err)
 	}
 	return approvals, true, nil
@@ -51,7 +53,7 @@ func (e executor) AssigneeDecide(ctx context.Context, p *store.AssigneeDecidePar
 // AssigneeList implements store.Executor.
 func (e executor) AssigneeList(ctx context.Context, requestID string) ([]*store.Assignee, error) {
 	rows, err := e.r.QueryContext(ctx, `SELECT request_id, person, via, decision, added_at, decided_at
-		FROM interaction_assignees WHERE request_id = ? ORDER BY pos`, requestID)
+		FROM interaction_assignees WHERE request_id = ? ORDER BY pos`, idAsk.enc(requestID))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: assignee list: %w", err)
 	}
@@ -60,7 +62,7 @@ func (e executor) AssigneeList(ctx context.Context, requestID string) ([]*store.
 	for rows.Next() {
 		a := &store.Assignee{}
 		var added, decided int64
-		if err := rows.Scan(&a.RequestID, &a.Person, &a.Via, &a.Decision, &added, &decided); err != nil {
+		if err := rows.Scan(idAsk.into(&a.RequestID), &a.Person, assigneeVias.into(&a.Via), assigneeDecisions.into(&a.Decision), &added, &decided); err != nil {
 			return nil, fmt.Errorf("sqlite: assignee list: %w", err)
 		}
 		a.AddedAt, a.DecidedAt = tm(added), tm(decided)

@@ -12,26 +12,28 @@ import (
 // insertDeadlines writes interaction p's deadlines: its timeout (seq 0) and
 // p.Deadlines (seq 1, 2, …), in InteractionInsert's transaction.
 func (e executor) insertDeadlines(ctx context.Context, p *store.InteractionInsertParams) error {
-	const q = `INSERT INTO interaction_deadlines (request_id, seq, session_id, kind, due_at, data) VALUES (?, ?, ?, ?, ?, ?)`
-	if _, err := e.w.ExecContext(ctx, q, p.ID, 0, p.SessionID, store.DeadlineTimeout, ts(p.ExpiresAt), nullJSON(p.TimeoutData)); err != nil {
+	const q = `INSERT INTO interaction_deadlines (request_id, seq, kind, due_at, data) VALUES (?, ?, ?, ?, ?)`
+	rid := idAsk.enc(p.ID)
+	if _, err := e.w.ExecContext(ctx, q, rid, 0, deadlineKinds.enc(store.DeadlineTimeout), ts(p.ExpiresAt), nullJSON(p.TimeoutData)); err != nil {
 		return fmt.Errorf("sqlite: deadline insert: %w", err)
 	}
 	for i, d := range p.Deadlines {
-		if _, err := e.w.ExecContext(ctx, q, p.ID, i+1, p.SessionID, d.Kind, ts(d.DueAt), nullJSON(d.Data)); err != nil {
+		if _, err := e.w.ExecContext(ctx, q, rid, i+1, deadlineKinds.enc(d.Kind), ts(d.DueAt), nullJSON(d.Data)); err != nil {
 			return fmt.Errorf("sqlite: deadline insert: %w", err)
 		}
 	}
 	return nil
 }
 
-const deadlineCols = `request_id, seq, session_id, kind, due_at, fired_at, data`
+// deadlineCols read a deadline as d with its interaction's session (i).
+const deadlineCols = `d.request_id, d.seq, COALESCE(i.session_id, ''), d.kind, d.due_at, d.fired_at, d.data`
 
 func scanDeadline(sc interface{ Scan(...any) error }) (*store.Deadline, error) {
 	d := &store.Deadline{}
 	var due int64
 	var fired sql.NullInt64
 	var data sql.NullString
-	if err := sc.Scan(&d.RequestID, &d.Seq, &d.SessionID, &d.Kind, &due, &fired, &data); err != nil {
+	if err := sc.Scan(idAsk.into(&d.RequestID), &d.Seq, &d.SessionID, deadlineKinds.into(&d.Kind), &due, &fired, &data); err != nil {
 		return nil, fmt.Errorf("sqlite: deadline scan: %w", err)
 	}
 	d.DueAt, d.FiredAt, d.Data = tm(due), tm(fired.Int64), rawJSON(data)
@@ -39,7 +41,7 @@ func scanDeadline(sc interface{ Scan(...any) error }) (*store.Deadline, error) {
 }
 
 func (e executor) deadlineMany(ctx context.Context, query string, args ...any) ([]*store.Deadline, error) {
-	rows, err := e.r.QueryContext(ctx, `SELECT `+deadlineCols+` FROM interaction_deadlines `+query, args...)
+	rows, err := e.r.QueryContext(ctx, `SELECT `+deadlineCols+` FROM interaction_deadlines d LEFT JOIN interactions i ON i.id = d.request_id `+query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: deadline list: %w", err)
 	}
@@ -57,7 +59,7 @@ func (e executor) deadlineMany(ctx context.Context, query string, args ...any) (
 
 // DeadlineList implements store.Executor.
 func (e executor) DeadlineList(ctx context.Context, requestID string) ([]*store.Deadline, error) {
-	return e.deadlineMany(ctx, `WHERE request_id = ? ORDER BY seq`, requestID)
+	return e.deadlineMany(ctx, `WHERE d.request_id = ? ORDER BY d.seq`, idAsk.enc(requestID))
 }
 
 // DeadlineListDue implements store.Executor.
@@ -66,7 +68,7 @@ func (e executor) DeadlineListDue(ctx context.Context, p *store.DeadlineListDueP
 	if limit <= 0 {
 		limit = 100
 	}
-	return e.deadlineMany(ctx, `WHERE fired_at IS NULL AND due_at <= ? ORDER BY due_at, request_id, seq LIMIT ?`, ts(p.Now), limit)
+	return e.deadlineMany(ctx, `WHERE d.fired_at IS NULL AND d.due_at <= ? ORDER BY d.due_at, d.request_id, d.seq LIMIT ?`, ts(p.Now), limit)
 }
 
 // DeadlineNextDue implements store.Executor.
@@ -83,11 +85,12 @@ func (e executor) DeadlineNextDue(ctx context.Context) (time.Time, error) {
 func (e executor) DeadlineFire(ctx context.Context, p *store.DeadlineFireParams) (bool, error) {
 	q := `UPDATE interaction_deadlines SET fired_at = ? WHERE request_id = ? AND seq = ? AND fired_at IS NULL`
 	if p.Pending {
-		q += ` AND EXISTS (SELECT 1 FROM interactions WHERE id = ? AND status = 'pending')`
+		q += ` AND EXISTS (SELECT 1 FROM interactions WHERE id = ? AND status = 0)`
 	}
-	args := []any{ts(p.Now), p.RequestID, p.Seq}
+	rid := idAsk.enc(p.RequestID)
+	args := []any{ts(p.Now), rid, p.Seq}
 	if p.Pending {
-		args = append(args, p.RequestID)
+		args = append(args, rid)
 	}
 	res, err := e.w.ExecContext(ctx, q, args...)
 	if err != nil {
@@ -110,8 +113,9 @@ func (e executor) AssigneeDelegate(ctx context.Context, p *store.AssigneeDelegat
 		})
 		return won, err
 	}
-	res, err := e.w.ExecContext(ctx, `DELETE FROM interaction_assignees WHERE request_id = ? AND person = ? AND decision = ''
-		AND EXISTS (SELECT 1 FROM interactions i WHERE i.id = ? AND i.status = 'pending')`, p.RequestID, p.From, p.RequestID)
+	rid := idAsk.enc(p.RequestID)
+	res, err := e.w.ExecContext(ctx, `DELETE FROM interaction_assignees WHERE request_id = ? AND person = ? AND decision = 0
+		AND EXISTS (SELECT 1 FROM interactions i WHERE i.id = ? AND i.status = 0)`, rid, p.From, rid)
 	if err != nil {
 		return false, fmt.Errorf("sqlite: assignee delegate: %w", err)
 	}

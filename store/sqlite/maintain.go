@@ -42,7 +42,7 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 	if n == 0 {
 		return fmt.Errorf("sqlite: session %s: %w", id, store.ErrNotFound)
 	}
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs WHERE session_id = ? AND status IN ('running', 'waiting_input')`, id).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs WHERE session_id = ? AND open = 1`, id).Scan(&n); err != nil {
 		return fmt.Errorf("sqlite: session delete: %w", err)
 	}
 	if n > 0 {
@@ -55,7 +55,7 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 		`DELETE FROM webhook_deliveries WHERE session_id = ?`,
 		`DELETE FROM notify_messages WHERE session_id = ?`,
 		`DELETE FROM trace WHERE session_id = ?`,
-		`DELETE FROM interaction_deadlines WHERE session_id = ?`,
+		`DELETE FROM interaction_deadlines WHERE request_id IN (SELECT id FROM interactions WHERE session_id = ?)`,
 		`DELETE FROM mcp_tasks WHERE session_id = ?`,
 		`DELETE FROM interactions WHERE session_id = ?`,
 		`DELETE FROM messages WHERE session_id = ?`,
@@ -102,7 +102,7 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 	res := &store.PruneResult{}
 	if !p.EventsBefore.IsZero() {
 		rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions s WHERE updated_at < ?
-			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.status IN ('running', 'waiting_input'))
+			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.open = 1)
 			AND (EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id) OR EXISTS (SELECT 1 FROM trace t WHERE t.session_id = s.id))
 			LIMIT ?`, ts(p.EventsBefore), limit)
 		if err != nil {
@@ -180,7 +180,7 @@ func (s *Store) Stats(ctx context.Context) (*store.Stats, error) {
 	for rows.Next() {
 		var st string
 		var n int64
-		if err := rows.Scan(&st, &n); err != nil {
+		if err := rows.Scan(runStatuses.into(&st), &n); err != nil {
 			return nil, fmt.Errorf("sqlite: stats: %w", err)
 		}
 		out.Runs[store.RunStatus(st)] = n
@@ -188,7 +188,7 @@ func (s *Store) Stats(ctx context.Context) (*store.Stats, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: stats: %w", err)
 	}
-	if err := s.rdb.QueryRowContext(ctx, `SELECT COUNT(*) FROM interactions WHERE status = 'pending'`).Scan(&out.PendingInteractions); err != nil {
+	if err := s.rdb.QueryRowContext(ctx, `SELECT COUNT(*) FROM interactions WHERE status = 0`).Scan(&out.PendingInteractions); err != nil {
 		return nil, fmt.Errorf("sqlite: stats: %w", err)
 	}
 	return out, nil
@@ -284,7 +284,7 @@ func Migrations(ctx context.Context, path string) ([]store.Migration, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys)
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys, migrationOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: migrations: %w", err)
 	}
@@ -297,7 +297,7 @@ func migrationStatus(ctx context.Context, p *goose.Provider) ([]store.Migration,
 		var out []store.Migration
 		if errors.Is(err, goose.ErrNoCurrentVersion) || strings.Contains(err.Error(), "no such table") || strings.Contains(err.Error(), "does not exist") {
 			for _, src := range p.ListSources() {
-				out = append(out, store.Migration{Version: src.Version, Name: filepath.Base(src.Path)})
+				out = append(out, store.Migration{Version: src.Version, Name: migrationName(src.Version, src.Path)})
 			}
 			return out, nil
 		}
@@ -305,8 +305,17 @@ func migrationStatus(ctx context.Context, p *goose.Provider) ([]store.Migration,
 	}
 	out := make([]store.Migration, 0, len(st))
 	for _, m := range st {
-		out = append(out, store.Migration{Version: m.Source.Version, Name: filepath.Base(m.Source.Path),
+		out = append(out, store.Migration{Version: m.Source.Version, Name: migrationName(m.Source.Version, m.Source.Path),
 			Applied: m.State == goose.StateApplied, AppliedAt: m.AppliedAt.UTC()})
 	}
 	return out, nil
+}
+
+// migrationName is a migration's file name; a migration written in Go
+// (compactMigration) is named after the file that holds it.
+func migrationName(version int64, path string) string {
+	if path == "" {
+		return fmt.Sprintf("%05d_compact_runs_interactions.go", version)
+	}
+	return filepath.Base(path)
 }

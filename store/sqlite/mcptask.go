@@ -15,7 +15,7 @@ func scanMCPTask(sc interface{ Scan(...any) error }) (*store.MCPTask, error) {
 	t := &store.MCPTask{}
 	var ttl, c int64
 	var x sql.NullInt64
-	if err := sc.Scan(&t.ID, &t.Owner, &t.SessionID, &t.RequestID, &t.Protocol, &ttl, &c, &x); err != nil {
+	if err := sc.Scan(idTask.into(&t.ID), &t.Owner, &t.SessionID, idAsk.into(&t.RequestID), &t.Protocol, &ttl, &c, &x); err != nil {
 		return nil, err
 	}
 	t.TTL, t.CreatedAt, t.CancelledAt = time.Duration(ttl)*time.Millisecond, tm(c), tm(x.Int64)
@@ -25,7 +25,7 @@ func scanMCPTask(sc interface{ Scan(...any) error }) (*store.MCPTask, error) {
 // MCPTaskInsert implements store.MCPTasks.
 func (e executor) MCPTaskInsert(ctx context.Context, p *store.MCPTaskInsertParams) (*store.MCPTask, error) {
 	_, err := e.w.ExecContext(ctx, `INSERT INTO mcp_tasks (`+mcpTaskCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)`,
-		p.ID, p.Owner, p.SessionID, p.RequestID, p.Protocol, p.TTL.Milliseconds(), ts(p.Now))
+		idTask.enc(p.ID), p.Owner, p.SessionID, idAsk.enc(p.RequestID), p.Protocol, p.TTL.Milliseconds(), ts(p.Now))
 	if isUnique(err) {
 		return nil, fmt.Errorf("mcp task %s: %w", p.ID, store.ErrDuplicate)
 	}
@@ -38,7 +38,7 @@ func (e executor) MCPTaskInsert(ctx context.Context, p *store.MCPTaskInsertParam
 
 // MCPTaskGet implements store.MCPTasks.
 func (e executor) MCPTaskGet(ctx context.Context, id string) (*store.MCPTask, error) {
-	t, err := scanMCPTask(e.r.QueryRowContext(ctx, `SELECT `+mcpTaskCols+` FROM mcp_tasks WHERE id = ?`, id))
+	t, err := scanMCPTask(e.r.QueryRowContext(ctx, `SELECT `+mcpTaskCols+` FROM mcp_tasks WHERE id = ?`, idTask.enc(id)))
 	if err != nil {
 		return nil, notFound(err, "mcp task "+id)
 	}
@@ -54,7 +54,7 @@ func (e executor) MCPTaskList(ctx context.Context, p *store.MCPTaskListParams) (
 	q, args := `WHERE owner = ?`, []any{p.Owner}
 	if !p.Before.IsZero() {
 		q += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
-		args = append(args, ts(p.Before), ts(p.Before), p.BeforeID)
+		args = append(args, ts(p.Before), ts(p.Before), idTask.enc(p.BeforeID))
 	}
 	rows, err := e.r.QueryContext(ctx, `SELECT `+mcpTaskCols+` FROM mcp_tasks `+q+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
@@ -74,6 +74,6 @@ func (e executor) MCPTaskList(ctx context.Context, p *store.MCPTaskListParams) (
 
 // MCPTaskCancel implements store.MCPTasks.
 func (e executor) MCPTaskCancel(ctx context.Context, p *store.MCPTaskCancelParams) (bool, error) {
-	res, err := e.w.ExecContext(ctx, `UPDATE mcp_tasks SET cancelled_at = ? WHERE id = ? AND cancelled_at IS NULL`, ts(p.Now), p.ID)
+	res, err := e.w.ExecContext(ctx, `UPDATE mcp_tasks SET cancelled_at = ? WHERE id = ? AND cancelled_at IS NULL`, ts(p.Now), idTask.enc(p.ID))
 	return affected(res, err, "mcp task cancel")
 }

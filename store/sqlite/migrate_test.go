@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -118,9 +119,162 @@ func migratedTo(t *testing.T, version int64) (db *sql.DB, p *goose.Provider, pat
 	db.SetMaxOpenConns(1)
 	fsys, err := fsSub(migrations, "migrations")
 	require.NoError(t, err)
-	p, err = goose.NewProvider(goose.DialectSQLite3, db, fsys)
+	p, err = goose.NewProvider(goose.DialectSQLite3, db, fsys, migrationOptions()...)
 	require.NoError(t, err)
 	_, err = p.UpTo(context.Background(), version)
 	require.NoError(t, err)
 	return db, p, path
+}
+
+// Migration 00015 (compactMigration) keeps every row: a database with runs,
+// interactions (one of them with a request of the agent's shape), their
+// deadlines, assignees, notification messages and MCP tasks, and events
+// and feed entries that reference a question, reads the same through the
+// store afterwards, stores ids of agent.NewID's form as blobs and the
+// request without its row's columns, and goes on working (a question
+// resolved once, a new run). Down restores the text rows exactly.
+func TestMigrationCompact(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, p, path := migratedTo(t, compactVersion-1)
+	sess, run, ask, call, task := newID("sess"), newID("run"), newID("ask"), newID("call"), newID("task")
+	now := time.Date(2026, 12, 4, 23, 45, 1, 123456000, time.UTC)
+	req := `{"id":"` + ask + `","toolCallId":"` + call + `","sessionId":"` + sess + `","runId":"` + run + `","tool":"ask_user","title":"Which?","mode":"single","options":[{"id":"a","label":"A"}],"createdAt":"2026-12-04T23:45:01.123456Z","expiresAt":"2026-12-05T00:45:01Z","resumable":true}`
+	for _, q := range []string{
+		`INSERT INTO sessions (id, owner, title, status, created_at, updated_at) VALUES ('` + sess + `', 'o', 't', 'waiting_input', 1, 1), ('sess_b', 'o', 'b', 'idle', 1, 1)`,
+		`INSERT INTO runs (id, session_id, agent, status, steps, lease_until, created_at, updated_at) VALUES
+			('` + run + `', '` + sess + `', 'default', 'waiting_input', 2, 0, 1, 2),
+			('run_old', '` + sess + `', 'default', 'completed', 1, 0, 0, 1),
+			('run_b', 'sess_b', 'default', 'running', 1, 5, 1, 1)`,
+		`INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at, route) VALUES
+			('` + ask + `', '` + sess + `', '` + run + `', '` + call + `', 'ask_user', '` + req + `', 'pending', ` + fmt.Sprint(now.UnixMicro()) + `, ` + fmt.Sprint(now.Add(time.Hour).Truncate(time.Second).UnixMicro()) + `, '{"quorum":2}'),
+			('ask_1', '` + sess + `', 'run_old', 'call_1', 'approval', '{"id":"ask_1"}', 'answered', 1, 2, NULL)`,
+		`UPDATE interactions SET answer = '{"cancelled":false}', resolved_at = 3, receipt_jws = 'jws', decided_by = '{"by":"x"}' WHERE id = 'ask_1'`,
+		`INSERT INTO interaction_deadlines (request_id, seq, session_id, kind, due_at, fired_at, data) VALUES
+			('` + ask + `', 0, '` + sess + `', 'timeout', 9, NULL, NULL), ('` + ask + `', 1, '` + sess + `', 'remind', 5, 4, '{"n":1}')`,
+		`INSERT INTO interaction_assignees (request_id, person, pos, via, decision, added_at, decided_at) VALUES
+			('` + ask + `', 'bob', 1, 'route', 'approve', 1, 2), ('` + ask + `', 'carol', 2, 'delegate', '', 1, 0)`,
+		`INSERT INTO notify_messages (request_id, channel, person, session_id, address, ref, created_at) VALUES ('` + ask + `', 'slack', 'bob', '` + sess + `', 'C1', '1.2', 1)`,
+		`INSERT INTO mcp_tasks (id, owner, session_id, request_id, protocol, ttl_ms, created_at) VALUES ('` + task + `', 'o', '` + sess + `', '` + ask + `', 'tasks', 1000, 1)`,
+		`INSERT INTO events (session_id, seq, name, data, ref, run_id, created_at) VALUES ('` + sess + `', 1, 'user_input_required', '', '` + ask + `', '` + run + `', 1)`,
+		`INSERT INTO feed (owner, seq, session_id, session_seq, name, data, ref, created_at) VALUES ('o', 1, '` + sess + `', 1, 'user_input_required', '', '` + ask + `', 1)`,
+	} {
+		_, err := db.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+	dump := func() string {
+		var b strings.Builder
+		for _, tb := range compactTables {
+			rows, err := db.QueryContext(ctx, `SELECT * FROM `+tb+` ORDER BY 1, 2`)
+			require.NoError(t, err)
+			cols, _ := rows.Columns()
+			for rows.Next() {
+				v := make([]any, len(cols))
+				ptr := make([]any, len(cols))
+				for i := range v {
+					ptr[i] = &v[i]
+				}
+				require.NoError(t, rows.Scan(ptr...))
+				fmt.Fprintf(&b, "%s %q\n", tb, v)
+			}
+			rows.Close()
+		}
+		for _, q := range []string{`SELECT typeof(ref), ref FROM events`, `SELECT typeof(ref), ref FROM feed`} {
+			var ty string
+			var v any
+			require.NoError(t, db.QueryRowContext(ctx, q).Scan(&ty, &v))
+			fmt.Fprintf(&b, "%s %q\n", ty, v)
+		}
+		return b.String()
+	}
+	before := dump()
+
+	s, err := Open(ctx, path, nil) // applies compactVersion
+	require.NoError(t, err)
+	it, err := s.InteractionGet(ctx, ask)
+	require.NoError(t, err)
+	require.Equal(t, req, string(it.Request), "the request reads back byte for byte")
+	require.Equal(t, "pending", it.Status)
+	require.Equal(t, run, it.RunID)
+	require.Equal(t, call, it.ToolCallID)
+	require.JSONEq(t, `{"quorum":2}`, string(it.Route))
+	old, err := s.InteractionGet(ctx, "ask_1")
+	require.NoError(t, err)
+	require.Equal(t, "answered", old.Status)
+	require.Equal(t, `{"id":"ask_1"}`, string(old.Request))
+	require.Equal(t, "jws", old.ReceiptJWS)
+	var ty string
+	var n int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT typeof(id), length(request) FROM interactions WHERE id = ?`, idAsk.enc(ask)).Scan(&ty, &n))
+	require.Equal(t, "blob", ty)
+	require.Less(t, n, len(req)-200, "the request without its row's columns")
+	r, err := s.RunGetActive(ctx, sess)
+	require.NoError(t, err)
+	require.Equal(t, run, r.ID)
+	require.Equal(t, store.RunWaitingInput, r.Status)
+	require.Equal(t, 2, r.Steps)
+	ds, err := s.DeadlineList(ctx, ask)
+	require.NoError(t, err)
+	require.Len(t, ds, 2)
+	require.Equal(t, []string{"timeout", "remind"}, []string{ds[0].Kind, ds[1].Kind})
+	require.Equal(t, sess, ds[1].SessionID)
+	require.JSONEq(t, `{"n":1}`, string(ds[1].Data))
+	as, err := s.AssigneeList(ctx, ask)
+	require.NoError(t, err)
+	require.Len(t, as, 2)
+	require.Equal(t, []string{"bob", "route", "approve", "carol", "delegate", ""}, []string{as[0].Person, as[0].Via, as[0].Decision, as[1].Person, as[1].Via, as[1].Decision})
+	nm, err := s.NotifyMessageList(ctx, ask)
+	require.NoError(t, err)
+	require.Len(t, nm, 1)
+	require.Equal(t, ask, nm[0].RequestID)
+	mt, err := s.MCPTaskGet(ctx, task)
+	require.NoError(t, err)
+	require.Equal(t, ask, mt.RequestID)
+	evs, err := s.EventList(ctx, &store.EventListParams{SessionID: sess})
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	require.Equal(t, req, string(evs[0].Data), "the event reads its question")
+	fd, err := s.FeedList(ctx, &store.FeedListParams{Owner: "o"})
+	require.NoError(t, err)
+	require.Len(t, fd, 1)
+	require.Equal(t, req, string(fd[0].Data))
+	recov, err := s.RunListRecoverable(ctx, &store.RunListRecoverableParams{Now: time.UnixMicro(10)})
+	require.NoError(t, err)
+	require.Len(t, recov, 1)
+	require.Equal(t, "run_b", recov[0].ID)
+	st, err := s.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), st.PendingInteractions)
+	require.Equal(t, map[store.RunStatus]int64{store.RunWaitingInput: 1, store.RunCompleted: 1, store.RunRunning: 1}, st.Runs)
+
+	// In use: one active run per session still holds; the question is
+	// resolved once.
+	_, err = s.RunInsert(ctx, &store.RunInsertParams{ID: newID("run"), SessionID: sess, Agent: "default", Now: now})
+	require.ErrorIs(t, err, store.ErrRunActive)
+	won, err := s.InteractionResolve(ctx, &store.InteractionResolveParams{ID: ask, SessionID: sess, Status: "answered", Answer: []byte(`{}`), Now: now})
+	require.NoError(t, err)
+	require.True(t, won)
+	won, err = s.InteractionResolve(ctx, &store.InteractionResolveParams{ID: ask, SessionID: sess, Status: "answered", Answer: []byte(`{}`), Now: now})
+	require.NoError(t, err)
+	require.False(t, won)
+	ok, err := s.RunFinish(ctx, &store.RunFinishParams{ID: run, To: store.RunCompleted, Now: now})
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, err = s.RunInsert(ctx, &store.RunInsertParams{ID: newID("run"), SessionID: sess, Agent: "default", Now: now})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	// Down: the text shape with the rows as they were (those changed
+	// above set back first).
+	for _, q := range []string{
+		`DELETE FROM runs WHERE created_at = ` + fmt.Sprint(now.UnixMicro()),
+		`UPDATE runs SET status = 2, open = 1, updated_at = 2 WHERE session_id = '` + sess + `' AND steps = 2`,
+		`UPDATE interactions SET status = 0, answer = NULL, resolved_at = 0, decided_by = NULL WHERE created_at = ` + fmt.Sprint(now.UnixMicro()),
+	} {
+		_, err := db.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+	_, err = p.DownTo(ctx, compactVersion-1)
+	require.NoError(t, err)
+	require.Equal(t, before, dump())
 }

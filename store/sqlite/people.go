@@ -23,17 +23,17 @@ func (e executor) InboxList(ctx context.Context, p *store.InboxListParams) ([]*s
 	var cursor []any
 	switch p.Status {
 	case store.InboxPending:
-		q = ` AND i.status = 'pending'`
+		q = ` AND i.status = 0`
 		if p.Cursor != "" {
 			q += ` AND (i.created_at, i.id) > (SELECT c.created_at, c.id FROM interactions c WHERE c.id = ?)`
-			cursor = []any{p.Cursor}
+			cursor = []any{idAsk.enc(p.Cursor)}
 		}
 		order = ` ORDER BY created_at, id`
 	case store.InboxResolved:
-		q = ` AND i.status <> 'pending'`
+		q = ` AND i.status <> 0`
 		if p.Cursor != "" {
 			q += ` AND (i.resolved_at, i.id) < (SELECT c.resolved_at, c.id FROM interactions c WHERE c.id = ?)`
-			cursor = []any{p.Cursor}
+			cursor = []any{idAsk.enc(p.Cursor)}
 		}
 		order = ` ORDER BY resolved_at DESC, id DESC`
 	default:
@@ -56,17 +56,16 @@ func (e executor) InboxList(ctx context.Context, p *store.InboxListParams) ([]*s
 	var out []*store.InboxEntry
 	for rows.Next() {
 		en := &store.InboxEntry{}
-		it := &en.Interaction
-		var req string
-		var ans, route, by sql.NullString
-		var c, x, rs int64
+		var ir interactionRow
 		var runStatus string
-		if err := rows.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &rs, &it.ReceiptJWS, &route, &by,
-			&en.SessionTitle, &en.Agent, &runStatus); err != nil {
+		if err := rows.Scan(append(ir.dest(), &en.SessionTitle, &en.Agent, runStatuses.into(&runStatus))...); err != nil {
 			return nil, fmt.Errorf("sqlite: inbox list: %w", err)
 		}
-		it.Request, it.Answer, it.Route, it.DecidedBy = json.RawMessage(req), rawJSON(ans), rawJSON(route), rawJSON(by)
-		it.CreatedAt, it.ExpiresAt, it.ResolvedAt = tm(c), tm(x), tm(rs)
+		it, err := ir.done()
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: inbox list: %w", err)
+		}
+		en.Interaction = *it
 		en.RunStatus = store.RunStatus(runStatus)
 		out = append(out, en)
 	}
@@ -104,7 +103,7 @@ func (e executor) SessionPage(ctx context.Context, p *store.SessionPageParams) (
 
 // feedSelect reads feed entries as f, the request of a referenced
 // interaction in the place of data.
-const feedSelect = `SELECT f.owner, f.seq, f.session_id, f.session_seq, f.name, COALESCE(i.request, f.data), f.created_at
+const feedSelect = `SELECT f.owner, f.seq, f.session_id, f.session_seq, f.name, f.data, ` + requestCols + `, f.created_at
 	FROM feed f LEFT JOIN interactions i ON i.id = f.ref `
 
 func scanFeed(rows rowsReader) ([]*store.FeedEntry, error) {
@@ -114,10 +113,16 @@ func scanFeed(rows rowsReader) ([]*store.FeedEntry, error) {
 		f := &store.FeedEntry{}
 		var data string
 		var at int64
-		if err := rows.Scan(&f.Owner, &f.Seq, &f.SessionID, &f.SessionSeq, &f.Name, &data, &at); err != nil {
+		var rq requestRef
+		if err := rows.Scan(append(append([]any{&f.Owner, &f.Seq, &f.SessionID, &f.SessionSeq, &f.Name, &data}, rq.dest()...), &at)...); err != nil {
 			return nil, fmt.Errorf("sqlite: feed: %w", err)
 		}
 		f.Data, f.CreatedAt = json.RawMessage(data), tm(at)
+		if req, err := rq.request(); err != nil {
+			return nil, fmt.Errorf("sqlite: feed: %w", err)
+		} else if req != nil {
+			f.Data = req
+		}
 		out = append(out, f)
 	}
 	return out, rows.Err()
@@ -275,7 +280,7 @@ func (e executor) WebhookList(ctx context.Context, sessionID string) ([]*store.W
 func (e executor) NotifyMessagePut(ctx context.Context, m *store.NotifyMessage) error {
 	if _, err := e.w.ExecContext(ctx, `INSERT INTO notify_messages (request_id, channel, person, session_id, address, ref, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (request_id, channel, person) DO UPDATE SET address = excluded.address, ref = excluded.ref, created_at = excluded.created_at`,
-		m.RequestID, m.Channel, m.Person, m.SessionID, m.Address, m.Ref, ts(m.CreatedAt)); err != nil {
+		idAsk.enc(m.RequestID), m.Channel, m.Person, m.SessionID, m.Address, m.Ref, ts(m.CreatedAt)); err != nil {
 		return fmt.Errorf("sqlite: notify message put: %w", err)
 	}
 	return nil
@@ -284,7 +289,7 @@ func (e executor) NotifyMessagePut(ctx context.Context, m *store.NotifyMessage) 
 // NotifyMessageList implements store.People.
 func (e executor) NotifyMessageList(ctx context.Context, requestID string) ([]*store.NotifyMessage, error) {
 	rows, err := e.r.QueryContext(ctx, `SELECT request_id, channel, person, session_id, address, ref, created_at FROM notify_messages
-		WHERE request_id = ? ORDER BY created_at, channel, person`, requestID)
+		WHERE request_id = ? ORDER BY created_at, channel, person`, idAsk.enc(requestID))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: notify message list: %w", err)
 	}
@@ -293,7 +298,7 @@ func (e executor) NotifyMessageList(ctx context.Context, requestID string) ([]*s
 	for rows.Next() {
 		m := &store.NotifyMessage{}
 		var c int64
-		if err := rows.Scan(&m.RequestID, &m.Channel, &m.Person, &m.SessionID, &m.Address, &m.Ref, &c); err != nil {
+		if err := rows.Scan(idAsk.into(&m.RequestID), &m.Channel, &m.Person, &m.SessionID, &m.Address, &m.Ref, &c); err != nil {
 			return nil, fmt.Errorf("sqlite: notify message list: %w", err)
 		}
 		m.CreatedAt = tm(c)

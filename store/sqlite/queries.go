@@ -151,7 +151,7 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	// A reference names an interaction (the event is its request) or a
 	// message (the event carries its content or a call's arguments,
 	// store.SpliceMessage).
-	rows, err := e.r.QueryContext(ctx, `SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content, m.tool_calls, COALESCE(e.run_id, ''), e.created_at
+	rows, err := e.r.QueryContext(ctx, `SELECT e.seq, e.name, e.data, `+requestCols+`, m.content, m.tool_calls, COALESCE(e.run_id, ''), e.created_at
 		FROM events e LEFT JOIN interactions i ON i.id = e.ref LEFT JOIN messages m ON m.id = e.ref AND i.id IS NULL
 		WHERE e.session_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`, p.SessionID, p.AfterSeq, limit)
 	if err != nil {
@@ -164,10 +164,16 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 		var data string
 		var content, calls sql.NullString
 		var at int64
-		if err := rows.Scan(&ev.Seq, &ev.Name, &data, &content, &calls, &ev.RunID, &at); err != nil {
+		var rq requestRef
+		if err := rows.Scan(append(append([]any{&ev.Seq, &ev.Name, &data}, rq.dest()...), &content, &calls, &ev.RunID, &at)...); err != nil {
 			return nil, err
 		}
 		ev.Data, ev.CreatedAt = json.RawMessage(data), tm(at)
+		if req, err := rq.request(); err != nil {
+			return nil, err
+		} else if req != nil {
+			ev.Data = req
+		}
 		if content.Valid {
 			ev.Data = store.SpliceMessage(ev.Data, content.String, []byte(calls.String))
 		}
@@ -197,17 +203,64 @@ func (e executor) EventDelete(ctx context.Context, p *store.EventDeleteParams) (
 
 const interactionCols = `id, session_id, run_id, tool_call_id, tool, request, status, answer, created_at, expires_at, resolved_at, receipt_jws, route, decided_by`
 
-func scanInteraction(sc interface{ Scan(...any) error }) (*store.Interaction, error) {
-	it := &store.Interaction{}
-	var req string
-	var ans, route, by sql.NullString
-	var c, x, r int64
-	if err := sc.Scan(&it.ID, &it.SessionID, &it.RunID, &it.ToolCallID, &it.Tool, &req, &it.Status, &ans, &c, &x, &r, &it.ReceiptJWS, &route, &by); err != nil {
+// interactionRow is an interaction being scanned: dest are the Scan
+// destinations of interactionCols, done decodes what they read.
+type interactionRow struct {
+	it             store.Interaction
+	req            any
+	ans, route, by sql.NullString
+	c, x, r        int64
+}
+
+func (ir *interactionRow) dest() []any {
+	it := &ir.it
+	return []any{idAsk.into(&it.ID), &it.SessionID, idRun.into(&it.RunID), idCall.into(&it.ToolCallID), &it.Tool, &ir.req,
+		interactionStatuses.into(&it.Status), &ir.ans, &ir.c, &ir.x, &ir.r, &it.ReceiptJWS, &ir.route, &ir.by}
+}
+
+func (ir *interactionRow) done() (*store.Interaction, error) {
+	it := &ir.it
+	req, err := unpackRequest(ir.req, &reqRow{id: it.ID, toolCallID: it.ToolCallID, sessionID: it.SessionID, runID: it.RunID, tool: it.Tool, created: ir.c, expires: ir.x})
+	if err != nil {
 		return nil, err
 	}
-	it.Request, it.Answer, it.Route, it.DecidedBy = json.RawMessage(req), rawJSON(ans), rawJSON(route), rawJSON(by)
-	it.CreatedAt, it.ExpiresAt, it.ResolvedAt = tm(c), tm(x), tm(r)
+	it.Request, it.Answer, it.Route, it.DecidedBy = req, rawJSON(ir.ans), rawJSON(ir.route), rawJSON(ir.by)
+	it.CreatedAt, it.ExpiresAt, it.ResolvedAt = tm(ir.c), tm(ir.x), tm(ir.r)
 	return it, nil
+}
+
+func scanInteraction(sc interface{ Scan(...any) error }) (*store.Interaction, error) {
+	var ir interactionRow
+	if err := sc.Scan(ir.dest()...); err != nil {
+		return nil, err
+	}
+	return ir.done()
+}
+
+// requestCols, of an interactions table named i joined to another row,
+// are what requestRef scans to read the interaction's request.
+const requestCols = `i.request, i.id, i.tool_call_id, i.session_id, i.run_id, i.tool, i.created_at, i.expires_at`
+
+// requestRef scans requestCols of an outer join: the request, or nothing
+// when no interaction matched.
+type requestRef struct {
+	req              any
+	id, call, run    string
+	session, tool    sql.NullString
+	created, expires sql.NullInt64
+}
+
+func (q *requestRef) dest() []any {
+	return []any{&q.req, idAsk.into(&q.id), idCall.into(&q.call), &q.session, idRun.into(&q.run), &q.tool, &q.created, &q.expires}
+}
+
+// request is the joined interaction's request, nil when none matched.
+func (q *requestRef) request() (json.RawMessage, error) {
+	if q.req == nil {
+		return nil, nil
+	}
+	return unpackRequest(q.req, &reqRow{id: q.id, toolCallID: q.call, sessionID: q.session.String, runID: q.run, tool: q.tool.String,
+		created: q.created.Int64, expires: q.expires.Int64})
 }
 
 func (e executor) interactionOne(ctx context.Context, what, query string, args ...any) (*store.Interaction, error) {
@@ -220,22 +273,22 @@ func (e executor) interactionOne(ctx context.Context, what, query string, args .
 
 // InteractionGet implements store.Executor.
 func (e executor) InteractionGet(ctx context.Context, id string) (*store.Interaction, error) {
-	return e.interactionOne(ctx, "interaction "+id, `WHERE id = ?`, id)
+	return e.interactionOne(ctx, "interaction "+id, `WHERE id = ?`, idAsk.enc(id))
 }
 
 // InteractionGetByToolCall implements store.Executor.
 func (e executor) InteractionGetByToolCall(ctx context.Context, sessionID, toolCallID string) (*store.Interaction, error) {
-	return e.interactionOne(ctx, "interaction for tool call "+toolCallID, `WHERE session_id = ? AND tool_call_id = ?`, sessionID, toolCallID)
+	return e.interactionOne(ctx, "interaction for tool call "+toolCallID, `WHERE session_id = ? AND tool_call_id = ?`, sessionID, idCall.enc(toolCallID))
 }
 
 // InteractionGetPending implements store.Executor.
 func (e executor) InteractionGetPending(ctx context.Context, sessionID string) (*store.Interaction, error) {
-	return e.interactionOne(ctx, "pending interaction", `WHERE session_id = ? AND status = 'pending' ORDER BY created_at LIMIT 1`, sessionID)
+	return e.interactionOne(ctx, "pending interaction", `WHERE session_id = ? AND status = 0 ORDER BY created_at LIMIT 1`, sessionID)
 }
 
 // InteractionGetLastResolved implements store.Executor.
 func (e executor) InteractionGetLastResolved(ctx context.Context, sessionID string) (*store.Interaction, error) {
-	return e.interactionOne(ctx, "resolved interaction", `WHERE session_id = ? AND status <> 'pending' ORDER BY resolved_at DESC, created_at DESC LIMIT 1`, sessionID)
+	return e.interactionOne(ctx, "resolved interaction", `WHERE session_id = ? AND status <> 0 ORDER BY resolved_at DESC, created_at DESC LIMIT 1`, sessionID)
 }
 
 // InteractionInsert implements store.Executor.
@@ -251,8 +304,9 @@ func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionIns
 		})
 		return it, err
 	}
+	req := packRequest(p.Request, &reqRow{id: p.ID, toolCallID: p.ToolCallID, sessionID: p.SessionID, runID: p.RunID, tool: p.Tool, created: ts(p.Now), expires: ts(p.ExpiresAt)})
 	_, err := e.w.ExecContext(ctx, `INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at, route)
-		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`, p.ID, p.SessionID, p.RunID, p.ToolCallID, p.Tool, string(p.Request), ts(p.Now), ts(p.ExpiresAt), nullJSON(p.Route))
+		VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`, idAsk.enc(p.ID), p.SessionID, idRun.enc(p.RunID), idCall.enc(p.ToolCallID), p.Tool, req, ts(p.Now), ts(p.ExpiresAt), nullJSON(p.Route))
 	if isUnique(err) {
 		return nil, fmt.Errorf("interaction for tool call %s: %w", p.ToolCallID, store.ErrDuplicate)
 	}
@@ -294,7 +348,9 @@ func (e executor) InteractionListExpired(ctx context.Context, p *store.Interacti
 	if limit <= 0 {
 		limit = 100
 	}
-	return e.interactionMany(ctx, `WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?`, ts(p.Now), limit)
+	// No index by expiry: nothing in luban lists them (deadlines fire
+	// timeouts); the pending index is read whole.
+	return e.interactionMany(ctx, `WHERE status = 0 AND expires_at <= ? ORDER BY expires_at LIMIT ?`, ts(p.Now), limit)
 }
 
 // InteractionResolve implements store.Executor.
@@ -304,8 +360,8 @@ func (e executor) InteractionResolve(ctx context.Context, p *store.InteractionRe
 		cmp = `expires_at <= ?`
 	}
 	res, err := e.w.ExecContext(ctx, `UPDATE interactions SET status = ?, answer = ?, resolved_at = ?, receipt_jws = ?, decided_by = ?
-		WHERE id = ? AND session_id = ? AND status = 'pending' AND `+cmp,
-		p.Status, nullJSON(p.Answer), ts(p.Now), p.ReceiptJWS, nullJSON(p.DecidedBy), p.ID, p.SessionID, ts(p.Now))
+		WHERE id = ? AND session_id = ? AND status = 0 AND `+cmp,
+		interactionStatuses.enc(p.Status), nullJSON(p.Answer), ts(p.Now), p.ReceiptJWS, nullJSON(p.DecidedBy), idAsk.enc(p.ID), p.SessionID, ts(p.Now))
 	if err != nil {
 		return false, fmt.Errorf("sqlite: interaction resolve: %w", err)
 	}
@@ -315,7 +371,7 @@ func (e executor) InteractionResolve(ctx context.Context, p *store.InteractionRe
 
 // InteractionSign implements store.Executor.
 func (e executor) InteractionSign(ctx context.Context, p *store.InteractionSignParams) error {
-	if _, err := e.w.ExecContext(ctx, `UPDATE interactions SET receipt_jws = ? WHERE id = ?`, p.ReceiptJWS, p.ID); err != nil {
+	if _, err := e.w.ExecContext(ctx, `UPDATE interactions SET receipt_jws = ? WHERE id = ?`, p.ReceiptJWS, idAsk.enc(p.ID)); err != nil {
 		return fmt.Errorf("sqlite: interaction sign: %w", err)
 	}
 	return nil
@@ -324,8 +380,8 @@ func (e executor) InteractionSign(ctx context.Context, p *store.InteractionSignP
 // InteractionResolveRun implements store.Executor.
 func (e executor) InteractionResolveRun(ctx context.Context, p *store.InteractionResolveRunParams) ([]*store.Interaction, error) {
 	rows, err := e.w.QueryContext(ctx, `UPDATE interactions SET status = ?, answer = ?, resolved_at = ?
-		WHERE session_id = ? AND run_id = ? AND status = 'pending' RETURNING `+interactionCols,
-		p.Status, nullJSON(p.Answer), ts(p.Now), p.SessionID, p.RunID)
+		WHERE session_id = ? AND run_id = ? AND status = 0 RETURNING `+interactionCols,
+		interactionStatuses.enc(p.Status), nullJSON(p.Answer), ts(p.Now), p.SessionID, idRun.enc(p.RunID))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: interaction resolve run: %w", err)
 	}
@@ -346,13 +402,13 @@ func (e executor) InteractionResolveRun(ctx context.Context, p *store.Interactio
 }
 
 // sortInteractions orders interactions by creation, as InteractionList does
-// (RETURNING has no order).
+// (RETURNING has no order), ids in their stored order.
 func sortInteractions(its []*store.Interaction) {
 	slices.SortFunc(its, func(a, b *store.Interaction) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
-		return strings.Compare(a.ID, b.ID)
+		return idAsk.idCompare(a.ID, b.ID)
 	})
 }
 
@@ -420,16 +476,17 @@ const runCols = `id, session_id, agent, status, steps, invalid_streak, error, le
 func scanRun(sc interface{ Scan(...any) error }) (*store.Run, error) {
 	r := &store.Run{}
 	var lu, c, u int64
-	if err := sc.Scan(&r.ID, &r.SessionID, &r.Agent, &r.Status, &r.Steps, &r.InvalidStreak, &r.Error, &r.LeaseOwner, &lu, &c, &u); err != nil {
+	var st string
+	if err := sc.Scan(idRun.into(&r.ID), &r.SessionID, &r.Agent, runStatuses.into(&st), &r.Steps, &r.InvalidStreak, &r.Error, &r.LeaseOwner, &lu, &c, &u); err != nil {
 		return nil, err
 	}
-	r.LeaseUntil, r.CreatedAt, r.UpdatedAt = tm(lu), tm(c), tm(u)
+	r.Status, r.LeaseUntil, r.CreatedAt, r.UpdatedAt = store.RunStatus(st), tm(lu), tm(c), tm(u)
 	return r, nil
 }
 
 // RunGet implements store.Executor.
 func (e executor) RunGet(ctx context.Context, id string) (*store.Run, error) {
-	r, err := scanRun(e.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	r, err := scanRun(e.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, idRun.enc(id)))
 	if err != nil {
 		return nil, notFound(err, "run "+id)
 	}
@@ -438,7 +495,7 @@ func (e executor) RunGet(ctx context.Context, id string) (*store.Run, error) {
 
 // RunGetActive implements store.Executor.
 func (e executor) RunGetActive(ctx context.Context, sessionID string) (*store.Run, error) {
-	r, err := scanRun(e.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE session_id = ? AND status IN ('running', 'waiting_input')`, sessionID))
+	r, err := scanRun(e.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE session_id = ? AND open = 1`, sessionID))
 	if err != nil {
 		return nil, notFound(err, "active run")
 	}
@@ -447,8 +504,8 @@ func (e executor) RunGetActive(ctx context.Context, sessionID string) (*store.Ru
 
 // RunInsert implements store.Executor.
 func (e executor) RunInsert(ctx context.Context, p *store.RunInsertParams) (*store.Run, error) {
-	_, err := e.w.ExecContext(ctx, `INSERT INTO runs (id, session_id, agent, status, lease_owner, lease_until, created_at, updated_at)
-		VALUES (?, ?, ?, 'running', ?, ?, ?, ?)`, p.ID, p.SessionID, p.Agent, p.LeaseOwner, ts(p.LeaseUntil), ts(p.Now), ts(p.Now))
+	_, err := e.w.ExecContext(ctx, `INSERT INTO runs (id, session_id, agent, status, open, lease_owner, lease_until, created_at, updated_at)
+		VALUES (?, ?, ?, 1, 1, ?, ?, ?, ?)`, idRun.enc(p.ID), p.SessionID, p.Agent, p.LeaseOwner, ts(p.LeaseUntil), ts(p.Now), ts(p.Now))
 	if isUnique(err) {
 		return nil, fmt.Errorf("run insert: %w", store.ErrRunActive)
 	}
@@ -462,8 +519,8 @@ func (e executor) RunInsert(ctx context.Context, p *store.RunInsertParams) (*sto
 // RunLease implements store.Executor.
 func (e executor) RunLease(ctx context.Context, p *store.RunLeaseParams) (bool, error) {
 	res, err := e.w.ExecContext(ctx, `UPDATE runs SET lease_owner = ?, lease_until = ?
-		WHERE id = ? AND status = 'running' AND (lease_owner = '' OR lease_owner = ? OR lease_until < ?)`,
-		p.Owner, ts(p.Until), p.ID, p.Owner, ts(p.Now))
+		WHERE id = ? AND status = 1 AND (lease_owner = '' OR lease_owner = ? OR lease_until < ?)`,
+		p.Owner, ts(p.Until), idRun.enc(p.ID), p.Owner, ts(p.Now))
 	if err != nil {
 		return false, fmt.Errorf("sqlite: run lease: %w", err)
 	}
@@ -477,7 +534,7 @@ func (e executor) RunListRecoverable(ctx context.Context, p *store.RunListRecove
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := e.r.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE status = 'running' AND lease_until < ? ORDER BY updated_at LIMIT ?`, ts(p.Now), limit)
+	rows, err := e.r.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE status = 1 AND lease_until < ? ORDER BY updated_at LIMIT ?`, ts(p.Now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: run list recoverable: %w", err)
 	}
@@ -518,27 +575,27 @@ func nullInt(v *int) any {
 // RunCheckpoint implements store.Executor.
 func (e executor) RunCheckpoint(ctx context.Context, p *store.RunCheckpointParams) (bool, error) {
 	res, err := e.w.ExecContext(ctx, `UPDATE runs SET updated_at = ?, steps = COALESCE(?, steps), invalid_streak = COALESCE(?, invalid_streak)
-		WHERE id = ? AND status = 'running' AND lease_owner = ?`, ts(p.Now), nullInt(p.Steps), nullInt(p.InvalidStreak), p.ID, p.LeaseOwner)
+		WHERE id = ? AND status = 1 AND lease_owner = ?`, ts(p.Now), nullInt(p.Steps), nullInt(p.InvalidStreak), idRun.enc(p.ID), p.LeaseOwner)
 	return affected(res, err, "run checkpoint")
 }
 
 // RunPause implements store.Executor.
 func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, error) {
-	res, err := e.w.ExecContext(ctx, `UPDATE runs SET status = 'waiting_input', updated_at = ?, `+releaseLease+`,
+	res, err := e.w.ExecContext(ctx, `UPDATE runs SET status = 2, updated_at = ?, `+releaseLease+`,
 		steps = COALESCE(?, steps), invalid_streak = COALESCE(?, invalid_streak)
-		WHERE id = ? AND status = 'running' AND lease_owner = ?`, ts(p.Now), nullInt(p.Steps), nullInt(p.InvalidStreak), p.ID, p.LeaseOwner)
+		WHERE id = ? AND status = 1 AND lease_owner = ?`, ts(p.Now), nullInt(p.Steps), nullInt(p.InvalidStreak), idRun.enc(p.ID), p.LeaseOwner)
 	return affected(res, err, "run pause")
 }
 
 // RunResume implements store.Executor.
 func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool, error) {
-	res, err := e.w.ExecContext(ctx, `UPDATE runs SET status = 'running', updated_at = ?, lease_owner = ?, lease_until = ?
-		WHERE id = ? AND status = 'waiting_input'`, ts(p.Now), p.LeaseOwner, ts(p.LeaseUntil), p.ID)
+	res, err := e.w.ExecContext(ctx, `UPDATE runs SET status = 1, updated_at = ?, lease_owner = ?, lease_until = ?
+		WHERE id = ? AND status = 2`, ts(p.Now), p.LeaseOwner, ts(p.LeaseUntil), idRun.enc(p.ID))
 	won, err := affected(res, err, "run resume")
 	if err != nil || !won {
 		return won, err
 	}
-	if _, err := e.w.ExecContext(ctx, `UPDATE sessions SET status = 'running', updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)`, ts(p.Now), p.ID); err != nil {
+	if _, err := e.w.ExecContext(ctx, `UPDATE sessions SET status = 'running', updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)`, ts(p.Now), idRun.enc(p.ID)); err != nil {
 		return false, fmt.Errorf("sqlite: run resume: session status: %w", err)
 	}
 	return true, nil
@@ -558,13 +615,13 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 	if len(from) == 0 {
 		from = []store.RunStatus{store.RunRunning, store.RunWaitingInput}
 	}
-	args := []any{string(p.To), ts(p.Now), p.Error, p.ID, nullInt(p.Steps), nullInt(p.InvalidStreak)}
+	args := []any{runStatuses.enc(string(p.To)), ts(p.Now), p.Error, idRun.enc(p.ID), nullInt(p.Steps), nullInt(p.InvalidStreak)}
 	ph := make([]string, len(from))
 	for i, f := range from {
 		ph[i] = "?"
-		args = append(args, string(f))
+		args = append(args, runStatuses.enc(string(f)))
 	}
-	q := `UPDATE runs SET status = ?1, updated_at = ?2, error = CASE WHEN ?3 <> '' THEN ?3 ELSE error END, ` + releaseLease + `,
+	q := `UPDATE runs SET status = ?1, open = NULL, updated_at = ?2, error = CASE WHEN ?3 <> '' THEN ?3 ELSE error END, ` + releaseLease + `,
 		steps = COALESCE(?5, steps), invalid_streak = COALESCE(?6, invalid_streak)
 		WHERE id = ?4 AND status IN (` + strings.Join(ph, ", ") + `)`
 	if p.LeaseOwner != "" {

@@ -201,7 +201,7 @@ func (b *rowBuf) appendEvent(ctx context.Context, p *store.EventAppendParams) (*
 	}
 	data, ref := string(p.Data), any(nil)
 	if p.Ref != "" {
-		data, ref = "", p.Ref
+		data, ref = "", idAsk.enc(p.Ref)
 	} else if p.MessageRef != "" {
 		ref = p.MessageRef
 	}
@@ -210,7 +210,7 @@ func (b *rowBuf) appendEvent(ctx context.Context, p *store.EventAppendParams) (*
 	if store.IsFeedEvent(p.Name) {
 		fdata, fref := string(p.Data), any(nil)
 		if p.Ref != "" {
-			fdata, fref = "", p.Ref
+			fdata, fref = "", idAsk.enc(p.Ref)
 		}
 		seen := map[string]bool{}
 		for i, who := range append([]string{owner}, p.Audience...) {

@@ -230,7 +230,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return err
 	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys)
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys, migrationOptions()...)
 	if err != nil {
 		return fmt.Errorf("sqlite: migrations: %w", err)
 	}
