@@ -22,7 +22,7 @@ func (e executor) InteractionGetState(ctx context.Context, p *store.InteractionG
 	if p.Messages {
 		q = sq.messages
 	}
-	rows, err := e.r.QueryContext(ctx, q, p.ID)
+	rows, err := e.r.QueryContext(ctx, q, idAsk.enc(p.ID))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: interaction state: %w", err)
 	}
