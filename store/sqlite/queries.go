@@ -440,13 +440,17 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 const messageCols = `seq, id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at`
 
 func scanMessage(sc interface{ Scan(...any) error }) (*store.Message, error) {
-	m := &store.Message{}
-	var calls, meta sql.NullString
-	var at int64
-	if err := sc.Scan(&m.Seq, &m.ID, &m.SessionID, &m.RunID, &m.Role, &m.Content, &calls, &m.ToolCallID, &m.Name, &m.IsError, &meta, &m.ParentID, &m.CallIndex, &at); err != nil {
+	// One allocation, as in scanInteraction.
+	v := &struct {
+		m           store.Message
+		calls, meta sql.NullString
+		at          int64
+	}{}
+	m := &v.m
+	if err := sc.Scan(&m.Seq, &m.ID, &m.SessionID, &m.RunID, &m.Role, &m.Content, &v.calls, &m.ToolCallID, &m.Name, &m.IsError, &v.meta, &m.ParentID, &m.CallIndex, &v.at); err != nil {
 		return nil, err
 	}
-	m.ToolCalls, m.Metadata, m.CreatedAt = rawJSON(calls), rawJSON(meta), tm(at)
+	m.ToolCalls, m.Metadata, m.CreatedAt = rawJSON(v.calls), rawJSON(v.meta), tm(v.at)
 	m.Calls = store.DecodeCalls(m.ToolCalls)
 	return m, nil
 }
@@ -474,13 +478,17 @@ func (e executor) MessageList(ctx context.Context, sessionID string) ([]*store.M
 const runCols = `id, session_id, agent, status, steps, invalid_streak, error, lease_owner, lease_until, created_at, updated_at`
 
 func scanRun(sc interface{ Scan(...any) error }) (*store.Run, error) {
-	r := &store.Run{}
-	var lu, c, u int64
-	var st string
-	if err := sc.Scan(idRun.into(&r.ID), &r.SessionID, &r.Agent, runStatuses.into(&st), &r.Steps, &r.InvalidStreak, &r.Error, &r.LeaseOwner, &lu, &c, &u); err != nil {
+	// One allocation, as in interactionRow.
+	v := &struct {
+		r        store.Run
+		lu, c, u int64
+		st       string
+	}{}
+	r := &v.r
+	if err := sc.Scan(idRun.into(&r.ID), &r.SessionID, &r.Agent, runStatuses.into(&v.st), &r.Steps, &r.InvalidStreak, &r.Error, &r.LeaseOwner, &v.lu, &v.c, &v.u); err != nil {
 		return nil, err
 	}
-	r.Status, r.LeaseUntil, r.CreatedAt, r.UpdatedAt = store.RunStatus(st), tm(lu), tm(c), tm(u)
+	r.Status, r.LeaseUntil, r.CreatedAt, r.UpdatedAt = store.RunStatus(v.st), tm(v.lu), tm(v.c), tm(v.u)
 	return r, nil
 }
 
@@ -640,12 +648,16 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 const sessionCols = `id, owner, title, status, MAX(last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.session_id = sessions.id), 0)), created_at, updated_at, agent`
 
 func scanSession(sc interface{ Scan(...any) error }) (*store.Session, error) {
-	s := &store.Session{}
-	var c, u int64
-	if err := sc.Scan(&s.ID, &s.Owner, &s.Title, &s.Status, &s.LastSeq, &c, &u, &s.Agent); err != nil {
+	// One allocation, as in scanInteraction.
+	v := &struct {
+		s    store.Session
+		c, u int64
+	}{}
+	s := &v.s
+	if err := sc.Scan(&s.ID, &s.Owner, &s.Title, &s.Status, &s.LastSeq, &v.c, &v.u, &s.Agent); err != nil {
 		return nil, err
 	}
-	s.CreatedAt, s.UpdatedAt = tm(c), tm(u)
+	s.CreatedAt, s.UpdatedAt = tm(v.c), tm(v.u)
 	return s, nil
 }
 
