@@ -79,10 +79,16 @@ func (d enumDest) Scan(src any) error {
 // whose members differ from the columns, keeps what differs; a request
 // stored before (TEXT) is read as it is.
 //
+// A time that differs from its column by whole microseconds (createdAt is
+// the question's clock, a little before the row's) is left out too, with
+// the difference; resumable, true in every stored request, is left out
+// when true.
+//
 // The packed form is a blob: the byte reqPacked, the number of members
-// taken out, for each its field (reqField, +0x80 when it followed a comma)
-// and the offset (uvarint) in the rest where it goes back, in order; then
-// the rest, the request's bytes without them.
+// taken out, for each its field (reqField, +0x80 when it followed a comma,
+// +0x40 when a time's difference follows), the offset (uvarint) in the
+// rest where it goes back and the difference in microseconds (varint), in
+// order; then the rest, the request's bytes without them.
 const reqPacked = 1
 
 // reqField is a member a packed request leaves out.
@@ -96,11 +102,18 @@ const (
 	rfTool
 	rfCreatedAt
 	rfExpiresAt
+	rfResumable
 	rfCount
 )
 
 // reqKeys are the members' keys as json.Marshal writes them.
-var reqKeys = [rfCount]string{`"id":`, `"toolCallId":`, `"sessionId":`, `"runId":`, `"tool":`, `"createdAt":`, `"expiresAt":`}
+var reqKeys = [rfCount]string{`"id":`, `"toolCallId":`, `"sessionId":`, `"runId":`, `"tool":`, `"createdAt":`, `"expiresAt":`, `"resumable":`}
+
+// The flags of a packed member's field byte.
+const (
+	rfComma = 0x80 // it followed a comma
+	rfDelta = 0x40 // a time's difference from its column follows
+)
 
 // reqRow is what a request's row holds of it.
 type reqRow struct {
@@ -108,8 +121,9 @@ type reqRow struct {
 	created, expires                       int64 // ts
 }
 
-// value is field f's JSON value as json.Marshal writes it from the row.
-func (r *reqRow) value(f reqField, buf []byte) []byte {
+// value is field f's JSON value as json.Marshal writes it from the row (a
+// time delta microseconds from its column).
+func (r *reqRow) value(f reqField, delta int64, buf []byte) []byte {
 	switch f {
 	case rfID:
 		return jsonString(buf, r.id)
@@ -122,9 +136,11 @@ func (r *reqRow) value(f reqField, buf []byte) []byte {
 	case rfTool:
 		return jsonString(buf, r.tool)
 	case rfCreatedAt:
-		return jsonTime(buf, r.created)
+		return jsonTime(buf, r.created+delta)
 	case rfExpiresAt:
-		return jsonTime(buf, r.expires)
+		return jsonTime(buf, r.expires+delta)
+	case rfResumable:
+		return append(buf, "true"...)
 	}
 	return buf
 }
@@ -167,20 +183,34 @@ func packRequest(req []byte, row *reqRow) any {
 		if f == rfCount {
 			continue
 		}
-		val = row.value(f, val[:0])
-		if string(req[m.val:m.end]) != string(val) {
+		v := req[m.val:m.end]
+		var delta int64
+		if f == rfCreatedAt || f == rfExpiresAt {
+			var ok bool
+			if delta, ok = timeDelta(v, row, f); !ok {
+				continue
+			}
+		}
+		val = row.value(f, delta, val[:0])
+		if string(v) != string(val) {
 			continue
 		}
 		// A member after the first goes with the comma before it; the
 		// first leaves the comma after it in rest.
 		start, code := m.key, byte(f)
 		if i > 0 {
-			start, code = m.key-1, code|0x80
+			start, code = m.key-1, code|rfComma
+		}
+		if delta != 0 {
+			code |= rfDelta
 		}
 		rest = append(rest, req[from:start]...)
 		from = m.end
 		holes = append(holes, code)
 		holes = binary.AppendUvarint(holes, uint64(len(rest)))
+		if delta != 0 {
+			holes = binary.AppendVarint(holes, delta)
+		}
 		n++
 	}
 	if n == 0 {
@@ -215,8 +245,9 @@ func unpackBlob(b []byte, row *reqRow) (json.RawMessage, error) {
 	}
 	n := int(b[1])
 	type hole struct {
-		code byte
-		at   int
+		code  byte
+		at    int
+		delta int64
 	}
 	holes := make([]hole, 0, n)
 	p := 2
@@ -230,26 +261,51 @@ func unpackBlob(b []byte, row *reqRow) (json.RawMessage, error) {
 			return nil, errPacked
 		}
 		p += 1 + k
-		holes = append(holes, hole{code, int(at)})
+		var delta int64
+		if code&rfDelta != 0 {
+			if delta, k = binary.Varint(b[p:]); k <= 0 {
+				return nil, errPacked
+			}
+			p += k
+		}
+		holes = append(holes, hole{code, int(at), delta})
 	}
 	rest := b[p:]
 	out := make([]byte, 0, len(rest)+64*n)
 	from := 0
 	for _, h := range holes {
-		f := reqField(h.code &^ 0x80)
+		f := reqField(h.code &^ (rfComma | rfDelta))
 		if h.at < from || h.at > len(rest) || f >= rfCount {
 			return nil, errPacked
 		}
 		out = append(out, rest[from:h.at]...)
 		from = h.at
-		if h.code&0x80 != 0 {
+		if h.code&rfComma != 0 {
 			out = append(out, ',')
 		}
 		out = append(out, reqKeys[f]...)
-		out = row.value(f, out)
+		out = row.value(f, h.delta, out)
 	}
 	out = append(out, rest[from:]...)
 	return out, nil
+}
+
+// timeDelta is how many microseconds the time v (a JSON string) is after
+// field f's column, false when it is no time json.Marshal writes in UTC
+// (value checks the bytes).
+func timeDelta(v []byte, row *reqRow, f reqField) (int64, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return 0, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(v[1:len(v)-1]))
+	if err != nil || t.IsZero() {
+		return 0, false
+	}
+	col := row.created
+	if f == rfExpiresAt {
+		col = row.expires
+	}
+	return ts(t) - col, true
 }
 
 // keyField is the field whose key (with its colon) k is, rfCount for any

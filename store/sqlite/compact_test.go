@@ -34,12 +34,14 @@ func TestRequestPacking(t *testing.T) {
 		row   *reqRow
 		saves int // bytes at least
 	}{
-		{"every member", string(full), row, 200},
+		{"every member", string(full), row, 250},
 		{"the tool differs", string(full), &other, 180},
 		{"createdAt and runId differ", string(differs), row, 120},
 		{"only the id", `{"id":"` + row.id + `"}`, row, 20},
 		{"the id last", `{"a":[1,{"b":"}"}],"id":"` + row.id + `"}`, row, 20},
 		{"first and second", `{"id":"` + row.id + `","tool":"ask_user","z":null}`, row, 30},
+		{"times a little apart, resumable", `{"createdAt":"2026-12-04T23:45:01.123Z","expiresAt":"2026-12-04T23:45:00Z","resumable":true}`, row, 70},
+		{"times the columns cannot give", `{"createdAt":"2026-12-04T23:45:01.123456789Z","expiresAt":"2026-12-05T07:45:01+08:00","resumable":false}`, row, 0},
 		{"nothing to leave out", `{"id":"ask_1","a":true}`, row, 0},
 		{"not compact", `{"id": "` + row.id + `"}`, row, 0},
 		{"not an object", `[1,2]`, row, 0},
