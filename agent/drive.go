@@ -440,7 +440,7 @@ func (r *Runner) question(run *store.Run, c model.ToolCall, p *api.Prompt, src *
 		return interaction{}, err
 	}
 	return interaction{ID: req.ID, ToolCallID: c.ID, Tool: p.Tool, Request: stored, ExpiresAt: req.ExpiresAt, Assign: asg,
-		Audit: map[string]any{"mode": p.Mode, "tool": c.Name, "optionCount": len(p.Options), "questionCount": len(p.Questions)}}, nil
+		Audit: questionAudit{Mode: p.Mode, Tool: c.Name, OptionCount: len(p.Options), QuestionCount: len(p.Questions)}}, nil
 }
 
 // nextQuestion is the question the step after turn t would ask, when that

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/model"
 )
 
@@ -49,6 +50,27 @@ type toolCallData struct {
 	ArgumentsSha256 string `json:"argumentsSha256"`
 	Name            string `json:"name"`
 	ToolCallID      string `json:"toolCallId"`
+}
+
+// toolResultData is a "tool_result" trace entry's data (resultRows): the
+// result named by its length in bytes and SHA-256 (hex), its fields in the
+// order of their JSON names as modelCallData's.
+type toolResultData struct {
+	ContentBytes  int    `json:"contentBytes"`
+	ContentSha256 string `json:"contentSha256"`
+	IsError       bool   `json:"isError"`
+	Name          string `json:"name"`
+	ToolCallID    string `json:"toolCallId"`
+}
+
+// questionAudit is the summary of a question's "requested" audit entry
+// (Runner.question), its fields in the order of their JSON names as
+// modelCallData's.
+type questionAudit struct {
+	Mode          api.Mode `json:"mode"`
+	OptionCount   int      `json:"optionCount"`
+	QuestionCount int      `json:"questionCount"`
+	Tool          string   `json:"tool"`
 }
 
 // interactionTrace is an "interaction" trace entry's data for an ask or

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
@@ -366,8 +367,9 @@ func (r *Runner) auditRow(it *store.Interaction, action, reason string, summary 
 	if summary != nil {
 		sum, _ = json.Marshal(summary)
 	}
-	r.log.Info("interaction", "sessionId", it.SessionID, "requestId", it.ID, "toolCallId", it.ToolCallID, "runId", it.RunID,
-		"action", action, "reason", reason, "summary", json.RawMessage(sum))
+	r.log.LogAttrs(context.Background(), slog.LevelInfo, "interaction", slog.String("sessionId", it.SessionID), slog.String("requestId", it.ID),
+		slog.String("toolCallId", it.ToolCallID), slog.String("runId", it.RunID), slog.String("action", action), slog.String("reason", reason),
+		slog.Any("summary", json.RawMessage(sum)))
 	return &store.AuditInsertParams{SessionID: it.SessionID, RequestID: it.ID, ToolCallID: it.ToolCallID, RunID: it.RunID,
 		Action: action, Reason: reason, Summary: sum, Now: r.now()}
 }

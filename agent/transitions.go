@@ -368,8 +368,8 @@ func (r *Runner) resultRows(run *store.Run, parentID string, idx int, call model
 		Content: res.Content, ToolCallID: call.ID, Name: call.Name, IsError: res.IsError, Metadata: res.Metadata,
 		ParentID: parentID, CallIndex: idx, Now: r.now()}
 	sum := sha256.Sum256([]byte(res.Content))
-	tr := r.traceRow(run, "tool_result", map[string]any{"toolCallId": call.ID, "name": call.Name, "isError": res.IsError,
-		"contentBytes": len(res.Content), "contentSha256": hex.EncodeToString(sum[:])})
+	tr := r.traceRow(run, "tool_result", toolResultData{ToolCallID: call.ID, Name: call.Name, IsError: res.IsError,
+		ContentBytes: len(res.Content), ContentSha256: hex.EncodeToString(sum[:])})
 	ev := &store.EventAppendParams{SessionID: run.SessionID, Name: api.EventToolResult,
 		Data: mustJSON(api.ToolResultEvent{ToolCallID: call.ID, Name: call.Name, IsError: res.IsError, Metadata: res.Metadata}), MessageRef: id, Now: r.now()}
 	return m, tr, ev
