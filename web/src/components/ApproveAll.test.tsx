@@ -151,6 +151,16 @@ describe('Approve all', () => {
     expect(continues().map((r) => (r.body as { requestId: string }).requestId)).toEqual(['req_2', 'req_1'])
   })
 
+  it('an entry recorded without a receipt (null: a vote towards a quorum) is open again, the others resolved', async () => {
+    const reqs = [approval(1), approval(2)]
+    await setup(reqs, { pending: reqs[0], last: null, requests: reqs }, json(202, { receipt: receipt(1), receipts: [receipt(1), null] }))
+    await waitFor(() => expect(screen.getAllByTestId('input-card')).toHaveLength(2))
+    await userEvent.setup().click(screen.getByTestId('approve-all'))
+    await waitFor(() => expect(card(1)).toHaveAttribute('data-phase', 'resolved'))
+    await waitFor(() => expect(card(2)).toHaveAttribute('data-phase', 'editing'))
+    expect(screen.queryByTestId('running')).toBeNull()
+  })
+
   it('a refused batch (422) shows the error on the card it names and leaves every card answerable', async () => {
     const reqs = [approval(1), approval(2)]
     let refuse = true

@@ -74,11 +74,12 @@ export type ContinueEntry = Omit<ContinueRequest, 'sessionId'>
 export type ContinueBatchBody = { sessionId: string; answers: ContinueEntry[] }
 
 /**
- * BatchAccepted is the 202 of a batch continue: receipts holds one Receipt
- * per entry that resolved its request, in entry order; receipt is the first
- * (what a server without receipts sends alone).
+ * BatchAccepted is the 202 of a batch continue: receipts holds the receipt
+ * of each entry in entry order (null for one recorded without resolving
+ * its request, a vote towards a quorum); receipt is the first (what a
+ * server without receipts sends alone).
  */
-export type BatchAccepted = ContinueAccepted & { receipts?: Receipt[] }
+export type BatchAccepted = ContinueAccepted & { receipts?: (Receipt | null)[] }
 
 /** Api is the page's client; one instance is shared by the whole page. */
 export class Api {

@@ -392,7 +392,10 @@ export function useLubanSession(sessionId: string | undefined, opts: LubanSessio
       try {
         const res = await api.answerAll({ sessionId: sid, answers: todo.map((e) => ({ requestId: e.requestId, ...e.answer })) })
         if (current.current !== sid) return
-        const receipts: Receipt[] = Array.isArray(res.receipts) ? res.receipts : res.receipt ? [res.receipt] : []
+        // An entry that resolved nothing yet (a vote towards a quorum) has
+        // no receipt (null); its card is open again.
+        const all: unknown[] = Array.isArray(res.receipts) ? res.receipts : [res.receipt]
+        const receipts = all.filter((r): r is Receipt => !!r && typeof (r as Receipt).requestId === 'string')
         dispatch({ type: 'batchAnswered', requestIds, receipts })
         if (connRef.current !== 'live' && connRef.current !== 'lost') watch(sid, true)
       } catch (e) {
