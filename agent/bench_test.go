@@ -352,6 +352,8 @@ func TestCycle(t *testing.T) {
 func (bb *benchBundle) reportCounts(b *testing.B, before sqlite.Counts, cycles int) {
 	if bb.pg != nil {
 		b.ReportMetric(float64(bb.pg.RoundTrips()-before.Writes)/float64(cycles), "round-trips/cycle")
+		// A client read is one statement sent alone: one round trip.
+		b.ReportMetric(float64(bb.pg.RoundTrips()-before.Writes-bb.clientReads.Load()+bb.clientMark)/float64(cycles), "runner-round-trips/cycle")
 		return
 	}
 	after := bb.sq.Counts()
@@ -412,6 +414,32 @@ func TestCycleCounts(t *testing.T) {
 	// before and after the pause, the run before and after it completes)
 	// depend on when its wake-ups come.
 	require.LessOrEqual(t, reads-client, 1.0, "the runner's reads on the reader pool per cycle")
+}
+
+// TestCycleCountsPostgres pins the round trips one sequential cycle costs
+// the PostgreSQL store, the client's polling reads (one round trip each)
+// left out: the four transactions of TestCycleCounts and the answer's read.
+// A transaction costs one round trip per statement whose answer the runner
+// reads (a conditional write, an insert that can be a duplicate or returns
+// its number) plus one for the writes that follow the last of them, the
+// NOTIFY and the COMMIT; BEGIN rides with the first (docs/performance.md
+// "PostgreSQL").
+func TestCycleCountsPostgres(t *testing.T) {
+	t.Parallel()
+	bb := setupBenchPostgres(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, bb.cycle(ctx))
+	before, clientBefore := bb.pg.RoundTrips(), bb.clientReads.Load()
+	const cycles = 10
+	for range cycles {
+		require.NoError(t, bb.cycle(ctx))
+	}
+	trips := float64(bb.pg.RoundTrips()-before-bb.clientReads.Load()+clientBefore) / cycles
+	t.Logf("per cycle: %.1f round trips of the runner", trips)
+	// Half a round trip of slack for the runner's own timers (a lease
+	// renewal on a loaded machine); one more per cycle fails.
+	require.LessOrEqual(t, trips, 18.5, "round trips per cycle")
 }
 
 // counts is the SQLite store's counts (zero on PostgreSQL).

@@ -14,20 +14,16 @@ import (
 )
 
 // appendFeed writes the feed entry of an event just appended as seq of its
-// session, when the event is one of store.FeedEvents, on q (the event's own
+// session (of owner), when the event is one of store.FeedEvents, on q (the event's own
 // transaction). The principals row lock orders the owner's entries, so
 // they commit in sequence order. Every transaction of the owner's runs
 // takes that lock, so in a transaction (pipeTx) the bump and the insert are
 // one statement queued after all the others (pipeTx.atEnd): the lock is held
 // for the NOTIFY's round trip and the commit, not for the rest of the
 // transaction. It returns the keys to NOTIFY.
-func appendFeed(ctx context.Context, q querier, p *store.EventAppendParams, seq int64) ([]string, error) {
+func appendFeed(ctx context.Context, q querier, p *store.EventAppendParams, seq int64, owner string) ([]string, error) {
 	if !store.IsFeedEvent(p.Name) {
 		return nil, nil
-	}
-	var owner string
-	if err := q.QueryRow(ctx, `SELECT owner FROM sessions WHERE id = $1`, p.SessionID).Scan(&owner); err != nil {
-		return nil, notFound(err, "feed append: session "+p.SessionID)
 	}
 	// An event that references its interaction has a feed entry that
 	// does too (FeedList reads the request).

@@ -76,3 +76,68 @@ func TestPipelinedWrites(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, audit, 1)
 }
+
+// A transaction that creates a session knows its event numbers: the
+// session, its events and the NOTIFY go to the server with BEGIN and
+// COMMIT in one round trip, and the events are numbered 1, 2, 3. A run
+// write tells the transaction its session's last number, so the events
+// after it ride with the commit too.
+func TestPipelinedTransaction(t *testing.T) {
+	t.Parallel()
+	s, err := Open(context.Background(), pgtest.Schema(t), nil)
+	require.NoError(t, err)
+	defer s.Close()
+	ctx := context.Background()
+	now := time.Now()
+	before := s.RoundTrips()
+	require.NoError(t, s.InTx(ctx, func(tx store.Tx) error {
+		if _, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: "sess", Owner: "o", Now: now}); err != nil {
+			return err
+		}
+		for i := range 3 {
+			ev, err := tx.EventAppend(ctx, &store.EventAppendParams{SessionID: "sess", Name: "message", Data: []byte(`{}`), Now: now})
+			if err != nil {
+				return err
+			}
+			require.Equal(t, int64(i+1), ev.Seq)
+		}
+		require.Equal(t, before, s.RoundTrips(), "nothing sent before the commit")
+		return nil
+	}))
+	require.Equal(t, int64(1), s.RoundTrips()-before, "BEGIN, the writes, NOTIFY and COMMIT in one batch")
+	evs, err := s.EventList(ctx, &store.EventListParams{SessionID: "sess"})
+	require.NoError(t, err)
+	require.Len(t, evs, 3)
+	require.Equal(t, int64(3), evs[2].Seq)
+
+	_, err = s.RunInsert(ctx, &store.RunInsertParams{ID: "run", SessionID: "sess", LeaseOwner: "me", Now: now})
+	require.NoError(t, err)
+	before = s.RoundTrips()
+	require.NoError(t, s.InTx(ctx, func(tx store.Tx) error {
+		won, err := tx.RunPause(ctx, &store.RunPauseParams{ID: "run", LeaseOwner: "me", Now: now})
+		require.NoError(t, err)
+		require.True(t, won)
+		ev, err := tx.EventAppend(ctx, &store.EventAppendParams{SessionID: "sess", Name: "message", Data: []byte(`{}`), Now: now})
+		require.NoError(t, err)
+		require.Equal(t, int64(4), ev.Seq)
+		return nil
+	}))
+	require.Equal(t, int64(2), s.RoundTrips()-before, "the run write, then the event with the commit")
+	evs, err = s.EventList(ctx, &store.EventListParams{SessionID: "sess", AfterSeq: 3})
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	require.Equal(t, int64(4), evs[0].Seq)
+
+	// A run write that loses reports it, and the transaction goes on.
+	require.NoError(t, s.InTx(ctx, func(tx store.Tx) error {
+		won, err := tx.RunPause(ctx, &store.RunPauseParams{ID: "run", LeaseOwner: "me", Now: now})
+		require.NoError(t, err)
+		require.False(t, won)
+		_, err = tx.EventAppend(ctx, &store.EventAppendParams{SessionID: "sess", Name: "message", Data: []byte(`{}`), Now: now})
+		return err
+	}))
+	evs, err = s.EventList(ctx, &store.EventListParams{SessionID: "sess", AfterSeq: 4})
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	require.Equal(t, int64(5), evs[0].Seq)
+}

@@ -264,38 +264,38 @@ func (s *Store) Subscribe(sessionID string) (<-chan struct{}, func()) {
 
 // InTx implements store.Store with a READ COMMITTED transaction. Sessions that
 // got events are NOTIFYed before the commit, which delivers them; local
-// subscribers are woken right after it.
+// subscribers are woken right after it. BEGIN rides with the first
+// statement and the NOTIFY and COMMIT with the last writes (pipeTx), so a
+// transaction costs the round trips of the statements whose answers fn
+// reads, plus one.
 func (s *Store) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
-	pgTx, err := s.pool.Begin(ctx)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: begin: %w", err)
 	}
+	// A connection left inside a transaction (a failed ROLLBACK) is closed
+	// by Release, not reused.
+	defer conn.Release()
 	sessions := map[string]struct{}{}
-	pipe := newPipeTx(pgTx)
+	pipe := newPipeTx(conn)
 	tx := &txExecutor{executor{q: pipe, channel: s.channel, touched: sessions}}
 	if err := fn(tx); err != nil {
-		if rbErr := pgTx.Rollback(context.WithoutCancel(ctx)); rbErr != nil && !errors.Is(rbErr, pgx.ErrTxClosed) {
+		if rbErr := pipe.rollback(context.WithoutCancel(ctx)); rbErr != nil {
 			return errors.Join(err, rbErr)
 		}
 		return err
 	}
-	pipe.flushEnd()
+	var notify []queued
 	if len(sessions) > 0 {
 		keys := make([]string, 0, len(sessions))
 		for id := range sessions {
 			keys = append(keys, id)
 		}
-		// The NOTIFY rides with the queued writes: one round trip.
-		if err := notifyAll(ctx, pipe, s.channel, keys); err != nil {
-			_ = pgTx.Rollback(context.WithoutCancel(ctx))
-			return err
-		}
-	} else if err := pipe.sendQueued(ctx); err != nil {
-		_ = pgTx.Rollback(context.WithoutCancel(ctx))
-		return fmt.Errorf("postgres: %w", err)
+		notify = append(notify, queued{sql: notifySQL, args: encodeArgs([]any{s.channel, keys})})
 	}
-	if err := pgTx.Commit(ctx); err != nil {
-		return fmt.Errorf("postgres: commit: %w", err)
+	if err := pipe.commit(ctx, notify); err != nil {
+		_ = pipe.rollback(context.WithoutCancel(ctx))
+		return fmt.Errorf("postgres: %w", err)
 	}
 	for id := range sessions {
 		s.hub.Notify(id)
@@ -316,8 +316,10 @@ func (s *Store) Close() error {
 
 type txExecutor struct{ executor }
 
-// roundTrips counts the statements sent on the pool's connections (BEGIN
-// and COMMIT included): each is one round trip to the server.
+// roundTrips counts the round trips of the pool's connections: every
+// statement sent alone and every batch (one pipeline, however many
+// statements it holds). Not counted: preparing a statement the first time a
+// connection sends it, a cost per connection, not per piece of work.
 type roundTrips struct{ n atomic.Int64 }
 
 func (t *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
@@ -327,15 +329,28 @@ func (t *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.Tra
 
 func (t *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// RoundTrips is the number of statements (each one round trip, BEGIN and
-// COMMIT included) this store sent since Open, for benchmarks and tests
-// that count what a piece of work costs the server.
+func (t *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	t.n.Add(1)
+	return ctx
+}
+
+func (t *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (t *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// RoundTrips is the number of round trips (statements sent alone and
+// batches; not the preparing of statements: roundTrips) this store made
+// since Open, for benchmarks and tests that count what a piece of work
+// costs the server.
 func (s *Store) RoundTrips() int64 { return s.trips.n.Load() }
+
+// notifySQL NOTIFYs every key of $2 on channel $1.
+const notifySQL = `SELECT pg_notify($1, k) FROM unnest($2::text[]) AS k`
 
 // notifyAll NOTIFYs every key on channel in one statement (one round trip
 // for all the sessions and feeds a transaction touched).
 func notifyAll(ctx context.Context, tx querier, channel string, keys []string) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, k) FROM unnest($2::text[]) AS k`, channel, keys); err != nil {
+	if _, err := tx.Exec(ctx, notifySQL, channel, keys); err != nil {
 		return fmt.Errorf("postgres: notify: %w", err)
 	}
 	return nil

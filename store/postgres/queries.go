@@ -159,25 +159,52 @@ func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (
 	return ev, nil
 }
 
+// appendEventSQL takes session $1's next sequence number (the UPDATE's row
+// lock orders concurrent appends) and inserts the event with it, in one
+// statement; no row for an unknown session. It returns the number and the
+// session's owner (for the feed).
+const appendEventSQL = `WITH s AS (UPDATE sessions SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq, owner)
+	INSERT INTO events (session_id, seq, name, data, ref, run_id, created_at) SELECT $1, s.last_seq, $2, $3, $4, NULLIF($5, ''), $6 FROM s
+	RETURNING seq, (SELECT owner FROM s)`
+
 // appendEvent inserts the event and, for a store.FeedEvents name, its feed
-// entry (appendFeed), whose Subscribe keys it returns for NOTIFY.
+// entry (appendFeed), whose Subscribe keys it returns for NOTIFY. In a
+// transaction that holds the session's row already (pipeTx.sess: it
+// created the session, appended to it or changed one of its runs) the
+// number the event gets is known: the statement is queued, its answer
+// checked when it comes back, and the append costs no round trip.
 func appendEvent(ctx context.Context, q querier, p *store.EventAppendParams) (*store.Event, []string, error) {
-	// One statement, one round trip: the sequence bump (its row lock orders
-	// concurrent appends) feeds the insert; no row for an unknown session.
-	var seq int64
 	data, ref := string(p.Data), any(nil)
 	if p.Ref != "" {
 		data, ref = "", p.Ref
 	} else if p.MessageRef != "" {
 		ref = p.MessageRef
 	}
-	err := q.QueryRow(ctx, `WITH s AS (UPDATE sessions SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq)
-		INSERT INTO events (session_id, seq, name, data, ref, run_id, created_at) SELECT $1, s.last_seq, $2, $3, $4, NULLIF($5, ''), $6 FROM s RETURNING seq`,
-		p.SessionID, p.Name, data, ref, p.RunID, p.Now.UTC()).Scan(&seq)
-	if err != nil {
-		return nil, nil, notFound(err, "event append: session "+p.SessionID)
+	args := []any{p.SessionID, p.Name, data, ref, p.RunID, p.Now.UTC()}
+	pipe, _ := q.(*pipeTx)
+	var seq int64
+	var owner string
+	if held := pipe.held(p.SessionID); held != nil {
+		held.seq++
+		seq, owner = held.seq, held.owner
+		pipe.laterRead(func(br pgx.BatchResults) error {
+			var got int64
+			var o string
+			if err := br.QueryRow().Scan(&got, &o); err != nil {
+				return notFound(err, "event append: session "+p.SessionID)
+			}
+			if got != seq {
+				return fmt.Errorf("postgres: event append: session %s numbered the event %d, not %d", p.SessionID, got, seq)
+			}
+			return nil
+		}, appendEventSQL, args...)
+	} else {
+		if err := q.QueryRow(ctx, appendEventSQL, args...).Scan(&seq, &owner); err != nil {
+			return nil, nil, notFound(err, "event append: session "+p.SessionID)
+		}
+		pipe.hold(p.SessionID, seq, owner)
 	}
-	feedKeys, err := appendFeed(ctx, q, p, seq)
+	feedKeys, err := appendFeed(ctx, q, p, seq, owner)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -480,6 +507,37 @@ func (e executor) RunListRecoverable(ctx context.Context, p *store.RunListRecove
 // pauses or ends holds none (RunPause, RunFinish).
 const releaseLease = `lease_owner = '', lease_until = NULL`
 
+// runWrite runs sql, a conditional UPDATE of one run (no RETURNING), and
+// reports whether it changed the row. In a transaction it also locks the
+// run's session row, as the transaction's event appends will (FOR NO KEY
+// UPDATE, the lock of an UPDATE that changes no key; run row first, then
+// session row: only for a write whose transaction takes no other row lock
+// before its events: RunPause, RunResume, RunFinish to completed), and
+// returns the session's id with its last event number and owner, so that
+// the events that follow are queued (appendEvent): the same round trip.
+// session is "" outside a transaction.
+func (e executor) runWrite(ctx context.Context, what, sql string, args ...any) (ok bool, session string, err error) {
+	pipe, inTx := e.q.(*pipeTx)
+	if !inTx {
+		ok, err = won(what)(e.q.Exec(ctx, sql, args...))
+		return ok, "", err
+	}
+	var seq int64
+	var owner string
+	err = e.q.QueryRow(ctx, `WITH r AS (`+sql+` RETURNING session_id)
+		SELECT s.id, s.last_seq, s.owner FROM r JOIN sessions s ON s.id = r.session_id FOR NO KEY UPDATE OF s`, args...).Scan(&session, &seq, &owner)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, "", nil
+	case isUnique(err):
+		return false, "", fmt.Errorf("%s: %w", what, store.ErrRunActive)
+	case err != nil:
+		return false, "", fmt.Errorf("postgres: %s: %w", what, err)
+	}
+	pipe.hold(session, seq, owner)
+	return true, session, nil
+}
+
 // won reports whether the conditional update what changed its one row.
 func won(what string) func(tag pgconn.CommandTag, err error) (bool, error) {
 	return func(tag pgconn.CommandTag, err error) (bool, error) {
@@ -501,19 +559,25 @@ func (e executor) RunCheckpoint(ctx context.Context, p *store.RunCheckpointParam
 
 // RunPause implements store.Executor.
 func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, error) {
-	return won("run pause")(e.q.Exec(ctx, `UPDATE runs SET status = 'waiting_input', updated_at = $1, `+releaseLease+`,
+	ok, _, err := e.runWrite(ctx, "run pause", `UPDATE runs SET status = 'waiting_input', updated_at = $1, `+releaseLease+`,
 		steps = COALESCE($4, steps), invalid_streak = COALESCE($5, invalid_streak)
-		WHERE id = $2 AND status = 'running' AND lease_owner = $3`, p.Now.UTC(), p.ID, p.LeaseOwner, p.Steps, p.InvalidStreak))
+		WHERE id = $2 AND status = 'running' AND lease_owner = $3`, p.Now.UTC(), p.ID, p.LeaseOwner, p.Steps, p.InvalidStreak)
+	return ok, err
 }
 
 // RunResume implements store.Executor.
 func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool, error) {
-	ok, err := won("run resume")(e.q.Exec(ctx, `UPDATE runs SET status = 'running', updated_at = $1, lease_owner = $2, lease_until = $3
-		WHERE id = $4 AND status = 'waiting_input'`, p.Now.UTC(), p.LeaseOwner, ts(p.LeaseUntil), p.ID))
+	ok, session, err := e.runWrite(ctx, "run resume", `UPDATE runs SET status = 'running', updated_at = $1, lease_owner = $2, lease_until = $3
+		WHERE id = $4 AND status = 'waiting_input'`, p.Now.UTC(), p.LeaseOwner, ts(p.LeaseUntil), p.ID)
 	if err != nil || !ok {
 		return ok, err
 	}
-	if err := e.execLater(ctx, `UPDATE sessions SET status = 'running', updated_at = $1 WHERE id = (SELECT session_id FROM runs WHERE id = $2)`, p.Now.UTC(), p.ID); err != nil {
+	if session != "" {
+		err = e.execLater(ctx, `UPDATE sessions SET status = 'running', updated_at = $1 WHERE id = $2`, p.Now.UTC(), session)
+	} else {
+		err = e.execLater(ctx, `UPDATE sessions SET status = 'running', updated_at = $1 WHERE id = (SELECT session_id FROM runs WHERE id = $2)`, p.Now.UTC(), p.ID)
+	}
+	if err != nil {
 		return false, fmt.Errorf("postgres: run resume: session status: %w", err)
 	}
 	return true, nil
@@ -544,10 +608,21 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 	for i, f := range from {
 		fs[i] = string(f)
 	}
-	return won("run finish")(e.q.Exec(ctx, `UPDATE runs SET status = $1, updated_at = $2, error = CASE WHEN $3 <> '' THEN $3 ELSE error END, `+releaseLease+`,
+	const finish = `UPDATE runs SET status = $1, updated_at = $2, error = CASE WHEN $3 <> '' THEN $3 ELSE error END, ` + releaseLease + `,
 		steps = COALESCE($7, steps), invalid_streak = COALESCE($8, invalid_streak)
-		WHERE id = $4 AND status = ANY($5) AND ($6 = '' OR lease_owner = $6)`,
-		string(p.To), p.Now.UTC(), p.Error, p.ID, fs, p.LeaseOwner, p.Steps, p.InvalidStreak))
+		WHERE id = $4 AND status = ANY($5) AND ($6 = '' OR lease_owner = $6)`
+	args := []any{string(p.To), p.Now.UTC(), p.Error, p.ID, fs, p.LeaseOwner, p.Steps, p.InvalidStreak}
+	if p.To != store.RunCompleted {
+		// Not runWrite: a run that ends otherwise closes its pending
+		// interactions (InteractionResolveRun) before it appends events,
+		// and a transaction that answers one of them locks the interaction
+		// and then the session; locking the session here would take the
+		// two in the other order. A run completes while running, without
+		// a pending interaction.
+		return won("run finish")(e.q.Exec(ctx, finish, args...))
+	}
+	ok, _, err := e.runWrite(ctx, "run finish", finish, args...)
+	return ok, err
 }
 
 // ---- sessions
@@ -570,9 +645,15 @@ func (e executor) SessionCreate(ctx context.Context, p *store.SessionCreateParam
 	if status == "" {
 		status = "idle"
 	}
-	if _, err := e.q.Exec(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at, agent) VALUES ($1, $2, $3, $6, $4, $4, $5)`,
+	// In a transaction the insert is queued (an error, such as an id taken,
+	// fails the transaction at its next round trip), and the transaction
+	// holds the new row: its events are numbered from 1 without asking.
+	if err := e.execLater(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at, agent) VALUES ($1, $2, $3, $6, $4, $4, $5)`,
 		p.ID, p.Owner, p.Title, p.Now.UTC(), p.Agent, status); err != nil {
 		return nil, fmt.Errorf("postgres: session create: %w", err)
+	}
+	if pipe, ok := e.q.(*pipeTx); ok {
+		pipe.hold(p.ID, 0, p.Owner)
 	}
 	return &store.Session{ID: p.ID, Owner: p.Owner, Title: p.Title, Status: status, Agent: p.Agent, CreatedAt: p.Now, UpdatedAt: p.Now}, nil
 }
