@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -288,5 +287,11 @@ func NewID(prefix string) string {
 	if _, err := rand.Read(b[:]); err != nil {
 		panic(err)
 	}
-	return prefix + "_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+	var out [26]byte
+	idEncoding.Encode(out[:], b[:])
+	return prefix + "_" + string(out[:])
 }
+
+// idEncoding is base32 (RFC 4648) in lower case without padding: NewID's
+// 16 random bytes are 26 characters.
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
