@@ -460,6 +460,15 @@ func rebuild(ctx context.Context, tx *sql.Tx, schema string, copies []tableCopy)
 }
 
 func copyRows(ctx context.Context, tx *sql.Tx, c tableCopy) error {
+	n := strings.Count(c.into, ",") + 1
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO `+c.table+` (`+c.into+`) VALUES (`+strings.TrimSuffix(strings.Repeat("?, ", n), ", ")+`)`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	// Row by row: the old table is read while the new one is written (one
+	// connection, one transaction), so a large table is never held in
+	// memory.
 	rows, err := tx.QueryContext(ctx, `SELECT `+c.sel)
 	if err != nil {
 		return err
@@ -469,29 +478,15 @@ func copyRows(ctx context.Context, tx *sql.Tx, c tableCopy) error {
 	if err != nil {
 		return err
 	}
-	var all [][]any
+	v := make([]any, len(cols))
+	ptr := make([]any, len(cols))
 	for rows.Next() {
-		v := make([]any, len(cols))
-		ptr := make([]any, len(cols))
 		for i := range v {
-			ptr[i] = &v[i]
+			v[i], ptr[i] = nil, &v[i]
 		}
 		if err := rows.Scan(ptr...); err != nil {
 			return err
 		}
-		all = append(all, v)
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	rows.Close()
-	n := strings.Count(c.into, ",") + 1
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO `+c.table+` (`+c.into+`) VALUES (`+strings.TrimSuffix(strings.Repeat("?, ", n), ", ")+`)`)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	for _, v := range all {
 		out, err := c.conv(v)
 		if err != nil {
 			return err
@@ -500,7 +495,7 @@ func copyRows(ctx context.Context, tx *sql.Tx, c tableCopy) error {
 			return err
 		}
 	}
-	return nil
+	return rows.Err()
 }
 
 // mapColumn rewrites column col of every row of table (primary key key)
