@@ -42,6 +42,10 @@ type pipeTx struct {
 type txSession struct {
 	seq   int64
 	owner string
+	// created: the transaction inserted the row, so no other transaction
+	// sees the session yet; runs counts the runs it inserted for it.
+	created bool
+	runs    int
 }
 
 type queued struct {

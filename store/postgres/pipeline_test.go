@@ -94,6 +94,9 @@ func TestPipelinedTransaction(t *testing.T) {
 		if _, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: "sess", Owner: "o", Now: now}); err != nil {
 			return err
 		}
+		if _, err := tx.RunInsert(ctx, &store.RunInsertParams{ID: "run0", SessionID: "sess", LeaseOwner: "me", Now: now}); err != nil {
+			return err
+		}
 		for i := range 3 {
 			ev, err := tx.EventAppend(ctx, &store.EventAppendParams{SessionID: "sess", Name: "message", Data: []byte(`{}`), Now: now})
 			if err != nil {
@@ -105,6 +108,22 @@ func TestPipelinedTransaction(t *testing.T) {
 		return nil
 	}))
 	require.Equal(t, int64(1), s.RoundTrips()-before, "BEGIN, the writes, NOTIFY and COMMIT in one batch")
+	// A second run of the new session is asked for, and conflicts.
+	err = s.InTx(ctx, func(tx store.Tx) error {
+		if _, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: "sess2", Owner: "o", Now: now}); err != nil {
+			return err
+		}
+		if _, err := tx.RunInsert(ctx, &store.RunInsertParams{ID: "run1", SessionID: "sess2", LeaseOwner: "me", Now: now}); err != nil {
+			return err
+		}
+		_, err := tx.RunInsert(ctx, &store.RunInsertParams{ID: "run2", SessionID: "sess2", LeaseOwner: "me", Now: now})
+		return err
+	})
+	require.ErrorIs(t, err, store.ErrRunActive)
+	_, err = s.SessionGet(ctx, "sess2")
+	require.ErrorIs(t, err, store.ErrNotFound)
+	_, err = s.RunFinish(ctx, &store.RunFinishParams{ID: "run0", To: store.RunCompleted, Now: now})
+	require.NoError(t, err)
 	evs, err := s.EventList(ctx, &store.EventListParams{SessionID: "sess"})
 	require.NoError(t, err)
 	require.Len(t, evs, 3)

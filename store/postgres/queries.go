@@ -409,22 +409,25 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 
 // MessageList implements store.Executor.
 func (e executor) MessageList(ctx context.Context, sessionID string) ([]*store.Message, error) {
-	rows, err := e.q.Query(ctx, `SELECT seq, id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at
-		FROM messages WHERE session_id = $1 ORDER BY seq`, sessionID)
+	rows, err := e.q.Query(ctx, `SELECT `+messageCols+` FROM messages WHERE session_id = $1 ORDER BY seq`, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: message list: %w", err)
 	}
-	return collect(rows, "message list", func(row pgx.Row) (*store.Message, error) {
-		m := &store.Message{}
-		var calls, meta pgtype.Text
-		var at pgtype.Timestamptz
-		if err := row.Scan(&m.Seq, &m.ID, &m.SessionID, &m.RunID, &m.Role, &m.Content, &calls, &m.ToolCallID, &m.Name, &m.IsError, &meta, &m.ParentID, &m.CallIndex, &at); err != nil {
-			return nil, err
-		}
-		m.ToolCalls, m.Metadata, m.CreatedAt = rawJSON(calls), rawJSON(meta), tm(at)
-		m.Calls = store.DecodeCalls(m.ToolCalls)
-		return m, nil
-	})
+	return collect(rows, "message list", scanMessage)
+}
+
+const messageCols = `seq, id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at`
+
+func scanMessage(row pgx.Row) (*store.Message, error) {
+	m := &store.Message{}
+	var calls, meta pgtype.Text
+	var at pgtype.Timestamptz
+	if err := row.Scan(&m.Seq, &m.ID, &m.SessionID, &m.RunID, &m.Role, &m.Content, &calls, &m.ToolCallID, &m.Name, &m.IsError, &meta, &m.ParentID, &m.CallIndex, &at); err != nil {
+		return nil, err
+	}
+	m.ToolCalls, m.Metadata, m.CreatedAt = rawJSON(calls), rawJSON(meta), tm(at)
+	m.Calls = store.DecodeCalls(m.ToolCalls)
+	return m, nil
 }
 
 // ---- runs
@@ -461,19 +464,41 @@ func (e executor) RunGetActive(ctx context.Context, sessionID string) (*store.Ru
 
 // RunInsert reports store.ErrRunActive through ON CONFLICT on the
 // one-active-run index (the transaction stays usable).
+//
+// The first run of a session its transaction created cannot meet another
+// (nobody else sees the session yet): its insert is queued, and should it
+// conflict all the same, the transaction fails with store.ErrRunActive.
 func (e executor) RunInsert(ctx context.Context, p *store.RunInsertParams) (*store.Run, error) {
-	tag, err := e.q.Exec(ctx, `INSERT INTO runs (id, session_id, agent, status, lease_owner, lease_until, created_at, updated_at)
+	const insert = `INSERT INTO runs (id, session_id, agent, status, lease_owner, lease_until, created_at, updated_at)
 		VALUES ($1, $2, $3, 'running', $4, $5, $6, $6)
-		ON CONFLICT (session_id) WHERE status IN ('running', 'waiting_input') DO NOTHING`,
-		p.ID, p.SessionID, p.Agent, p.LeaseOwner, ts(p.LeaseUntil), p.Now.UTC())
+		ON CONFLICT (session_id) WHERE status IN ('running', 'waiting_input') DO NOTHING`
+	args := []any{p.ID, p.SessionID, p.Agent, p.LeaseOwner, ts(p.LeaseUntil), p.Now.UTC()}
+	run := &store.Run{ID: p.ID, SessionID: p.SessionID, Agent: p.Agent, Status: store.RunRunning,
+		LeaseOwner: p.LeaseOwner, LeaseUntil: p.LeaseUntil, CreatedAt: p.Now, UpdatedAt: p.Now}
+	if pipe, ok := e.q.(*pipeTx); ok {
+		if held := pipe.held(p.SessionID); held != nil && held.created && held.runs == 0 {
+			held.runs++
+			pipe.laterRead(func(br pgx.BatchResults) error {
+				tag, err := br.Exec()
+				if err == nil && tag.RowsAffected() == 0 {
+					err = store.ErrRunActive
+				}
+				if err != nil {
+					return fmt.Errorf("run insert: %w", err)
+				}
+				return nil
+			}, insert, args...)
+			return run, nil
+		}
+	}
+	tag, err := e.q.Exec(ctx, insert, args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: run insert: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
 		return nil, fmt.Errorf("run insert: %w", store.ErrRunActive)
 	}
-	return &store.Run{ID: p.ID, SessionID: p.SessionID, Agent: p.Agent, Status: store.RunRunning,
-		LeaseOwner: p.LeaseOwner, LeaseUntil: p.LeaseUntil, CreatedAt: p.Now, UpdatedAt: p.Now}, nil
+	return run, nil
 }
 
 // RunLease takes or extends a lease in one conditional UPDATE. A NULL
@@ -590,9 +615,60 @@ func (e executor) RowsInsert(ctx context.Context, p *store.RowsInsertParams) (*s
 	return store.InsertRows(ctx, e, p)
 }
 
-// InteractionGetState implements store.Executor.
+// InteractionGetState implements store.Executor in one round trip: the
+// interaction, its session, its run and (when asked for) its session's
+// messages are four statements of one batch, each finding its rows through
+// the interaction's id.
 func (e executor) InteractionGetState(ctx context.Context, p *store.InteractionGetStateParams) (*store.InteractionState, error) {
-	return store.GetInteractionState(ctx, e, p)
+	id := encodeText(p.ID)
+	reads := []queued{
+		{sql: `SELECT ` + interactionCols + ` FROM interactions WHERE id = $1`, args: []any{id}},
+		{sql: `SELECT ` + sessionCols + ` FROM sessions WHERE id = (SELECT session_id FROM interactions WHERE id = $1)`, args: []any{id}},
+		{sql: `SELECT ` + runCols + ` FROM runs WHERE id = (SELECT run_id FROM interactions WHERE id = $1)`, args: []any{id}},
+	}
+	if p.Messages {
+		reads = append(reads, queued{sql: `SELECT ` + messageCols + ` FROM messages WHERE session_id = (SELECT session_id FROM interactions WHERE id = $1) ORDER BY seq`, args: []any{id}})
+	}
+	var br pgx.BatchResults
+	if pipe, ok := e.q.(*pipeTx); ok {
+		var err error
+		if br, err = pipe.send(ctx, reads...); err != nil {
+			return nil, fmt.Errorf("postgres: interaction state: %w", err)
+		}
+	} else {
+		b := &pgx.Batch{}
+		for _, r := range reads {
+			b.Queue(r.sql, r.args...)
+		}
+		br = e.pool.SendBatch(ctx, b)
+	}
+	defer br.Close()
+	it, err := scanInteraction(textRow{br.QueryRow()})
+	if err != nil {
+		return nil, notFound(err, "interaction "+p.ID)
+	}
+	out := &store.InteractionState{Interaction: it}
+	if out.Session, err = scanSession(textRow{br.QueryRow()}); err != nil {
+		return nil, notFound(err, "session "+it.SessionID)
+	}
+	if out.Run, err = scanRun(textRow{br.QueryRow()}); errors.Is(err, pgx.ErrNoRows) {
+		out.Run = nil
+	} else if err != nil {
+		return nil, fmt.Errorf("postgres: interaction state: run: %w", err)
+	}
+	if p.Messages {
+		rows, err := br.Query()
+		if err != nil {
+			return nil, fmt.Errorf("postgres: interaction state: messages: %w", err)
+		}
+		if out.Messages, err = collect(textRows{rows}, "interaction state: messages", scanMessage); err != nil {
+			return nil, err
+		}
+	}
+	if err := br.Close(); err != nil {
+		return nil, fmt.Errorf("postgres: interaction state: %w", err)
+	}
+	return out, nil
 }
 
 // RunFinish implements store.Executor.
@@ -654,6 +730,7 @@ func (e executor) SessionCreate(ctx context.Context, p *store.SessionCreateParam
 	}
 	if pipe, ok := e.q.(*pipeTx); ok {
 		pipe.hold(p.ID, 0, p.Owner)
+		pipe.sess[p.ID].created = true
 	}
 	return &store.Session{ID: p.ID, Owner: p.Owner, Title: p.Title, Status: status, Agent: p.Agent, CreatedAt: p.Now, UpdatedAt: p.Now}, nil
 }
