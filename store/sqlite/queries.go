@@ -210,12 +210,16 @@ type interactionRow struct {
 	req            any
 	ans, route, by sql.NullString
 	c, x, r        int64
+	// The decoding destinations, here so that none is an allocation.
+	id, run, call idDest
+	st            enumDest
 }
 
 func (ir *interactionRow) dest() []any {
 	it := &ir.it
-	return []any{idAsk.into(&it.ID), &it.SessionID, idRun.into(&it.RunID), idCall.into(&it.ToolCallID), &it.Tool, &ir.req,
-		interactionStatuses.into(&it.Status), &ir.ans, &ir.c, &ir.x, &ir.r, &it.ReceiptJWS, &ir.route, &ir.by}
+	ir.id, ir.run, ir.call, ir.st = idAsk.into(&it.ID), idRun.into(&it.RunID), idCall.into(&it.ToolCallID), interactionStatuses.into(&it.Status)
+	return []any{&ir.id, &it.SessionID, &ir.run, &ir.call, &it.Tool, &ir.req,
+		&ir.st, &ir.ans, &ir.c, &ir.x, &ir.r, &it.ReceiptJWS, &ir.route, &ir.by}
 }
 
 func (ir *interactionRow) done() (*store.Interaction, error) {
@@ -483,9 +487,12 @@ func scanRun(sc interface{ Scan(...any) error }) (*store.Run, error) {
 		r        store.Run
 		lu, c, u int64
 		st       string
+		id       idDest
+		sd       enumDest
 	}{}
 	r := &v.r
-	if err := sc.Scan(idRun.into(&r.ID), &r.SessionID, &r.Agent, runStatuses.into(&v.st), &r.Steps, &r.InvalidStreak, &r.Error, &r.LeaseOwner, &v.lu, &v.c, &v.u); err != nil {
+	v.id, v.sd = idRun.into(&r.ID), runStatuses.into(&v.st)
+	if err := sc.Scan(&v.id, &r.SessionID, &r.Agent, &v.sd, &r.Steps, &r.InvalidStreak, &r.Error, &r.LeaseOwner, &v.lu, &v.c, &v.u); err != nil {
 		return nil, err
 	}
 	r.Status, r.LeaseUntil, r.CreatedAt, r.UpdatedAt = store.RunStatus(v.st), tm(v.lu), tm(v.c), tm(v.u)
