@@ -1,13 +1,16 @@
 package sqlite
 
 import (
+	"context"
 	"encoding/json"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/store"
 )
 
 // A request is stored without the members its row's columns give byte for
@@ -61,4 +64,79 @@ func TestRequestPacking(t *testing.T) {
 	}
 	_, err = unpackRequest([]byte{reqPacked, 3, 0}, row)
 	require.Error(t, err)
+}
+
+// Ids of agent.NewID's form (stored as blobs) go through the paths the
+// conformance suites walk with short text ids: an interaction with its
+// deadlines, assignees, notification message and MCP task, a quorum
+// decision, the assignee's inbox, resolving a run's questions in creation
+// order, and deleting the session with everything that names it.
+func TestCompactIDsEndToEnd(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "ids.db"), nil)
+	require.NoError(t, err)
+	defer s.Close()
+	now := time.Date(2026, 12, 4, 23, 45, 1, 0, time.UTC)
+	sess, run := newID("sess"), newID("run")
+	_, err = s.SessionCreate(ctx, &store.SessionCreateParams{ID: sess, Owner: "alice", Title: "t", Now: now})
+	require.NoError(t, err)
+	_, err = s.RunInsert(ctx, &store.RunInsertParams{ID: run, SessionID: sess, Agent: "a", LeaseOwner: "inst", LeaseUntil: now.Add(time.Minute), Now: now})
+	require.NoError(t, err)
+	var asks []string
+	for range 5 {
+		asks = append(asks, newID("ask"))
+	}
+	for _, ask := range asks {
+		req := `{"id":"` + ask + `","toolCallId":"c` + ask + `","sessionId":"` + sess + `","runId":"` + run + `","tool":"approval","createdAt":"2026-12-04T23:45:01Z","expiresAt":"2026-12-04T23:46:01Z","resumable":true}`
+		_, err = s.InteractionInsert(ctx, &store.InteractionInsertParams{ID: ask, SessionID: sess, RunID: run, ToolCallID: "c" + ask, Tool: "approval", Request: []byte(req),
+			Now: now, ExpiresAt: now.Add(time.Minute), Deadlines: []store.DeadlineSpec{{Kind: store.DeadlineRemind, DueAt: now.Add(time.Second)}}})
+		require.NoError(t, err)
+		it, err := s.InteractionGet(ctx, ask)
+		require.NoError(t, err)
+		require.Equal(t, req, string(it.Request))
+	}
+	ask := asks[0]
+	require.NoError(t, s.AssigneeAdd(ctx, &store.AssigneeAddParams{RequestID: ask, Persons: []string{"bob", "carol"}, Via: store.AssigneeRoute, Now: now}))
+	n, won, err := s.AssigneeDecide(ctx, &store.AssigneeDecideParams{RequestID: ask, Person: "bob", Decision: "approve", Now: now})
+	require.NoError(t, err)
+	require.True(t, won)
+	require.Equal(t, 1, n)
+	_, won, err = s.AssigneeDecide(ctx, &store.AssigneeDecideParams{RequestID: ask, Person: "bob", Decision: "reject", Now: now})
+	require.NoError(t, err)
+	require.False(t, won, "one decision each")
+	inbox, err := s.InboxList(ctx, &store.InboxListParams{Owner: "carol", Status: store.InboxPending})
+	require.NoError(t, err)
+	require.Len(t, inbox, 1)
+	require.Equal(t, ask, inbox[0].ID)
+	require.Equal(t, store.RunRunning, inbox[0].RunStatus)
+	require.NoError(t, s.NotifyMessagePut(ctx, &store.NotifyMessage{RequestID: ask, Channel: "slack", Person: "bob", SessionID: sess, Address: "D", Ref: "1", CreatedAt: now}))
+	task := newID("task")
+	_, err = s.MCPTaskInsert(ctx, &store.MCPTaskInsertParams{ID: task, Owner: "alice", SessionID: sess, RequestID: ask, Protocol: "p", TTL: time.Minute, Now: now})
+	require.NoError(t, err)
+	due, err := s.DeadlineListDue(ctx, &store.DeadlineListDueParams{Now: now.Add(2 * time.Second)})
+	require.NoError(t, err)
+	require.Len(t, due, 5)
+	require.Equal(t, sess, due[0].SessionID)
+
+	all, err := s.InteractionResolveRun(ctx, &store.InteractionResolveRunParams{SessionID: sess, RunID: run, Status: "cancelled", Now: now})
+	require.NoError(t, err)
+	list, err := s.InteractionList(ctx, sess)
+	require.NoError(t, err)
+	require.Len(t, all, 5)
+	for i := range all {
+		require.Equal(t, list[i].ID, all[i].ID, "the order InteractionList reads")
+		require.Equal(t, "cancelled", list[i].Status)
+	}
+	won, err = s.RunFinish(ctx, &store.RunFinishParams{ID: run, To: store.RunCancelled, Now: now})
+	require.NoError(t, err)
+	require.True(t, won)
+
+	require.NoError(t, s.SessionDelete(ctx, sess))
+	for _, q := range []string{`SELECT COUNT(*) FROM interactions`, `SELECT COUNT(*) FROM interaction_assignees`, `SELECT COUNT(*) FROM interaction_deadlines`,
+		`SELECT COUNT(*) FROM notify_messages`, `SELECT COUNT(*) FROM mcp_tasks`, `SELECT COUNT(*) FROM runs`} {
+		var c int
+		require.NoError(t, s.rdb.QueryRowContext(ctx, q).Scan(&c))
+		require.Zero(t, c, q)
+	}
 }
