@@ -85,12 +85,16 @@ type Executor interface {
 	RunCheckpoint(ctx context.Context, p *RunCheckpointParams) (bool, error)
 	RunFinish(ctx context.Context, p *RunFinishParams) (bool, error)
 	RunGet(ctx context.Context, id string) (*Run, error)
+	// RunHold writes a waiting run's row and leaves it waiting
+	// (RunHoldParams); it reports false when the run is not waiting_input.
+	RunHold(ctx context.Context, p *RunHoldParams) (bool, error)
 	RunGetActive(ctx context.Context, sessionID string) (*Run, error)
 	RunInsert(ctx context.Context, p *RunInsertParams) (*Run, error)
 	RunLease(ctx context.Context, p *RunLeaseParams) (bool, error)
 	RunListRecoverable(ctx context.Context, p *RunListRecoverableParams) ([]*Run, error)
 	RunPause(ctx context.Context, p *RunPauseParams) (bool, error)
-	// RunResume also sets the run's session running when it wins.
+	// RunResume also sets the run's session running when it wins; with
+	// Settled it wins only when the run waits on no other interaction.
 	RunResume(ctx context.Context, p *RunResumeParams) (bool, error)
 
 	// RowsInsert writes the rows of one transition in one call

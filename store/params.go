@@ -60,10 +60,30 @@ type RunPauseParams struct {
 
 // RunResumeParams moves a run waiting_input back to running, leased to
 // LeaseOwner until LeaseUntil (docs/design.md §4: an answer came).
+//
+// Settled, when true, resumes the run only when it waits on nothing else
+// (docs/design.md §32: a run that asked several questions at once resumes
+// on the last resolution): no interaction of the run is pending besides
+// those Resolving names (the ones the same transaction resolves). A
+// resume that loses on that condition writes nothing, like one that loses
+// on the status.
 type RunResumeParams struct {
 	ID, LeaseOwner string
 	LeaseUntil     time.Time
 	Now            time.Time
+	Settled        bool
+	Resolving      []string
+}
+
+// RunHoldParams writes the row of a run waiting_input (its updated_at)
+// without changing its status: the first write of a transaction that
+// resolves one of several questions of the run and does not resume it
+// (docs/design.md §32). It loses when the run is not waiting_input. Two
+// such transactions of one run write the run's row first, so they take
+// turns, and the second sees what the first resolved.
+type RunHoldParams struct {
+	ID  string
+	Now time.Time
 }
 
 // RunFinishParams ends a run in To, a terminal status (docs/design.md §4), from one

@@ -590,10 +590,27 @@ func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, 
 	return ok, err
 }
 
+// RunHold implements store.Executor.
+func (e executor) RunHold(ctx context.Context, p *store.RunHoldParams) (bool, error) {
+	ok, _, err := e.runWrite(ctx, "run hold", `UPDATE runs SET updated_at = $1 WHERE id = $2 AND status = 'waiting_input'`, p.Now.UTC(), p.ID)
+	return ok, err
+}
+
 // RunResume implements store.Executor.
 func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool, error) {
-	ok, session, err := e.runWrite(ctx, "run resume", `UPDATE runs SET status = 'running', updated_at = $1, lease_owner = $2, lease_until = $3
-		WHERE id = $4 AND status = 'waiting_input'`, p.Now.UTC(), p.LeaseOwner, ts(p.LeaseUntil), p.ID)
+	q := `UPDATE runs SET status = 'running', updated_at = $1, lease_owner = $2, lease_until = $3
+		WHERE id = $4 AND status = 'waiting_input'`
+	args := []any{p.Now.UTC(), p.LeaseOwner, ts(p.LeaseUntil), p.ID}
+	if p.Settled {
+		resolving := p.Resolving
+		if resolving == nil {
+			resolving = []string{}
+		}
+		q += ` AND NOT EXISTS (SELECT 1 FROM interactions i WHERE i.session_id = runs.session_id AND i.run_id = runs.id
+			AND i.status = 'pending' AND NOT (i.id = ANY($5::text[])))`
+		args = append(args, resolving)
+	}
+	ok, session, err := e.runWrite(ctx, "run resume", q, args...)
 	if err != nil || !ok {
 		return ok, err
 	}

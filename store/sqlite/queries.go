@@ -602,10 +602,29 @@ func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, 
 	return affected(res, err, "run pause")
 }
 
+// RunHold implements store.Executor.
+func (e executor) RunHold(ctx context.Context, p *store.RunHoldParams) (bool, error) {
+	res, err := e.w.ExecContext(ctx, `UPDATE runs SET updated_at = ? WHERE id = ? AND status = 2`, ts(p.Now), idRun.enc(p.ID))
+	return affected(res, err, "run hold")
+}
+
 // RunResume implements store.Executor.
 func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool, error) {
-	res, err := e.w.ExecContext(ctx, `UPDATE runs SET status = 1, updated_at = ?, lease_owner = ?, lease_until = ?
-		WHERE id = ? AND status = 2`, ts(p.Now), p.LeaseOwner, ts(p.LeaseUntil), idRun.enc(p.ID))
+	q := `UPDATE runs SET status = 1, updated_at = ?, lease_owner = ?, lease_until = ?
+		WHERE id = ? AND status = 2`
+	args := []any{ts(p.Now), p.LeaseOwner, ts(p.LeaseUntil), idRun.enc(p.ID)}
+	if p.Settled {
+		q += ` AND NOT EXISTS (SELECT 1 FROM interactions i WHERE i.session_id = runs.session_id AND i.run_id = runs.id
+			AND i.status = 0`
+		if len(p.Resolving) > 0 {
+			q += ` AND i.id NOT IN (?` + strings.Repeat(`, ?`, len(p.Resolving)-1) + `)`
+			for _, id := range p.Resolving {
+				args = append(args, idAsk.enc(id))
+			}
+		}
+		q += `)`
+	}
+	res, err := e.w.ExecContext(ctx, q, args...)
 	won, err := affected(res, err, "run resume")
 	if err != nil || !won {
 		return won, err

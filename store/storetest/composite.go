@@ -131,4 +131,33 @@ func exerciseComposite(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.NoError(t, err)
 		require.Equal(t, "idle", s.Status)
 	})
+	t.Run("RunResumeSettledWaitsForEveryQuestion", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		r := b.run(t)
+		won, err := b.st.RunPause(b.ctx, &store.RunPauseParams{ID: r.ID, LeaseOwner: "inst_a", Now: T0})
+		require.NoError(t, err)
+		require.True(t, won)
+		one, two := b.ask(t, r, T0.Add(time.Hour)), b.ask(t, r, T0.Add(time.Hour))
+		resume := func(resolving ...string) bool {
+			t.Helper()
+			won, err := b.st.RunResume(b.ctx, &store.RunResumeParams{ID: r.ID, LeaseOwner: "inst_b", LeaseUntil: T0.Add(time.Minute), Now: T0,
+				Settled: true, Resolving: resolving})
+			require.NoError(t, err)
+			return won
+		}
+		require.False(t, resume(), "two questions pending")
+		require.False(t, resume(one.ID), "the other is pending")
+		won, err = b.st.RunHold(b.ctx, &store.RunHoldParams{ID: r.ID, Now: T0})
+		require.NoError(t, err)
+		require.True(t, won, "a waiting run is held")
+		won, err = b.st.InteractionResolve(b.ctx, &store.InteractionResolveParams{ID: one.ID, SessionID: r.SessionID, Status: "answered", Answer: json.RawMessage(`{}`), Now: T0})
+		require.NoError(t, err)
+		require.True(t, won)
+		require.False(t, resume(), "one still pending")
+		require.True(t, resume(two.ID), "the last one")
+		won, err = b.st.RunHold(b.ctx, &store.RunHoldParams{ID: r.ID, Now: T0})
+		require.NoError(t, err)
+		require.False(t, won, "a running run is not held")
+	})
 }
