@@ -196,6 +196,16 @@ type ContinueResult struct {
 	// approval recorded towards its quorum (docs/design.md §16); Receipt is
 	// then nil.
 	Pending *api.InputRequest
+	// Receipts are the receipts of every request a batch resolved
+	// (ResolveBatch), in the order of its entries; Receipt is the first.
+	// One answer's is its Receipt alone.
+	Receipts []*api.Receipt
+	// Waiting: the run still waits on other questions it asked at once
+	// (docs/design.md §32), so the continuation ends with the event whose
+	// Seq is LastSeq (the resolution's last) instead of the run's pause or
+	// end.
+	Waiting bool
+	LastSeq int64
 }
 
 // Resolve answers a pending interaction once and resumes what waits on it
@@ -298,7 +308,8 @@ func (r *Runner) Resolve(ctx context.Context, p ResolveParams) (*ContinueResult,
 	if err != nil {
 		return nil, err
 	}
-	return &ContinueResult{Receipt: done.receipt, RunID: it.RunID, AfterSeq: done.seq - 1, Owner: ist.Session.Owner}, nil
+	return &ContinueResult{Receipt: done.receipt, Receipts: []*api.Receipt{done.receipt}, RunID: it.RunID, AfterSeq: done.seq - 1, Owner: ist.Session.Owner,
+		Waiting: done.waiting, LastSeq: done.last}, nil
 }
 
 // expiredAnswer resolves in, an answer's question past its expiresAt, by
@@ -512,18 +523,30 @@ func (r *Runner) storeStopped(ctx context.Context, tx store.Tx, run *store.Run, 
 	return nil
 }
 
-// Pending returns what a refreshed page needs to restore its card.
+// Pending returns what a refreshed page needs to restore its cards: every
+// pending request of the session in call order (docs/design.md §32), the
+// first of them, and the last receipt.
 func (r *Runner) Pending(ctx context.Context, owner, sessionID string) (*api.PendingResponse, error) {
 	if _, err := r.session(ctx, owner, sessionID); err != nil {
 		return nil, err
 	}
-	out := &api.PendingResponse{}
-	if it, err := r.st.InteractionGetPending(ctx, sessionID); err == nil {
-		if out.Pending, err = r.inputRequest(ctx, it); err != nil {
+	out := &api.PendingResponse{Requests: []*api.InputRequest{}}
+	its, err := r.st.InteractionList(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range its {
+		if it.Status != string(api.StatusPending) {
+			continue
+		}
+		req, err := r.inputRequest(ctx, it)
+		if err != nil {
 			return nil, err
 		}
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return nil, err
+		out.Requests = append(out.Requests, req)
+	}
+	if len(out.Requests) > 0 {
+		out.Pending = out.Requests[0]
 	}
 	if it, err := r.st.InteractionGetLastResolved(ctx, sessionID); err == nil {
 		out.Last = receiptOf(it)

@@ -37,7 +37,7 @@ const (
 	actResult
 	// actTool: run call's tool and record its result.
 	actTool
-	// actAsk: put call's question to a person and pause.
+	// actAsk: put the questions of asks to people in one pause.
 	actAsk
 )
 
@@ -48,8 +48,18 @@ type action struct {
 	parent        string // the assistant message holding call
 	call          pendingCall
 	result        api.ToolResult // actResult
-	prompt        *api.Prompt    // actAsk
+	prompt        *api.Prompt    // actAsk: the first question's
 	approved      *approvedCall  // actTool of a call that needed approval
+	// asks are every question of the message (actAsk), in call order:
+	// call and prompt are the first of them.
+	asks []askCall
+}
+
+// askCall is one call of an assistant message put to a person, with its
+// question.
+type askCall struct {
+	call   pendingCall
+	prompt *api.Prompt
 }
 
 // decideInput is everything decide looks at.
@@ -80,8 +90,9 @@ type decideInput struct {
 // function of the stored rows: stop unless the run is running under this
 // process's lease; give the tool calls of the run's last assistant message
 // their results in call order, first every call that needs no person, then
-// the first question; otherwise call the model, unless the run reached its
-// step limit or its invalid-ask limit.
+// every question of the message at once (docs/design.md §32: one pause, one
+// interaction each, in call order); otherwise call the model, unless the run
+// reached its step limit or its invalid-ask limit.
 func decide(in decideInput) action {
 	run := in.state.run
 	if run.Status != store.RunRunning || run.LeaseOwner != in.instance {
@@ -93,6 +104,12 @@ func decide(in decideInput) action {
 	}
 	if last, missing := missingCalls(in.state.msgs, run.ID); len(missing) > 0 {
 		var ask *action
+		put := func(act action) {
+			if ask == nil {
+				ask = &act
+			}
+			ask.asks = append(ask.asks, askCall{call: act.call, prompt: act.prompt})
+		}
 		for _, pc := range missing {
 			c := pc.call
 			switch {
@@ -101,9 +118,7 @@ func decide(in decideInput) action {
 					return action{kind: actResult, parent: last.ID, call: pc,
 						result: api.ToolResult{Content: "invalid arguments for " + c.Name + ": " + why, IsError: true}}
 				}
-				if ask == nil {
-					ask = &action{kind: actAsk, parent: last.ID, call: pc, prompt: frontendPrompt(frontendSpec(in.frontend, c.Name), c)}
-				}
+				put(action{kind: actAsk, parent: last.ID, call: pc, prompt: frontendPrompt(frontendSpec(in.frontend, c.Name), c)})
 			case !in.registered(c.Name) || !a.Tools.Allows(c.Name):
 				return action{kind: actResult, parent: last.ID, call: pc,
 					result: api.ToolResult{Content: fmt.Sprintf("unknown tool %q: this agent has no such tool", c.Name), IsError: true}}
@@ -117,17 +132,13 @@ func decide(in decideInput) action {
 					return action{kind: actResult, parent: last.ID, call: pc,
 						result: api.ToolResult{Content: "invalid arguments for " + c.Name + ": " + err.Error(), IsError: true}}
 				}
-				if ask == nil {
-					ask = &action{kind: actAsk, parent: last.ID, call: pc, prompt: p}
-				}
+				put(action{kind: actAsk, parent: last.ID, call: pc, prompt: p})
 			case a.Approval.RequiresCall(when.Vars{Tool: c.Name, Args: json.RawMessage(c.Arguments), Agent: a.Name, Owner: in.owner, Session: run.SessionID}):
 				act := decideApproval(in, last.ID, pc)
 				if act.kind != actAsk {
 					return act
 				}
-				if ask == nil {
-					ask = &act
-				}
+				put(act)
 			default:
 				return action{kind: actTool, parent: last.ID, call: pc}
 			}

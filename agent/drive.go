@@ -257,7 +257,7 @@ func (r *Runner) step(ctx context.Context, id string, st *state) (*state, bool, 
 		}
 		return next, paused, err
 	case actAsk:
-		return nil, true, r.ask(ctx, st.run, act.call.call, act.prompt, nil)
+		return nil, true, r.askAll(ctx, st.run, act.asks, nil)
 	}
 	return nil, true, nil
 }
@@ -406,15 +406,25 @@ func (r *Runner) runTool(ctx context.Context, run *store.Run, t tool.Tool, idemp
 // ask puts a validated question in front of a person (the pause transition).
 // src, when not nil, is stored in the request (a question an MCP host asked).
 func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *api.Prompt, src *api.InputSource) error {
-	asg, err := r.assign(ctx, run, p.Tool, c)
-	if err != nil {
-		return err
+	return r.askAll(ctx, run, []askCall{{call: pendingCall{call: c}, prompt: p}}, src)
+}
+
+// askAll puts every question of asks (the calls of one assistant message
+// that need a person, in call order) in front of people in one pause
+// transition (docs/design.md §32).
+func (r *Runner) askAll(ctx context.Context, run *store.Run, asks []askCall, src *api.InputSource) error {
+	ins := make([]interaction, len(asks))
+	now := r.now()
+	for i, a := range asks {
+		asg, err := r.assign(ctx, run, a.prompt.Tool, a.call.call)
+		if err != nil {
+			return err
+		}
+		if ins[i], err = r.question(run, a.call.call, a.prompt, src, asg, askedAt(now, i)); err != nil {
+			return err
+		}
 	}
-	in, err := r.question(run, c, p, src, asg)
-	if err != nil {
-		return err
-	}
-	err = r.pause(ctx, run, in)
+	err := r.pause(ctx, run, ins...)
 	if errors.Is(err, errLeaseLost) {
 		return nil
 	}
@@ -424,10 +434,17 @@ func (r *Runner) ask(ctx context.Context, run *store.Run, c model.ToolCall, p *a
 	return err
 }
 
+// askedAt is when the question at place order of those one pause puts
+// was asked: order microseconds after the pause's time now, so that every
+// list of a session's interactions (ordered by createdAt, stored to the
+// microsecond) keeps call order (docs/design.md §32).
+func askedAt(now time.Time, order int) time.Time {
+	return now.Add(time.Duration(order) * time.Microsecond)
+}
+
 // question is the interaction that asks p (call c of run) of a person:
-// the session's owner, or the people asg names.
-func (r *Runner) question(run *store.Run, c model.ToolCall, p *api.Prompt, src *api.InputSource, asg *assignment) (interaction, error) {
-	now := r.now()
+// the session's owner, or the people asg names, asked at now.
+func (r *Runner) question(run *store.Run, c model.ToolCall, p *api.Prompt, src *api.InputSource, asg *assignment, now time.Time) (interaction, error) {
 	req := api.InputRequest{ID: NewID("ask"), ToolCallID: c.ID, SessionID: run.SessionID, RunID: run.ID, Prompt: *p,
 		CreatedAt: now, ExpiresAt: now.Add(r.opts.InteractionTTL).Truncate(time.Second), Source: src}
 	asg.apply(r, &req)
@@ -439,14 +456,14 @@ func (r *Runner) question(run *store.Run, c model.ToolCall, p *api.Prompt, src *
 	if err != nil {
 		return interaction{}, err
 	}
-	return interaction{ID: req.ID, ToolCallID: c.ID, Tool: p.Tool, Request: stored, ExpiresAt: req.ExpiresAt, Assign: asg,
+	return interaction{ID: req.ID, ToolCallID: c.ID, Tool: p.Tool, Request: stored, ExpiresAt: req.ExpiresAt, Assign: asg, CreatedAt: now,
 		Audit: questionAudit{Mode: p.Mode, Tool: c.Name, OptionCount: len(p.Options), QuestionCount: len(p.Questions)}}, nil
 }
 
-// nextQuestion is the question the step after turn t would ask, when that
-// step is a question (decide on the run and messages as t will store them)
-// and needs nothing read first; nil otherwise.
-func (r *Runner) nextQuestion(st *state, agent *Agent, t *modelTurn) *interaction {
+// nextQuestions are the questions the step after turn t would ask, when
+// that step is a pause (decide on the run and messages as t will store
+// them) and needs nothing read first; nil otherwise.
+func (r *Runner) nextQuestions(st *state, agent *Agent, t *modelTurn) []interaction {
 	run := *st.run
 	run.Steps, run.InvalidStreak = run.Steps+1, t.streak
 	callsJSON, err := json.Marshal(t.calls)
@@ -464,11 +481,16 @@ func (r *Runner) nextQuestion(st *state, agent *Agent, t *modelTurn) *interactio
 		// A routed question reads the session's owner first (assign).
 		return nil
 	}
-	in, err := r.question(&run, act.call.call, act.prompt, nil, nil)
-	if err != nil {
-		return nil
+	ins := make([]interaction, len(act.asks))
+	now := r.now()
+	for i, a := range act.asks {
+		in, err := r.question(&run, a.call.call, a.prompt, nil, nil, askedAt(now, i))
+		if err != nil {
+			return nil
+		}
+		ins[i] = in
 	}
-	return &in
+	return ins
 }
 
 // callModel makes one model call with the whole conversation and records
@@ -553,7 +575,7 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 		}
 	}
 	if len(t.calls) > 0 {
-		t.pause = r.nextQuestion(st, agent, &t)
+		t.pause = r.nextQuestions(st, agent, &t)
 	}
 	// The text not committed yet is not stored as a delta: the message
 	// event carries the whole text (a turn that arrives whole streams no
@@ -574,7 +596,7 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 	if err != nil {
 		return nil, true, err
 	}
-	return next, len(t.calls) == 0 || t.pause != nil, nil
+	return next, len(t.calls) == 0 || len(t.pause) > 0, nil
 }
 
 // toolCallTrace is the data of a "tool_call" trace entry. The arguments

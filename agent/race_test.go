@@ -304,22 +304,18 @@ func TestCancelRacesPauseAfterTool(t *testing.T) {
 	}
 }
 
-// The same race on the second of two questions of one turn: the first is
-// answered, and the cancel comes while the second is being put.
-func TestCancelRacesSecondAsk(t *testing.T) {
+// The same race on a pause that puts two questions of one turn at once
+// (docs/design.md §32): the cancel closes both; and a cancel after the
+// first of them was answered closes the second, keeping the first's answer.
+func TestCancelRacesBatchPause(t *testing.T) {
 	t.Parallel()
+	two := []model.ToolCall{{Name: api.ToolAskUser, Arguments: raceAsk}, {Name: api.ToolAskUser, Arguments: raceAsk}}
 	for name, newStore := range raceDrivers(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			b := setupRace(t, newStore, scriptModel([]model.ToolCall{{Name: api.ToolAskUser, Arguments: raceAsk}, {Name: api.ToolAskUser, Arguments: raceAsk}}))
-			res, err := b.runner.Start(b.ctx, agent.StartParams{Owner: "alice", Message: "hi"})
-			require.NoError(t, err)
-			b.waitRun(t, res.SessionID, res.RunID, store.RunWaitingInput)
-			first, err := b.st.InteractionGetPending(b.ctx, res.SessionID)
-			require.NoError(t, err)
+			b := setupRace(t, newStore, scriptModel(two))
 			status, sid, rid := b.cancelDuringPause(t, func() (string, string) {
-				_, err := b.runner.Resolve(b.ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "alice", SessionID: res.SessionID, RequestID: first.ID,
-					Answer: api.ContinueRequest{Selections: []string{"a"}}})
+				res, err := b.runner.Start(b.ctx, agent.StartParams{Owner: "alice", Message: "hi"})
 				require.NoError(t, err)
 				return res.SessionID, res.RunID
 			})
@@ -327,6 +323,26 @@ func TestCancelRacesSecondAsk(t *testing.T) {
 			its, err := b.st.InteractionList(b.ctx, sid)
 			require.NoError(t, err)
 			require.Len(t, its, 2)
+
+			b = setupRace(t, newStore, scriptModel(two))
+			res, err := b.runner.Start(b.ctx, agent.StartParams{Owner: "alice", Message: "hi"})
+			require.NoError(t, err)
+			b.waitRun(t, res.SessionID, res.RunID, store.RunWaitingInput)
+			its, err = b.st.InteractionList(b.ctx, res.SessionID)
+			require.NoError(t, err)
+			require.Len(t, its, 2, "both questions are put in one pause")
+			done, err := b.runner.Resolve(b.ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "alice", SessionID: res.SessionID, RequestID: its[0].ID,
+				Answer: api.ContinueRequest{Selections: []string{"a"}}})
+			require.NoError(t, err)
+			require.True(t, done.Waiting)
+			run, err := b.st.RunGet(b.ctx, res.RunID)
+			require.NoError(t, err)
+			require.Equal(t, store.RunWaitingInput, run.Status, "one of two answered: the run waits")
+			st, err := b.runner.Cancel(b.ctx, agent.CancelParams{Owner: "alice", SessionID: res.SessionID})
+			require.NoError(t, err)
+			b.requireNothingOpen(t, st, res.SessionID, res.RunID)
+			its, err = b.st.InteractionList(b.ctx, res.SessionID)
+			require.NoError(t, err)
 			require.Equal(t, string(api.StatusAnswered), its[0].Status)
 			require.Equal(t, string(api.StatusCancelled), its[1].Status)
 		})

@@ -22,6 +22,12 @@ type resolved struct {
 	receipt *api.Receipt
 	seq     int64
 	state   *state
+	// resumed: the resolution resumed the run (false for one of several
+	// questions while others are pending, and for every other effect);
+	// waiting: it would have resumed the run, which waits on others.
+	resumed, waiting bool
+	// last is the Seq of the last event the resolution appended.
+	last int64
 }
 
 // resolveInteraction is THE resolve transition (docs/design.md §15): every
@@ -94,7 +100,7 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 			if err != nil {
 				return err
 			}
-			done.seq = ins.Events[0].Seq
+			done.seq, done.last = ins.Events[0].Seq, ins.Events[len(ins.Events)-1].Seq
 			if len(ins.Messages) > 0 {
 				stored = ins.Messages[0]
 			}
@@ -110,23 +116,44 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 		case effNone:
 			return consume(&store.Run{ID: it.RunID, SessionID: it.SessionID})
 		case effResume:
+			// The run resumes on the last of its questions
+			// (docs/design.md §32): when another is still pending, the
+			// run's row is held (written, left waiting) so that the
+			// resolutions of one run take turns, and the last of them
+			// resumes it.
 			until := now.Add(r.opts.LeaseDuration)
-			ok, err := tx.RunResume(ctx, &store.RunResumeParams{ID: it.RunID, LeaseOwner: r.opts.InstanceID, LeaseUntil: until, Now: now})
+			resume := &store.RunResumeParams{ID: it.RunID, LeaseOwner: r.opts.InstanceID, LeaseUntil: until, Now: now, Settled: true, Resolving: []string{it.ID}}
+			ok, err := tx.RunResume(ctx, resume)
 			if err != nil {
 				return err
 			}
+			held := false
 			if !ok {
-				return errNotWaiting
+				if held, err = tx.RunHold(ctx, &store.RunHoldParams{ID: it.RunID, Now: now}); err != nil {
+					return err
+				}
+				if !held {
+					return errNotWaiting
+				}
 			}
-			run := &store.Run{ID: it.RunID, SessionID: it.SessionID}
+			run := &store.Run{ID: it.RunID, SessionID: it.SessionID, Status: store.RunWaitingInput}
 			if in.run != nil {
 				run = new(store.Run)
 				*run = *in.run
 			}
-			run.Status, run.LeaseOwner, run.LeaseUntil, run.UpdatedAt = store.RunRunning, r.opts.InstanceID, until, now
+			if ok {
+				run.Status, run.LeaseOwner, run.LeaseUntil, run.UpdatedAt = store.RunRunning, r.opts.InstanceID, until, now
+			}
 			// RunResume set the session running too.
 			if err := consume(run); err != nil {
 				return err
+			}
+			if held {
+				resume.Resolving = nil
+				if ok, err = tx.RunResume(ctx, resume); err != nil || !ok {
+					return err
+				}
+				run.Status, run.LeaseOwner, run.LeaseUntil, run.UpdatedAt = store.RunRunning, r.opts.InstanceID, until, now
 			}
 			resumed = run
 			return nil
@@ -160,10 +187,19 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 	if err != nil {
 		return nil, err
 	}
-	switch out.effect {
-	case effResume:
+	done.resumed = resumed != nil
+	done.waiting = out.effect == effResume && resumed == nil
+	switch {
+	case out.effect == effResume && resumed == nil:
+		// One of several questions: the run waits on the others.
 		r.fault("answer_committed")
-		if in.msgs != nil {
+	case out.effect == effResume:
+		r.fault("answer_committed")
+		if in.msgs != nil && onlyMissing(in.msgs, it.RunID, it.ToolCallID) {
+			// The messages as read, and this call's result, are the
+			// session as committed; with other calls of the message
+			// waiting too, another question's result may have been
+			// committed since the read, so the driver reads them.
 			msgs := in.msgs[:len(in.msgs):len(in.msgs)]
 			if stored != nil {
 				msgs = append(msgs, stored)
@@ -176,7 +212,7 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 			st = &state{run: &copied, msgs: st.msgs}
 		}
 		r.driveFrom(it.RunID, st)
-	case effInCall:
+	case out.effect == effInCall:
 		r.fault("answer_committed")
 		// The call waiting here hears the answer; one waiting in another
 		// live process reads it from the store (awaitElicitation).
@@ -187,7 +223,7 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 			default:
 			}
 		}
-	case effEnd:
+	case out.effect == effEnd:
 		if ch := r.waiter(it.ID); ch != nil {
 			// The call waiting here tells its server: cancel.
 			select {
@@ -197,6 +233,13 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 		}
 	}
 	return &done, nil
+}
+
+// onlyMissing reports whether toolCallID is the one call of run's last
+// assistant message in msgs that has no ToolResult.
+func onlyMissing(msgs []*store.Message, runID, toolCallID string) bool {
+	_, missing := missingCalls(msgs, runID)
+	return len(missing) == 1 && missing[0].call.ID == toolCallID
 }
 
 // resolvedRows adds to rows what every resolution of in writes beside its

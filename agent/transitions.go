@@ -146,10 +146,10 @@ type modelTurn struct {
 	streamed [2]int64
 	streak   int // the run's invalid-ask streak after this turn
 	prompts  map[string]*api.Prompt
-	// pause, when not nil, is the question the run's next step would put
-	// (decide on the turn as it will be stored): the pause transition's
+	// pause, when not empty, is the questions the run's next step would
+	// put (decide on the turn as it will be stored): the pause transition's
 	// writes ride in the turn's own transaction, one commit instead of two.
-	pause *interaction
+	pause []interaction
 }
 
 // recordModelTurn stores a model turn: the run's step count and invalid
@@ -213,7 +213,7 @@ func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*
 				return errLost(err)
 			}
 			return nil
-		case t.pause != nil:
+		case len(t.pause) > 0:
 			won, err := tx.RunPause(ctx, &store.RunPauseParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Steps: &steps, InvalidStreak: &t.streak, Now: now})
 			if err != nil || !won {
 				return errLost(err)
@@ -221,7 +221,7 @@ func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*
 			if err := rows(tx); err != nil {
 				return err
 			}
-			return r.pauseRows(ctx, tx, run, *t.pause, now)
+			return r.pauseRows(ctx, tx, run, t.pause, now)
 		}
 		won, err := tx.RunCheckpoint(ctx, &store.RunCheckpointParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Steps: &steps, InvalidStreak: &t.streak, Now: now})
 		if err != nil || !won {
@@ -232,7 +232,7 @@ func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*
 	if err != nil {
 		return nil, err
 	}
-	if t.pause != nil {
+	if len(t.pause) > 0 {
 		r.wakeDeadlines()
 		r.fault("interaction_committed")
 		return nil, nil
@@ -287,16 +287,19 @@ type interaction struct {
 	// Assign, when not nil, is the route that assigned the question and its
 	// people (docs/design.md §16); nil: the session's owner answers.
 	Assign *assignment
+	// CreatedAt is when it was asked (the zero time: the pause's time).
+	CreatedAt time.Time
 }
 
 // pause moves the run to waiting_input and, in the same transaction, stores
-// the interaction, emits user_input_required and writes the audit and trace
-// entries (persist first, then emit). It returns errLeaseLost when the run
-// is no longer running under this process's lease, so that a run that a
-// cancel ended never pauses.
-func (r *Runner) pause(ctx context.Context, run *store.Run, in interaction) error {
+// the interactions (one, or every question of one assistant message:
+// docs/design.md §32), emits user_input_required for each in order and
+// writes the audit and trace entries (persist first, then emit). It returns
+// errLeaseLost when the run is no longer running under this process's
+// lease, so that a run that a cancel ended never pauses.
+func (r *Runner) pause(ctx context.Context, run *store.Run, ins ...interaction) error {
 	now := r.now()
-	err := r.st.InTx(ctx, func(tx store.Tx) error { return r.pauseTx(ctx, tx, run, in, now) })
+	err := r.st.InTx(ctx, func(tx store.Tx) error { return r.pauseTx(ctx, tx, run, ins, now) })
 	if err == nil {
 		r.wakeDeadlines()
 	}
@@ -304,20 +307,34 @@ func (r *Runner) pause(ctx context.Context, run *store.Run, in interaction) erro
 }
 
 // pauseTx is pause's writes in tx (its own transaction, or the model turn's
-// that asked the question, see modelTurn.pause).
-func (r *Runner) pauseTx(ctx context.Context, tx store.Tx, run *store.Run, in interaction, now time.Time) error {
+// that asked the questions, see modelTurn.pause).
+func (r *Runner) pauseTx(ctx context.Context, tx store.Tx, run *store.Run, ins []interaction, now time.Time) error {
 	won, err := tx.RunPause(ctx, &store.RunPauseParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Now: now})
 	if err != nil || !won {
 		return errLost(err)
 	}
-	return r.pauseRows(ctx, tx, run, in, now)
+	return r.pauseRows(ctx, tx, run, ins, now)
 }
 
 // pauseRows is pauseTx's writes after the run's row (RunPause won in tx).
-func (r *Runner) pauseRows(ctx context.Context, tx store.Tx, run *store.Run, in interaction, now time.Time) error {
-	td, deadlines := in.Assign.deadlines().specs(now)
+func (r *Runner) pauseRows(ctx context.Context, tx store.Tx, run *store.Run, ins []interaction, now time.Time) error {
+	for _, in := range ins {
+		if err := r.putRows(ctx, tx, run, in, now); err != nil {
+			return err
+		}
+	}
+	return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunWaitingInput), Now: now})
+}
+
+// putRows is the rows of one interaction a pause puts.
+func (r *Runner) putRows(ctx context.Context, tx store.Tx, run *store.Run, in interaction, now time.Time) error {
+	at := now
+	if !in.CreatedAt.IsZero() {
+		at = in.CreatedAt
+	}
+	td, deadlines := in.Assign.deadlines().specs(at)
 	it, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: in.ID, SessionID: run.SessionID, RunID: run.ID,
-		ToolCallID: in.ToolCallID, Tool: in.Tool, Request: in.Request, Route: in.Assign.routeJSON(), Now: now, ExpiresAt: in.ExpiresAt, TimeoutData: td, Deadlines: deadlines})
+		ToolCallID: in.ToolCallID, Tool: in.Tool, Request: in.Request, Route: in.Assign.routeJSON(), Now: at, ExpiresAt: in.ExpiresAt, TimeoutData: td, Deadlines: deadlines})
 	if errors.Is(err, store.ErrDuplicate) {
 		// The call was asked before (an interaction and its pause are
 		// one transaction): pause rather than ask twice.
@@ -326,7 +343,7 @@ func (r *Runner) pauseRows(ctx context.Context, tx store.Tx, run *store.Run, in 
 	if err != nil {
 		return err
 	}
-	if err := in.Assign.store(ctx, tx, in.ID, now); err != nil {
+	if err := in.Assign.store(ctx, tx, in.ID, at); err != nil {
 		return err
 	}
 	if in.Event == nil {
@@ -340,7 +357,7 @@ func (r *Runner) pauseRows(ctx context.Context, tx store.Tx, run *store.Run, in 
 	}
 	r.audit(ctx, tx, it, "requested", "", in.Audit)
 	r.trace(ctx, tx, run, "interaction", interactionTrace{RequestID: in.ID, ToolCallID: in.ToolCallID, Action: "requested"})
-	return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunWaitingInput), Now: now})
+	return nil
 }
 
 // writeResult stores the ToolResult of one tool call and emits tool_result.

@@ -78,7 +78,7 @@ func TestJSONShapes(t *testing.T) {
 	t.Parallel()
 	b, err := json.Marshal(api.PendingResponse{})
 	require.NoError(t, err)
-	require.JSONEq(t, `{"pending":null,"last":null}`, string(b))
+	require.JSONEq(t, `{"pending":null,"requests":[],"last":null}`, string(b))
 	b, err = json.Marshal(api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeRunInProgress, Message: "busy"}})
 	require.NoError(t, err)
 	require.JSONEq(t, `{"error":{"code":"run_in_progress","message":"busy"}}`, string(b))

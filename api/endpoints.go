@@ -13,8 +13,11 @@ type Endpoint struct {
 	Summary, Description string
 	Params               []Param
 	Request              any
-	Responses            []Response
-	Errors               []ErrorCode
+	// RequestAlt, when not nil, is a second form of the request body:
+	// the body is one of Request and RequestAlt (oneOf).
+	RequestAlt any
+	Responses  []Response
+	Errors     []ErrorCode
 	// SlackSigned marks a route Slack calls: it takes no bearer token (the
 	// request is authenticated by Slack's X-Slack-Signature instead, 401
 	// when it does not verify) and its body is Slack's form
@@ -57,8 +60,12 @@ var Endpoints = []Endpoint{
 		Method: "POST", Path: "/api/chat/continue", Summary: "Answer a pending request once",
 		Description: "Answers request requestId of the session once (docs/design.md §A.2); its answer becomes the ToolResult of the original tool call. " +
 			"The answer is the continuation's SSE stream (user_input_resolved, then the run's events until it pauses or ends), " +
-			"or with Accept: application/json a 202 with the receipt. A rejected answer (422) consumes nothing.",
-		Request: ContinueRequest{},
+			"or with Accept: application/json a 202 with the receipt. A rejected answer (422) consumes nothing. " +
+			"The batch form (ContinueBatchRequest: answers entries that carry requestId, no top-level requestId) answers several pending requests of the session at once, all or none " +
+			"(docs/design.md §32): one invalid entry is 422 with details naming it (answers[1].selections), a request no longer pending 409, and nothing changes; " +
+			"the 202 lists every receipt (receipts). The run continues when its last pending request is resolved; while others remain, the stream ends after the resolution's events.",
+		Request:    ContinueRequest{},
+		RequestAlt: ContinueBatchRequest{},
 		Responses: []Response{
 			{Status: 200, Description: "the continuation's events", Stream: true},
 			{Status: 202, Description: "accepted (Accept: application/json): the receipt; the run continues without the caller", Body: ContinueAccepted{}},
@@ -66,8 +73,8 @@ var Endpoints = []Endpoint{
 		Errors: []ErrorCode{CodeInvalidRequest, CodeNotAssignee, CodeInteractionNotFound, CodeAlreadyResolved, CodeAlreadyDecided, CodeInteractionExpired, CodeNotResumable, CodeInvalidAnswer, CodePayloadTooLarge, CodeRequestTimeout, CodeForbiddenOrigin},
 	},
 	{
-		Method: "GET", Path: "/api/interactions/pending", Summary: "The pending request and the last receipt",
-		Description: "What a refreshed page needs to restore its card.",
+		Method: "GET", Path: "/api/interactions/pending", Summary: "The pending requests and the last receipt",
+		Description: "What a refreshed page needs to restore its cards: every pending request of the session in call order (requests), the first of them (pending), the last receipt.",
 		Params:      []Param{{Name: "sessionId", In: "query", Required: true, Description: "the session"}},
 		Responses:   []Response{{Status: 200, Body: PendingResponse{}}},
 		Errors:      []ErrorCode{CodeInvalidRequest, CodeSessionNotFound},

@@ -46,24 +46,76 @@ type ContinueRequest struct {
 	Content json.RawMessage `json:"content,omitempty"`
 }
 
+// ContinueEntry is one answer of the batch form of POST
+// /api/chat/continue (ContinueBatchRequest, docs/design.md §32): the
+// request it answers and the fields of a single continue for that request,
+// with the same meaning (ContinueRequest).
+type ContinueEntry struct {
+	RequestID   string           `json:"requestId"`
+	Selections  []string         `json:"selections,omitempty"`
+	CustomInput string           `json:"customInput,omitempty"`
+	Cancelled   bool             `json:"cancelled,omitempty"`
+	Answers     []QuestionAnswer `json:"answers,omitempty"`
+	Decision    Decision         `json:"decision,omitempty"`
+	Arguments   json.RawMessage  `json:"arguments,omitempty"`
+	Message     string           `json:"message,omitempty"`
+	Remember    string           `json:"remember,omitempty"`
+	Content     json.RawMessage  `json:"content,omitempty"`
+}
+
+// Continue is the entry as the body of a single continue for its request.
+func (e ContinueEntry) Continue(sessionID string) ContinueRequest {
+	return ContinueRequest{SessionID: sessionID, RequestID: e.RequestID, Selections: e.Selections, CustomInput: e.CustomInput, Cancelled: e.Cancelled,
+		Answers: e.Answers, Decision: e.Decision, Arguments: e.Arguments, Message: e.Message, Remember: e.Remember, Content: e.Content}
+}
+
+// ContinueBatchRequest is the batch form of POST /api/chat/continue
+// (docs/design.md §32): several pending requests of the session answered
+// at once, all or none. It has no top-level requestId; a body whose
+// answers entries carry requestId is this form (ContinueRequest's answers
+// are AskUser's, which never do). Every entry is validated as a single
+// answer would be: one invalid entry is 422 invalid_answer whose details
+// name it (answers[1].selections) and nothing changes; a request twice, or
+// of another session, is 422; one no longer pending is 409 (410 expired)
+// as for a single answer, and nothing changes.
+type ContinueBatchRequest struct {
+	SessionID string          `json:"sessionId"`
+	Answers   []ContinueEntry `json:"answers"`
+}
+
 // ContinueAccepted is the 202 body of POST /api/chat/continue sent with
 // Accept: application/json (and to an assignee who does not own the
 // session, docs/design.md §16): the receipt at once, while the run
 // continues without the caller. An approval recorded towards a quorum
 // resolves nothing yet: Receipt is null and Pending is the request with
-// its new waitingFor.
+// its new waitingFor. Receipts are the receipts of every request the call
+// resolved, in the order of its entries (docs/design.md §32: the batch
+// form); Receipt is the first of them, for clients of the single form.
 type ContinueAccepted struct {
-	Receipt *Receipt      `json:"receipt"`
-	Pending *InputRequest `json:"pending,omitempty"`
+	Receipt  *Receipt      `json:"receipt"`
+	Receipts []*Receipt    `json:"receipts,omitempty"`
+	Pending  *InputRequest `json:"pending,omitempty"`
 }
 
 // PendingResponse is GET /api/interactions/pending?sessionId=: what a
-// refreshed page needs to restore its card. Pending is the request waiting
-// for an answer and Last the latest receipt; each is null when there is
-// none.
+// refreshed page needs to restore its cards. Requests are every request of
+// the session waiting for an answer, in call order (several when one model
+// message asked several at once, docs/design.md §32; [] when none);
+// Pending is the first of them and Last the latest receipt, each null when
+// there is none.
 type PendingResponse struct {
-	Pending *InputRequest `json:"pending"`
-	Last    *Receipt      `json:"last"`
+	Pending  *InputRequest   `json:"pending"`
+	Requests []*InputRequest `json:"requests"`
+	Last     *Receipt        `json:"last"`
+}
+
+// MarshalJSON spells nil Requests as [] (no request pending).
+func (p PendingResponse) MarshalJSON() ([]byte, error) {
+	type plain PendingResponse
+	if p.Requests == nil {
+		p.Requests = []*InputRequest{}
+	}
+	return json.Marshal(plain(p))
 }
 
 // SessionView is a session in GET /api/sessions and GET /api/sessions/{id}.

@@ -3,6 +3,8 @@
 package server
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -261,16 +263,38 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.stream(w, r, res.SessionID, res.AfterSeq, runEnds(res.RunID))
+	s.stream(w, r, res.SessionID, res.AfterSeq, s.runEnds(r.Context(), res.SessionID, res.RunID))
 }
 
 func (s *Server) handleContinue(w http.ResponseWriter, r *http.Request) {
-	var req api.ContinueRequest
-	if !s.decode(w, r, &req) {
+	batch, ok := s.continueForm(w, r)
+	if !ok {
 		return
 	}
-	res, err := s.opts.Runner.Resolve(r.Context(), agent.ResolveParams{By: Principal(r.Context()), SessionID: req.SessionID, RequestID: req.RequestID,
-		Answer: req, Surface: agent.SurfaceContinue})
+	var res *agent.ContinueResult
+	var err error
+	var sessionID string
+	if batch {
+		var req api.ContinueBatchRequest
+		if !s.decode(w, r, &req) {
+			return
+		}
+		sessionID = req.SessionID
+		entries := make([]agent.ResolveEntry, len(req.Answers))
+		for i, e := range req.Answers {
+			entries[i] = agent.ResolveEntry{RequestID: e.RequestID, Answer: e.Continue(req.SessionID)}
+		}
+		res, err = s.opts.Runner.ResolveBatch(r.Context(), agent.ResolveBatchParams{By: Principal(r.Context()), SessionID: req.SessionID, Entries: entries,
+			Surface: agent.SurfaceContinue, Field: "answers"})
+	} else {
+		var req api.ContinueRequest
+		if !s.decode(w, r, &req) {
+			return
+		}
+		sessionID = req.SessionID
+		res, err = s.opts.Runner.Resolve(r.Context(), agent.ResolveParams{By: Principal(r.Context()), SessionID: req.SessionID, RequestID: req.RequestID,
+			Answer: req, Surface: agent.SurfaceContinue})
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -278,10 +302,49 @@ func (s *Server) handleContinue(w http.ResponseWriter, r *http.Request) {
 	if wantsJSON(r) || res.Pending != nil || res.Owner != Principal(r.Context()) {
 		// An assignee who does not own the session reads no more of it
 		// than the receipt (docs/design.md §16).
-		writeJSON(w, http.StatusAccepted, api.ContinueAccepted{Receipt: res.Receipt, Pending: res.Pending})
+		writeJSON(w, http.StatusAccepted, api.ContinueAccepted{Receipt: res.Receipt, Receipts: res.Receipts, Pending: res.Pending})
 		return
 	}
-	s.stream(w, r, req.SessionID, res.AfterSeq, runEnds(res.RunID))
+	s.stream(w, r, sessionID, res.AfterSeq, s.continuationEnds(r.Context(), sessionID, res))
+}
+
+// continueForm reads the body of POST /api/chat/continue (bounded as
+// decode bounds it) and reports which form it is: the batch form
+// (docs/design.md §32) when an entry of its answers carries requestId. The
+// body is left for decode to read again. It answers the request itself
+// (ok false) when the body cannot be read.
+func (s *Server) continueForm(w http.ResponseWriter, r *http.Request) (batch, ok bool) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	if err != nil {
+		if s.bodyFailed(w, r, err) {
+			return false, false
+		}
+		writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: "the body could not be read"})
+		return false, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	var probe struct {
+		Answers []map[string]json.RawMessage `json:"answers"`
+	}
+	if json.Unmarshal(b, &probe) != nil {
+		return false, true // decode names what is wrong
+	}
+	for _, a := range probe.Answers {
+		if _, has := a["requestId"]; has {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// continuationEnds stops the stream of an answer at the run's pause or end,
+// or, when the run still waits on other questions it asked at once
+// (docs/design.md §32), after the resolution's own events.
+func (s *Server) continuationEnds(ctx context.Context, sessionID string, res *agent.ContinueResult) func(agent.Event) bool {
+	if res.Waiting {
+		return func(ev agent.Event) bool { return ev.Seq >= res.LastSeq }
+	}
+	return s.runEnds(ctx, sessionID, res.RunID)
 }
 
 func wantsJSON(r *http.Request) bool {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"net/http"
@@ -49,13 +50,36 @@ func ping(w http.ResponseWriter, rc *http.ResponseController) bool {
 	return rc.Flush() == nil
 }
 
-// runEnds stops a stream at the run's pause or end: user_input_required or
-// done of runID.
-func runEnds(runID string) func(agent.Event) bool {
+// runEnds stops a stream at the run's pause or end: done of runID, or its
+// user_input_required once the stream has shown every request the pause
+// put (docs/design.md §32: one model message may ask several questions
+// at once; their events are committed together, in call order).
+func (s *Server) runEnds(ctx context.Context, sessionID, runID string) func(agent.Event) bool {
+	var waiting map[string]bool
 	return func(ev agent.Event) bool {
 		switch ev.Name {
-		case api.EventDone, api.EventUserInputRequired:
+		case api.EventDone:
 			return ev.RunID() == runID
+		case api.EventUserInputRequired:
+			if ev.RunID() != runID {
+				return false
+			}
+			var req struct {
+				ID string `json:"id"`
+			}
+			_ = json.Unmarshal(ev.Data, &req)
+			if waiting == nil {
+				ids, err := s.opts.Runner.WaitingRequests(ctx, sessionID, runID)
+				if err != nil || len(ids) <= 1 {
+					return true
+				}
+				waiting = map[string]bool{}
+				for _, id := range ids {
+					waiting[id] = true
+				}
+			}
+			delete(waiting, req.ID)
+			return len(waiting) == 0
 		}
 		return false
 	}

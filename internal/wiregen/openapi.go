@@ -177,7 +177,11 @@ func operation(ep api.Endpoint, events *obj) (*obj, error) {
 				newObj("type", "string", "description", "Slack's interaction payload (JSON), as Slack sends it")))))))
 	}
 	if ep.Request != nil {
-		op.set("requestBody", newObj("required", true, "content", newObj("application/json", newObj("schema", ref(typeName(ep.Request))))))
+		schema := ref(typeName(ep.Request))
+		if ep.RequestAlt != nil {
+			schema = newObj("oneOf", []any{schema, ref(typeName(ep.RequestAlt))})
+		}
+		op.set("requestBody", newObj("required", true, "content", newObj("application/json", newObj("schema", schema))))
 	}
 	responses := newObj()
 	for _, r := range ep.Responses {

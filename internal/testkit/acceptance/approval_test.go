@@ -182,9 +182,9 @@ func TestApprovalCancel(t *testing.T) {
 }
 
 // docs/design.md §10: an approval beside an ask_user and a free tool in one
-// message: the free tool runs once at once, then the approval and the
-// question are asked in call order, and the model is called once, after
-// every call has exactly one result, in call order.
+// message: the free tool runs once at once, then the question and the
+// approval are asked in one pause in call order (§32), and the model is
+// called once, after every call has exactly one result, in call order.
 func TestApprovalBesideAskAndFreeTool(t *testing.T) {
 	t.Parallel()
 	e, ws, n := approvalEnv(t)
@@ -193,11 +193,11 @@ func TestApprovalBesideAskAndFreeTool(t *testing.T) {
 		{id: "call_w", name: "write_file", args: writeArgs},
 		{id: "call_c", name: "count", args: `{}`},
 	}}, turn{text: "都好了"})
-	p1 := e.ask("", "三件事")
+	p1, p2 := asked2(t, e.ask("", "三件事"))
 	require.Equal(t, []toolResult{{ToolCallID: "call_c", Name: "count", Content: "count=1"}}, results(t, p1.events), "the free tool runs first")
 	require.Equal(t, "call_a", p1.req.ToolCallID, "then the person's calls in call order")
 	evs := e.answer(body(p1.sessionID, p1.req.ID, []string{"safe"}, ""))
-	p2 := e.pausedAt(p1.sessionID, p1.runID, evs)
+	require.Equal(t, []string{"user_input_resolved", "tool_result"}, lubantest.Names(evs), "the run waits for the approval")
 	require.Equal(t, "call_w", p2.req.ToolCallID)
 	require.Equal(t, api.ModeApproval, p2.req.Mode)
 	require.Len(t, e.model.requests(), 1)
@@ -395,14 +395,13 @@ func TestApprovalAndQuestionFieldsDoNotMix(t *testing.T) {
 	t.Parallel()
 	e, ws, _ := approvalEnv(t)
 	e.model.push(turn{calls: []call{{id: "call_a", name: "ask_user", args: singleArgs}, {id: "call_w", name: "write_file", args: writeArgs}}}, turn{text: "好"})
-	p1 := e.ask("", "两件事")
+	p1, p2 := asked2(t, e.ask("", "两件事"))
 	require.Equal(t, "call_a", p1.req.ToolCallID)
 	ae := e.reject(decisionBody(p1.sessionID, p1.req.ID, api.DecisionApprove, map[string]any{"remember": "session"}), http.StatusUnprocessableEntity, "invalid_answer")
 	require.Equal(t, []string{"decision", "remember"}, fieldsOf(ae))
 	require.Equal(t, p1.req.ID, e.pending(p1.sessionID).Pending.ID)
 
-	evs := e.answer(body(p1.sessionID, p1.req.ID, []string{"safe"}, ""))
-	p2 := e.pausedAt(p1.sessionID, p1.runID, evs)
+	e.answer(body(p1.sessionID, p1.req.ID, []string{"safe"}, ""))
 	require.Equal(t, api.ModeApproval, p2.req.Mode)
 	ae = e.reject(decisionBody(p1.sessionID, p2.req.ID, api.DecisionApprove, map[string]any{"selections": []string{"safe"}, "customInput": "yes"}), http.StatusUnprocessableEntity, "invalid_answer")
 	require.Equal(t, []string{"customInput", "selections"}, fieldsOf(ae))
@@ -410,7 +409,7 @@ func TestApprovalAndQuestionFieldsDoNotMix(t *testing.T) {
 	_, written := fileContent(t, filepath.Join(ws, "notes", "plan.md"))
 	require.False(t, written)
 
-	evs = e.answer(decisionBody(p1.sessionID, p2.req.ID, api.DecisionApprove, map[string]any{"selections": []string{}, "customInput": "", "cancelled": false}))
+	evs := e.answer(decisionBody(p1.sessionID, p2.req.ID, api.DecisionApprove, map[string]any{"selections": []string{}, "customInput": "", "cancelled": false}))
 	require.Equal(t, "completed", doneStatus(t, evs))
 	require.Equal(t, []string{"requested", "rejected:invalid_answer", "answered"}, e.trace(p1.sessionID).actions(p2.req.ID))
 }

@@ -19,9 +19,10 @@ import (
 
 const multipleArgs = `{"title":"哪些环境？","mode":"multiple","options":[{"id":"dev","label":"开发"},{"id":"prod","label":"生产"}]}`
 
-// Issue 3: two ask_user calls in one assistant message are asked one after
-// the other, each with its own requestId; each answer goes to its own call
-// and the model is called once, after both.
+// Issue 3, as docs/design.md §32 changed it: two ask_user calls in one
+// assistant message are asked at once, in one pause, each with its own
+// requestId; each answer goes to its own call, answering the first leaves
+// the run waiting for the second, and the model is called once, after both.
 func TestTwoAsksInOneMessage(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -29,19 +30,22 @@ func TestTwoAsksInOneMessage(t *testing.T) {
 		{id: "call_1", name: "ask_user", args: singleArgs},
 		{id: "call_2", name: "ask_user", args: multipleArgs},
 	}}, turn{text: "都收到了"})
-	p1 := e.ask("", "两个问题")
-	require.Len(t, named(p1.events, "tool_call"), 2)
-	require.Len(t, named(p1.events, "user_input_required"), 1, "one question at a time")
+	p2 := e.ask("", "两个问题")
+	require.Len(t, named(p2.events, "tool_call"), 2)
+	asked := named(p2.events, "user_input_required")
+	require.Len(t, asked, 2, "both questions in one pause")
+	p1 := p2
+	p1.req = decode[api.InputRequest](t, asked[0])
 	require.Equal(t, "call_1", p1.req.ToolCallID)
-	require.Equal(t, p1.req.ID, e.pending(p1.sessionID).Pending.ID)
-
-	evs := e.answer(body(p1.sessionID, p1.req.ID, []string{"implement"}, ""))
-	require.Equal(t, []string{"user_input_resolved", "tool_result", "user_input_required"}, lubantest.Names(evs))
-	require.Equal(t, "call_1", results(t, evs)[0].ToolCallID)
-	p2 := e.pausedAt(p1.sessionID, p1.runID, evs)
 	require.Equal(t, "call_2", p2.req.ToolCallID)
 	require.NotEqual(t, p1.req.ID, p2.req.ID)
 	require.Equal(t, api.ModeMultiple, p2.req.Mode)
+	require.Equal(t, p1.req.ID, e.pending(p1.sessionID).Pending.ID)
+
+	evs := e.answer(body(p1.sessionID, p1.req.ID, []string{"implement"}, ""))
+	require.Equal(t, []string{"user_input_resolved", "tool_result"}, lubantest.Names(evs))
+	require.Equal(t, "call_1", results(t, evs)[0].ToolCallID)
+	require.Equal(t, p2.req.ID, e.pending(p1.sessionID).Pending.ID)
 	require.Len(t, e.model.requests(), 1, "no model call before every call has its result")
 
 	// The first request is resolved; the second one is answerable on its own.

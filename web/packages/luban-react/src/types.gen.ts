@@ -347,26 +347,67 @@ export interface ContinueRequest {
 }
 
 /**
+ * ContinueEntry is one answer of the batch form of POST
+ * /api/chat/continue (ContinueBatchRequest, docs/design.md §32): the
+ * request it answers and the fields of a single continue for that request,
+ * with the same meaning (ContinueRequest).
+ */
+export interface ContinueEntry {
+  requestId: string
+  selections?: string[]
+  customInput?: string
+  cancelled?: boolean
+  answers?: QuestionAnswer[]
+  decision?: Decision
+  arguments?: unknown
+  message?: string
+  remember?: string
+  content?: unknown
+}
+
+/**
+ * ContinueBatchRequest is the batch form of POST /api/chat/continue
+ * (docs/design.md §32): several pending requests of the session answered
+ * at once, all or none. It has no top-level requestId; a body whose
+ * answers entries carry requestId is this form (ContinueRequest's answers
+ * are AskUser's, which never do). Every entry is validated as a single
+ * answer would be: one invalid entry is 422 invalid_answer whose details
+ * name it (answers[1].selections) and nothing changes; a request twice, or
+ * of another session, is 422; one no longer pending is 409 (410 expired)
+ * as for a single answer, and nothing changes.
+ */
+export interface ContinueBatchRequest {
+  sessionId: string
+  answers: ContinueEntry[]
+}
+
+/**
  * ContinueAccepted is the 202 body of POST /api/chat/continue sent with
  * Accept: application/json (and to an assignee who does not own the
  * session, docs/design.md §16): the receipt at once, while the run
  * continues without the caller. An approval recorded towards a quorum
  * resolves nothing yet: Receipt is null and Pending is the request with
- * its new waitingFor.
+ * its new waitingFor. Receipts are the receipts of every request the call
+ * resolved, in the order of its entries (docs/design.md §32: the batch
+ * form); Receipt is the first of them, for clients of the single form.
  */
 export interface ContinueAccepted {
   receipt: Receipt | null
+  receipts?: (Receipt | null)[]
   pending?: InputRequest
 }
 
 /**
  * PendingResponse is GET /api/interactions/pending?sessionId=: what a
- * refreshed page needs to restore its card. Pending is the request waiting
- * for an answer and Last the latest receipt; each is null when there is
- * none.
+ * refreshed page needs to restore its cards. Requests are every request of
+ * the session waiting for an answer, in call order (several when one model
+ * message asked several at once, docs/design.md §32; [] when none);
+ * Pending is the first of them and Last the latest receipt, each null when
+ * there is none.
  */
 export interface PendingResponse {
   pending: InputRequest | null
+  requests: (InputRequest | null)[]
   last: Receipt | null
 }
 
