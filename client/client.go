@@ -151,6 +151,15 @@ func (c *Client) Continue(ctx context.Context, req api.ContinueRequest) (*Stream
 	return c.stream(ctx, http.MethodPost, "/api/chat/continue", req, nil, 0)
 }
 
+// ContinueBatch answers several pending requests of a session at once
+// with the batch form of POST /api/chat/continue (docs/design.md §32): all
+// or none. The stream is the continuation's, as for Continue; while the
+// run still waits on other requests it ends after the resolutions' events.
+// Errors as Continue (422 details name the entry: answers[1].decision).
+func (c *Client) ContinueBatch(ctx context.Context, req api.ContinueBatchRequest) (*Stream, error) {
+	return c.stream(ctx, http.MethodPost, "/api/chat/continue", req, nil, 0)
+}
+
 // ContinueNoStream answers like Continue but asks for JSON (Accept:
 // application/json): the server answers 202 with the receipt at once and
 // the run continues without this caller; follow it with Events if needed.

@@ -240,8 +240,20 @@ func TestClientCoversEveryOpenAPIEndpoint(t *testing.T) {
 	m.push(ask("call_2", singleArgs))
 	evs = drain(t, must(t)(c.Chat(ctx, "", "默认智能体")))
 	req2 := find(t, evs, api.EventUserInputRequired).Value.(*api.InputRequest)
-	m.push(model.Message{Content: "继续。"})
+	// The answer leads to two questions in one message, answered with
+	// one batch (docs/design.md §32).
+	use("ContinueBatch")
+	m.push(model.Message{Content: "还有两个问题。", ToolCalls: []model.ToolCall{{ID: "call_3", Name: api.ToolAskUser, Arguments: singleArgs}, {ID: "call_4", Name: api.ToolAskUser, Arguments: singleArgs}}},
+		model.Message{Content: "继续。"})
 	evs = drain(t, must(t)(c.Continue(ctx, api.ContinueRequest{SessionID: req2.SessionID, RequestID: req2.ID, Selections: []string{"implement"}})))
+	var both []api.ContinueEntry
+	for _, e := range evs {
+		if r, ok := e.Value.(*api.InputRequest); ok {
+			both = append(both, api.ContinueEntry{RequestID: r.ID, Selections: []string{"safe"}})
+		}
+	}
+	require.Len(t, both, 2, "the stream shows both questions of the pause")
+	evs = drain(t, must(t)(c.ContinueBatch(ctx, api.ContinueBatchRequest{SessionID: req2.SessionID, Answers: both})))
 	find(t, evs, api.EventDone)
 
 	use("Sessions")

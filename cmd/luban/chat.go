@@ -568,6 +568,15 @@ func (s *chatSession) renderEvents(ctx context.Context, st *client.Stream) (*api
 				s.endLine()
 				return nil, ctx.Err()
 			}
+			// An answer to one of several questions the run asked at
+			// once ends its stream while the run waits on the others
+			// (docs/design.md §32): the next of them is asked.
+			if s.sessionID != "" {
+				if p, perr := s.c.Pending(ctx, s.sessionID); perr == nil && len(p.Requests) > 0 {
+					s.endLine()
+					return p.Requests[0], nil
+				}
+			}
 			// The server ended the stream (it is shutting down) or the
 			// connection broke before the run paused or ended: the run
 			// goes on in the server, and its events stay in the log.
@@ -657,17 +666,44 @@ func (s *chatSession) cancelRun(ctx context.Context) error {
 
 // answerLoop shows req, reads an answer, sends it, and follows the
 // continuation, asking again after a rejected answer; it keeps going while
-// the run asks further questions. after is the id of the session event that
-// asked req (0 when unknown): from there the session's stream is watched
-// while the person answers, and an answer given elsewhere ends the wait
-// (its receipt is shown, then the run's next question).
+// the run asks further questions. A run that asked several questions at
+// once (docs/design.md §32) has each asked in call order, and when two or
+// more of them are approvals, "approve all" first sends one batch answer.
+// after is the id of the session event that asked req (0 when unknown):
+// from there the session's stream is watched while the person answers, and
+// an answer given elsewhere ends the wait (its receipt is shown, then the
+// run's next question).
 func (s *chatSession) answerLoop(ctx context.Context, req *api.InputRequest, after int64) error {
+	offered := map[string]bool{}
 	for req != nil {
-		s.asked[req.ID] = req
+		queue := s.waiting(ctx, req)
+		req = queue[0]
 		if req.SessionID != "" {
 			s.sessionID = req.SessionID
 		}
 		lang := s.lang
+		if approvals := approvalsOf(queue); len(approvals) >= 2 && !offered[approvals[0].ID] {
+			for _, a := range approvals {
+				offered[a.ID] = true
+			}
+			sent, next, nextAfter, err := s.approveAll(ctx, approvals, lang)
+			if err != nil {
+				return err
+			}
+			if sent {
+				if next == nil {
+					return nil
+				}
+				req, after = next, nextAfter
+				continue
+			}
+		} else if len(queue) > 1 && !offered[req.ID] {
+			for _, q := range queue {
+				offered[q.ID] = true
+			}
+			s.printf(lang.pick("（有 %d 个问题在等待，依次回答）\n", "(%d questions are waiting; answering them in turn)\n"), len(queue))
+		}
+		s.asked[req.ID] = req
 		s.show(req, lang)
 		if !req.Resumable {
 			s.printf("%s\n", lang.pick("服务已重启，这个问题无法继续；请重新发起任务。", "The server restarted and cannot continue this question; start the task again."))
@@ -682,6 +718,75 @@ func (s *chatSession) answerLoop(ctx context.Context, req *api.InputRequest, aft
 		req, after = next, nextAfter
 	}
 	return nil
+}
+
+// waiting is every request the session of req waits on, in call order
+// (GET /api/interactions/pending's requests), req alone when they cannot
+// be read. A request the server no longer lists (answered meanwhile) is
+// dropped, except req itself when nothing else is listed.
+func (s *chatSession) waiting(ctx context.Context, req *api.InputRequest) []*api.InputRequest {
+	if req.SessionID == "" {
+		return []*api.InputRequest{req}
+	}
+	p, err := s.c.Pending(ctx, req.SessionID)
+	if err != nil || len(p.Requests) == 0 {
+		return []*api.InputRequest{req}
+	}
+	return p.Requests
+}
+
+// approvalsOf is the approvals among reqs.
+func approvalsOf(reqs []*api.InputRequest) []*api.InputRequest {
+	var out []*api.InputRequest
+	for _, r := range reqs {
+		if r.Tool == api.ToolApproval {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// approveAll shows every approval of approvals and offers to approve them
+// all with one batch answer (docs/design.md §32). It reports whether it
+// sent it; then next is the run's next question (nil when the run ended or
+// waits on nothing this terminal shows) with the id of its event. Enter
+// (or anything but A) answers them one by one instead.
+func (s *chatSession) approveAll(ctx context.Context, approvals []*api.InputRequest, lang chatLang) (bool, *api.InputRequest, int64, error) {
+	s.printf(lang.pick("%d 个调用等待批准：\n", "%d calls wait for approval:\n"), len(approvals))
+	for _, a := range approvals {
+		s.asked[a.ID] = a
+		s.show(a, lang)
+	}
+	l, err := s.line(ctx, lang.pick("全部批准？[A 全部批准 / 回车 逐个决定]: ", "approve all? [A = approve all, Enter = one by one]: "))
+	if err != nil {
+		return false, nil, 0, err
+	}
+	switch strings.TrimSpace(l) {
+	case "A", "a", "all", "全部":
+	default:
+		return false, nil, 0, nil
+	}
+	body := api.ContinueBatchRequest{SessionID: approvals[0].SessionID}
+	for _, a := range approvals {
+		body.Answers = append(body.Answers, api.ContinueEntry{RequestID: a.ID, Decision: api.DecisionApprove})
+	}
+	st, err := s.c.ContinueBatch(ctx, body)
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		// Nothing changed (all or none): say why, then they are asked
+		// one by one.
+		if ce.Status == http.StatusUnprocessableEntity {
+			s.fieldErrors(ce.Details, ce.Message, lang)
+		} else {
+			s.printf("%s%s\n", lang.pick("错误：", "error: "), refusalText(ce, lang))
+		}
+		return false, nil, 0, nil
+	}
+	if err != nil {
+		return false, nil, 0, err
+	}
+	next, after, err := s.render(ctx, st)
+	return true, next, after, err
 }
 
 // answerOne reads and sends answers to req until one is accepted here or

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,4 +69,43 @@ func TestChatApprovalApproveAndReject(t *testing.T) {
 	reqs := b.model.requests()
 	last := reqs[len(reqs)-1].Messages
 	require.Equal(t, `The user declined this write_file call; it did not run. Their message: "不要 b.txt" Do not repeat the same call unless the user asks for it.`, last[len(last)-1].Content)
+}
+
+// docs/design.md §32 in the terminal: two approvals of one model message
+// are shown together and "approve all" (A) answers both with one batch
+// request; Enter answers them one by one instead.
+func TestChatApproveAll(t *testing.T) {
+	t.Parallel()
+	b := approvalSetup(t)
+	two := func(a, c string) model.Message {
+		return model.Message{Content: "写两个。", ToolCalls: []model.ToolCall{
+			{ID: "call_" + a, Name: "write_file", Arguments: `{"path":"` + a + `.txt","content":"` + a + `"}`},
+			{ID: "call_" + c, Name: "write_file", Arguments: `{"path":"` + c + `.txt","content":"` + c + `"}`}}}
+	}
+	b.model.push(two("a", "b"), model.Message{Content: "both written"})
+	out := b.chat("write both\nA\n/quit\n")
+	require.Contains(t, out, "2 calls wait for approval:\n")
+	require.Contains(t, out, "approve all? [A = approve all, Enter = one by one]: ")
+	require.NotContains(t, out, "decision [a/a!/e/r]", "no approval was asked on its own")
+	require.Equal(t, 2, strings.Count(out, "✓ approved"), out)
+	require.Contains(t, out, "both written\n[run completed]\n")
+	for _, f := range []string{"a", "b"} {
+		got, err := os.ReadFile(filepath.Join(b.work, f+".txt"))
+		require.NoError(t, err)
+		require.Equal(t, f, string(got))
+	}
+	reqs := b.model.requests()
+	require.Len(t, reqs, 2, "one model call after both approvals")
+
+	// One by one: the first is rejected, the second approved.
+	b.model.push(two("c", "d"), model.Message{Content: "one written"})
+	out = b.chat("write two more\n\nr\nnot c\na\n/quit\n")
+	require.Contains(t, out, "approve all? [A = approve all, Enter = one by one]: ")
+	require.Contains(t, out, "✗ rejected: not c\n")
+	require.Contains(t, out, "one written\n[run completed]\n")
+	_, err := os.Stat(filepath.Join(b.work, "c.txt"))
+	require.True(t, os.IsNotExist(err))
+	got, err := os.ReadFile(filepath.Join(b.work, "d.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "d", string(got))
 }

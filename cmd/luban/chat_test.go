@@ -441,8 +441,9 @@ func TestChatFlagsEnvAndGeneratedToken(t *testing.T) {
 	require.Contains(t, o.String(), "LUBAN_LANG", "--help names the environment twin")
 }
 
-// Two ask_user calls in one assistant message are asked one after another
-// in the same run (docs/design.md §3), each with its own receipt.
+// Two ask_user calls in one assistant message are put at once
+// (docs/design.md §32) and asked one after another in the terminal, each
+// with its own receipt; the model is called once, after both.
 func TestChatAsksSeveralQuestionsOfOneMessageInTurn(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -452,7 +453,8 @@ func TestChatAsksSeveralQuestionsOfOneMessageInTurn(t *testing.T) {
 	}}, model.Message{Content: "Booked."})
 
 	out := b.chat("book\nmany\n3\n2026-02-30\n2026-03-01\n")
-	require.Contains(t, out, `? How many?
+	require.Contains(t, out, `(2 questions are waiting; answering them in turn)
+? How many?
   (/cancel to decline, /quit to answer later)
 a number: many
   ! answer: enter a number written in full (like 42, -3.5 or 1e3)

@@ -118,6 +118,11 @@ func (s *chatSession) elsewhere(ctx context.Context, rc *api.Receipt, after int6
 		s.printf("%s\n", lang.pick("（已在别处回答）", "(answered elsewhere)"))
 	}
 	s.receipt(rc)
+	// One of several questions asked at once (docs/design.md §32): the run
+	// waits on the others, which are asked next.
+	if p, err := s.c.Pending(ctx, s.sessionID); err == nil && len(p.Requests) > 0 {
+		return p.Requests[0], after, nil
+	}
 	st, err := s.c.Events(ctx, s.sessionID, after)
 	var ce *client.Error
 	if errors.As(err, &ce) && ce.Status == http.StatusNotFound {

@@ -36,9 +36,11 @@ func TestDemoEndsWithAnApprovedWrite(t *testing.T) {
 	require.NoError(t, err)
 	var modes []string
 	var approval *api.InputRequest
+	sid := ""
 	for approval == nil {
-		req, done := pauseOf(t, st)
+		req, done := nextOf(ctx, t, cl, st, sid)
 		require.NotNil(t, req, "the demo ended (%s) before its approval step; asked %v", done, modes)
+		sid = req.SessionID
 		if req.Tool == api.ToolApproval {
 			approval = req
 			break
@@ -115,9 +117,11 @@ func TestDemoRolloutFormSurvivesARestart(t *testing.T) {
 	st, err := cl.Chat(ctx, "", "开始演示")
 	require.NoError(t, err)
 	var form *api.InputRequest
+	sid := ""
 	for form == nil {
-		req, done := pauseOf(t, st)
+		req, done := nextOf(ctx, t, cl, st, sid)
 		require.NotNil(t, req, "the demo ended (%s) before the MCP form", done)
+		sid = req.SessionID
 		require.NotEqual(t, api.ToolApproval, req.Tool, "the MCP form comes before the approval")
 		if req.Tool == api.ToolElicitation {
 			form = req
@@ -257,6 +261,21 @@ func refuseOutOfBounds(ctx context.Context, t *testing.T, cl *client.Client, req
 	}
 }
 
+// nextOf is the question the demo asks next after stream st of session
+// sessionID: the first its pause put, or, when the stream ended with the
+// run still waiting on other questions it asked at once (docs/design.md
+// §32), the first of those; with the run's status when it ended.
+func nextOf(ctx context.Context, t *testing.T, cl *client.Client, st *client.Stream, sessionID string) (*api.InputRequest, string) {
+	t.Helper()
+	req, done := pauseOf(t, st)
+	if req == nil && done == "" && sessionID != "" {
+		p, err := cl.Pending(ctx, sessionID)
+		require.NoError(t, err)
+		req = p.Pending
+	}
+	return req, done
+}
+
 // pauseOf reads a stream to its end: the question it paused at, or the
 // run's final status.
 func pauseOf(t *testing.T, st *client.Stream) (*api.InputRequest, string) {
@@ -274,7 +293,9 @@ func pauseOf(t *testing.T, st *client.Stream) (*api.InputRequest, string) {
 		case "user_input_required":
 			var r api.InputRequest
 			require.NoError(t, json.Unmarshal(ev.Data, &r))
-			req = &r
+			if req == nil {
+				req = &r // a pause may put several: the first, in call order
+			}
 		case "done":
 			var d struct{ Status string }
 			require.NoError(t, json.Unmarshal(ev.Data, &d))
