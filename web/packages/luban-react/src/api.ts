@@ -3,7 +3,7 @@
 // token. Streams reconnect through GET /api/sessions/{id}/events with
 // Last-Event-ID after a drop, and a Deduper keeps every event shown once.
 import { Deduper, isTerminal, readSSE, type SSEEvent } from './sse'
-import type { AgentList, AgentView, MCPAuthorization, MCPAuthorizationList, Answer, ContinueAccepted, ContinueRequest, DeleteResponse, FieldError, InboxStatus, Info, InputRequest, InteractionList, InteractionView, Pending, Receipt, SessionSummary, Transcript } from './types'
+import type { AgentList, AgentView, MCPAuthorization, MCPAuthorizationList, Answer, ContinueAccepted, ContinueBatchRequest, DeleteResponse, FieldError, InboxStatus, Info, InputRequest, InteractionList, InteractionView, Pending, Receipt, SessionSummary, Transcript } from './types'
 
 /**
  * ApiError is a JSON error answered before any stream started:
@@ -60,26 +60,6 @@ export type ChatBody = { sessionId?: string; message: string; agent?: string }
 
 /** ContinueBody is the body of POST /api/chat/continue (docs/design.md §A.2). */
 export type ContinueBody = Answer & { sessionId: string; requestId: string }
-
-/**
- * ContinueEntry is one entry of a batch continue: the fields of a single
- * continue for that request, without sessionId (docs/design.md §17 "Batch").
- */
-export type ContinueEntry = Omit<ContinueRequest, 'sessionId'>
-
-/**
- * ContinueBatchBody is the batch form of POST /api/chat/continue: several
- * pending requests of one session answered at once, all or none.
- */
-export type ContinueBatchBody = { sessionId: string; answers: ContinueEntry[] }
-
-/**
- * BatchAccepted is the 202 of a batch continue: receipts holds the receipt
- * of each entry in entry order (null for one recorded without resolving
- * its request, a vote towards a quorum); receipt is the first (what a
- * server without receipts sends alone).
- */
-export type BatchAccepted = ContinueAccepted & { receipts?: (Receipt | null)[] }
 
 /** Api is the page's client; one instance is shared by the whole page. */
 export class Api {
@@ -226,13 +206,14 @@ export class Api {
   /**
    * answerAll is the batch form of POST /api/chat/continue with Accept:
    * application/json: every entry answers one pending request of the
-   * session, all in one transaction (docs/design.md §17 "Batch"). The 202
-   * carries a receipt per entry. A refusal changes nothing and rejects
+   * session, all in one transaction (docs/design.md §17 "Batch", §32). The
+   * 202's receipts hold a receipt per entry, in entry order (null for one
+   * recorded without resolving its request, a vote towards a quorum). A refusal changes nothing and rejects
    * with ApiError: 422 invalid_answer whose details name the entry by
    * field (`answers[1].decision`), 409 already_resolved (error.receipt of
    * the request no longer pending), 410, 404 as for a single answer.
    */
-  answerAll(body: ContinueBatchBody): Promise<BatchAccepted> {
+  answerAll(body: ContinueBatchRequest): Promise<ContinueAccepted> {
     return this.json('/api/chat/continue', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },

@@ -109,9 +109,10 @@ describe('session reducer: several questions of one pause', () => {
   })
 
   it('falls back to `pending` when the server sends no `requests`', () => {
-    const s = reduce(emptySession, { type: 'pending', pending: { pending: approval(1), last: null } })
+    // An older server's answer: no requests.
+    const s = reduce(emptySession, { type: 'pending', pending: { pending: approval(1), last: null } as never })
     expect(phases(s)).toEqual([['req_1', 'editing']])
-    const none = reduce(emptySession, { type: 'pending', pending: { pending: null, last: null } })
+    const none = reduce(emptySession, { type: 'pending', pending: { pending: null, last: null } as never })
     expect(cards(none)).toHaveLength(0)
     // Entries that fail the minimal check are not rendered.
     const bad = reduce(emptySession, { type: 'pending', pending: { pending: null, last: null, requests: [{ title: 'broken' }, approval(2)] } as never })

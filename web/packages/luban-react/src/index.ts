@@ -3,7 +3,7 @@
 // approval and receipt cards, and useLubanSession (README.md).
 export type * from './types'
 export { eventNames } from './types'
-export { Api, ApiError, StreamLostError, type ApiOptions, type BatchAccepted, type ChatBody, type ContinueBatchBody, type ContinueBody, type ContinueEntry, type StreamHandlers } from './api'
+export { Api, ApiError, StreamLostError, type ApiOptions, type ChatBody, type ContinueBody, type StreamHandlers } from './api'
 export { Deduper, isInputRequest, isTerminal, readSSE, SSEParser, type SSEEvent } from './sse'
 export { BIDI_CONTROLS, visible } from './visible'
 export { cardDicts, formatTime, LangContext, RelativeTime, relativeTime, useLang, useNow, useT, type Dict as CardDict, type Lang } from './i18n'

@@ -130,10 +130,12 @@ function resumes(items: Item[], rec: { status?: unknown }, running: boolean): bo
 /**
  * pendingRequests are the requests of a GET /api/interactions/pending
  * answer: every pending request (`requests`, in call order), or the one
- * `pending` of a server that does not send `requests`.
+ * `pending` of a server that does not send `requests`; entries that fail
+ * the minimal check (docs/design.md §A.3) are left out.
  */
 function pendingRequests(p: Pending): InputRequest[] {
-  const all = (p as Pending & { requests?: unknown }).requests
+  // An older server sends no requests, whatever the type says.
+  const all: unknown = p.requests
   if (Array.isArray(all)) return all.filter(isInputRequest)
   return p.pending && isInputRequest(p.pending) ? [p.pending] : []
 }

@@ -341,7 +341,7 @@ export function useLubanSession(sessionId: string | undefined, opts: LubanSessio
           // Refused before its run started: the message is not part of the session.
           act({ type: 'localFailed', text: message })
           if (!quiet) act({ type: 'notice', notice: noticeOf(e) })
-          if (e instanceof ApiError && e.pending) act({ type: 'pending', pending: { pending: e.pending, last: null } })
+          if (e instanceof ApiError && e.pending) act({ type: 'pending', pending: { pending: e.pending, requests: [e.pending], last: null } })
           return false
         }
         if (!quiet) act({ type: 'notice', notice: noticeOf(e) })
