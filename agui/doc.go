@@ -36,9 +36,17 @@
 //     same Runner call as POST /api/chat/continue: payload is that body's
 //     answer part. It is consumed exactly once; a replayed resume produces no
 //     second ToolResult and its stream ends with the run's own outcome.
+//   - A run whose model asked several questions in one message pauses once
+//     for all of them (docs/design.md §32): its RUN_FINISHED carries every
+//     one in interrupts[], in call order. A resume[] of several entries
+//     answers them together, all or none, as the batch form of POST
+//     /api/chat/continue: one refused entry is a RUN_ERROR whose details
+//     name it (resume[1].decision) and every interrupt stays open. One entry
+//     answers one; while others stay open, its stream ends in RUN_FINISHED
+//     with the interrupts still open.
 //
 // A malformed body (not JSON, no threadId, runId or messages, a bad threadId,
-// more than one resume entry) is answered 400 invalid_request as JSON before
+// a resume entry without interruptId or status) is answered 400 invalid_request as JSON before
 // any stream, like every /api call (docs/design.md §3); everything the run decides is
 // a RUN_ERROR inside a 200 stream, as AG-UI clients expect.
 package agui

@@ -80,9 +80,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	owner := h.opts.Principal(ctx)
 	sw := h.startStream(w)
-	t := &translator{threadID: in.ThreadID, runID: in.RunID, legacy: in.legacy()}
-	if len(in.Resume) == 1 {
+	t := &translator{threadID: in.ThreadID, runID: in.RunID, legacy: in.legacy(),
+		waitingOn: func(runID string) []string {
+			ids, _ := h.opts.Runner.WaitingRequests(ctx, in.ThreadID, runID)
+			return ids
+		}}
+	switch {
+	case len(in.Resume) == 1:
 		h.resume(ctx, sw, t, owner, in)
+		return
+	case len(in.Resume) > 1:
+		h.resumeAll(ctx, sw, t, owner, in)
 		return
 	}
 	if results := toolResults(in.Messages); len(results) > 0 && h.answerFrontend(ctx, sw, t, owner, in, results) {
@@ -107,21 +115,76 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Runner.Resolve, the call behind POST /api/chat/continue.
 func (h *Handler) resume(ctx context.Context, sw *stream, t *translator, owner string, in *RunAgentInput) {
 	e := in.Resume[0]
-	var body api.ContinueRequest
-	if e.Status == ResumeCancelled {
-		body = api.ContinueRequest{Cancelled: true}
-	} else if p := bytes.TrimSpace(e.Payload); len(p) > 0 && string(p) != "null" {
-		if err := json.Unmarshal(p, &body); err != nil {
-			fe := schemaerr.Decode(err, "payload")
-			if fe.Field == "payload" && fe.Code == api.DetailInvalidType {
-				fe.Message = "must be an object such as {\"selections\": [...], \"customInput\": \"...\"} or {\"decision\": \"approve\"}"
-			}
-			sw.send(errorEvent(api.ErrorDetail{Code: api.CodeInvalidAnswer, Message: "payload is not an answer object: " + fe.Field + ": " + fe.Message,
-				Details: []api.FieldError{fe}}))
-			return
-		}
+	body, fe := resumeBody(e, "payload")
+	if fe != nil {
+		sw.send(errorEvent(api.ErrorDetail{Code: api.CodeInvalidAnswer, Message: "payload is not an answer object: " + fe.Field + ": " + fe.Message,
+			Details: []api.FieldError{*fe}}))
+		return
 	}
 	h.resolve(ctx, sw, t, owner, in, e.InterruptID, body)
+}
+
+// resumeBody is the answer body of resume entry e: a cancel, or its
+// payload decoded as the answer part of POST /api/chat/continue's body; a
+// payload that is no such object is the FieldError (named field) that
+// refuses it.
+func resumeBody(e ResumeEntry, field string) (api.ContinueRequest, *api.FieldError) {
+	var body api.ContinueRequest
+	if e.Status == ResumeCancelled {
+		return api.ContinueRequest{Cancelled: true}, nil
+	}
+	if p := bytes.TrimSpace(e.Payload); len(p) > 0 && string(p) != "null" {
+		if err := json.Unmarshal(p, &body); err != nil {
+			fe := schemaerr.Decode(err, field)
+			if fe.Field == field && fe.Code == api.DetailInvalidType {
+				fe.Message = "must be an object such as {\"selections\": [...], \"customInput\": \"...\"} or {\"decision\": \"approve\"}"
+			}
+			return api.ContinueRequest{}, &fe
+		}
+	}
+	body.SessionID, body.RequestID = "", ""
+	return body, nil
+}
+
+// resumeAll answers every interrupt of in.Resume together, all or none
+// (docs/design.md §32): Runner.ResolveBatch, the call behind POST
+// /api/chat/continue's batch form. One entry that is refused refuses them
+// all (RUN_ERROR invalid_answer whose details name it: resume[1].payload…)
+// and every interrupt stays open.
+func (h *Handler) resumeAll(ctx context.Context, sw *stream, t *translator, owner string, in *RunAgentInput) {
+	entries := make([]agent.ResolveEntry, len(in.Resume))
+	var bad []api.FieldError
+	for i, e := range in.Resume {
+		body, fe := resumeBody(e, fmt.Sprintf("resume[%d].payload", i))
+		if fe != nil {
+			bad = append(bad, *fe)
+			continue
+		}
+		entries[i] = agent.ResolveEntry{RequestID: e.InterruptID, Answer: body}
+	}
+	if len(bad) > 0 {
+		sw.send(errorEvent(api.ErrorDetail{Code: api.CodeInvalidAnswer, Message: "a resume payload is not an answer object: " + bad[0].Field + ": " + bad[0].Message,
+			Details: bad}))
+		return
+	}
+	res, err := h.opts.Runner.ResolveBatch(ctx, agent.ResolveBatchParams{By: owner, SessionID: in.ThreadID, Entries: entries, Surface: agent.SurfaceAGUI, Field: "resume"})
+	var dup *agent.AlreadyResolvedError
+	if errors.As(err, &dup) {
+		// A replayed resume (or one of its entries answered since):
+		// nothing is consumed; report the run's own outcome.
+		run, rerr := h.opts.Runner.RequestRun(ctx, owner, dup.Receipt.RequestID)
+		if rerr != nil {
+			sw.send(h.runError(rerr))
+			return
+		}
+		h.attach(ctx, sw, t, owner, in, run)
+		return
+	}
+	if err != nil {
+		sw.send(h.runError(err))
+		return
+	}
+	h.continued(ctx, sw, t, owner, in, res)
 }
 
 // resolve answers interaction requestID with body through Runner.Resolve
@@ -146,8 +209,24 @@ func (h *Handler) resolve(ctx context.Context, sw *stream, t *translator, owner 
 		sw.send(h.runError(err))
 		return
 	}
+	h.continued(ctx, sw, t, owner, in, res)
+}
+
+// continued streams what follows an accepted answer: the resumed run, or,
+// when the run still waits on other questions it asked at once
+// (docs/design.md §32), the answer's own events and the interrupts still
+// open.
+func (h *Handler) continued(ctx context.Context, sw *stream, t *translator, owner string, in *RunAgentInput, res *agent.ContinueResult) {
 	t.lubanRun = res.RunID
 	sw.send(h.runStarted(in, in.ThreadID, res.RunID))
+	if res.Waiting {
+		t.until = res.LastSeq
+		h.follow(ctx, sw, t, in.ThreadID, res.AfterSeq)
+		if ctx.Err() == nil {
+			h.openInterrupts(ctx, sw, t, owner, in, res.RunID)
+		}
+		return
+	}
 	h.follow(ctx, sw, t, in.ThreadID, res.AfterSeq)
 }
 
@@ -201,37 +280,61 @@ func (h *Handler) attach(ctx context.Context, sw *stream, t *translator, owner s
 	case api.RunRunning:
 		h.follow(ctx, sw, t, in.ThreadID, after)
 	case api.RunWaitingInput:
-		p, err := h.opts.Runner.Pending(ctx, owner, in.ThreadID)
-		if err != nil {
-			sw.send(h.runError(err))
-			return
-		}
-		if p.Pending == nil || (runID != "" && p.Pending.RunID != runID) {
-			h.follow(ctx, sw, t, in.ThreadID, after)
-			return
-		}
-		raw, err := json.Marshal(p.Pending)
-		if err == nil {
-			var it Interrupt
-			if it, err = interruptOf(raw); err == nil {
-				if it.Reason == ReasonFrontendTool {
-					// The call again, then the run's end that leaves it
-					// to the client.
-					for _, e := range frontendCall(p.Pending) {
-						sw.write(e)
-					}
-					sw.send(t.frontendPending(it))
-					return
-				}
-				sw.send(t.interrupt(it))
-				return
-			}
-		}
-		sw.send(h.runError(err))
+		h.openInterrupts(ctx, sw, t, owner, in, runID)
 	case "idle":
 		sw.send(Event{Type: EventRunFinished, ThreadID: t.threadID, RunID: t.runID, Outcome: &Outcome{Type: OutcomeSuccess}})
 	default:
 		sw.send(t.outcome(status, why))
+	}
+}
+
+// openInterrupts ends the stream with the interrupts the thread's waiting
+// run has open: every pending request of the session (several when one
+// model message asked several questions, docs/design.md §32), of run runID
+// when it is not empty; a front-end tool call that is the only one is
+// announced again as its call and RUN_FINISHED success. When none is open
+// (answered meanwhile), the run is followed instead.
+func (h *Handler) openInterrupts(ctx context.Context, sw *stream, t *translator, owner string, in *RunAgentInput, runID string) {
+	after := int64(0)
+	if ss, err := h.opts.Runner.SessionState(ctx, owner, in.ThreadID); err == nil {
+		after = ss.LastSeq
+	}
+	p, err := h.opts.Runner.Pending(ctx, owner, in.ThreadID)
+	if err != nil {
+		sw.send(h.runError(err))
+		return
+	}
+	var its []Interrupt
+	var reqs []*api.InputRequest
+	for _, r := range p.Requests {
+		if runID != "" && r.RunID != runID {
+			continue
+		}
+		raw, err := json.Marshal(r)
+		if err != nil {
+			sw.send(h.runError(err))
+			return
+		}
+		it, err := interruptOf(raw)
+		if err != nil {
+			sw.send(h.runError(err))
+			return
+		}
+		its, reqs = append(its, it), append(reqs, r)
+	}
+	switch {
+	case len(its) == 0:
+		t.until = 0
+		h.follow(ctx, sw, t, in.ThreadID, after)
+	case len(its) == 1 && its[0].Reason == ReasonFrontendTool:
+		// The call again, then the run's end that leaves it to the
+		// client.
+		for _, e := range frontendCall(reqs[0]) {
+			sw.write(e)
+		}
+		sw.send(t.frontendPending(its[0]))
+	default:
+		sw.send(t.interrupts(its))
 	}
 }
 
@@ -383,11 +486,8 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request) (*RunAgentInput
 		return fail(http.StatusBadRequest, api.CodeInvalidRequest, "runId is required")
 	case in.Messages == nil:
 		return fail(http.StatusBadRequest, api.CodeInvalidRequest, "messages is required (an array)")
-	case len(in.Resume) > 1:
-		return fail(http.StatusBadRequest, api.CodeInvalidRequest, "luban asks one question at a time: resume holds at most one entry")
 	}
-	if len(in.Resume) == 1 {
-		e := in.Resume[0]
+	for _, e := range in.Resume {
 		if e.InterruptID == "" || (e.Status != ResumeResolved && e.Status != ResumeCancelled) {
 			return fail(http.StatusBadRequest, api.CodeInvalidRequest, `a resume entry needs interruptId and status "resolved" or "cancelled"`)
 		}

@@ -586,8 +586,8 @@ func testMalformedInputs(t *testing.T) {
 		"long thread id": input(strings.Repeat("a", 129), "r", []map[string]any{}),
 		"no run id":      {"threadId": "t", "messages": []any{}},
 		"no messages":    {"threadId": "t", "runId": "r"},
-		"two resumes": input("t", "r", nil, map[string]any{"interruptId": "a", "status": "cancelled"},
-			map[string]any{"interruptId": "b", "status": "cancelled"}),
+		"a second resume entry without an id": input("t", "r", nil, map[string]any{"interruptId": "a", "status": "cancelled"},
+			map[string]any{"status": "cancelled"}),
 		"bad status": input("t", "r", nil, map[string]any{"interruptId": "a", "status": "maybe"}),
 	} {
 		code, evs := b.post("", body)
@@ -769,6 +769,79 @@ func testApproval(t *testing.T) {
 	require.Equal(t, 1, toolResults(b.transcript("thread-approval"), "call_write"))
 }
 
+// docs/design.md §32: two approvals of one model message are one
+// RUN_FINISHED whose interrupts[] holds both, in call order; a resume[]
+// with one refused entry refuses both (RUN_ERROR invalid_answer naming
+// resume[1]) and both stay open; one entry resolves one and the stream ends
+// with the other still open; a resume[] of the two resolves them together
+// and the run goes on.
+func testBatchInterrupts(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	b := setup(t, func(o *lubantest.Options) {
+		o.Workspace = ws
+		o.Tools = []tool.Tool{tool.WriteFile(ws)}
+	})
+	two := func(x, y string) fakeopenai.Turn {
+		return fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{
+			{ID: "call_" + x, Name: "write_file", Arguments: `{"path":"` + x + `.md","content":"` + x + `"}`},
+			{ID: "call_" + y, Name: "write_file", Arguments: `{"path":"` + y + `.md","content":"` + y + `"}`}}}
+	}
+	b.model.Push(two("a", "b"), fakeopenai.Turn{Text: "写好了。"}, two("c", "d"), fakeopenai.Turn{Text: "又写好了。"})
+	interrupts := func(e event) []map[string]any {
+		t.Helper()
+		require.Equal(t, "interrupt", outcome(t, e))
+		var out []map[string]any
+		for _, it := range e["outcome"].(map[string]any)["interrupts"].([]any) {
+			out = append(out, it.(map[string]any))
+		}
+		return out
+	}
+	_, evs := b.post("", input("thread-batch", "r1", []map[string]any{userMsg("u1", "写两个文件")}))
+	require.Equal(t, 1, strings.Count(strings.Join(types(evs), " "), "RUN_FINISHED"), "%v", types(evs))
+	its := interrupts(last(t, evs))
+	require.Len(t, its, 2)
+	require.Equal(t, "call_a", its[0]["toolCallId"])
+	require.Equal(t, "call_b", its[1]["toolCallId"])
+	a, bb := its[0]["id"].(string), its[1]["id"].(string)
+	approve := map[string]any{"decision": "approve"}
+
+	// Attaching to the thread shows both again.
+	_, evs = b.post("", input("thread-batch", "r2", nil))
+	require.Len(t, interrupts(last(t, evs)), 2)
+
+	_, evs = b.post("", input("thread-batch", "r3", nil, resolved(a, approve), resolved(bb, map[string]any{"decision": "maybe"})))
+	require.Equal(t, []string{"RUN_ERROR"}, types(evs))
+	require.Equal(t, "invalid_answer", evs[0].str("code"))
+	details := evs[0]["metadata"].(map[string]any)["details"].([]any)
+	require.Equal(t, "resume[1].decision", details[0].(map[string]any)["field"])
+	var p api.PendingResponse
+	require.Equal(t, http.StatusOK, b.srv.JSON("GET", "/api/interactions/pending?sessionId=thread-batch", nil, &p))
+	require.Len(t, p.Requests, 2, "nothing was consumed")
+
+	_, evs = b.post("", input("thread-batch", "r4", nil, resolved(a, approve), resolved(bb, approve)))
+	require.Equal(t, "success", outcome(t, last(t, evs)))
+	for _, f := range []string{"a", "b"} {
+		got, err := os.ReadFile(filepath.Join(ws, f+".md"))
+		require.NoError(t, err)
+		require.Equal(t, f, string(got))
+	}
+	require.Len(t, b.model.Requests(), 2, "one model call after both")
+
+	// One entry resolves one: the stream ends with the other still open.
+	_, evs = b.post("", input("thread-batch", "r5", []map[string]any{userMsg("u2", "再写两个")}))
+	its = interrupts(last(t, evs))
+	require.Len(t, its, 2)
+	_, evs = b.post("", input("thread-batch", "r6", nil, resolved(its[1]["id"].(string), map[string]any{"decision": "reject"})))
+	left := interrupts(last(t, evs))
+	require.Len(t, left, 1)
+	require.Equal(t, its[0]["id"], left[0]["id"])
+	_, evs = b.post("", input("thread-batch", "r7", nil, resolved(its[0]["id"].(string), approve)))
+	require.Equal(t, "success", outcome(t, last(t, evs)))
+	_, err := os.Stat(filepath.Join(ws, "d.md"))
+	require.True(t, os.IsNotExist(err), "the rejected call did not run")
+}
+
 // TestAGUI runs every case in parallel, then validates every response they
 // captured with @ag-ui/core's zod schemas and @ag-ui/client's verifyEvents.
 func TestAGUI(t *testing.T) {
@@ -776,6 +849,7 @@ func TestAGUI(t *testing.T) {
 		t.Run("AskInterruptResumeSuccess", testAskInterruptResumeSuccess)
 		t.Run("Reasoning", testReasoning)
 		t.Run("Approval", testApproval)
+		t.Run("BatchInterrupts", testBatchInterrupts)
 		t.Run("InvalidAnswerKeepsInterruptOpen", testInvalidAnswerKeepsInterruptOpen)
 		t.Run("ReplayedResume", testReplayedResume)
 		t.Run("ReplayWhileNextQuestionWaits", testReplayWhileNextQuestionWaits)

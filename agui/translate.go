@@ -24,10 +24,28 @@ type translator struct {
 	textSent      string // the text openText streamed so far
 	reasoningSent string // the reasoning openReasoning streamed so far
 	parent        string // the assistant message the next tool calls belong to
+	// waitingOn is the ids of the requests a run waits on (the questions
+	// its pause put, docs/design.md §32); nil: one per pause.
+	waitingOn func(runID string) []string
+	// pausing are the interrupts of the pause being read, and waiting the
+	// ids of its requests not read yet.
+	pausing []Interrupt
+	waiting map[string]bool
+	// until, when not zero, ends the stream after the event of that Seq
+	// (an answer that leaves the run waiting on others).
+	until int64
 }
 
 // next translates ev. done is true when ev ended the run's stream.
 func (t *translator) next(ev agent.Event) (out []Event, done bool) {
+	out, done = t.translate(ev)
+	if t.until > 0 && ev.Seq >= t.until {
+		return t.closeText(out), true
+	}
+	return out, done
+}
+
+func (t *translator) translate(ev agent.Event) (out []Event, done bool) {
 	switch ev.Name {
 	case api.EventReasoningDelta:
 		var d api.ReasoningDeltaEvent
@@ -136,11 +154,28 @@ func (t *translator) next(ev agent.Event) (out []Event, done bool) {
 		if err != nil {
 			return append(t.closeText(nil), Event{Type: EventRunError, Code: api.CodeInternal, Message: "stored request cannot be read"}), true
 		}
-		if in.Reason == ReasonFrontendTool {
+		// A pause may put several questions (docs/design.md §32): the
+		// run finishes once every one of them is read, with all of them.
+		if t.waiting == nil && t.waitingOn != nil {
+			if ids := t.waitingOn(ev.RunID()); len(ids) > 1 {
+				t.waiting = map[string]bool{}
+				for _, id := range ids {
+					t.waiting[id] = true
+				}
+			}
+		}
+		t.pausing = append(t.pausing, in)
+		delete(t.waiting, in.ID)
+		if len(t.waiting) > 0 {
+			return t.closeText(nil), false
+		}
+		its := t.pausing
+		t.pausing, t.waiting = nil, nil
+		if len(its) == 1 && in.Reason == ReasonFrontendTool {
 			// The call itself was the tool_call event before.
 			return append(t.closeText(nil), t.frontendPending(in)), true
 		}
-		return append(t.closeText(nil), t.interrupt(in)), true
+		return append(t.closeText(nil), t.interrupts(its)), true
 	case api.EventError:
 		var e api.ErrorEvent
 		if json.Unmarshal(ev.Data, &e) != nil || e.RunID == "" || !t.ours(ev) {
@@ -212,9 +247,11 @@ func (t *translator) frontendPending(in Interrupt) Event {
 		Metadata: map[string]any{"luban": map[string]any{"frontendTool": in}}}
 }
 
-// interrupt is RUN_FINISHED with the interrupt outcome.
-func (t *translator) interrupt(in Interrupt) Event {
-	return Event{Type: EventRunFinished, ThreadID: t.threadID, RunID: t.runID, Outcome: &Outcome{Type: OutcomeInterrupt, Interrupts: []Interrupt{in}}}
+// interrupts is RUN_FINISHED with the interrupt outcome: every question the
+// run's pause put, in call order (docs/design.md §32), a front-end tool
+// call among them as an interrupt of reason frontend_tool.
+func (t *translator) interrupts(its []Interrupt) Event {
+	return Event{Type: EventRunFinished, ThreadID: t.threadID, RunID: t.runID, Outcome: &Outcome{Type: OutcomeInterrupt, Interrupts: its}}
 }
 
 // outcome is the event that reports a run that ended with status: RUN_FINISHED
