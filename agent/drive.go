@@ -224,8 +224,8 @@ func (r *Runner) step(ctx context.Context, id string, st *state) (*state, bool, 
 		return nil, true, r.externalStep(ctx, st)
 	}
 	agent := r.agents[st.run.Agent]
-	in := decideInput{state: st, instance: r.opts.InstanceID, agent: agent, registered: r.registered, spec: r.spec, check: r.tools.CheckArgs,
-		frontend: runFrontendTools(st.msgs, st.run.ID)}
+	in := r.decideTools
+	in.state, in.instance, in.agent, in.frontend = st, r.opts.InstanceID, agent, runFrontendTools(st.msgs, st.run.ID)
 	if needsApprovals(agent, st.msgs, st.run.ID) {
 		if in.approvals, err = r.loadApprovals(ctx, st.run.SessionID); err != nil {
 			return nil, true, err
@@ -475,8 +475,10 @@ func (r *Runner) nextQuestions(st *state, agent *Agent, t *modelTurn) []interact
 	if needsApprovals(agent, msgs, run.ID) {
 		return nil
 	}
-	act := decide(decideInput{state: &state{run: &run, msgs: msgs, prompts: t.prompts}, instance: r.opts.InstanceID, agent: agent, registered: r.registered, spec: r.spec,
-		frontend: runFrontendTools(msgs, run.ID)})
+	din := r.decideTools
+	din.check = nil
+	din.state, din.instance, din.agent, din.frontend = &state{run: &run, msgs: msgs, prompts: t.prompts}, r.opts.InstanceID, agent, runFrontendTools(msgs, run.ID)
+	act := decide(din)
 	if act.kind != actAsk || act.approved != nil || len(agent.Routes) > 0 {
 		// A routed question reads the session's owner first (assign).
 		return nil

@@ -115,12 +115,16 @@ type Options struct {
 
 // Runner drives runs. It is safe for concurrent use.
 type Runner struct {
-	opts   Options
-	st     store.Store
-	tools  *tool.Registry
-	agents map[string]*Agent
-	first  *Agent
-	log    *slog.Logger
+	opts  Options
+	st    store.Store
+	tools *tool.Registry
+	// decideTools is what decide asks of the registry (registered, spec,
+	// check), bound once: a method value made in every step is an
+	// allocation each.
+	decideTools decideInput
+	agents      map[string]*Agent
+	first       *Agent
+	log         *slog.Logger
 
 	baseCtx context.Context
 	stop    context.CancelFunc
@@ -183,6 +187,7 @@ func New(opts Options) (*Runner, error) {
 		opts.Now = time.Now
 	}
 	r := &Runner{opts: opts, st: opts.Store, tools: opts.Tools, agents: map[string]*Agent{}, log: opts.Logger, active: map[string]context.CancelFunc{}, elicits: map[string]chan elicit.Answer{}, live: map[string]*liveTurn{}, toolRuns: map[string]*toolRun{}, deadlineWake: make(chan struct{}, 1)}
+	r.decideTools = decideInput{registered: r.registered, spec: r.spec, check: r.tools.CheckArgs}
 	for _, a := range opts.Agents {
 		if a.Name == "" {
 			a.Name = defaultAgentName
