@@ -81,24 +81,21 @@ func ParseArgs(tool string, raw string) (*api.Prompt, error) {
 	}
 
 	// The one tolerated quirk: nested arrays sent as JSON-encoded strings.
-	quirk := false
 	switch tool {
 	case api.ToolAskUser:
-		if quirk, err = decodeEncodedArray(obj, "options", "options"); err != nil {
+		if err := decodeEncodedArray(obj, "options", "options"); err != nil {
 			return nil, err
 		}
 	case api.ToolAskUserBatch:
-		if quirk, err = decodeEncodedArray(obj, "questions", "questions"); err != nil {
+		if err := decodeEncodedArray(obj, "questions", "questions"); err != nil {
 			return nil, err
 		}
 		if qs, ok := obj["questions"].([]any); ok {
 			for i, q := range qs {
 				if qm, ok := q.(map[string]any); ok {
-					decoded, err := decodeEncodedArray(qm, "options", fmt.Sprintf("questions[%d].options", i))
-					if err != nil {
+					if err := decodeEncodedArray(qm, "options", fmt.Sprintf("questions[%d].options", i)); err != nil {
 						return nil, err
 					}
-					quirk = quirk || decoded
 				}
 			}
 		}
@@ -112,13 +109,12 @@ func ParseArgs(tool string, raw string) (*api.Prompt, error) {
 		return nil, &ArgsError{Rule: "arguments do not match the schema: " + err.Error()}
 	}
 
-	// Without the quirk the arguments are already what the schema
-	// accepted; with it they are encoded again, nested arrays in place.
-	normalized := []byte(raw)
-	if quirk {
-		if normalized, err = json.Marshal(obj); err != nil { // unreachable: obj came from JSON
-			return nil, &ArgsError{Rule: "arguments cannot be re-encoded: " + err.Error()}
-		}
+	// What the schema accepted, encoded again: decoding the arguments as
+	// sent would let a key given twice merge fields the schema never saw
+	// (encoding/json decodes a repeated array or object into the first).
+	normalized, err := json.Marshal(obj)
+	if err != nil { // unreachable: obj came from JSON
+		return nil, &ArgsError{Rule: "arguments cannot be re-encoded: " + err.Error()}
 	}
 	if tool == api.ToolAskUser {
 		return parseAskUser(normalized)
@@ -130,21 +126,19 @@ func ParseArgs(tool string, raw string) (*api.Prompt, error) {
 // string holding a JSON array. A string that is not valid JSON is an error
 // naming path; a string holding valid JSON that is not an array is left alone
 // for the schema to reject as a type mismatch.
-// It reports whether it replaced obj[key].
-func decodeEncodedArray(obj map[string]any, key, path string) (bool, error) {
+func decodeEncodedArray(obj map[string]any, key, path string) error {
 	s, ok := obj[key].(string)
 	if !ok {
-		return false, nil
+		return nil
 	}
 	inner, err := jsonschema.UnmarshalJSON(strings.NewReader(s))
 	if err != nil {
-		return false, &ArgsError{Path: path, Rule: "not valid JSON inside the string: " + err.Error()}
+		return &ArgsError{Path: path, Rule: "not valid JSON inside the string: " + err.Error()}
 	}
 	if arr, ok := inner.([]any); ok {
 		obj[key] = arr
-		return true, nil
 	}
-	return false, nil
+	return nil
 }
 
 func parseAskUser(normalized []byte) (*api.Prompt, error) {

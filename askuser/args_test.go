@@ -204,3 +204,20 @@ func TestParseArgsAccepts(t *testing.T) {
 		})
 	}
 }
+
+// A key given twice is read as the schema read it, the last one: nothing of
+// an earlier one (here an option description over the bound) reaches the
+// prompt unvalidated.
+func TestParseArgsRepeatedKey(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("字", askuser.MaxOptionDescriptionLen+1)
+	raw := `{"title":"a","mode":"single",` +
+		`"options":[{"id":"a","label":"A","description":"` + long + `"},{"id":"b","label":"B","description":"` + long + `"}],` +
+		`"options":[{"id":"a","label":"A"},{"id":"b","label":"B"}]}`
+	p, err := askuser.ParseArgs(api.ToolAskUser, raw)
+	require.NoError(t, err)
+	require.Len(t, p.Options, 2)
+	for _, o := range p.Options {
+		require.Empty(t, o.Description)
+	}
+}
