@@ -230,6 +230,9 @@ func (ir *interactionRow) done() (*store.Interaction, error) {
 	}
 	it.Request, it.Answer, it.Route, it.DecidedBy = req, rawJSON(ir.ans), rawJSON(ir.route), rawJSON(ir.by)
 	it.CreatedAt, it.ExpiresAt, it.ResolvedAt = tm(ir.c), tm(ir.x), tm(ir.r)
+	// The interaction keeps its own copies (it lives inside ir): the
+	// texts scanned may go.
+	ir.req, ir.ans, ir.route, ir.by = nil, sql.NullString{}, sql.NullString{}, sql.NullString{}
 	return it, nil
 }
 
@@ -455,6 +458,8 @@ func scanMessage(sc interface{ Scan(...any) error }) (*store.Message, error) {
 		return nil, err
 	}
 	m.ToolCalls, m.Metadata, m.CreatedAt = rawJSON(v.calls), rawJSON(v.meta), tm(v.at)
+	// The message keeps its own copies: the texts scanned may go.
+	v.calls, v.meta = sql.NullString{}, sql.NullString{}
 	m.Calls = store.DecodeCalls(m.ToolCalls)
 	return m, nil
 }
