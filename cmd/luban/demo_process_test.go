@@ -60,34 +60,51 @@ func TestDemoEndsWithAnApprovedWrite(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Equal(t, []string{"single", "multiple", "toggle", "text", "number", "date", "directory", "questions", "form"}, modes)
-	require.Equal(t, api.ModeApproval, approval.Mode)
-	require.Equal(t, "write_file", approval.ToolName)
-	require.Equal(t, "Run write_file?", approval.Title)
-	var args struct{ Path, Content string }
-	require.NoError(t, json.Unmarshal(approval.Arguments, &args))
-	require.Equal(t, "luban-demo/deploy-plan.md", args.Path)
-	target := filepath.Join(work, "luban-demo", "deploy-plan.md")
-	_, err = os.Stat(target)
-	require.True(t, errors.Is(err, os.ErrNotExist), "nothing is written before the approval")
-
-	st, err = cl.Continue(ctx, api.ContinueRequest{SessionID: approval.SessionID, RequestID: approval.ID, Decision: api.DecisionApprove})
+	// The demo's last turn writes two files: both approvals wait at once
+	// (docs/design.md §32), answered with one "Approve all" batch.
+	p, err := cl.Pending(ctx, approval.SessionID)
+	require.NoError(t, err)
+	require.Len(t, p.Requests, 2)
+	targets := map[string]string{}
+	var all api.ContinueBatchRequest
+	all.SessionID = approval.SessionID
+	for i, a := range p.Requests {
+		require.Equal(t, api.ModeApproval, a.Mode)
+		require.Equal(t, "write_file", a.ToolName)
+		require.Equal(t, "Run write_file?", a.Title)
+		var args struct{ Path, Content string }
+		require.NoError(t, json.Unmarshal(a.Arguments, &args))
+		require.Equal(t, []string{"luban-demo/deploy-plan.md", "luban-demo/checklist.md"}[i], args.Path)
+		targets[a.ToolCallID] = filepath.Join(work, filepath.FromSlash(args.Path))
+		_, err = os.Stat(targets[a.ToolCallID])
+		require.True(t, errors.Is(err, os.ErrNotExist), "nothing is written before the approval")
+		all.Answers = append(all.Answers, api.ContinueEntry{RequestID: a.ID, Decision: api.DecisionApprove})
+	}
+	st, err = cl.ContinueBatch(ctx, all)
 	require.NoError(t, err)
 	req, done := pauseOf(t, st)
 	require.Nil(t, req)
 	require.Equal(t, "completed", done)
-	got, err := os.ReadFile(target)
-	require.NoError(t, err)
-	require.Equal(t, args.Content, string(got))
+	for _, a := range p.Requests {
+		var args struct{ Path, Content string }
+		require.NoError(t, json.Unmarshal(a.Arguments, &args))
+		got, err := os.ReadFile(targets[a.ToolCallID])
+		require.NoError(t, err)
+		require.Equal(t, args.Content, string(got))
+	}
 	tr, err := cl.Trace(ctx, approval.SessionID)
 	require.NoError(t, err)
-	started := 0
+	started := map[string]int{}
 	for _, e := range tr.Trace {
 		var d struct{ ToolCallID string }
-		if e.Kind == "tool_started" && json.Unmarshal(mustRaw(e.Data), &d) == nil && d.ToolCallID == approval.ToolCallID {
-			started++
+		if e.Kind == "tool_started" && json.Unmarshal(mustRaw(e.Data), &d) == nil && targets[d.ToolCallID] != "" {
+			started[d.ToolCallID]++
 		}
 	}
-	require.Equal(t, 1, started, "write_file ran once")
+	require.Len(t, started, 2)
+	for id, n := range started {
+		require.Equal(t, 1, n, "write_file %s ran once", id)
+	}
 
 	// The MCP server's plan is the call's result, the model says what came
 	// back before the write and sums it up at the end.
@@ -145,9 +162,21 @@ func TestDemoRolloutFormSurvivesARestart(t *testing.T) {
 	approval, done := pauseOf(t, st)
 	require.NotNil(t, approval, "the demo ended (%s) instead of asking its approval", done)
 	require.Equal(t, api.ToolApproval, approval.Tool)
-	st, err = cl.Continue(ctx, api.ContinueRequest{SessionID: approval.SessionID, RequestID: approval.ID, Decision: api.DecisionReject, Message: "not today"})
+	// Both writes of the last turn are rejected, one by one: the first
+	// leaves the run waiting for the second.
+	p, err = cl.Pending(ctx, form.SessionID)
 	require.NoError(t, err)
-	_, done = pauseOf(t, st)
+	require.Len(t, p.Requests, 2)
+	for i, a := range p.Requests {
+		st, err = cl.Continue(ctx, api.ContinueRequest{SessionID: a.SessionID, RequestID: a.ID, Decision: api.DecisionReject, Message: "not today"})
+		require.NoError(t, err)
+		var next *api.InputRequest
+		next, done = pauseOf(t, st)
+		require.Nil(t, next)
+		if i == 0 {
+			require.Empty(t, done, "the run waits for the second approval")
+		}
+	}
 	require.Equal(t, "completed", done)
 	msgs := transcript(ctx, t, cl, form.SessionID)
 	res := toolMessage(t, msgs, "demo__plan_rollout")

@@ -256,7 +256,8 @@ func TestLoadNamesFromFile(t *testing.T) {
 // TestDemo checks the built-in demo: it parses, covers every ask_user mode
 // and an AskUser batch of two questions with a preview, asks twice in one
 // turn, every ask's arguments pass askuser.ParseArgs, it calls the demo MCP
-// server's plan_rollout once and says what came back, and it writes once.
+// server's plan_rollout once and says what came back, and it writes two
+// files in one turn (a batch of two approvals, docs/design.md §32).
 func TestDemo(t *testing.T) {
 	t.Parallel()
 	s := scripted.Demo()
@@ -264,13 +265,15 @@ func TestDemo(t *testing.T) {
 
 	modes := map[api.Mode]bool{}
 	twoAsksInOneTurn, recommended, customMultiple, preview := false, false, false, false
-	writes, mcpCalls := 0, 0
+	writes, mcpCalls, writeTurns := 0, 0, 0
 	for k, turn := range s.Turns {
-		asks := 0
+		asks, turnWrites := 0, 0
 		for i, c := range turn.ToolCalls {
 			if c.Name == "write_file" {
-				// The demo's last step writes a file under approval (docs/design.md §10).
+				// The demo's last step writes two files under approval
+				// (docs/design.md §10), asked together (§32).
 				writes++
+				turnWrites++
 				continue
 			}
 			if c.Name == demoTool {
@@ -299,13 +302,17 @@ func TestDemo(t *testing.T) {
 			}
 		}
 		twoAsksInOneTurn = twoAsksInOneTurn || asks >= 2
+		if turnWrites > 0 {
+			writeTurns++
+		}
 	}
 	for _, m := range []api.Mode{api.ModeSingle, api.ModeMultiple, api.ModeToggle, api.ModeText,
 		api.ModeNumber, api.ModeDate, api.ModeDirectory, api.ModeQuestions} {
 		require.True(t, modes[m], "demo lacks mode %s", m)
 	}
 	require.True(t, twoAsksInOneTurn)
-	require.Equal(t, 1, writes, "one write_file step under approval")
+	require.Equal(t, 2, writes, "two write_file calls under approval")
+	require.Equal(t, 1, writeTurns, "in one turn: a batch of two approvals")
 	require.Equal(t, 1, mcpCalls, "one call of the demo MCP server")
 	require.True(t, recommended)
 	require.True(t, customMultiple)
