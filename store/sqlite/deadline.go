@@ -4,23 +4,26 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lubanhq/luban/store"
 )
 
 // insertDeadlines writes interaction p's deadlines: its timeout (seq 0) and
-// p.Deadlines (seq 1, 2, …), in InteractionInsert's transaction.
+// p.Deadlines (seq 1, 2, …), in InteractionInsert's transaction, in one
+// statement.
 func (e executor) insertDeadlines(ctx context.Context, p *store.InteractionInsertParams) error {
-	const q = `INSERT INTO interaction_deadlines (request_id, seq, kind, due_at, data) VALUES (?, ?, ?, ?, ?)`
 	rid := idAsk.enc(p.ID)
-	if _, err := e.w.ExecContext(ctx, q, rid, 0, deadlineKinds.enc(store.DeadlineTimeout), ts(p.ExpiresAt), nullJSON(p.TimeoutData)); err != nil {
-		return fmt.Errorf("sqlite: deadline insert: %w", err)
-	}
+	args := make([]any, 0, 5*(1+len(p.Deadlines)))
+	args = append(args, rid, 0, deadlineKinds.enc(store.DeadlineTimeout), ts(p.ExpiresAt), nullJSON(p.TimeoutData))
 	for i, d := range p.Deadlines {
-		if _, err := e.w.ExecContext(ctx, q, rid, i+1, deadlineKinds.enc(d.Kind), ts(d.DueAt), nullJSON(d.Data)); err != nil {
-			return fmt.Errorf("sqlite: deadline insert: %w", err)
-		}
+		args = append(args, rid, i+1, deadlineKinds.enc(d.Kind), ts(d.DueAt), nullJSON(d.Data))
+	}
+	q := `INSERT INTO interaction_deadlines (request_id, seq, kind, due_at, data) VALUES (?, ?, ?, ?, ?)` +
+		strings.Repeat(`, (?, ?, ?, ?, ?)`, len(p.Deadlines))
+	if _, err := e.w.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("sqlite: deadline insert: %w", err)
 	}
 	return nil
 }
