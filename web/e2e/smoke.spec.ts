@@ -26,10 +26,10 @@ test('the built-in demo (--model scripted) promises every question type', async 
   await expect(page.getByTestId('model-name')).toHaveText(/scripted:demo/)
   await expect(page.getByTestId('welcome-demo')).toContainText('scripted:demo')
   await expect(page.getByTestId('welcome-demo')).toContainText('发送任意消息开始演示')
-  // The demo ends with a write_file call under approval (docs/design.md §10), and says so.
+  // The demo ends with two write_file calls of one reply under approval (docs/design.md §10, §17 "Batch"), and says so.
   // Before it, an MCP server's form (the demo server luban starts, docs/design.md §11).
   await expect(page.getByTestId('welcome-demo')).toContainText('一个 MCP 服务器的表单')
-  await expect(page.getByTestId('welcome-demo')).toContainText('批准一次写文件（luban-demo/deploy-plan.md）')
+  await expect(page.getByTestId('welcome-demo')).toContainText('批准两次写文件（luban-demo/deploy-plan.md 和 luban-demo/checklist.md），可以用“全部批准”一次批准')
   await expect(page.getByTestId('welcome')).toContainText('批准、修改参数或拒绝')
   await lab.shot(page, 'welcome-demo')
 })

@@ -100,7 +100,7 @@ const zh = {
   /** welcomeWaiting: the Welcome screen's line when questions wait in other sessions. */
   welcomeWaiting: (n: number) => (n === 1 ? '有 1 个问题在等你回答' : `有 ${n} 个问题在等你回答`),
   welcomeWaitingOpen: '打开',
-  welcomeDemo: '当前模型是脚本演示（{model}），它会依次展示每一种问题卡片：单选、多选、开关、文本、数字、日期、目录和批量提问，再转来一个 MCP 服务器的表单（luban 为演示启动的 demo 服务器），最后请你批准一次写文件（luban-demo/deploy-plan.md）。发送任意消息开始演示。',
+  welcomeDemo: '当前模型是脚本演示（{model}），它会依次展示每一种问题卡片：单选、多选、开关、文本、数字、日期、目录和批量提问，再转来一个 MCP 服务器的表单（luban 为演示启动的 demo 服务器），最后在同一条回复里请你批准两次写文件（luban-demo/deploy-plan.md 和 luban-demo/checklist.md），可以用“全部批准”一次批准。发送任意消息开始演示。',
 }
 
 /** Dict is the set of message keys; every language must define all of them. */
@@ -198,7 +198,7 @@ const en: Dict = {
   welcomeStart: 'Type a message below to start.',
   welcomeWaiting: (n: number) => (n === 1 ? '1 question is waiting for your answer' : `${n} questions are waiting for your answer`),
   welcomeWaitingOpen: 'Open',
-  welcomeDemo: 'The model is a scripted demo ({model}): it walks through every kind of question card: single and multiple choice, switches, text, number, date, directory and a batch of questions, then passes on the form of an MCP server (the demo server luban starts for it), and last it asks you to approve writing a file (luban-demo/deploy-plan.md). Send any message to start the demo.',
+  welcomeDemo: 'The model is a scripted demo ({model}): it walks through every kind of question card: single and multiple choice, switches, text, number, date, directory and a batch of questions, then passes on the form of an MCP server (the demo server luban starts for it), and last it asks you to approve writing two files in one reply (luban-demo/deploy-plan.md and luban-demo/checklist.md), both at once with Approve all. Send any message to start the demo.',
 }
 
 /** dicts maps each language to its strings. */
