@@ -430,16 +430,21 @@ func TestCycleCountsPostgres(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, bb.cycle(ctx))
-	before, clientBefore := bb.pg.RoundTrips(), bb.clientReads.Load()
+	before, stmtsBefore, clientBefore := bb.pg.RoundTrips(), bb.pg.Statements(), bb.clientReads.Load()
 	const cycles = 10
 	for range cycles {
 		require.NoError(t, bb.cycle(ctx))
 	}
-	trips := float64(bb.pg.RoundTrips()-before-bb.clientReads.Load()+clientBefore) / cycles
-	t.Logf("per cycle: %.1f round trips of the runner", trips)
+	client := bb.clientReads.Load() - clientBefore
+	trips := float64(bb.pg.RoundTrips()-before-client) / cycles
+	stmts := float64(bb.pg.Statements()-stmtsBefore-client) / cycles
+	t.Logf("per cycle: %.1f round trips of the runner, %.1f statements in them", trips, stmts)
 	// Half a round trip of slack for the runner's own timers (a lease
 	// renewal on a loaded machine); one more per cycle fails.
 	require.LessOrEqual(t, trips, 14.5, "round trips per cycle")
+	// 46: 12 of them BEGIN, NOTIFY and COMMIT; a round trip's events are
+	// one statement per session, its trace rows one.
+	require.LessOrEqual(t, stmts, 46.5, "statements per cycle")
 }
 
 // counts is the SQLite store's counts (zero on PostgreSQL).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -35,6 +36,115 @@ type pipeTx struct {
 	// locked (or created): their last event sequence number and owner, so
 	// that their next events are queued with the number they will get.
 	sess map[string]*txSession
+	// events are the queued events, by session in the order of each
+	// session's first: one multi-row statement per session, sent at the
+	// end of the next batch (nothing in a batch reads events before its
+	// last statement, and the events table has no foreign keys).
+	events []*eventRows
+	// traces are the queued trace rows: one statement, sent at the end of
+	// the next batch like events (no foreign keys; a read of them in the
+	// transaction comes after).
+	traces traceRows
+}
+
+// traceRows are trace rows queued in a transaction, column by column.
+type traceRows struct {
+	sessions, runIDs, kinds, datas []string
+	ats                            []time.Time
+}
+
+// insertTracesSQL inserts the trace rows of arrays $1.. in their order.
+const insertTracesSQL = `INSERT INTO trace (session_id, run_id, kind, data, at)
+	SELECT u.session_id, u.run_id, u.kind, u.data, u.at
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY AS u(session_id, run_id, kind, data, at, n)
+	ORDER BY u.n`
+
+// queueTrace queues a trace row.
+func (p *pipeTx) queueTrace(session, runID, kind, data string, at time.Time) {
+	t := &p.traces
+	t.sessions, t.runIDs, t.kinds, t.datas = append(t.sessions, session), append(t.runIDs, runID), append(t.kinds, kind), append(t.datas, data)
+	t.ats = append(t.ats, at)
+}
+
+// pending reports whether rows wait to be sent.
+func (p *pipeTx) pending() bool {
+	return len(p.queue) > 0 || len(p.events) > 0 || len(p.traces.kinds) > 0
+}
+
+// eventRows are events of one session queued in a transaction that holds
+// its row; last is the number the last of them gets.
+type eventRows struct {
+	session                    string
+	last                       int64
+	names, datas, refs, runIDs []string
+	ats                        []time.Time
+}
+
+// appendEventsSQL appends the events of arrays $3.. to session $1, which
+// has $2 of them, numbered after its last_seq, and returns each number.
+const appendEventsSQL = `WITH s AS (UPDATE sessions SET last_seq = last_seq + $2 WHERE id = $1 RETURNING last_seq)
+	INSERT INTO events (session_id, seq, name, data, ref, run_id, created_at)
+	SELECT $1, s.last_seq - $2 + u.n, u.name, u.data, NULLIF(u.ref, ''), NULLIF(u.run_id, ''), u.at
+	FROM s, unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[]) WITH ORDINALITY AS u(name, data, ref, run_id, at, n)
+	RETURNING seq`
+
+// queueEvent queues an event of a session the transaction holds, which
+// gets number seq (the session's next).
+func (p *pipeTx) queueEvent(session string, seq int64, name, data, ref, runID string, at time.Time) {
+	var g *eventRows
+	for _, e := range p.events {
+		if e.session == session {
+			g = e
+		}
+	}
+	if g == nil {
+		g = &eventRows{session: session}
+		p.events = append(p.events, g)
+	}
+	g.last = seq
+	g.names, g.datas, g.refs, g.runIDs = append(g.names, name), append(g.datas, data), append(g.refs, ref), append(g.runIDs, runID)
+	g.ats = append(g.ats, at)
+}
+
+// flushEvents moves the queued trace rows (one statement) and events to
+// the end of the queue, one statement per session whose answer is
+// checked: every number as expected.
+func (p *pipeTx) flushEvents() {
+	if t := p.traces; len(t.kinds) > 0 {
+		p.queue = append(p.queue, queued{sql: insertTracesSQL, args: encodeArgs([]any{t.sessions, t.runIDs, t.kinds, t.datas, t.ats})})
+		p.traces = traceRows{}
+	}
+	for _, g := range p.events {
+		n := int64(len(g.names))
+		p.queue = append(p.queue, queued{sql: appendEventsSQL,
+			args: encodeArgs([]any{g.session, n, g.names, g.datas, g.refs, g.runIDs, g.ats}),
+			read: func(br pgx.BatchResults) error {
+				rows, err := br.Query()
+				if err != nil {
+					return fmt.Errorf("postgres: event append: %w", err)
+				}
+				defer rows.Close()
+				want := g.last - n + 1
+				for rows.Next() {
+					var got int64
+					if err := rows.Scan(&got); err != nil {
+						return fmt.Errorf("postgres: event append: %w", err)
+					}
+					if got != want {
+						return fmt.Errorf("postgres: event append: session %s numbered an event %d, not %d", g.session, got, want)
+					}
+					want++
+				}
+				if err := rows.Err(); err != nil {
+					return fmt.Errorf("postgres: event append: %w", err)
+				}
+				if want != g.last+1 {
+					return fmt.Errorf("postgres: event append: session %s: %d events of %d written", g.session, want-(g.last-n+1), n)
+				}
+				return nil
+			}})
+	}
+	p.events = nil
 }
 
 // txSession is a session row the transaction holds: seq is its last_seq
@@ -98,12 +208,13 @@ func (p *pipeTx) laterRead(read func(pgx.BatchResults) error, sql string, args .
 
 // direct reports whether a statement can go alone: the transaction has
 // begun and nothing waits in the queue.
-func (p *pipeTx) direct() bool { return p.begun && len(p.queue) == 0 }
+func (p *pipeTx) direct() bool { return p.begun && !p.pending() }
 
 // send sends BEGIN (once), the queue and tail in one batch, reads the
 // results of all but tail and returns the batch positioned at tail's
 // results. On an error the batch is closed.
 func (p *pipeTx) send(ctx context.Context, tail ...queued) (pgx.BatchResults, error) {
+	p.flushEvents()
 	b := &pgx.Batch{}
 	lead := 0
 	if !p.begun {
@@ -144,7 +255,7 @@ func (p *pipeTx) send(ctx context.Context, tail ...queued) (pgx.BatchResults, er
 // sendQueued sends the queue (and BEGIN, if not sent yet) on its own and
 // reads its results.
 func (p *pipeTx) sendQueued(ctx context.Context) error {
-	if p.begun && len(p.queue) == 0 {
+	if p.direct() {
 		return nil
 	}
 	br, err := p.send(ctx)
@@ -159,7 +270,7 @@ func (p *pipeTx) sendQueued(ctx context.Context) error {
 // is nothing to commit.
 func (p *pipeTx) commit(ctx context.Context, notify []queued) error {
 	p.queue, p.last = append(p.queue, p.last...), nil
-	if !p.begun && len(p.queue) == 0 && len(notify) == 0 {
+	if !p.begun && !p.pending() && len(notify) == 0 {
 		return nil
 	}
 	br, err := p.send(ctx, append(notify, queued{sql: "COMMIT"})...)

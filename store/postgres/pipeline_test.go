@@ -89,7 +89,7 @@ func TestPipelinedTransaction(t *testing.T) {
 	defer s.Close()
 	ctx := context.Background()
 	now := time.Now()
-	before := s.RoundTrips()
+	before, stmts := s.RoundTrips(), s.Statements()
 	require.NoError(t, s.InTx(ctx, func(tx store.Tx) error {
 		if _, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: "sess", Owner: "o", Now: now}); err != nil {
 			return err
@@ -108,6 +108,7 @@ func TestPipelinedTransaction(t *testing.T) {
 		return nil
 	}))
 	require.Equal(t, int64(1), s.RoundTrips()-before, "BEGIN, the writes, NOTIFY and COMMIT in one batch")
+	require.Equal(t, int64(6), s.Statements()-stmts, "BEGIN, session, run, the three events in one statement, NOTIFY, COMMIT")
 	// A second run of the new session is asked for, and conflicts.
 	err = s.InTx(ctx, func(tx store.Tx) error {
 		if _, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: "sess2", Owner: "o", Now: now}); err != nil {

@@ -320,17 +320,20 @@ type txExecutor struct{ executor }
 // statement sent alone and every batch (one pipeline, however many
 // statements it holds). Not counted: preparing a statement the first time a
 // connection sends it, a cost per connection, not per piece of work.
-type roundTrips struct{ n atomic.Int64 }
+// stmts counts the statements in them.
+type roundTrips struct{ n, stmts atomic.Int64 }
 
 func (t *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	t.n.Add(1)
+	t.stmts.Add(1)
 	return ctx
 }
 
 func (t *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-func (t *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+func (t *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
 	t.n.Add(1)
+	t.stmts.Add(int64(d.Batch.Len()))
 	return ctx
 }
 
@@ -343,6 +346,10 @@ func (t *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEnd
 // since Open, for benchmarks and tests that count what a piece of work
 // costs the server.
 func (s *Store) RoundTrips() int64 { return s.trips.n.Load() }
+
+// Statements is the number of statements those round trips carried
+// (BEGIN, COMMIT and NOTIFY included).
+func (s *Store) Statements() int64 { return s.trips.stmts.Load() }
 
 // notifySQL NOTIFYs every key of $2 on channel $1.
 const notifySQL = `SELECT pg_notify($1, k) FROM unnest($2::text[]) AS k`

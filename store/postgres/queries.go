@@ -164,42 +164,32 @@ func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (
 // statement; no row for an unknown session. It returns the number and the
 // session's owner (for the feed).
 const appendEventSQL = `WITH s AS (UPDATE sessions SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq, owner)
-	INSERT INTO events (session_id, seq, name, data, ref, run_id, created_at) SELECT $1, s.last_seq, $2, $3, $4, NULLIF($5, ''), $6 FROM s
+	INSERT INTO events (session_id, seq, name, data, ref, run_id, created_at) SELECT $1, s.last_seq, $2, $3, NULLIF($4, ''), NULLIF($5, ''), $6 FROM s
 	RETURNING seq, (SELECT owner FROM s)`
 
 // appendEvent inserts the event and, for a store.FeedEvents name, its feed
 // entry (appendFeed), whose Subscribe keys it returns for NOTIFY. In a
 // transaction that holds the session's row already (pipeTx.sess: it
 // created the session, appended to it or changed one of its runs) the
-// number the event gets is known: the statement is queued, its answer
-// checked when it comes back, and the append costs no round trip.
+// number the event gets is known: the event is queued (pipeTx.queueEvent:
+// the session's queued events are one statement), its number checked when
+// the statement comes back, and the append costs no round trip.
 func appendEvent(ctx context.Context, q querier, p *store.EventAppendParams) (*store.Event, []string, error) {
-	data, ref := string(p.Data), any(nil)
+	data, ref := string(p.Data), ""
 	if p.Ref != "" {
 		data, ref = "", p.Ref
 	} else if p.MessageRef != "" {
 		ref = p.MessageRef
 	}
-	args := []any{p.SessionID, p.Name, data, ref, p.RunID, p.Now.UTC()}
 	pipe, _ := q.(*pipeTx)
 	var seq int64
 	var owner string
 	if held := pipe.held(p.SessionID); held != nil {
 		held.seq++
 		seq, owner = held.seq, held.owner
-		pipe.laterRead(func(br pgx.BatchResults) error {
-			var got int64
-			var o string
-			if err := br.QueryRow().Scan(&got, &o); err != nil {
-				return notFound(err, "event append: session "+p.SessionID)
-			}
-			if got != seq {
-				return fmt.Errorf("postgres: event append: session %s numbered the event %d, not %d", p.SessionID, got, seq)
-			}
-			return nil
-		}, appendEventSQL, args...)
+		pipe.queueEvent(p.SessionID, seq, p.Name, data, ref, p.RunID, p.Now.UTC())
 	} else {
-		if err := q.QueryRow(ctx, appendEventSQL, args...).Scan(&seq, &owner); err != nil {
+		if err := q.QueryRow(ctx, appendEventSQL, p.SessionID, p.Name, data, ref, p.RunID, p.Now.UTC()).Scan(&seq, &owner); err != nil {
 			return nil, nil, notFound(err, "event append: session "+p.SessionID)
 		}
 		pipe.hold(p.SessionID, seq, owner)
@@ -786,6 +776,10 @@ func (e executor) SessionSetStatus(ctx context.Context, p *store.SessionSetStatu
 
 // TraceInsert implements store.Executor.
 func (e executor) TraceInsert(ctx context.Context, p *store.TraceInsertParams) error {
+	if pipe, ok := e.q.(*pipeTx); ok {
+		pipe.queueTrace(p.SessionID, p.RunID, p.Kind, string(p.Data), p.Now.UTC())
+		return nil
+	}
 	if err := e.execLater(ctx, `INSERT INTO trace (session_id, run_id, kind, data, at) VALUES ($1, $2, $3, $4, $5)`,
 		p.SessionID, p.RunID, p.Kind, string(p.Data), p.Now.UTC()); err != nil {
 		return fmt.Errorf("postgres: trace insert: %w", err)
