@@ -59,7 +59,7 @@ function transcript(reqs: InputRequest[]) {
  * its GET /api/interactions/pending answer. The session's event stream
  * stays open (watch holds it) so a test can send events on it.
  */
-async function setup(reqs: InputRequest[], pending: unknown, continueRoute: Route) {
+async function setup(reqs: InputRequest[], pending: unknown, continueRoute: Route, lang: 'zh' | 'en' = 'zh') {
   window.history.replaceState(null, '', '/s/s1')
   const watch: ServerResponse[] = []
   const srv: FakeServer = await startServer({
@@ -77,7 +77,7 @@ async function setup(reqs: InputRequest[], pending: unknown, continueRoute: Rout
   })
   const api = new Api({ base: srv.base, retryDelayMs: 1, maxRetries: 1 })
   const user = userEvent.setup()
-  render(<App api={api} initialLang="zh" />)
+  render(<App api={api} initialLang={lang} />)
   const continues = () => srv.requests.filter((r) => r.method === 'POST' && r.url === '/api/chat/continue')
   await waitFor(() => expect(srv.requests.some((r) => r.url === '/api/interactions/pending?sessionId=s1')).toBe(true))
   return { srv, user, continues, watch }
@@ -213,6 +213,16 @@ describe('Approve all', () => {
     expect(screen.getByTestId('approve-all')).toHaveAccessibleDescription(/出错了/)
     expect(card(1)).toHaveAttribute('data-phase', 'editing')
     expect(card(2)).toHaveAttribute('data-phase', 'editing')
+  })
+
+  it('speaks English with the page', async () => {
+    const reqs = [approval(1), approval(2), approval(3)]
+    await setup(reqs, { pending: reqs[0], last: null, requests: reqs }, json(500, {}), 'en')
+    const bar = await screen.findByTestId('approve-all-bar')
+    expect(bar).toHaveAttribute('data-count', '3')
+    expect(bar).toHaveTextContent('3 tool calls wait for your approval')
+    expect(within(bar).getByTestId('approve-all')).toHaveTextContent('Approve all 3')
+    expect(screen.getByTestId('composer-hint')).toHaveTextContent('Approve or reject the tool calls above first')
   })
 
   it('a server that sends only `pending` still restores its card; one approval offers no batch', async () => {
