@@ -68,12 +68,12 @@ var scansAllowed = []string{
 // with the index its plan must use: a query that stops using it reads a
 // table's worth of pages per step.
 var hotQueries = []struct{ name, sql, index string }{
-	{"group commit's next event number", "SELECT s.owner, MAX(s.last_seq, COALESCE((SELECT MAX(e.seq) FROM events e", "PRIMARY KEY"},
+	{"group commit's next event number", "SELECT s.k, s.owner, MAX(s.last_seq, COALESCE((SELECT MAX(e.seq) FROM events e", "PRIMARY KEY"},
 	{"EventList", "SELECT e.seq, e.name, e.data, i.request", "PRIMARY KEY"},
 	{"EventList (interaction reference)", "SELECT e.seq, e.name, e.data, i.request", "PRIMARY KEY"},
 	{"EventList (message reference)", "SELECT e.seq, e.name, e.data, i.request", "sqlite_autoindex_messages_1"},
-	{"EventDelete", "DELETE FROM events WHERE session_id = ? AND seq BETWEEN", "PRIMARY KEY"},
-	{"MessageList", "FROM messages WHERE session_id = ? ORDER BY seq", "messages_session"},
+	{"EventDelete", "DELETE FROM events WHERE sk = (SELECT k FROM sessions WHERE id = ?) AND seq BETWEEN", "PRIMARY KEY"},
+	{"MessageList", "FROM messages WHERE sk = (SELECT k FROM sessions WHERE id = ?) ORDER BY seq", "messages_session"},
 	{"InteractionGetPending", "WHERE session_id = ? AND status = 0 ORDER BY created_at LIMIT 1", "interactions_session_pending"},
 	{"InboxList (pending)", "WHERE s.owner = ? AND i.status = 0", "interactions_session_pending"},
 	{"InteractionList", "FROM interactions WHERE session_id = ? ORDER BY created_at, id", "interactions_tool_call"},
@@ -86,7 +86,7 @@ var hotQueries = []struct{ name, sql, index string }{
 	{"DeadlineListDue", "WHERE d.fired_at IS NULL AND d.due_at <= ?", "interaction_deadlines_due"},
 	{"SessionGet", "FROM sessions WHERE id = ?", "sqlite_autoindex_sessions_1"},
 	{"SessionList", "FROM sessions WHERE owner = ?", "sessions_owner_updated"},
-	{"TraceList", "FROM trace WHERE session_id = ? ORDER BY id", "trace_session"},
+	{"TraceList", "FROM trace WHERE sk = (SELECT k FROM sessions WHERE id = ?) ORDER BY id", "trace_session"},
 	{"FeedList", "WHERE f.owner = ? AND f.seq > ?", "PRIMARY KEY"},
 	{"FeedListUnfanned", "WHERE f.fanned = 0 ORDER BY", "feed_unfanned"},
 }

@@ -49,16 +49,16 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 		return fmt.Errorf("sqlite: session %s: %w", id, store.ErrRunActive)
 	}
 	for _, q := range []string{
-		`DELETE FROM events WHERE session_id = ?`,
-		keepFeedSeq + `WHERE session_id = ?` + keepFeedSeqEnd,
-		`DELETE FROM feed WHERE session_id = ?`,
+		`DELETE FROM events WHERE sk = ` + sessionKey,
+		keepFeedSeq + `WHERE sk = ` + sessionKey + keepFeedSeqEnd,
+		`DELETE FROM feed WHERE sk = ` + sessionKey,
 		`DELETE FROM webhook_deliveries WHERE session_id = ?`,
 		`DELETE FROM notify_messages WHERE session_id = ?`,
-		`DELETE FROM trace WHERE session_id = ?`,
+		`DELETE FROM trace WHERE sk = ` + sessionKey,
 		`DELETE FROM interaction_deadlines WHERE request_id IN (SELECT id FROM interactions WHERE session_id = ?)`,
 		`DELETE FROM mcp_tasks WHERE session_id = ?`,
 		`DELETE FROM interactions WHERE session_id = ?`,
-		`DELETE FROM messages WHERE session_id = ?`,
+		`DELETE FROM messages WHERE sk = ` + sessionKey,
 		`DELETE FROM runs WHERE session_id = ?`,
 		`DELETE FROM sessions WHERE id = ?`,
 	} {
@@ -103,7 +103,7 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 	if !p.EventsBefore.IsZero() {
 		rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions s WHERE updated_at < ?
 			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.open = 1)
-			AND (EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id) OR EXISTS (SELECT 1 FROM trace t WHERE t.session_id = s.id))
+			AND (EXISTS (SELECT 1 FROM events e WHERE e.sk = s.k) OR EXISTS (SELECT 1 FROM trace t WHERE t.sk = s.k))
 			LIMIT ?`, ts(p.EventsBefore), limit)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: prune: %w", err)
@@ -125,16 +125,16 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 			in := "(" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + ")"
 			// The sessions keep their last event number, so that the next
 			// event of a pruned session does not reuse one a client saw.
-			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_seq = MAX(last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.session_id = sessions.id), 0))
+			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_seq = MAX(last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.sk = sessions.k), 0))
 				WHERE id IN `+in, ids...); err != nil {
 				return nil, fmt.Errorf("sqlite: prune events: %w", err)
 			}
-			r, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session_id IN `+in, ids...)
+			r, err := tx.ExecContext(ctx, `DELETE FROM events WHERE sk IN (SELECT k FROM sessions WHERE id IN `+in+`)`, ids...)
 			if err != nil {
 				return nil, fmt.Errorf("sqlite: prune events: %w", err)
 			}
 			res.Events, _ = r.RowsAffected()
-			r, err = tx.ExecContext(ctx, `DELETE FROM trace WHERE session_id IN `+in, ids...)
+			r, err = tx.ExecContext(ctx, `DELETE FROM trace WHERE sk IN (SELECT k FROM sessions WHERE id IN `+in+`)`, ids...)
 			if err != nil {
 				return nil, fmt.Errorf("sqlite: prune trace: %w", err)
 			}

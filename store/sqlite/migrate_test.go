@@ -278,3 +278,123 @@ func TestMigrationCompact(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, before, dump())
 }
+
+// Migration 00016 keys a session's rows by the session's integer key: a
+// database with sessions, messages, events (with references), trace and
+// feed rows from before it reads back the same (numbers kept), new rows
+// take up the numbers after them, the tables that name sessions(id) still
+// do, and Down gives back the rows with their session ids.
+func TestMigrationSessionKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, p, path := migratedTo(t, 16-1)
+	for _, q := range []string{
+		`INSERT INTO sessions (id, owner, title, status, last_seq, created_at, updated_at) VALUES
+			('sess_a', 'o', 'a', 'waiting_input', 0, 1, 5), ('sess_b', 'o', 'b', 'idle', 9, 2, 2)`,
+		`INSERT INTO runs (id, session_id, agent, status, created_at, updated_at) VALUES ('run_a', 'sess_a', '', 'waiting_input', 1, 1)`,
+		`INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, created_at, expires_at) VALUES
+			('ask_1', 'sess_a', 'run_a', 'call_1', 'ask_user', '{"id":"ask_1"}', 1, 9999999999999)`,
+		`INSERT INTO messages (seq, id, session_id, run_id, role, content, tool_calls, tool_call_id, created_at) VALUES
+			(3, 'msg_1', 'sess_a', 'run_a', 'user', 'hi', NULL, '', 1),
+			(4, 'msg_x', 'sess_b', '', 'user', 'other', NULL, '', 1),
+			(8, 'msg_2', 'sess_a', 'run_a', 'assistant', 'ask', '[{"id":"call_1","name":"ask_user","arguments":"{}"}]', '', 2)`,
+		`INSERT INTO events (session_id, seq, name, data, ref, run_id, created_at) VALUES
+			('sess_a', 1, 'session', '{"sessionId":"sess_a","runId":"run_a"}', NULL, 'run_a', 1),
+			('sess_a', 2, 'message', '{"messageId":"msg_1","content":""}', 'msg_1', NULL, 1),
+			('sess_a', 5, 'user_input_required', '', 'ask_1', 'run_a', 2)`,
+		`INSERT INTO trace (id, session_id, run_id, kind, data, at) VALUES (6, 'sess_a', 'run_a', 'model_call', '{}', 1), (7, 'sess_b', '', 'x', '{}', 1)`,
+		`INSERT INTO feed (owner, seq, session_id, session_seq, name, data, ref, created_at) VALUES
+			('o', 4, 'sess_a', 5, 'user_input_required', '', 'ask_1', 2), ('bob', 2, 'sess_a', 5, 'user_input_required', '', 'ask_1', 2)`,
+		`INSERT INTO audit (session_id, request_id, action, at) VALUES ('sess_a', 'ask_1', 'asked', 2)`,
+	} {
+		_, err := db.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+
+	s, err := Open(ctx, path, nil) // applies 00016
+	require.NoError(t, err)
+	sess, err := s.SessionGet(ctx, "sess_a")
+	require.NoError(t, err)
+	require.Equal(t, int64(5), sess.LastSeq)
+	sb, err := s.SessionGet(ctx, "sess_b")
+	require.NoError(t, err)
+	require.Equal(t, int64(9), sb.LastSeq, "the kept number of pruned events")
+	evs, err := s.EventList(ctx, &store.EventListParams{SessionID: "sess_a"})
+	require.NoError(t, err)
+	require.Len(t, evs, 3)
+	require.Equal(t, []int64{1, 2, 5}, []int64{evs[0].Seq, evs[1].Seq, evs[2].Seq})
+	require.JSONEq(t, `{"messageId":"msg_1","content":"hi"}`, string(evs[1].Data), "a message reference reads the message")
+	require.JSONEq(t, `{"id":"ask_1"}`, string(evs[2].Data), "a request reference reads the interaction")
+	require.Equal(t, "run_a", evs[2].RunID)
+	msgs, err := s.MessageList(ctx, "sess_a")
+	require.NoError(t, err)
+	require.Len(t, msgs, 2)
+	require.Equal(t, []int64{3, 8}, []int64{msgs[0].Seq, msgs[1].Seq})
+	require.Equal(t, "sess_a", msgs[1].SessionID)
+	require.Len(t, msgs[1].Calls, 1)
+	tr, err := s.TraceList(ctx, "sess_a")
+	require.NoError(t, err)
+	require.Len(t, tr, 1)
+	require.Equal(t, int64(6), tr[0].ID)
+	require.Equal(t, "sess_a", tr[0].SessionID)
+	feed, err := s.FeedList(ctx, &store.FeedListParams{Owner: "o"})
+	require.NoError(t, err)
+	require.Len(t, feed, 1)
+	require.Equal(t, int64(4), feed[0].Seq)
+	require.Equal(t, "sess_a", feed[0].SessionID)
+	require.JSONEq(t, `{"id":"ask_1"}`, string(feed[0].Data))
+	au, err := s.AuditList(ctx, "sess_a")
+	require.NoError(t, err)
+	require.Len(t, au, 1)
+	st, err := s.InteractionGetState(ctx, &store.InteractionGetStateParams{ID: "ask_1", Messages: true})
+	require.NoError(t, err)
+	require.Len(t, st.Messages, 2)
+
+	// New rows take up the numbers after the old ones.
+	ev, err := s.EventAppend(ctx, &store.EventAppendParams{SessionID: "sess_a", Name: "done", Data: []byte(`{}`), RunID: "run_a", Now: time.UnixMicro(3)})
+	require.NoError(t, err)
+	require.Equal(t, int64(6), ev.Seq)
+	ev, err = s.EventAppend(ctx, &store.EventAppendParams{SessionID: "sess_b", Name: "session", Data: []byte(`{}`), Now: time.UnixMicro(3)})
+	require.NoError(t, err)
+	require.Equal(t, int64(10), ev.Seq)
+	feed, err = s.FeedList(ctx, &store.FeedListParams{Owner: "o"})
+	require.NoError(t, err)
+	require.Equal(t, int64(5), feed[len(feed)-1].Seq)
+	m, err := s.MessageInsert(ctx, &store.MessageInsertParams{ID: "msg_3", SessionID: "sess_a", Role: "user", Content: "three", Now: time.UnixMicro(3)})
+	require.NoError(t, err)
+	require.Equal(t, int64(9), m.Seq)
+	_, err = s.SessionCreate(ctx, &store.SessionCreateParams{ID: "sess_c", Owner: "o", Now: time.UnixMicro(4)})
+	require.NoError(t, err)
+	var kc, kmax int64
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT k FROM sessions WHERE id = 'sess_c'`).Scan(&kc))
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT MAX(k) FROM sessions WHERE id <> 'sess_c'`).Scan(&kmax))
+	require.Greater(t, kc, kmax, "a new session's key comes after every other")
+	_, err = s.MessageInsert(ctx, &store.MessageInsertParams{ID: "msg_4", SessionID: "nope", Role: "user", Now: time.UnixMicro(3)})
+	require.Error(t, err, "no message of a session that does not exist")
+
+	// The tables that name sessions(id) still do, and nothing dangles.
+	var runsSQL string
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE name = 'runs'`).Scan(&runsSQL))
+	require.Contains(t, runsSQL, "REFERENCES sessions (id)")
+	rows, err := db.QueryContext(ctx, `PRAGMA foreign_key_check`)
+	require.NoError(t, err)
+	require.False(t, rows.Next(), "foreign_key_check finds nothing")
+	rows.Close()
+	_, err = db.ExecContext(ctx, `INSERT INTO runs (id, session_id, agent, status, created_at, updated_at) VALUES ('run_z', 'sess_none', '', 'failed', 1, 1)`)
+	require.Error(t, err, "runs still references sessions")
+	require.NoError(t, s.Close())
+
+	_, err = p.DownTo(ctx, 16-1)
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM events WHERE session_id = 'sess_a'`).Scan(&n))
+	require.Equal(t, 4, n)
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM messages WHERE session_id = 'sess_a'`).Scan(&n))
+	require.Equal(t, 3, n)
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM feed WHERE session_id = 'sess_a'`).Scan(&n))
+	require.Equal(t, 3, n)
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM trace WHERE session_id = 'sess_b'`).Scan(&n))
+	require.Equal(t, 1, n)
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions`).Scan(&n))
+	require.Equal(t, 3, n)
+}

@@ -103,8 +103,8 @@ func (e executor) SessionPage(ctx context.Context, p *store.SessionPageParams) (
 
 // feedSelect reads feed entries as f, the request of a referenced
 // interaction in the place of data.
-const feedSelect = `SELECT f.owner, f.seq, f.session_id, f.session_seq, f.name, f.data, ` + requestCols + `, f.created_at
-	FROM feed f LEFT JOIN interactions i ON i.id = f.ref `
+const feedSelect = `SELECT f.owner, f.seq, s.id, f.session_seq, f.name, f.data, ` + requestCols + `, f.created_at
+	FROM feed f JOIN sessions s ON s.k = f.sk LEFT JOIN interactions i ON i.id = f.ref `
 
 func scanFeed(rows rowsReader) ([]*store.FeedEntry, error) {
 	defer rows.Close()
@@ -251,7 +251,7 @@ func (e executor) webhookFinish(ctx context.Context, p *store.WebhookFinishParam
 	if err != nil || n != 1 || len(p.Trace) == 0 {
 		return n == 1, err
 	}
-	if _, err := e.w.ExecContext(ctx, `INSERT INTO trace (session_id, run_id, kind, data, at) SELECT session_id, '', 'webhook', ?, ? FROM webhook_deliveries WHERE id = ?`,
+	if _, err := e.w.ExecContext(ctx, `INSERT INTO trace (sk, run_id, kind, data, at) SELECT s.k, '', 'webhook', ?, ? FROM webhook_deliveries d JOIN sessions s ON s.id = d.session_id WHERE d.id = ?`,
 		string(p.Trace), ts(p.Now), p.ID); err != nil {
 		return false, fmt.Errorf("sqlite: webhook finish: trace: %w", err)
 	}

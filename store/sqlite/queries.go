@@ -153,7 +153,7 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	// store.SpliceMessage).
 	rows, err := e.r.QueryContext(ctx, `SELECT e.seq, e.name, e.data, `+requestCols+`, m.content, m.tool_calls, COALESCE(e.run_id, ''), e.created_at
 		FROM events e LEFT JOIN interactions i ON i.id = e.ref LEFT JOIN messages m ON m.id = e.ref AND i.id IS NULL
-		WHERE e.session_id = ? AND e.seq > ? ORDER BY e.seq LIMIT ?`, p.SessionID, p.AfterSeq, limit)
+		WHERE e.sk = `+sessionKey+` AND e.seq > ? ORDER BY e.seq LIMIT ?`, p.SessionID, p.AfterSeq, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: event list: %w", err)
 	}
@@ -191,7 +191,7 @@ func (e executor) EventDelete(ctx context.Context, p *store.EventDeleteParams) (
 	for _, n := range p.Names {
 		args = append(args, n)
 	}
-	res, err := e.w.ExecContext(ctx, `DELETE FROM events WHERE session_id = ? AND seq BETWEEN ? AND ? AND name IN (`+
+	res, err := e.w.ExecContext(ctx, `DELETE FROM events WHERE sk = `+sessionKey+` AND seq BETWEEN ? AND ? AND name IN (`+
 		strings.TrimSuffix(strings.Repeat("?,", len(p.Names)), ",")+`)`, args...)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: event delete: %w", err)
@@ -425,8 +425,8 @@ func sortInteractions(its []*store.Interaction) {
 func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParams) (*store.Message, error) {
 	// seq is the rowid: an Exec and its last insert id, not RETURNING,
 	// whose rows cost database/sql a goroutine inside a transaction.
-	res, err := e.w.ExecContext(ctx, `INSERT INTO messages (id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	res, err := e.w.ExecContext(ctx, `INSERT INTO messages (id, sk, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at)
+		VALUES (?, `+sessionKey+`, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.ID, p.SessionID, p.RunID, p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata), p.ParentID, p.CallIndex, ts(p.Now))
 	var seq int64
 	if err == nil {
@@ -444,7 +444,7 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 }
 
 // messageCols are a message's columns as scanMessage reads them.
-const messageCols = `seq, id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at`
+const messageCols = `seq, id, (SELECT s.id FROM sessions s WHERE s.k = messages.sk), run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at`
 
 func scanMessage(sc interface{ Scan(...any) error }) (*store.Message, error) {
 	// One allocation, as in scanInteraction.
@@ -466,7 +466,7 @@ func scanMessage(sc interface{ Scan(...any) error }) (*store.Message, error) {
 
 // MessageList implements store.Executor.
 func (e executor) MessageList(ctx context.Context, sessionID string) ([]*store.Message, error) {
-	rows, err := e.r.QueryContext(ctx, `SELECT `+messageCols+` FROM messages WHERE session_id = ? ORDER BY seq`, sessionID)
+	rows, err := e.r.QueryContext(ctx, `SELECT `+messageCols+` FROM messages WHERE sk = `+sessionKey+` ORDER BY seq`, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: message list: %w", err)
 	}
@@ -676,7 +676,12 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 // sessionCols reads last_seq as the session's last event number: the
 // larger of the events' last and the column (what Prune keeps of deleted
 // events; EventAppend no longer updates it).
-const sessionCols = `id, owner, title, status, MAX(last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.session_id = sessions.id), 0)), created_at, updated_at, agent`
+const sessionCols = `id, owner, title, status, MAX(last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.sk = sessions.k), 0)), created_at, updated_at, agent`
+
+// sessionKey is the key (sessions.k) of the session whose id is the
+// statement's next parameter: the session's rows in messages, events,
+// trace and the feed name it by its key (migration 00016).
+const sessionKey = `(SELECT k FROM sessions WHERE id = ?)`
 
 func scanSession(sc interface{ Scan(...any) error }) (*store.Session, error) {
 	// One allocation, as in scanInteraction.
@@ -698,12 +703,17 @@ func (e executor) SessionCreate(ctx context.Context, p *store.SessionCreateParam
 	if status == "" {
 		status = "idle"
 	}
-	if _, err := e.w.ExecContext(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at, agent) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		p.ID, p.Owner, p.Title, status, ts(p.Now), ts(p.Now), p.Agent); err != nil {
+	res, err := e.w.ExecContext(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at, agent) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		p.ID, p.Owner, p.Title, status, ts(p.Now), ts(p.Now), p.Agent)
+	var k int64
+	if err == nil {
+		k, err = res.LastInsertId()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: session create: %w", err)
 	}
 	if e.buf != nil {
-		e.buf.created(p.ID, p.Owner)
+		e.buf.created(p.ID, p.Owner, k)
 	}
 	return &store.Session{ID: p.ID, Owner: p.Owner, Title: p.Title, Status: status, Agent: p.Agent, CreatedAt: p.Now, UpdatedAt: p.Now}, nil
 }
@@ -756,7 +766,7 @@ func (e executor) TraceInsert(ctx context.Context, p *store.TraceInsertParams) e
 		e.buf.trace = append(e.buf.trace, &cp)
 		return nil
 	}
-	if _, err := e.w.ExecContext(ctx, `INSERT INTO trace (session_id, run_id, kind, data, at) VALUES (?, ?, ?, ?, ?)`,
+	if _, err := e.w.ExecContext(ctx, `INSERT INTO trace (sk, run_id, kind, data, at) VALUES (`+sessionKey+`, ?, ?, ?, ?)`,
 		p.SessionID, p.RunID, p.Kind, string(p.Data), ts(p.Now)); err != nil {
 		return fmt.Errorf("sqlite: trace insert: %w", err)
 	}
@@ -765,7 +775,7 @@ func (e executor) TraceInsert(ctx context.Context, p *store.TraceInsertParams) e
 
 // TraceList implements store.Executor.
 func (e executor) TraceList(ctx context.Context, sessionID string) ([]*store.TraceEntry, error) {
-	rows, err := e.r.QueryContext(ctx, `SELECT id, session_id, run_id, kind, data, at FROM trace WHERE session_id = ? ORDER BY id`, sessionID)
+	rows, err := e.r.QueryContext(ctx, `SELECT id, ?, run_id, kind, data, at FROM trace WHERE sk = `+sessionKey+` ORDER BY id`, sessionID, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: trace list: %w", err)
 	}

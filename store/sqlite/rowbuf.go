@@ -41,20 +41,23 @@ var bufTables = []string{"events", "feed", "trace", "audit", "principals"}
 const maxRowsPerInsert = 200
 
 // seqs are the numbers the writer goroutine knows: the last event number
-// of a session, a session's owner, the last feed number of an owner.
+// of a session, a session's owner and key (sessions.k), the last feed
+// number of an owner.
 type seqs struct {
 	ev    map[string]int64
 	owner map[string]string
+	key   map[string]int64
 	feed  map[string]int64
 }
 
 func newSeqs() *seqs {
-	return &seqs{ev: map[string]int64{}, owner: map[string]string{}, feed: map[string]int64{}}
+	return &seqs{ev: map[string]int64{}, owner: map[string]string{}, key: map[string]int64{}, feed: map[string]int64{}}
 }
 
 func (q *seqs) reset() {
 	clear(q.ev)
 	clear(q.owner)
+	clear(q.key)
 	clear(q.feed)
 }
 
@@ -66,22 +69,25 @@ func (q *seqs) merge(o *seqs) {
 	for k, v := range o.owner {
 		q.owner[k] = v
 	}
+	for k, v := range o.key {
+		q.key[k] = v
+	}
 	for k, v := range o.feed {
 		q.feed[k] = v
 	}
 }
 
 type eventRow struct {
-	sessionID, name, data string
-	ref                   any
-	runID                 string
-	seq, at               int64
+	name, data  string
+	ref         any
+	runID       string
+	sk, seq, at int64
 }
 
 type feedRow struct {
-	owner, sessionID, name, data string
-	ref                          any
-	seq, sessionSeq, at, fanned  int64
+	owner, name, data               string
+	ref                             any
+	sk, seq, sessionSeq, at, fanned int64
 }
 
 // rowBuf is one member's held-back rows and what it learnt of the numbers
@@ -126,14 +132,21 @@ func (b *rowBuf) before(q string) error {
 	return b.flush()
 }
 
-func (b *rowBuf) lastEvent(id string) (int64, string, bool) {
-	if v, ok := b.learnt.ev[id]; ok {
-		return v, b.learnt.owner[id], true
+// session is what the writer knows of a session: its key, its owner, its
+// last event number.
+type session struct {
+	key   int64
+	owner string
+	last  int64
+}
+
+func (b *rowBuf) lastEvent(id string) (session, bool) {
+	for _, q := range []*seqs{b.learnt, b.known} {
+		if v, ok := q.ev[id]; ok {
+			return session{key: q.key[id], owner: q.owner[id], last: v}, true
+		}
 	}
-	if v, ok := b.known.ev[id]; ok {
-		return v, b.known.owner[id], true
-	}
-	return 0, "", false
+	return session{}, false
 }
 
 func (b *rowBuf) lastFeed(owner string) (int64, bool) {
@@ -151,22 +164,23 @@ func (b *rowBuf) query(ctx context.Context, q string, args ...any) rowScanner {
 	return rawTx{r: b.r}.QueryRowContext(ctx, q, args...)
 }
 
-// nextEvent returns the owner of session id and the number of its next
-// event (one past the larger of its last event's and sessions.last_seq,
-// which keeps the numbers of events Prune deleted); store.ErrNotFound when there is no such session.
-func (b *rowBuf) nextEvent(ctx context.Context, id string) (string, int64, error) {
-	if last, owner, ok := b.lastEvent(id); ok {
-		return owner, last + 1, nil
+// nextEvent returns session id (its key and owner) with the number of its
+// next event as last (one past the larger of its last event's and
+// sessions.last_seq, which keeps the numbers of events Prune deleted);
+// store.ErrNotFound when there is no such session.
+func (b *rowBuf) nextEvent(ctx context.Context, id string) (session, error) {
+	if s, ok := b.lastEvent(id); ok {
+		s.last++
+		return s, nil
 	}
-	var owner string
-	var last int64
-	err := b.query(ctx, `SELECT s.owner, MAX(s.last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.session_id = s.id), 0))
-		FROM sessions s WHERE s.id = ?`, id).Scan(&owner, &last)
+	var s session
+	err := b.query(ctx, `SELECT s.k, s.owner, MAX(s.last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.sk = s.k), 0))
+		FROM sessions s WHERE s.id = ?`, id).Scan(&s.key, &s.owner, &s.last)
 	if err != nil {
-		return "", 0, notFound(err, "event append: session "+id)
+		return session{}, notFound(err, "event append: session "+id)
 	}
-	b.learnt.owner[id] = owner
-	return owner, last + 1, nil
+	s.last++
+	return s, nil
 }
 
 // nextFeed returns the number of owner's next feed entry: one past the
@@ -184,9 +198,10 @@ func (b *rowBuf) nextFeed(ctx context.Context, owner string) (int64, error) {
 	return last + 1, nil
 }
 
-// created notes a session this member created: no events yet.
-func (b *rowBuf) created(id, owner string) {
-	b.learnt.ev[id], b.learnt.owner[id] = 0, owner
+// created notes a session this member created, with key k: no events
+// yet.
+func (b *rowBuf) created(id, owner string, k int64) {
+	b.learnt.ev[id], b.learnt.owner[id], b.learnt.key[id] = 0, owner, k
 }
 
 // appendEvent holds back p's event and, for a store.FeedEvents name, its
@@ -195,10 +210,11 @@ func (b *rowBuf) created(id, owner string) {
 // (Ref) has entries that do too (FeedList reads the request). It returns
 // the event and the Subscribe keys to wake after the commit.
 func (b *rowBuf) appendEvent(ctx context.Context, p *store.EventAppendParams) (*store.Event, []string, error) {
-	owner, seq, err := b.nextEvent(ctx, p.SessionID)
+	s, err := b.nextEvent(ctx, p.SessionID)
 	if err != nil {
 		return nil, nil, err
 	}
+	owner, seq := s.owner, s.last
 	data, ref := string(p.Data), any(nil)
 	if p.Ref != "" {
 		data, ref = "", idAsk.enc(p.Ref)
@@ -230,21 +246,20 @@ func (b *rowBuf) appendEvent(ctx context.Context, p *store.EventAppendParams) (*
 			} else {
 				keys = append(keys, store.PrincipalKey(who))
 			}
-			feed = append(feed, feedRow{owner: who, seq: fseq, sessionID: p.SessionID, sessionSeq: seq, name: p.Name, data: fdata, ref: fref, at: ts(p.Now), fanned: fanned})
+			feed = append(feed, feedRow{owner: who, seq: fseq, sk: s.key, sessionSeq: seq, name: p.Name, data: fdata, ref: fref, at: ts(p.Now), fanned: fanned})
 			b.learnt.feed[who] = fseq
 		}
 	}
-	b.learnt.ev[p.SessionID], b.learnt.owner[p.SessionID] = seq, owner
-	b.events = append(b.events, eventRow{sessionID: p.SessionID, seq: seq, name: p.Name, data: data, ref: ref, runID: p.RunID, at: ts(p.Now)})
+	b.learnt.ev[p.SessionID], b.learnt.owner[p.SessionID], b.learnt.key[p.SessionID] = seq, owner, s.key
+	b.events = append(b.events, eventRow{sk: s.key, seq: seq, name: p.Name, data: data, ref: ref, runID: p.RunID, at: ts(p.Now)})
 	b.feed = append(b.feed, feed...)
 	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, RunID: p.RunID, CreatedAt: p.Now}, keys, nil
 }
 
-// insertMany writes rows of n columns each with one INSERT per
-// maxRowsPerInsert rows: head is the statement up to VALUES, tail follows
-// each row's placeholders.
-func (b *rowBuf) insertMany(ctx context.Context, head string, cols, n int, arg func(i int, args []any) []any) error {
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", cols), ", ") + ")"
+// insertMany writes n rows with one INSERT per maxRowsPerInsert rows:
+// head is the statement up to VALUES, row one row's values (cols
+// parameters), arg appends row i's arguments.
+func (b *rowBuf) insertMany(ctx context.Context, head, row string, cols, n int, arg func(i int, args []any) []any) error {
 	for start := 0; start < n; start += maxRowsPerInsert {
 		end := min(n, start+maxRowsPerInsert)
 		args := make([]any, 0, (end-start)*cols)
@@ -268,29 +283,29 @@ func (b *rowBuf) flush() error {
 	ev, fd, tr, au := b.events, b.feed, b.trace, b.audit
 	b.events, b.feed, b.trace, b.audit = nil, nil, nil, nil
 	b.wrote = true
-	if err := b.insertMany(ctx, `INSERT INTO events (session_id, seq, name, data, ref, run_id, created_at)`, 7, len(ev), func(i int, a []any) []any {
+	if err := b.insertMany(ctx, `INSERT INTO events (sk, seq, name, data, ref, run_id, created_at)`, `(?, ?, ?, ?, ?, ?, ?)`, 7, len(ev), func(i int, a []any) []any {
 		e := &ev[i]
 		var run any
 		if e.runID != "" {
 			run = e.runID
 		}
-		return append(a, e.sessionID, e.seq, e.name, e.data, e.ref, run, e.at)
+		return append(a, e.sk, e.seq, e.name, e.data, e.ref, run, e.at)
 	}); err != nil {
 		return fmt.Errorf("sqlite: event append: %w", err)
 	}
-	if err := b.insertMany(ctx, `INSERT INTO feed (owner, seq, session_id, session_seq, name, data, ref, created_at, fanned)`, 9, len(fd), func(i int, a []any) []any {
+	if err := b.insertMany(ctx, `INSERT INTO feed (owner, seq, sk, session_seq, name, data, ref, created_at, fanned)`, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`, 9, len(fd), func(i int, a []any) []any {
 		f := &fd[i]
-		return append(a, f.owner, f.seq, f.sessionID, f.sessionSeq, f.name, f.data, f.ref, f.at, f.fanned)
+		return append(a, f.owner, f.seq, f.sk, f.sessionSeq, f.name, f.data, f.ref, f.at, f.fanned)
 	}); err != nil {
 		return fmt.Errorf("sqlite: feed append: %w", err)
 	}
-	if err := b.insertMany(ctx, `INSERT INTO trace (session_id, run_id, kind, data, at)`, 5, len(tr), func(i int, a []any) []any {
+	if err := b.insertMany(ctx, `INSERT INTO trace (sk, run_id, kind, data, at)`, `(`+sessionKey+`, ?, ?, ?, ?)`, 5, len(tr), func(i int, a []any) []any {
 		p := tr[i]
 		return append(a, p.SessionID, p.RunID, p.Kind, string(p.Data), ts(p.Now))
 	}); err != nil {
 		return fmt.Errorf("sqlite: trace insert: %w", err)
 	}
-	if err := b.insertMany(ctx, `INSERT INTO audit (session_id, request_id, tool_call_id, run_id, action, reason, summary, at)`, 8, len(au), func(i int, a []any) []any {
+	if err := b.insertMany(ctx, `INSERT INTO audit (session_id, request_id, tool_call_id, run_id, action, reason, summary, at)`, `(?, ?, ?, ?, ?, ?, ?, ?)`, 8, len(au), func(i int, a []any) []any {
 		p := au[i]
 		return append(a, p.SessionID, p.RequestID, p.ToolCallID, p.RunID, p.Action, p.Reason, nullJSON(p.Summary), ts(p.Now))
 	}); err != nil {

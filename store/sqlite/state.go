@@ -110,7 +110,7 @@ var stateQueries = sync.OnceValue(func() stateQuery {
 		statePartInteraction: {interactionCols, `FROM interactions WHERE id = ?1`},
 		statePartSession:     {sessionCols, `FROM sessions WHERE id = (SELECT session_id FROM interactions WHERE id = ?1)`},
 		statePartRun:         {runCols, `FROM runs WHERE id = (SELECT run_id FROM interactions WHERE id = ?1)`},
-		statePartMessage:     {messageCols, `FROM messages WHERE session_id = (SELECT session_id FROM interactions WHERE id = ?1)`},
+		statePartMessage:     {messageCols, `FROM messages WHERE sk = (SELECT k FROM sessions WHERE id = (SELECT session_id FROM interactions WHERE id = ?1))`},
 	}
 	var sq stateQuery
 	for i, p := range parts {
