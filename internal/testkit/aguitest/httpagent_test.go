@@ -136,3 +136,45 @@ func TestHttpAgentAcrossRestart(t *testing.T) {
 	}
 	Validate(t, bodies)
 }
+
+// The official @ag-ui/client HttpAgent, unmodified, against a real luban
+// process whose model asks two questions in one message (docs/design.md
+// §32): one RUN_FINISHED with both in interrupts[], a resume[] of two with a
+// refused entry that consumes nothing, then a resume[] of two that the run
+// goes on from, with one model call after both (httpagent_batch.mjs).
+func TestHttpAgentBatch(t *testing.T) {
+	t.Parallel()
+	node := Node(t)
+	fake := fakeopenai.New(t)
+	fake.Push(
+		fakeopenai.Turn{Text: "两个问题。", ToolCalls: []fakeopenai.ToolCall{{ID: "call_batch_1", Name: "ask_user", Arguments: askArgs},
+			{ID: "call_batch_2", Name: "ask_user", Arguments: askArgs}}},
+		fakeopenai.Turn{Text: "都收到了。"},
+	)
+	srv := lubantest.StartProc(t, lubantest.ProcOptions{Bin: lubanBin, Name: "luban-batch", DB: filepath.Join(t.TempDir(), "luban.db"), ModelURL: fake.URL()})
+	out := t.TempDir()
+	thread := "agui-thread-batch"
+	cmd := exec.Command(node, filepath.Join(Dir(), "httpagent_batch.mjs"), srv.URL+"/api/agui", "test-token", thread, out)
+	cmd.Dir = Dir()
+	res, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", res)
+	require.Contains(t, string(res), "DONE ")
+	require.Len(t, fake.Requests(), 2, "one model call after both answers")
+
+	var tr api.Transcript
+	require.Equal(t, http.StatusOK, srv.API.JSON("GET", "/api/sessions/"+thread, nil, &tr))
+	require.Len(t, tr.Interactions, 2)
+	for _, it := range tr.Interactions {
+		require.Equal(t, api.StatusAnswered, it.Status)
+	}
+	files, err := filepath.Glob(filepath.Join(out, "*.sse"))
+	require.NoError(t, err)
+	require.Len(t, files, 3, "one body per runAgent")
+	bodies := map[string][]byte{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		bodies[filepath.Base(f)] = b
+	}
+	Validate(t, bodies)
+}
