@@ -55,6 +55,64 @@ type benchBundle struct {
 	// waits (pause, cycle): one statement each; the rest are the runner's.
 	clientReads atomic.Int64
 	clientMark  int64 // clientReads when counts was called
+	// steps, when set (setupBenchOn), is where the runner's Step hook
+	// reports each run's pause and end; nil: the client waits by reading.
+	steps *stepWaits
+	// runsMu guards runs, the runs cycle completed (checked once the
+	// timer stopped: checkCompleted).
+	runsMu sync.Mutex
+	runs   []string
+}
+
+// stepWaits hands the outcome of a run's steps that stopped its driver (a
+// pause, the run's end, or an error) to the client waiting on that run,
+// so the benchmark's client waits without reading the store: what it
+// costs is then the runner's work, not the client's polling.
+type stepWaits struct {
+	mu sync.Mutex
+	m  map[string]chan error
+}
+
+func (w *stepWaits) ch(runID string) chan error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c := w.m[runID]
+	if c == nil {
+		c = make(chan error, 4)
+		w.m[runID] = c
+	}
+	return c
+}
+
+// hook is the Options.Step that reports every step that stopped the
+// driver (paused: a question put or the run ended) or failed.
+func (w *stepWaits) hook(ctx context.Context, runID string) (context.Context, func(bool, error)) {
+	return ctx, func(paused bool, err error) {
+		if paused || err != nil {
+			select {
+			case w.ch(runID) <- err:
+			default:
+			}
+		}
+	}
+}
+
+// wait blocks until runID's driver stopped once more and returns the
+// step's error; the entry is dropped, so a run left paused keeps nothing
+// here.
+func (w *stepWaits) wait(ctx context.Context, runID string) error {
+	c := w.ch(runID)
+	select {
+	case err := <-c:
+		w.mu.Lock()
+		if len(c) == 0 {
+			delete(w.m, runID)
+		}
+		w.mu.Unlock()
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // zeroModel asks once when the conversation ends with the user's message and
@@ -92,14 +150,15 @@ func setupBenchPostgres(tb testing.TB) *benchBundle {
 }
 
 func setupBenchOn(tb testing.TB, st store.Store) *benchBundle {
+	steps := &stepWaits{m: map[string]chan error{}}
 	r, err := agent.New(agent.Options{Store: st, Tools: tool.NewRegistry(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Agents: []*agent.Agent{{Provider: zeroModel(), Tools: tool.Allowlist{api.ToolAskUser}}}})
+		Agents: []*agent.Agent{{Provider: zeroModel(), Tools: tool.Allowlist{api.ToolAskUser}}}, Step: steps.hook})
 	require.NoError(tb, err)
 	tb.Cleanup(func() {
 		r.Shutdown()
 		st.Close()
 	})
-	return &benchBundle{runner: r, st: st}
+	return &benchBundle{runner: r, st: st, steps: steps}
 }
 
 // waitFor blocks until cond holds for sessionID, re-checking after every
@@ -120,13 +179,27 @@ func waitFor(ctx context.Context, st store.Store, sessionID string, cond func() 
 	}
 }
 
-// pause starts a run and returns once its question is persisted.
+// pause starts a run and returns once its question is persisted. With
+// the Step hook it waits for the step that paused the run and then reads
+// the pending question once (its id is what the answer names); without
+// it, it reads the pending question after every committed event.
 func (bb *benchBundle) pause(ctx context.Context) (*agent.StartResult, *store.Interaction, error) {
 	res, err := bb.runner.Start(ctx, agent.StartParams{Owner: "bench", Message: "帮我改代码"})
 	if err != nil {
 		return nil, nil, err
 	}
 	var it *store.Interaction
+	if bb.steps != nil {
+		if err := bb.steps.wait(ctx, res.RunID); err != nil {
+			return nil, nil, err
+		}
+		bb.clientReads.Add(1)
+		it, err = bb.st.InteractionGetPending(ctx, res.SessionID)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the run stopped without a pending question: %w", err)
+		}
+		return res, it, nil
+	}
 	err = waitFor(ctx, bb.st, res.SessionID, func() (bool, error) {
 		var gerr error
 		bb.clientReads.Add(1)
@@ -139,7 +212,10 @@ func (bb *benchBundle) pause(ctx context.Context) (*agent.StartResult, *store.In
 	return res, it, err
 }
 
-// cycle runs one whole cycle and returns once the run is completed.
+// cycle runs one whole cycle and returns once the run has ended: with the
+// Step hook, once the step that ended it returned (its transition
+// committed; checkCompleted reads afterwards that every such run
+// completed), else once a read shows it completed.
 func (bb *benchBundle) cycle(ctx context.Context) error {
 	res, it, err := bb.pause(ctx)
 	if err != nil {
@@ -148,6 +224,15 @@ func (bb *benchBundle) cycle(ctx context.Context) error {
 	if _, err := bb.runner.Resolve(ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "bench", SessionID: res.SessionID, RequestID: it.ID,
 		Answer: api.ContinueRequest{Selections: []string{"safe"}}}); err != nil {
 		return err
+	}
+	if bb.steps != nil {
+		if err := bb.steps.wait(ctx, res.RunID); err != nil {
+			return err
+		}
+		bb.runsMu.Lock()
+		bb.runs = append(bb.runs, res.RunID)
+		bb.runsMu.Unlock()
+		return nil
 	}
 	return waitFor(ctx, bb.st, res.SessionID, func() (bool, error) {
 		bb.clientReads.Add(1)
@@ -160,6 +245,22 @@ func (bb *benchBundle) cycle(ctx context.Context) error {
 		}
 		return run.Status == store.RunCompleted, nil
 	})
+}
+
+// checkCompleted reads every run cycle ended through the Step hook and
+// fails unless each completed (outside the timed part: these reads are
+// not the cycle's).
+func (bb *benchBundle) checkCompleted(tb testing.TB) {
+	tb.Helper()
+	bb.runsMu.Lock()
+	runs := bb.runs
+	bb.runs = nil
+	bb.runsMu.Unlock()
+	for _, id := range runs {
+		run, err := bb.st.RunGet(context.Background(), id)
+		require.NoError(tb, err)
+		require.Equal(tb, store.RunCompleted, run.Status, "run %s: %s", id, run.Error)
+	}
 }
 
 func reportLatencies(b *testing.B, lat []time.Duration, elapsed time.Duration) {
@@ -196,6 +297,7 @@ func benchSequential(b *testing.B, bb *benchBundle) {
 	b.StopTimer()
 	reportLatencies(b, lat, elapsed)
 	bb.reportCounts(b, counts, b.N)
+	bb.checkCompleted(b)
 }
 
 // BenchmarkCycleParallel8 runs cycles in 8 concurrent sessions.
@@ -247,6 +349,7 @@ func benchParallel8(b *testing.B, bb *benchBundle) {
 	}
 	reportLatencies(b, lat, elapsed)
 	bb.reportCounts(b, counts, b.N)
+	bb.checkCompleted(b)
 }
 
 // BenchmarkPausedRunBytes leaves b.N runs paused on a one-question ask_user
@@ -343,6 +446,7 @@ func TestCycle(t *testing.T) {
 	}
 	require.Equal(t, 1, calls)
 	require.NoError(t, bb.cycle(ctx))
+	bb.checkCompleted(t)
 }
 
 // reportCounts reports what the cycles since before cost the database,
@@ -420,10 +524,11 @@ func TestCycleCounts(t *testing.T) {
 	require.LessOrEqual(t, frames, 78.0, "WAL frames per cycle")
 	// The runner's reads: one, the answer's interaction with its session,
 	// run and messages (one statement); the driver reads nothing a
-	// transition committed. The client's (about four: the pending question
-	// before and after the pause, the run before and after it completes)
-	// depend on when its wake-ups come.
+	// transition committed. The client's: one, the pending question's id
+	// once the Step hook reported the pause.
 	require.LessOrEqual(t, reads-client, 1.0, "the runner's reads on the reader pool per cycle")
+	require.Equal(t, 1.0, client, "the client's reads per cycle")
+	bb.checkCompleted(t)
 }
 
 // TestCycleCountsPostgres pins the round trips one sequential cycle costs
