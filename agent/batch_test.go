@@ -377,3 +377,28 @@ func selectionsOf(t *testing.T, it *store.Interaction) []string {
 	require.NoError(t, json.Unmarshal(it.Answer, &a))
 	return a.Selections
 }
+
+// Runner.Run yields every user_input_required of a pause of several
+// questions before it stops (docs/design.md §32).
+func TestRunYieldsEveryQuestionOfAPause(t *testing.T) {
+	t.Parallel()
+	for name, newStore := range raceDrivers(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			raw := newStore(t)
+			defer raw.Close()
+			r := batchRunner(t, raw, scriptModel([]model.ToolCall{{Name: api.ToolAskUser, Arguments: raceAsk}, {Name: api.ToolAskUser, Arguments: batchAsk2}}))
+			defer r.Shutdown()
+			var asked []string
+			for ev, err := range r.Run(ctx, agent.StartParams{Owner: "alice", Message: "hi"}) {
+				require.NoError(t, err)
+				if req, ok := ev.Payload().(*api.InputRequest); ok {
+					asked = append(asked, req.Title)
+				}
+			}
+			require.Equal(t, []string{"pick", "pick again"}, asked)
+		})
+	}
+}

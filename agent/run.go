@@ -9,7 +9,8 @@ import (
 
 // Run starts a run (as Start) and yields its events as they are committed,
 // oldest first, until the run pauses for a person (the yielded
-// user_input_required event, its Payload an *api.InputRequest) or ends (the
+// user_input_required events, one per question the pause put, their Payload
+// an *api.InputRequest: docs/design.md §32) or ends (the
 // yielded done event, *api.DoneEvent), ctx is done, or the loop stops. A
 // paused run goes on once its question is answered (Resolve: its
 // ContinueResult.AfterSeq is where Events follows the rest). Start's errors
@@ -24,6 +25,7 @@ func (r *Runner) Run(ctx context.Context, p StartParams) iter.Seq2[*Event, error
 			yield(nil, err)
 			return
 		}
+		var waiting map[string]bool
 		for ev, err := range r.Events(ctx, res.SessionID, res.AfterSeq) {
 			if err != nil {
 				yield(nil, err)
@@ -32,8 +34,29 @@ func (r *Runner) Run(ctx context.Context, p StartParams) iter.Seq2[*Event, error
 			if !yield(&ev, nil) {
 				return
 			}
-			if ev.RunID() == res.RunID && (ev.Name == api.EventDone || ev.Name == api.EventUserInputRequired) {
+			if ev.RunID() != res.RunID {
+				continue
+			}
+			switch ev.Name {
+			case api.EventDone:
 				return
+			case api.EventUserInputRequired:
+				if waiting == nil {
+					ids, err := r.WaitingRequests(ctx, res.SessionID, res.RunID)
+					if err != nil || len(ids) <= 1 {
+						return
+					}
+					waiting = map[string]bool{}
+					for _, id := range ids {
+						waiting[id] = true
+					}
+				}
+				if req, ok := ev.Payload().(*api.InputRequest); ok {
+					delete(waiting, req.ID)
+				}
+				if len(waiting) == 0 {
+					return
+				}
 			}
 		}
 	}
