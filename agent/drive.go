@@ -466,12 +466,8 @@ func (r *Runner) question(run *store.Run, c model.ToolCall, p *api.Prompt, src *
 func (r *Runner) nextQuestions(st *state, agent *Agent, t *modelTurn) []interaction {
 	run := *st.run
 	run.Steps, run.InvalidStreak = run.Steps+1, t.streak
-	callsJSON, err := json.Marshal(t.calls)
-	if err != nil {
-		return nil
-	}
 	msgs := append(st.msgs[:len(st.msgs):len(st.msgs)], &store.Message{ID: t.msgID, SessionID: run.SessionID, RunID: run.ID,
-		Role: "assistant", Content: t.message.Content, ToolCalls: callsJSON, Calls: storeCalls(t.calls)})
+		Role: "assistant", Content: t.message.Content, ToolCalls: t.callsJSON, Calls: storeCalls(t.calls)})
 	if needsApprovals(agent, msgs, run.ID) {
 		return nil
 	}
@@ -577,7 +573,12 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 		}
 	}
 	if len(t.calls) > 0 {
-		t.pause = r.nextQuestions(st, agent, &t)
+		// Encoded once for the pause's decision and the stored message
+		// (an error, unreachable for strings, is recordModelTurn's).
+		if b, err := json.Marshal(t.calls); err == nil {
+			t.callsJSON = b
+			t.pause = r.nextQuestions(st, agent, &t)
+		}
 	}
 	// The text not committed yet is not stored as a delta: the message
 	// event carries the whole text (a turn that arrives whole streams no
@@ -628,7 +629,7 @@ func uniqueCallIDs(calls []model.ToolCall, msgs []*store.Message) []model.ToolCa
 	used := map[string]bool{}
 	for _, m := range msgs {
 		if m.Role == "assistant" {
-			for _, c := range callsOf(m) {
+			for _, c := range storedCalls(m) {
 				used[c.ID] = true
 			}
 		}
@@ -682,10 +683,7 @@ func buildMessages(system string, msgs []*store.Message) []model.Message {
 // store decoded once (store.Message.Calls); a message built by hand with
 // only its ToolCalls column is decoded here.
 func callsOf(m *store.Message) []model.ToolCall {
-	cs := m.Calls
-	if cs == nil && len(m.ToolCalls) > 0 {
-		cs = store.DecodeCalls(m.ToolCalls)
-	}
+	cs := storedCalls(m)
 	if len(cs) == 0 {
 		return nil
 	}
@@ -694,6 +692,17 @@ func callsOf(m *store.Message) []model.ToolCall {
 		out[i] = model.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 	}
 	return out
+}
+
+// storedCalls is m's tool calls as the store decoded them once
+// (store.Message.Calls, shared: not to be modified), or decoded here for a
+// message built by hand with only its ToolCalls column. Readers that only
+// look at the calls use it instead of callsOf's copy.
+func storedCalls(m *store.Message) []store.ToolCall {
+	if m.Calls == nil && len(m.ToolCalls) > 0 {
+		return store.DecodeCalls(m.ToolCalls)
+	}
+	return m.Calls
 }
 
 // storeCalls is calls as store.Message.Calls holds them.

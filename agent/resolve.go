@@ -445,7 +445,7 @@ func (r *Runner) findCall(ctx context.Context, in *answering, toolCallID string)
 		if m.Role != "assistant" {
 			continue
 		}
-		for j, c := range callsOf(m) {
+		for j, c := range storedCalls(m) {
 			if c.ID == toolCallID {
 				return m.ID, j, nil
 			}
@@ -472,7 +472,7 @@ func missingCalls(msgs []*store.Message, runID string) (*store.Message, []pendin
 	if last == nil {
 		return nil, nil
 	}
-	calls := callsOf(last)
+	calls := storedCalls(last)
 	if len(calls) == 0 {
 		return last, nil
 	}
@@ -485,7 +485,7 @@ func missingCalls(msgs []*store.Message, runID string) (*store.Message, []pendin
 	var out []pendingCall
 	for i, c := range calls {
 		if !done[c.ID] {
-			out = append(out, pendingCall{index: i, call: c})
+			out = append(out, pendingCall{index: i, call: model.ToolCall(c)})
 		}
 	}
 	return last, out

@@ -137,6 +137,7 @@ type modelTurn struct {
 	msgID     string
 	message   model.Message    // content and reasoning
 	calls     []model.ToolCall // as stored: unique ids, rejected arguments bounded
+	callsJSON json.RawMessage  // calls encoded (the message's tool_calls column); nil: encoded when stored
 	traces    []toolCallData   // the tool_call trace of each call (the whole arguments' length and hash)
 	callTrace any              // the model_call trace
 	// streamed is the first and last Seq of the message_delta and
@@ -163,8 +164,8 @@ type modelTurn struct {
 func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*state, error) {
 	run := st.run
 	steps := run.Steps + 1
-	var callsJSON json.RawMessage
-	if len(t.calls) > 0 {
+	callsJSON := t.callsJSON
+	if callsJSON == nil && len(t.calls) > 0 {
 		var err error
 		if callsJSON, err = json.Marshal(t.calls); err != nil {
 			return nil, err

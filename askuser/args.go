@@ -141,6 +141,9 @@ func decodeEncodedArray(obj map[string]any, key, path string) error {
 	return nil
 }
 
+// optionPath is options[i]'s path in an error (formatted only then).
+func optionPath(i int) string { return fmt.Sprintf("options[%d]", i) }
+
 func parseAskUser(normalized []byte) (*api.Prompt, error) {
 	var p api.Prompt
 	if err := json.Unmarshal(normalized, &p); err != nil { // unreachable after the schema
@@ -186,23 +189,22 @@ func parseAskUser(normalized []byte) (*api.Prompt, error) {
 	ids := map[string]int{}
 	labels := map[string]int{}
 	for i, o := range p.Options {
-		path := fmt.Sprintf("options[%d]", i)
 		switch {
 		case isBlank(o.ID):
-			return nil, &ArgsError{Path: path + ".id", Rule: "must not be blank"}
+			return nil, &ArgsError{Path: optionPath(i) + ".id", Rule: "must not be blank"}
 		case strings.TrimSpace(o.ID) != o.ID:
-			return nil, &ArgsError{Path: path + ".id", Rule: "must not start or end with spaces"}
+			return nil, &ArgsError{Path: optionPath(i) + ".id", Rule: "must not start or end with spaces"}
 		}
 		if j, dup := ids[o.ID]; dup {
-			return nil, &ArgsError{Path: path + ".id", Rule: fmt.Sprintf("duplicate of options[%d].id", j)}
+			return nil, &ArgsError{Path: optionPath(i) + ".id", Rule: fmt.Sprintf("duplicate of options[%d].id", j)}
 		}
 		ids[o.ID] = i
 		label := strings.TrimSpace(o.Label)
 		if isBlank(label) {
-			return nil, &ArgsError{Path: path + ".label", Rule: "must not be blank"}
+			return nil, &ArgsError{Path: optionPath(i) + ".label", Rule: "must not be blank"}
 		}
 		if j, dup := labels[label]; dup {
-			return nil, &ArgsError{Path: path + ".label", Rule: fmt.Sprintf("duplicate of options[%d].label", j)}
+			return nil, &ArgsError{Path: optionPath(i) + ".label", Rule: fmt.Sprintf("duplicate of options[%d].label", j)}
 		}
 		labels[label] = i
 	}
