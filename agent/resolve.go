@@ -368,7 +368,7 @@ func (r *Runner) finishRun(ctx context.Context, tx store.Tx, run *store.Run, p *
 	if err := tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(to), Now: now}); err != nil {
 		return false, err
 	}
-	r.log.Info("run ended", "sessionId", run.SessionID, "runId", run.ID, "status", to)
+	r.log.LogAttrs(context.Background(), slog.LevelInfo, "run ended", slog.String("sessionId", run.SessionID), slog.String("runId", run.ID), slog.String("status", string(to)))
 	return true, nil
 }
 
