@@ -94,7 +94,9 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 				m, tr, ev := r.resultRows(run, parent, idx, model.ToolCall{ID: it.ToolCallID, Name: out.resultName}, *out.result)
 				rows.Messages = append(rows.Messages, m)
 				rows.Events = append(rows.Events, ev)
-				rows.Traces = append([]*store.TraceInsertParams{tr}, rows.Traces...)
+				rows.Traces = append(rows.Traces, nil) // tr goes first, in place
+				copy(rows.Traces[1:], rows.Traces)
+				rows.Traces[0] = tr
 			}
 			ins, err := tx.RowsInsert(ctx, &rows)
 			if err != nil {
