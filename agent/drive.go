@@ -504,8 +504,8 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 	req := &model.Request{Messages: buildMessages(agent.System, msgs), Tools: specs}
 	msgID := NewID("msg")
 	var seqs streamedSeqs
-	var stopReasoning func()
-	req.OnReasoning, stopReasoning = r.reasoningStream(ctx, run.SessionID, msgID, &seqs)
+	reasoning := r.reasoningStream(ctx, run.SessionID, msgID, &seqs)
+	req.OnReasoning = reasoning.add
 	deltas := newDeltaBatcher(func(text string) {
 		ev, err := r.emit(ctx, r.st, run.SessionID, api.EventMessageDelta, api.MessageDeltaEvent{MessageID: msgID, Delta: text})
 		if err != nil && ctx.Err() == nil {
@@ -514,7 +514,7 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 		seqs.add(ev)
 	})
 	defer deltas.take()
-	lt := &liveTurn{msgID: msgID, deltas: deltas, seqs: &seqs, stop: func() { stopReasoning(); deltas.take() }}
+	lt := &liveTurn{msgID: msgID, deltas: deltas, seqs: &seqs, stop: func() { reasoning.take(); deltas.take() }}
 	r.setLive(run.ID, lt)
 	defer r.unlive(run.ID, lt)
 	// A stop committed by another process ends the call here too.
@@ -527,7 +527,7 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 	}
 	start := time.Now()
 	resp, err := agent.Provider.Generate(callCtx, req, onDelta)
-	stopReasoning()
+	reasoning.take()
 	if err != nil && ctx.Err() == nil && callCtx.Err() != nil {
 		// watchPeerStop claimed the turn: the run ended elsewhere, with
 		// the text streamed so far.

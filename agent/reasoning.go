@@ -62,11 +62,12 @@ func reasoningText(m model.Message) string {
 
 // reasoningStream streams a model call's reasoning as reasoning_delta
 // events of message msgID, batched like message_delta, and records their
-// Seqs in seqs. on goes to model.Request.OnReasoning; stop ends the stream
-// and drops the batch still waiting, which the message event's reasoning
-// carries. It must be called once the call returned, before the message's
-// transaction (which deletes the deltas, as it does the message_deltas).
-func (r *Runner) reasoningStream(ctx context.Context, sessionID, msgID string, seqs *streamedSeqs) (on func(string), stop func()) {
+// Seqs in seqs. Its add goes to model.Request.OnReasoning; its take ends
+// the stream and drops the batch still waiting, which the message event's
+// reasoning carries. take must be called once the call returned, before
+// the message's transaction (which deletes the deltas, as it does the
+// message_deltas).
+func (r *Runner) reasoningStream(ctx context.Context, sessionID, msgID string, seqs *streamedSeqs) *deltaBatcher {
 	b := newDeltaBatcher(func(text string) {
 		ev, err := r.emit(ctx, r.st, sessionID, api.EventReasoningDelta, api.ReasoningDeltaEvent{MessageID: msgID, Delta: text})
 		if err != nil && ctx.Err() == nil {
@@ -74,5 +75,5 @@ func (r *Runner) reasoningStream(ctx context.Context, sessionID, msgID string, s
 		}
 		seqs.add(ev)
 	})
-	return b.add, func() { b.take() }
+	return b
 }
