@@ -263,9 +263,11 @@ func TestMigrateStatusAndUp(t *testing.T) {
 	require.Contains(t, r.stdout, "applied 4 00004_feed_prune.sql")
 	files, err := filepath.Glob("../../store/sqlite/migrations/*.sql")
 	require.NoError(t, err)
-	// Every migration file and the one written in Go (store/sqlite/migrate_compact.go).
-	require.Contains(t, r.stdout, fmt.Sprintf("%d applied", len(files)+1), "every migration")
+	// Every migration file and the two written in Go
+	// (store/sqlite/migrate_compact.go, migrate_sessionkey.go).
+	require.Contains(t, r.stdout, fmt.Sprintf("%d applied", len(files)+2), "every migration")
 	require.Contains(t, r.stdout, "applied 15 00015_compact_runs_interactions.go")
+	require.Contains(t, r.stdout, "applied 16 00016_session_key.go")
 
 	r = luban(t, nil, "migrate", "status", "--db", db)
 	require.Equal(t, 0, r.code, r.stderr)

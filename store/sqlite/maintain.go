@@ -315,7 +315,12 @@ func migrationStatus(ctx context.Context, p *goose.Provider) ([]store.Migration,
 // (compactMigration) is named after the file that holds it.
 func migrationName(version int64, path string) string {
 	if path == "" {
-		return fmt.Sprintf("%05d_compact_runs_interactions.go", version)
+		switch version {
+		case sessionKeyVersion:
+			return fmt.Sprintf("%05d_session_key.go", version)
+		default:
+			return fmt.Sprintf("%05d_compact_runs_interactions.go", version)
+		}
 	}
 	return filepath.Base(path)
 }

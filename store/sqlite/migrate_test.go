@@ -116,7 +116,7 @@ func migratedTo(t *testing.T, version int64) (db *sql.DB, p *goose.Provider, pat
 	db, err := sql.Open(DriverName, "file:"+path+"?_pragma=foreign_keys(1)")
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
-	db.SetMaxOpenConns(1)
+	db.SetMaxOpenConns(2) // as migrate: goose holds one while sessionKeyMigration runs
 	fsys, err := fsSub(migrations, "migrations")
 	require.NoError(t, err)
 	p, err = goose.NewProvider(goose.DialectSQLite3, db, fsys, migrationOptions()...)
@@ -397,4 +397,35 @@ func TestMigrationSessionKey(t *testing.T) {
 	require.Equal(t, 1, n)
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions`).Scan(&n))
 	require.Equal(t, 3, n)
+}
+
+// A process killed after migration 00016's own transaction committed and
+// before goose recorded the version leaves a migrated database that goose
+// has not marked: the next Open records it and goes on, the rows intact
+// (sessionKeyMigration looks at the schema first).
+func TestMigrationSessionKeyKilledBeforeRecorded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, p, path := migratedTo(t, sessionKeyVersion-1)
+	_, err := db.ExecContext(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at) VALUES ('sess_a', 'o', 'a', 'idle', 1, 1)`)
+	require.NoError(t, err)
+	_, err = p.UpTo(ctx, sessionKeyVersion)
+	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, `DELETE FROM goose_db_version WHERE version_id = ?`, sessionKeyVersion)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	s, err := Open(ctx, path, nil)
+	require.NoError(t, err)
+	sess, err := s.SessionGet(ctx, "sess_a")
+	require.NoError(t, err)
+	require.Equal(t, "a", sess.Title)
+	_, err = s.MessageInsert(ctx, &store.MessageInsertParams{ID: "msg_1", SessionID: "sess_a", Role: "user", Content: "hi", Now: time.UnixMicro(2)})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	ms, err := Migrations(ctx, path)
+	require.NoError(t, err)
+	for _, m := range ms {
+		require.True(t, m.Applied, "%d recorded", m.Version)
+	}
 }

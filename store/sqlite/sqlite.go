@@ -234,6 +234,10 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: migrations: %w", err)
 	}
+	// goose holds one connection while it runs a migration outside its
+	// transaction (sessionKeyMigration) on the pool: a second lets it run.
+	db.SetMaxOpenConns(2)
+	defer db.SetMaxOpenConns(1)
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("sqlite: apply migrations: %w", err)
 	}

@@ -1,4 +1,5 @@
--- +goose NO TRANSACTION
+-- Migration 00016 (sessionKeyMigration runs it): the part above the
+-- Down marker goes up, the part below it down; each is one transaction.
 -- +goose Up
 -- A session gets an integer key, k (its rowid, kept), and the session's
 -- rows in messages, events, trace and the feed name it (sk) instead of
