@@ -220,8 +220,17 @@ func TestKilledReplicaRunFinishedByOther(t *testing.T) {
 	b := setup(t, setupOptions{FaultA: "model_stream", Lease: "1s"})
 	b.fake.Push(fakeopenai.Turn{Text: "第一次的回答会被打断。", ChunkBytes: 6}, fakeopenai.Turn{Text: "接手后完成。"})
 
-	st := b.a.API.Chat("", "写一首诗")
-	_, _ = st.All(waitEvents) // the stream breaks when A dies, possibly before its first frame
+	// The stream breaks when A dies, possibly before its response headers
+	// (the run reaches the model before the handler flushes them).
+	body, err := json.Marshal(map[string]string{"message": "写一首诗"})
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, b.a.API.URL+"/api/chat", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+b.a.API.Token)
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		_, _ = b.a.API.Open(resp, "chat").All(waitEvents)
+	}
 	b.a.WaitKilled()
 	var list struct {
 		Sessions []struct{ ID string }
