@@ -151,7 +151,7 @@ describe('Approve all', () => {
     expect(continues().map((r) => (r.body as { requestId: string }).requestId)).toEqual(['req_2', 'req_1'])
   })
 
-  it('an entry recorded without a receipt (null: a vote towards a quorum) is open again, the others resolved', async () => {
+  it('an entry recorded without a receipt (null) is open again, the others resolved', async () => {
     const reqs = [approval(1), approval(2)]
     await setup(reqs, { pending: reqs[0], last: null, requests: reqs }, json(202, { receipt: receipt(1), receipts: [receipt(1), null] }))
     await waitFor(() => expect(screen.getAllByTestId('input-card')).toHaveLength(2))
@@ -159,6 +159,30 @@ describe('Approve all', () => {
     await waitFor(() => expect(card(1)).toHaveAttribute('data-phase', 'resolved'))
     await waitFor(() => expect(card(2)).toHaveAttribute('data-phase', 'editing'))
     expect(screen.queryByTestId('running')).toBeNull()
+  })
+
+  it('an approval that needs a quorum is answered on its own: Approve all leaves it out', async () => {
+    const quorum = { names: ['finance'], awaiting: [], quorum: 2, approvals: [] }
+    const reqs = [approval(1), approval(2), approval(3, { waitingFor: quorum })]
+    const { continues } = await setup(
+      reqs,
+      { pending: reqs[0], last: null, requests: reqs },
+      json(202, { receipt: receipt(1), receipts: [receipt(1), receipt(2)] }),
+    )
+    await waitFor(() => expect(screen.getAllByTestId('input-card')).toHaveLength(3))
+    expect(screen.getByTestId('approve-all-bar')).toHaveAttribute('data-count', '2')
+    await userEvent.setup().click(screen.getByTestId('approve-all'))
+    await waitFor(() => expect(card(2)).toHaveAttribute('data-phase', 'resolved'))
+    const body = continues()[0].body as { answers: { requestId: string }[] }
+    expect(body.answers.map((a) => a.requestId)).toEqual(['req_1', 'req_2'])
+    expect(card(3)).toHaveAttribute('data-phase', 'editing')
+  })
+
+  it('one approval beside a quorum approval offers no batch', async () => {
+    const reqs = [approval(1), approval(2, { waitingFor: { names: ['finance'], awaiting: [], quorum: 2, approvals: [] } })]
+    await setup(reqs, { pending: reqs[0], last: null, requests: reqs }, json(500, {}))
+    await waitFor(() => expect(screen.getAllByTestId('input-card')).toHaveLength(2))
+    expect(screen.queryByTestId('approve-all-bar')).toBeNull()
   })
 
   it('a refused batch (422) shows the error on the card it names and leaves every card answerable', async () => {

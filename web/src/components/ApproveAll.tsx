@@ -7,10 +7,14 @@ const APPROVE = { decision: 'approve' } as unknown as Answer
 
 /**
  * openApprovals are the approval cards of a session still waiting for a
- * decision (editing, or their answer in flight), in order.
+ * decision (editing, or their answer in flight), in order — but not one
+ * that needs a quorum: the server answers those on their own, never in a
+ * batch (docs/design.md §32), so they keep their own card's buttons.
  */
 export function openApprovals(cards: CardItem[]): CardItem[] {
-  return cards.filter((c) => isApproval(c.request) && (c.phase === 'editing' || c.phase === 'submitting'))
+  return cards.filter(
+    (c) => isApproval(c.request) && (c.request.waitingFor?.quorum ?? 1) <= 1 && (c.phase === 'editing' || c.phase === 'submitting'),
+  )
 }
 
 /**
