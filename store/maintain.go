@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -81,4 +83,21 @@ type Migration struct {
 	Name      string // the migration's file name
 	Applied   bool
 	AppliedAt time.Time // zero when pending (or unknown)
+}
+
+// ErrSchemaTooNew is the error Open wraps when a newer luban migrated the
+// database past the newest migration this binary knows: an older binary
+// would misread rows it does not know the shape of, so it refuses to start
+// (docs/operations.md "Upgrading": run the newer binary, or restore the
+// backup taken before the upgrade).
+var ErrSchemaTooNew = errors.New("the database was migrated by a newer luban")
+
+// CheckSchemaVersion returns an error wrapping ErrSchemaTooNew when
+// current, the database's schema version, is above known, the newest
+// migration of this binary.
+func CheckSchemaVersion(current, known int64) error {
+	if current > known {
+		return fmt.Errorf("%w: its schema is at version %d, this binary knows versions up to %d; run the newer luban, or restore the backup taken before the upgrade", ErrSchemaTooNew, current, known)
+	}
+	return nil
 }

@@ -58,3 +58,23 @@ func TestMigrationEventRun(t *testing.T) {
 	_, err = p.DownTo(ctx, 7)
 	require.NoError(t, err)
 }
+
+// A database a newer luban migrated past this binary's newest migration
+// is refused at Open (store.ErrSchemaTooNew), naming both versions; one at
+// this binary's version opens.
+func TestOpenRefusesANewerSchema(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.Schema(t)
+	s, err := postgres.Open(ctx, url, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	db, err := sql.Open("pgx", url)
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.ExecContext(ctx, `INSERT INTO goose_db_version (version_id, is_applied) VALUES (9999, true)`)
+	require.NoError(t, err)
+	_, err = postgres.Open(ctx, url, nil)
+	require.ErrorIs(t, err, store.ErrSchemaTooNew)
+	require.ErrorContains(t, err, "version 9999")
+}

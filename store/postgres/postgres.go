@@ -181,6 +181,14 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("postgres: apply migrations: %w", err)
 	}
+	cur, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: schema version: %w", err)
+	}
+	src := p.ListSources()
+	if err := store.CheckSchemaVersion(cur, src[len(src)-1].Version); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
 	return nil
 }
 

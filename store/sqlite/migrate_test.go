@@ -429,3 +429,23 @@ func TestMigrationSessionKeyKilledBeforeRecorded(t *testing.T) {
 		require.True(t, m.Applied, "%d recorded", m.Version)
 	}
 }
+
+// A database a newer luban migrated past this binary's newest migration
+// is refused at Open (store.ErrSchemaTooNew), naming both versions,
+// before anything reads its rows; one at this binary's version opens.
+func TestOpenRefusesANewerSchema(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "luban.db")
+	s, err := Open(ctx, path, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	db, err := sql.Open(DriverName, "file:"+path)
+	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, `INSERT INTO goose_db_version (version_id, is_applied) VALUES (9999, 1)`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	_, err = Open(ctx, path, nil)
+	require.ErrorIs(t, err, store.ErrSchemaTooNew)
+	require.ErrorContains(t, err, "version 9999")
+}

@@ -241,7 +241,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("sqlite: apply migrations: %w", err)
 	}
-	return nil
+	return schemaNotNewer(ctx, p, "sqlite")
 }
 
 // Path is the database file.
@@ -340,4 +340,18 @@ func createPrivate(path string) (bool, error) {
 		return true, fmt.Errorf("sqlite: create %s: %w", path, err)
 	}
 	return true, nil
+}
+
+// schemaNotNewer refuses a database a newer luban migrated past this
+// binary's newest migration (store.ErrSchemaTooNew).
+func schemaNotNewer(ctx context.Context, p *goose.Provider, driver string) error {
+	cur, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: schema version: %w", driver, err)
+	}
+	src := p.ListSources()
+	if err := store.CheckSchemaVersion(cur, src[len(src)-1].Version); err != nil {
+		return fmt.Errorf("%s: %w", driver, err)
+	}
+	return nil
 }
