@@ -324,13 +324,29 @@ func (s *Server) continueForm(w http.ResponseWriter, r *http.Request) (batch, ok
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	var probe struct {
-		Answers []map[string]json.RawMessage `json:"answers"`
+		RequestID *string                       `json:"requestId"`
+		Answers   *[]map[string]json.RawMessage `json:"answers"`
 	}
 	if json.Unmarshal(b, &probe) != nil {
 		return false, true // decode names what is wrong
 	}
-	for _, a := range probe.Answers {
+	if probe.Answers == nil {
+		return false, true
+	}
+	if len(*probe.Answers) == 0 && probe.RequestID == nil {
+		writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest,
+			Message: "answers is empty: a batch answer needs at least one entry {requestId, …} (or send requestId to answer one question)",
+			Details: []api.FieldError{{Field: "answers", Code: api.DetailRequired, Message: "at least one entry"}}})
+		return false, false
+	}
+	for _, a := range *probe.Answers {
 		if _, has := a["requestId"]; has {
+			if probe.RequestID != nil {
+				writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest,
+					Message: "a batch answer (answers entries with requestId) has no top-level requestId: send one form or the other",
+					Details: []api.FieldError{{Field: "requestId", Code: api.DetailNotAllowed, Message: "not allowed beside batch entries"}}})
+				return false, false
+			}
 			return true, true
 		}
 	}

@@ -79,7 +79,14 @@ func TestBatchContinueAllOrNone(t *testing.T) {
 	require.Equal(t, "answers[1].requestId", ae.Error.Details[0].Field)
 	stillTwo()
 	// A top-level requestId beside the batch's answers is no body of either form.
-	e.reject(map[string]any{"sessionId": sid, "requestId": reqs[0].ID, "answers": []any{approve(reqs[0].ID), approve(reqs[1].ID)}}, http.StatusBadRequest, "invalid_request")
+	ae = e.reject(map[string]any{"sessionId": sid, "requestId": reqs[0].ID, "answers": []any{approve(reqs[0].ID), approve(reqs[1].ID)}}, http.StatusBadRequest, "invalid_request")
+	require.Contains(t, ae.Error.Message, "no top-level requestId")
+	require.Equal(t, "requestId", ae.Error.Details[0].Field)
+	stillTwo()
+	// An empty batch says so (not "requestId is required").
+	ae = e.reject(map[string]any{"sessionId": sid, "answers": []any{}}, http.StatusBadRequest, "invalid_request")
+	require.Contains(t, ae.Error.Message, "answers is empty")
+	require.Equal(t, "answers", ae.Error.Details[0].Field)
 	stillTwo()
 	_, written := fileContent(t, filepath.Join(ws, "notes", "plan.md"))
 	require.False(t, written)
