@@ -266,30 +266,10 @@ func (r *Runner) Resolve(ctx context.Context, p ResolveParams) (*ContinueResult,
 			return nil, err
 		}
 	}
-	if it.Status == string(api.StatusExpired) {
-		// Past expiresAt is 410 whether or not the sweeper got there first.
-		r.audit(ctx, r.st, it, "rejected", "expired", nil)
-		return nil, &InteractionExpiredError{Receipt: receiptOf(it)}
-	}
-	if it.Status == string(api.StatusNotResumable) {
-		r.audit(ctx, r.st, it, "rejected", "not_resumable", nil)
-		return nil, &NotResumableError{Receipt: receiptOf(it)}
-	}
-	if it.Status != string(api.StatusPending) {
-		r.audit(ctx, r.st, it, "rejected", "duplicate", nil)
-		return nil, &AlreadyResolvedError{Receipt: receiptOf(it)}
-	}
-	in, err := newAnswering(it)
-	if !r.now().Before(it.ExpiresAt) {
-		return nil, r.expiredAnswer(ctx, in)
-	}
+	in, err := r.answerable(ctx, ist)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
+		return nil, err
 	}
-	if !r.resumableRun(ist.Run) {
-		return nil, r.notResumable(ctx, it)
-	}
-	in.run, in.msgs = ist.Run, ist.Messages
 	res, err := in.kind.validate(ctx, r, in, p.Answer, p.By)
 	if err != nil {
 		if _, invalid := err.(*askuser.AnswerError); invalid {
@@ -310,6 +290,40 @@ func (r *Runner) Resolve(ctx context.Context, p ResolveParams) (*ContinueResult,
 	}
 	return &ContinueResult{Receipt: done.receipt, Receipts: []*api.Receipt{done.receipt}, RunID: it.RunID, AfterSeq: done.seq - 1, Owner: ist.Session.Owner,
 		Waiting: done.waiting, LastSeq: done.last}, nil
+}
+
+// answerable is the answering of ist's interaction when it can take an
+// answer now: pending, before its expiresAt, of a run that can resume.
+// Otherwise the error the answer gets (each refusal audited): 410
+// *InteractionExpiredError (past expiresAt whether or not the deadline
+// keeper got there first: expiredAnswer resolves it by its timeout),
+// *NotResumableError or ErrNotResumable, 409 *AlreadyResolvedError.
+func (r *Runner) answerable(ctx context.Context, ist *store.InteractionState) (*answering, error) {
+	it := ist.Interaction
+	switch it.Status {
+	case string(api.StatusExpired):
+		r.audit(ctx, r.st, it, "rejected", "expired", nil)
+		return nil, &InteractionExpiredError{Receipt: receiptOf(it)}
+	case string(api.StatusNotResumable):
+		r.audit(ctx, r.st, it, "rejected", "not_resumable", nil)
+		return nil, &NotResumableError{Receipt: receiptOf(it)}
+	case string(api.StatusPending):
+	default:
+		r.audit(ctx, r.st, it, "rejected", "duplicate", nil)
+		return nil, &AlreadyResolvedError{Receipt: receiptOf(it)}
+	}
+	in, err := newAnswering(it)
+	if !r.now().Before(it.ExpiresAt) {
+		return nil, r.expiredAnswer(ctx, in)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
+	}
+	if !r.resumableRun(ist.Run) {
+		return nil, r.notResumable(ctx, it)
+	}
+	in.run, in.msgs = ist.Run, ist.Messages
+	return in, nil
 }
 
 // expiredAnswer resolves in, an answer's question past its expiresAt, by

@@ -131,29 +131,10 @@ func (r *Runner) ResolveBatch(ctx context.Context, p ResolveBatchParams) (*Conti
 				return nil, err
 			}
 		}
-		switch it.Status {
-		case string(api.StatusExpired):
-			r.audit(ctx, r.st, it, "rejected", "expired", nil)
-			return nil, &InteractionExpiredError{Receipt: receiptOf(it)}
-		case string(api.StatusNotResumable):
-			r.audit(ctx, r.st, it, "rejected", "not_resumable", nil)
-			return nil, &NotResumableError{Receipt: receiptOf(it)}
-		case string(api.StatusPending):
-		default:
-			r.audit(ctx, r.st, it, "rejected", "duplicate", nil)
-			return nil, &AlreadyResolvedError{Receipt: receiptOf(it)}
-		}
-		in, err := newAnswering(it)
-		if !r.now().Before(it.ExpiresAt) {
-			return nil, r.expiredAnswer(ctx, in)
-		}
+		in, err := r.answerable(ctx, ist)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrNotResumable, err)
+			return nil, err
 		}
-		if !r.resumableRun(ist.Run) {
-			return nil, r.notResumable(ctx, it)
-		}
-		in.run, in.msgs = ist.Run, ist.Messages
 		if i > 0 && ins[0] != nil {
 			in.msgs = ins[0].msgs
 		}
