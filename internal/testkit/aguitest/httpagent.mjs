@@ -10,59 +10,12 @@
 // status 0, or prints the failure and exits 1. Every raw response body is
 // written to OUTDIR for validate.mjs, and every event is also checked here
 // against @ag-ui/core's EventSchema as it arrives.
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { HttpAgent } from "@ag-ui/client";
-import { EventSchema } from "@ag-ui/core/schemas";
+import { check, fail, newAgent, results, run as runWith } from "./httpagent_lib.mjs";
 
 const [url, token, threadId, outDir] = process.argv.slice(2);
-let bodies = 0;
-
-// fetch tees every response body to OUTDIR; the agent still reads it all.
-const teeFetch = async (input, init) => {
-  const resp = await fetch(input, init);
-  const raw = new Uint8Array(await resp.arrayBuffer());
-  writeFileSync(join(outDir, `httpagent-${++bodies}.sse`), raw);
-  return new Response(raw, { status: resp.status, statusText: resp.statusText, headers: resp.headers });
-};
-
-function fail(msg) {
-  console.error("FAIL " + msg);
-  process.exit(1);
-}
-function check(cond, msg) {
-  if (!cond) fail(msg);
-}
-
-const agent = new HttpAgent({ url, headers: { Authorization: `Bearer ${token}` }, threadId, fetch: teeFetch });
-
-// run performs one runAgent and reports what it saw.
-async function run(params) {
-  const seen = { events: [], finished: null, error: null, thrown: null };
-  const sub = {
-    onEvent: ({ event }) => {
-      const r = EventSchema.safeParse(event);
-      if (!r.success) fail(`event does not validate: ${JSON.stringify(event)}: ${r.error}`);
-      seen.events.push(event);
-    },
-    onRunFinishedEvent: (p) => {
-      seen.finished = p;
-    },
-    onRunErrorEvent: ({ event }) => {
-      seen.error = event;
-    },
-  };
-  try {
-    await agent.runAgent(params, sub);
-  } catch (e) {
-    seen.thrown = e;
-  }
-  seen.types = seen.events.map((e) => e.type);
-  return seen;
-}
-
-const results = (s) => s.events.filter((e) => e.type === "TOOL_CALL_RESULT");
+const { agent, bodies } = newAgent({ url, token, threadId, outDir, prefix: "httpagent" });
+const run = (params) => runWith(agent, params);
 
 // 1. A question.
 agent.addMessage({ id: "u1", role: "user", content: "帮我部署" });
@@ -114,5 +67,5 @@ s = await run({ resume: [{ interruptId: it2.id, status: "cancelled" }] });
 check(s.finished?.outcome === "cancelled", `cancel: outcome ${s.finished?.outcome} ${s.types}`);
 check(agent.pendingInterrupts.length === 0, "cancelled interrupt closed");
 
-console.log("DONE " + JSON.stringify({ interrupt: it.id, second: it2.id, bodies, messages: agent.messages.length }));
+console.log("DONE " + JSON.stringify({ interrupt: it.id, second: it2.id, bodies: bodies(), messages: agent.messages.length }));
 process.exit(0);

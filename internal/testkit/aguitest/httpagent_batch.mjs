@@ -9,56 +9,11 @@
 // failure and exits 1. Every raw response body is written to OUTDIR for
 // validate.mjs, and every event is checked against @ag-ui/core's
 // EventSchema as it arrives.
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { HttpAgent } from "@ag-ui/client";
-import { EventSchema } from "@ag-ui/core/schemas";
+import { check, fail, newAgent, results, run as runWith } from "./httpagent_lib.mjs";
 
 const [url, token, threadId, outDir] = process.argv.slice(2);
-let bodies = 0;
-
-const teeFetch = async (input, init) => {
-  const resp = await fetch(input, init);
-  const raw = new Uint8Array(await resp.arrayBuffer());
-  writeFileSync(join(outDir, `httpagent-batch-${++bodies}.sse`), raw);
-  return new Response(raw, { status: resp.status, statusText: resp.statusText, headers: resp.headers });
-};
-
-function fail(msg) {
-  console.error("FAIL " + msg);
-  process.exit(1);
-}
-function check(cond, msg) {
-  if (!cond) fail(msg);
-}
-
-const agent = new HttpAgent({ url, headers: { Authorization: `Bearer ${token}` }, threadId, fetch: teeFetch });
-
-async function run(params) {
-  const seen = { events: [], finished: null, error: null, thrown: null };
-  const sub = {
-    onEvent: ({ event }) => {
-      const r = EventSchema.safeParse(event);
-      if (!r.success) fail(`event does not validate: ${JSON.stringify(event)}: ${r.error}`);
-      seen.events.push(event);
-    },
-    onRunFinishedEvent: (p) => {
-      seen.finished = p;
-    },
-    onRunErrorEvent: ({ event }) => {
-      seen.error = event;
-    },
-  };
-  try {
-    await agent.runAgent(params, sub);
-  } catch (e) {
-    seen.thrown = e;
-  }
-  seen.types = seen.events.map((e) => e.type);
-  return seen;
-}
-
-const results = (s) => s.events.filter((e) => e.type === "TOOL_CALL_RESULT");
+const { agent } = newAgent({ url, token, threadId, outDir, prefix: "httpagent-batch" });
+const run = (params) => runWith(agent, params);
 
 // 1. Two questions in one model message: one interrupt outcome with both.
 agent.addMessage({ id: "u1", role: "user", content: "两个问题" });
