@@ -377,24 +377,41 @@ func (e executor) InteractionResolveRun(ctx context.Context, p *store.Interactio
 
 // ---- messages
 
+// insertMessageSQL inserts a message and returns its number; none for a
+// second ToolResult of a tool call (ON CONFLICT on the partial unique
+// index, so the surrounding transaction stays usable).
+const insertMessageSQL = `INSERT INTO messages (id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+	ON CONFLICT (session_id, tool_call_id) WHERE role = 'tool' DO NOTHING RETURNING seq`
+
 // MessageInsert: a second ToolResult for a tool call reports
-// store.ErrDuplicate (ON CONFLICT on the partial unique index, so the
-// surrounding transaction stays usable).
+// store.ErrDuplicate. In a transaction a message that cannot be a
+// duplicate (any but a tool result) is queued (pipeTx): the insert rides
+// with the transaction's next round trip, and the returned message's Seq
+// is set when that comes back, by the time InTx returns (nothing reads it
+// sooner).
 func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParams) (*store.Message, error) {
-	var seq int64
-	err := e.q.QueryRow(ctx, `INSERT INTO messages (id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-		ON CONFLICT (session_id, tool_call_id) WHERE role = 'tool' DO NOTHING RETURNING seq`,
-		p.ID, p.SessionID, p.RunID, p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata), p.ParentID, p.CallIndex, p.Now.UTC()).Scan(&seq)
+	m := &store.Message{ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, Role: p.Role, Content: p.Content,
+		ToolCalls: p.ToolCalls, Calls: store.DecodeCalls(p.ToolCalls), ToolCallID: p.ToolCallID, Name: p.Name, IsError: p.IsError, Metadata: p.Metadata,
+		ParentID: p.ParentID, CallIndex: p.CallIndex, CreatedAt: p.Now}
+	args := []any{p.ID, p.SessionID, p.RunID, p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata), p.ParentID, p.CallIndex, p.Now.UTC()}
+	if pipe, ok := e.q.(*pipeTx); ok && p.Role != "tool" {
+		pipe.laterRead(func(br pgx.BatchResults) error {
+			if err := br.QueryRow().Scan(&m.Seq); err != nil {
+				return fmt.Errorf("message insert: %w", err)
+			}
+			return nil
+		}, insertMessageSQL, args...)
+		return m, nil
+	}
+	err := e.q.QueryRow(ctx, insertMessageSQL, args...).Scan(&m.Seq)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("tool result for %s: %w", p.ToolCallID, store.ErrDuplicate)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: message insert: %w", err)
 	}
-	return &store.Message{Seq: seq, ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, Role: p.Role, Content: p.Content,
-		ToolCalls: p.ToolCalls, Calls: store.DecodeCalls(p.ToolCalls), ToolCallID: p.ToolCallID, Name: p.Name, IsError: p.IsError, Metadata: p.Metadata,
-		ParentID: p.ParentID, CallIndex: p.CallIndex, CreatedAt: p.Now}, nil
+	return m, nil
 }
 
 // MessageList implements store.Executor.
