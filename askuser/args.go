@@ -61,6 +61,12 @@ func (e *ArgsError) Error() string {
 // the first question's text. On failure it returns a *ArgsError naming the
 // first problem found (problems the schema finds are ordered by field path).
 func ParseArgs(tool string, raw string) (*api.Prompt, error) {
+	return parseArgs(tool, raw, true)
+}
+
+// parseArgs is ParseArgs; fast lets ask_user arguments of the common shape
+// skip the schema path (decodeAskUser), which gives the same Prompt.
+func parseArgs(tool string, raw string, fast bool) (*api.Prompt, error) {
 	validator := validatorFor(tool)
 	if validator == nil {
 		return nil, &ArgsError{Rule: fmt.Sprintf("unknown tool %q: want %q or %q", tool, api.ToolAskUser, api.ToolAskUserBatch)}
@@ -70,6 +76,11 @@ func ParseArgs(tool string, raw string) (*api.Prompt, error) {
 	}
 	if strings.TrimSpace(raw) == "" {
 		return nil, &ArgsError{Rule: "arguments are empty: send a JSON object matching the tool's schema"}
+	}
+	if fast && tool == api.ToolAskUser {
+		if p, ok := decodeAskUser(raw); ok {
+			return checkAskUser(p)
+		}
 	}
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(raw))
 	if err != nil {
@@ -149,6 +160,12 @@ func parseAskUser(normalized []byte) (*api.Prompt, error) {
 	if err := json.Unmarshal(normalized, &p); err != nil { // unreachable after the schema
 		return nil, &ArgsError{Rule: "arguments do not match the schema: " + err.Error()}
 	}
+	return checkAskUser(&p)
+}
+
+// checkAskUser applies the ask_user rules a schema cannot express to p,
+// which the schema accepted, and normalizes it.
+func checkAskUser(p *api.Prompt) (*api.Prompt, error) {
 	p.Tool = api.ToolAskUser
 	p.Questions = nil
 	if isBlank(p.Title) {
@@ -208,7 +225,7 @@ func parseAskUser(normalized []byte) (*api.Prompt, error) {
 		}
 		labels[label] = i
 	}
-	return &p, nil
+	return p, nil
 }
 
 func parseAskUserBatch(normalized []byte) (*api.Prompt, error) {

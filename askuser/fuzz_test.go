@@ -15,12 +15,19 @@ import (
 
 // FuzzParseArgs checks, for any tool name and arguments text, that ParseArgs
 // never panics, fails only with a non-empty *ArgsError, and that an accepted
-// Prompt is within every bound and parses again to itself when re-sent.
+// Prompt is within every bound and parses again to itself when re-sent, and
+// that ParseArgs gives what its JSON Schema path gives (ParseArgsSchema).
 // Seed corpus: testdata/fuzz/FuzzParseArgs.
 func FuzzParseArgs(f *testing.F) {
 	f.Add(api.ToolAskUser, `{"title":"请选择执行方式","mode":"single","options":[{"id":"safe","label":"先分析","recommended":true},{"id":"implement","label":"直接实现"}]}`)
 	f.Add(api.ToolAskUserBatch, `{"questions":[{"question":"q","header":"h","options":[{"label":"a","description":""},{"label":"b","description":""}]}]}`)
+	for _, raw := range fastBases {
+		f.Add(api.ToolAskUser, raw)
+	}
 	f.Fuzz(func(t *testing.T, tool, raw string) {
+		if tool == api.ToolAskUser {
+			requireSameAsSchema(t, raw)
+		}
 		p, err := askuser.ParseArgs(tool, raw)
 		if err != nil {
 			require.Nil(t, p)
@@ -39,6 +46,15 @@ func FuzzParseArgs(f *testing.F) {
 			}
 			if p.Options != nil {
 				args["options"] = p.Options
+			}
+			if p.Minimum != nil {
+				args["minimum"] = *p.Minimum
+			}
+			if p.Maximum != nil {
+				args["maximum"] = *p.Maximum
+			}
+			if p.Integer {
+				args["integer"] = true
 			}
 			resend, err = json.Marshal(args)
 		} else {
