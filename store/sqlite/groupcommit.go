@@ -32,6 +32,19 @@ import (
 // maxBatch bounds how many transactions share one commit.
 const maxBatch = 64
 
+// memberState is what the writer gives the member it runs: the querier on
+// its connection, the held log rows, the transaction and the sessions it
+// appended events to. Only the writer goroutine runs members, one at a
+// time, so one memberState is reused by each; a member's func must not keep
+// its store.Tx once it returned (the transaction is gone then anyway).
+type memberState struct {
+	q        rawTx
+	buf      rowBuf
+	tx       txExecutor
+	sessions map[string]struct{}
+	onEvent  func(sessionID string) // adds to sessions
+}
+
 type txJob struct {
 	ctx  context.Context
 	fn   func(tx store.Tx) error
@@ -192,7 +205,7 @@ func (s *Store) runBatch(dc any, batch []*txJob, results []error) (bool, error) 
 			continue
 		}
 		var w bool
-		w, results[i] = s.runMember(r, j, solo)
+		w, results[i] = s.runMember(r, j, i, solo)
 		wrote = wrote || w
 	}
 	if solo && results[0] != nil {
@@ -233,12 +246,26 @@ func (s *Store) commitCount() (uint32, bool) {
 // failure rolls the whole transaction back), then writes the log rows it
 // held back (rowbuf.go); wrote reports whether it succeeded having written
 // some.
-func (s *Store) runMember(r *rawConn, j *txJob, solo bool) (wrote bool, err error) {
-	j.sessions = map[string]struct{}{}
+// i is the member's place in its batch: its sessions are the writer's set
+// for that place (memberSessions), read by commitBatch before the next
+// batch clears them.
+func (s *Store) runMember(r *rawConn, j *txJob, i int, solo bool) (wrote bool, err error) {
+	m := &s.member
+	if m.onEvent == nil {
+		m.onEvent = func(id string) { m.sessions[id] = struct{}{} }
+	}
+	for len(s.memberSessions) <= i {
+		s.memberSessions = append(s.memberSessions, map[string]struct{}{})
+	}
+	m.sessions = s.memberSessions[i]
+	clear(m.sessions)
+	j.sessions = m.sessions
 	s.learnt.reset()
-	buf := &rowBuf{r: r, known: s.seq, learnt: s.learnt, touches: s.touches}
-	q := rawTx{r: r, buf: buf}
-	tx := &txExecutor{executor{r: q, w: q, onEvent: func(id string) { j.sessions[id] = struct{}{} }, buf: buf}}
+	m.buf = rowBuf{r: r, known: s.seq, learnt: s.learnt, touches: s.touches}
+	buf := &m.buf
+	m.q = rawTx{r: r, buf: buf}
+	m.tx = txExecutor{executor{r: &m.q, w: &m.q, onEvent: m.onEvent, buf: buf}}
+	tx := &m.tx
 	bg := context.Background()
 	if !solo {
 		if _, err := r.exec(bg, `SAVEPOINT member`, nil); err != nil {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -51,6 +52,32 @@ type rawConn struct {
 	// statement runs (every query of the store scans at once).
 	row  rawRow
 	vals []driver.Value
+	// many holds the text of each multi-row INSERT manyQuery built, and
+	// manyArgs the argument slice the next one reuses.
+	many     map[manyKey]string
+	manyArgs []any
+}
+
+// manyKey names a multi-row INSERT: its head, one row's placeholders, the
+// number of rows.
+type manyKey struct {
+	head, row string
+	n         int
+}
+
+// manyQuery returns head + " VALUES " + n copies of row, separated by
+// ", ", built once per connection.
+func (r *rawConn) manyQuery(head, row string, n int) string {
+	k := manyKey{head, row, n}
+	if q, ok := r.many[k]; ok {
+		return q
+	}
+	q := head + " VALUES " + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+	if r.many == nil {
+		r.many = map[manyKey]string{}
+	}
+	r.many[k] = q
+	return q
 }
 
 // bind makes dc the connection statements are prepared on; statements of

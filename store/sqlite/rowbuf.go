@@ -262,12 +262,14 @@ func (b *rowBuf) appendEvent(ctx context.Context, p *store.EventAppendParams) (*
 func (b *rowBuf) insertMany(ctx context.Context, head, row string, cols, n int, arg func(i int, args []any) []any) error {
 	for start := 0; start < n; start += maxRowsPerInsert {
 		end := min(n, start+maxRowsPerInsert)
-		args := make([]any, 0, (end-start)*cols)
+		args := b.r.manyArgs[:0]
 		for i := start; i < end; i++ {
 			args = arg(i, args)
 		}
-		q := head + " VALUES " + strings.TrimSuffix(strings.Repeat(row+", ", end-start), ", ")
-		if _, err := (rawTx{r: b.r}).ExecContext(ctx, q, args...); err != nil {
+		_, err := (rawTx{r: b.r}).ExecContext(ctx, b.r.manyQuery(head, row, end-start), args...)
+		clear(args) // hold no row's values
+		b.r.manyArgs = args[:0]
+		if err != nil {
 			return err
 		}
 	}

@@ -69,14 +69,18 @@ type Store struct {
 	stopW            chan struct{}
 	writerDone       chan struct{}
 	batches, members atomic.Int64
-	queued           atomic.Int64 // InTx calls waiting to be handed over
-	hub              store.Hub
-	inst             instances
-	path             string
-	temp             bool
-	walLimit         int64
-	busy             time.Duration
-	readers          int
+	// member is the state of the member the writer runs now, and
+	// memberSessions the sessions of each place of the batch (runMember).
+	member         memberState
+	memberSessions []map[string]struct{}
+	queued         atomic.Int64 // InTx calls waiting to be handed over
+	hub            store.Hub
+	inst           instances
+	path           string
+	temp           bool
+	walLimit       int64
+	busy           time.Duration
+	readers        int
 }
 
 var _ store.Store = (*Store)(nil)
