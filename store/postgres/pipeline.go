@@ -78,32 +78,58 @@ type eventRows struct {
 	last                       int64
 	names, datas, refs, runIDs []string
 	ats                        []time.Time
+	// status, when not empty, is the session's new status, written with
+	// updated_at = statusAt by the events' own UPDATE of the session row
+	// (queueStatus).
+	status   string
+	statusAt time.Time
 }
 
 // appendEventsSQL appends the events of arrays $3.. to session $1, which
-// has $2 of them, numbered after its last_seq, and returns each number.
-const appendEventsSQL = `WITH s AS (UPDATE sessions SET last_seq = last_seq + $2 WHERE id = $1 RETURNING last_seq)
+// has $2 of them, numbered after its last_seq, sets its status to $8 and
+// updated_at to $9 unless $8 is empty, and returns each number.
+const appendEventsSQL = `WITH s AS (UPDATE sessions SET last_seq = last_seq + $2,
+		status = CASE WHEN $8 = '' THEN status ELSE $8 END, updated_at = CASE WHEN $8 = '' THEN updated_at ELSE $9::timestamptz END
+		WHERE id = $1 RETURNING last_seq)
 	INSERT INTO events (session_id, seq, name, data, ref, run_id, created_at)
 	SELECT $1, s.last_seq - $2 + u.n, u.name, u.data, NULLIF(u.ref, ''), NULLIF(u.run_id, ''), u.at
 	FROM s, unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[]) WITH ORDINALITY AS u(name, data, ref, run_id, at, n)
 	RETURNING seq`
 
+// group is the queued events of a session the transaction holds (held),
+// made when there are none yet.
+func (p *pipeTx) group(session string, held *txSession) *eventRows {
+	for _, e := range p.events {
+		if e.session == session {
+			return e
+		}
+	}
+	g := &eventRows{session: session, last: held.seq}
+	p.events = append(p.events, g)
+	return g
+}
+
 // queueEvent queues an event of a session the transaction holds, which
 // gets number seq (the session's next).
 func (p *pipeTx) queueEvent(session string, seq int64, name, data, ref, runID string, at time.Time) {
-	var g *eventRows
-	for _, e := range p.events {
-		if e.session == session {
-			g = e
-		}
-	}
-	if g == nil {
-		g = &eventRows{session: session}
-		p.events = append(p.events, g)
-	}
+	g := p.group(session, p.sess[session])
 	g.last = seq
 	g.names, g.datas, g.refs, g.runIDs = append(g.names, name), append(g.datas, data), append(g.refs, ref), append(g.runIDs, runID)
 	g.ats = append(g.ats, at)
+}
+
+// queueStatus sets the status of a session the transaction holds (and so
+// updates its row with its events anyway) in the statement of its queued
+// events: no statement of its own. It reports false, having done
+// nothing, when p is nil or does not hold the session.
+func (p *pipeTx) queueStatus(session, status string, at time.Time) bool {
+	held := p.held(session)
+	if held == nil {
+		return false
+	}
+	g := p.group(session, held)
+	g.status, g.statusAt = status, at
+	return true
 }
 
 // flushEvents moves the queued trace rows (one statement) and events to
@@ -117,7 +143,7 @@ func (p *pipeTx) flushEvents() {
 	for _, g := range p.events {
 		n := int64(len(g.names))
 		p.queue = append(p.queue, queued{sql: appendEventsSQL,
-			args: encodeArgs([]any{g.session, n, g.names, g.datas, g.refs, g.runIDs, g.ats}),
+			args: encodeArgs([]any{g.session, n, g.names, g.datas, g.refs, g.runIDs, g.ats, g.status, g.statusAt}),
 			read: func(br pgx.BatchResults) error {
 				rows, err := br.Query()
 				if err != nil {

@@ -621,9 +621,12 @@ func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool
 	if err != nil || !ok {
 		return ok, err
 	}
-	if session != "" {
+	pipe, _ := e.q.(*pipeTx)
+	switch {
+	case pipe.queueStatus(session, "running", p.Now.UTC()):
+	case session != "":
 		err = e.execLater(ctx, `UPDATE sessions SET status = 'running', updated_at = $1 WHERE id = $2`, p.Now.UTC(), session)
-	} else {
+	default:
 		err = e.execLater(ctx, `UPDATE sessions SET status = 'running', updated_at = $1 WHERE id = (SELECT session_id FROM runs WHERE id = $2)`, p.Now.UTC(), p.ID)
 	}
 	if err != nil {
@@ -781,8 +784,13 @@ func (e executor) SessionList(ctx context.Context, p *store.SessionListParams) (
 	return collect(rows, "session list", scanSession)
 }
 
-// SessionSetStatus implements store.Executor.
+// SessionSetStatus implements store.Executor. In a transaction that holds
+// the session's row the status rides in the statement of the session's
+// events (pipeTx.queueStatus).
 func (e executor) SessionSetStatus(ctx context.Context, p *store.SessionSetStatusParams) error {
+	if pipe, _ := e.q.(*pipeTx); pipe.queueStatus(p.ID, p.Status, p.Now.UTC()) {
+		return nil
+	}
 	if err := e.execLater(ctx, `UPDATE sessions SET status = $1, updated_at = $2 WHERE id = $3`, p.Status, p.Now.UTC(), p.ID); err != nil {
 		return fmt.Errorf("postgres: session set status: %w", err)
 	}
