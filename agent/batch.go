@@ -317,7 +317,7 @@ func (r *Runner) resolveAll(ctx context.Context, ins []*answering, ress []resolu
 			for i, in := range ins {
 				rc := r.receipt(ctx, in, ress[i], outs[i], now)
 				won, err := tx.InteractionResolve(ctx, &store.InteractionResolveParams{ID: in.it.ID, SessionID: in.it.SessionID, Status: string(ress[i].status),
-					Answer: outs[i].stored, Now: now, ReceiptJWS: rc.Signature, DecidedBy: in.it.DecidedBy})
+					Answer: outs[i].stored, Now: now, ReceiptJWS: rc.Signature, DecidedBy: in.it.DecidedBy, MustWin: true})
 				if err != nil {
 					return err
 				}
@@ -377,6 +377,10 @@ func (r *Runner) resolveAll(ctx context.Context, ins []*answering, ress []resolu
 		resumed = ok
 		return nil
 	})
+	if errors.Is(err, store.ErrLost) {
+		// A resolution lost after all (MustWin).
+		err = errResolveLost
+	}
 	if err != nil {
 		return nil, err
 	}

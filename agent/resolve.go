@@ -78,7 +78,7 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 		consume := func(run *store.Run) error {
 			rc := r.receipt(ctx, in, res, out, now)
 			won, err := tx.InteractionResolve(ctx, &store.InteractionResolveParams{ID: it.ID, SessionID: it.SessionID, Status: string(res.status), Answer: out.stored, Now: now,
-				ReceiptJWS: rc.Signature, DecidedBy: it.DecidedBy})
+				ReceiptJWS: rc.Signature, DecidedBy: it.DecidedBy, MustWin: true})
 			if err != nil {
 				return err
 			}
@@ -186,6 +186,11 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 		}
 		return err
 	})
+	if errors.Is(err, store.ErrLost) {
+		// The resolution lost after all (MustWin: the store failed the
+		// transaction instead of reporting it).
+		err = errResolveLost
+	}
 	if err != nil {
 		return nil, err
 	}

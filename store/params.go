@@ -175,6 +175,13 @@ type InteractionResolveParams struct {
 	// ReceiptJWS is the signature of the receipt, stored with the answer
 	// ("": unsigned).
 	ReceiptJWS string
+	// MustWin says the caller rolls the transaction back unless the
+	// resolution wins (a lost one is of no use to it). Inside InTx a driver
+	// may then report true at once, without waiting for the write's
+	// answer, and fail the transaction when it loses: nothing of it is
+	// committed and InTx returns an error wrapping ErrLost. Outside InTx,
+	// and in a driver that answers at once, it changes nothing.
+	MustWin bool
 }
 
 // InteractionSignParams stores the signature of the receipt of interaction

@@ -29,6 +29,9 @@ var (
 	// ErrDuplicate: a unique row (tool result, interaction for a tool call)
 	// already exists.
 	ErrDuplicate = errors.New("store: duplicate")
+	// ErrLost: a conditional write that had to win (MustWin) lost; the
+	// transaction it was made in rolled back.
+	ErrLost = errors.New("store: a conditional write lost")
 )
 
 // RunStatus is a run's state (docs/design.md §4 state machine).

@@ -337,9 +337,14 @@ func (e executor) InteractionResolve(ctx context.Context, p *store.InteractionRe
 	if p.Status == "expired" {
 		cmp = `expires_at <= $6`
 	}
-	tag, err := e.q.Exec(ctx, `UPDATE interactions SET status = $1, answer = $2, resolved_at = $3, receipt_jws = $7, decided_by = $8
-		WHERE id = $4 AND session_id = $5 AND status = 'pending' AND `+cmp,
-		p.Status, nullJSON(p.Answer), p.Now.UTC(), p.ID, p.SessionID, p.Now.UTC(), p.ReceiptJWS, nullJSON(p.DecidedBy))
+	update := `UPDATE interactions SET status = $1, answer = $2, resolved_at = $3, receipt_jws = $7, decided_by = $8
+		WHERE id = $4 AND session_id = $5 AND status = 'pending' AND ` + cmp
+	args := []any{p.Status, nullJSON(p.Answer), p.Now.UTC(), p.ID, p.SessionID, p.Now.UTC(), p.ReceiptJWS, nullJSON(p.DecidedBy)}
+	if pipe, ok := e.q.(*pipeTx); ok && p.MustWin {
+		pipe.laterRead(mustWin("interaction resolve"), mustWinSQL(update), args...)
+		return true, nil
+	}
+	tag, err := e.q.Exec(ctx, update, args...)
 	if err != nil {
 		return false, fmt.Errorf("postgres: interaction resolve: %w", err)
 	}
@@ -568,6 +573,30 @@ func (e executor) runWrite(ctx context.Context, what, sql string, args ...any) (
 	}
 	pipe.hold(session, seq, owner)
 	return true, session, nil
+}
+
+// mustWinSQL wraps update, a conditional write of at most one row (no
+// RETURNING), so that the statement fails (luban_lost, SQLSTATE LB001) when
+// it changes none: queued in a pipeline, it keeps the statements after it,
+// COMMIT included, from running.
+func mustWinSQL(update string) string {
+	return `WITH u AS (` + update + ` RETURNING 1) SELECT CASE WHEN count(*) = 1 THEN 1 ELSE luban_lost('') END FROM u`
+}
+
+// mustWin reads the result of a mustWinSQL statement: an error wrapping
+// store.ErrLost when it lost.
+func mustWin(what string) func(pgx.BatchResults) error {
+	return func(br pgx.BatchResults) error {
+		_, err := br.Exec()
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "LB001" {
+			return fmt.Errorf("%s: %w", what, store.ErrLost)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return nil
+	}
 }
 
 // won reports whether the conditional update what changed its one row.

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -131,6 +132,19 @@ func exerciseComposite(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.NoError(t, err)
 		require.Equal(t, "idle", s.Status)
 	})
+	t.Run("MustWinLostCommitsNothing", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		r := b.run(t)
+		it := b.ask(t, r, T0.Add(time.Hour))
+		resolve := func(tx store.Tx) (bool, error) {
+			return tx.InteractionResolve(b.ctx, &store.InteractionResolveParams{ID: it.ID, SessionID: r.SessionID, Status: "answered",
+				Answer: json.RawMessage(`{}`), Now: T0, MustWin: true})
+		}
+		b.mustWin(t, r, resolve, true, true)
+		b.mustWin(t, r, resolve, false, true)
+		b.mustWin(t, r, resolve, false, false)
+	})
 	t.Run("RunResumeSettledWaitsForEveryQuestion", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, newStore)
@@ -160,4 +174,48 @@ func exerciseComposite(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.NoError(t, err)
 		require.False(t, won, "a running run is not held")
 	})
+}
+
+// mustWin runs write, a MustWin conditional write, in a transaction that
+// then writes an audit row and (with event) appends an event, as a caller
+// does: it gives up (ErrLost) when the write reports it lost. With wins
+// the transaction must commit them all; otherwise InTx must return an
+// error wrapping store.ErrLost, whether the driver reported the loss at
+// once or failed the transaction later (without event nothing but the
+// COMMIT follows the write), and nothing of it may be committed.
+func (b *testBundle) mustWin(t *testing.T, r *store.Run, write func(tx store.Tx) (bool, error), wins, event bool) {
+	t.Helper()
+	before, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: r.SessionID})
+	require.NoError(t, err)
+	audits, err := b.st.AuditList(b.ctx, r.SessionID)
+	require.NoError(t, err)
+	err = b.st.InTx(b.ctx, func(tx store.Tx) error {
+		won, err := write(tx)
+		if err != nil {
+			return err
+		}
+		if !won {
+			return fmt.Errorf("the write lost: %w", store.ErrLost)
+		}
+		if err := tx.AuditInsert(b.ctx, &store.AuditInsertParams{SessionID: r.SessionID, RunID: r.ID, Action: "answered", Now: T0}); err != nil || !event {
+			return err
+		}
+		_, err = tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: r.SessionID, Name: "status", Data: json.RawMessage(`{}`), Now: T0})
+		return err
+	})
+	after, lerr := b.st.EventList(b.ctx, &store.EventListParams{SessionID: r.SessionID})
+	require.NoError(t, lerr)
+	auditsAfter, lerr := b.st.AuditList(b.ctx, r.SessionID)
+	require.NoError(t, lerr)
+	if wins {
+		require.NoError(t, err)
+		if event {
+			require.Len(t, after, len(before)+1, "the event committed")
+		}
+		require.Len(t, auditsAfter, len(audits)+1, "the audit row committed")
+		return
+	}
+	require.ErrorIs(t, err, store.ErrLost)
+	require.Len(t, after, len(before), "no event of a lost transaction")
+	require.Len(t, auditsAfter, len(audits), "no audit row of a lost transaction")
 }
