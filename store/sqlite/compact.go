@@ -14,7 +14,7 @@ import (
 // without a text affinity (INTEGER or none), and reading decodes both.
 type enum []string
 
-// The enums of the run and interaction tables, in code order. Codes are
+// The enums of the run, interaction and log tables, in code order. Codes are
 // stored, and the queries name some (runs.status 1 running, 2
 // waiting_input; interactions.status 0 pending; a decision 0 none, 1
 // approve): append, never reorder.
@@ -24,6 +24,11 @@ var (
 	deadlineKinds       = enum{"timeout", "remind", "escalate"}
 	assigneeVias        = enum{"", "route", "escalation", "delegate"}
 	assigneeDecisions   = enum{"", "approve", "reject"}
+	// The trace's kinds and the audit's actions and reasons (migration
+	// logsVersion).
+	traceKinds   = enum{"", "model_call", "tool_call", "tool_result", "interaction", "tool_started", "webhook", "approval"}
+	auditActions = enum{"", "requested", "answered", "cancelled", "expired", "rejected", "approved", "delegated"}
+	auditReasons = enum{"", "duplicate", "session_mismatch", "expired", "invalid_answer", "not_resumable", "not_assignee", "already_decided", "self_approval", "restarted"}
 )
 
 // enc is the value s is stored as.

@@ -59,6 +59,31 @@ func init() {
 	}
 }
 
+// idMemo keeps the stored values (idCodec.enc) of the last few ids it
+// encoded: a commit's log rows name the same run, session, question and
+// tool call again and again, and an encoded id is a blob boxed in an
+// interface (two allocations). The values are never changed once made, so
+// they are shared by every statement that binds them.
+type idMemo struct {
+	c    [8]idCodec
+	id   [8]string
+	v    [8]any
+	next int
+}
+
+// enc is c.enc(id), from the memo when it holds it.
+func (m *idMemo) enc(c idCodec, id string) any {
+	for i := range m.id {
+		if m.id[i] == id && m.c[i] == c && m.v[i] != nil {
+			return m.v[i]
+		}
+	}
+	v := c.enc(id)
+	m.c[m.next], m.id[m.next], m.v[m.next] = c, id, v
+	m.next = (m.next + 1) % len(m.id)
+	return v
+}
+
 // pack returns the 16 bytes of id when it has the codec's form.
 func (c idCodec) pack(id string) ([16]byte, bool) {
 	var out [16]byte

@@ -51,7 +51,7 @@ var constraintIndexes = map[string]bool{
 	"webhook_deliveries_row": true, // one delivery per feed row and hook
 }
 
-var usingIndex = regexp.MustCompile(`USING (?:COVERING )?INDEX (\w+)|USING (PRIMARY KEY)`)
+var usingIndex = regexp.MustCompile(`USING (?:COVERING )?INDEX (\w+)|USING (?:INTEGER )?(PRIMARY KEY)`)
 
 // fullScan is a plan step that reads a whole table.
 var fullScan = regexp.MustCompile(`^SCAN \w+$`)
@@ -59,9 +59,10 @@ var fullScan = regexp.MustCompile(`^SCAN \w+$`)
 // scansAllowed are the queries that may read a whole table: maintenance
 // (retention, deleting a session), never a run's step.
 var scansAllowed = []string{
-	"DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE at < ?", // Prune: oldest rows first, by rowid
-	"SELECT id FROM sessions s WHERE updated_at < ?",                   // Prune: sessions idle since
-	"DELETE FROM runs WHERE session_id = ?",                            // SessionDelete
+	"DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE at < ?",                                  // Prune: oldest rows first, by rowid
+	"INSERT INTO log_seqs (name, last) SELECT 'audit', MAX(id) FROM (SELECT id FROM audit WHERE at < ?", // Prune: the largest id it deletes
+	"SELECT id FROM sessions s WHERE updated_at < ?",                                                    // Prune: sessions idle since
+	"DELETE FROM runs WHERE session_id = ?",                                                             // SessionDelete
 }
 
 // hotQueries are the queries of every cycle (and of every replay), each
@@ -86,7 +87,9 @@ var hotQueries = []struct{ name, sql, index string }{
 	{"DeadlineListDue", "WHERE d.fired_at IS NULL AND d.due_at <= ?", "interaction_deadlines_due"},
 	{"SessionGet", "FROM sessions WHERE id = ?", "sqlite_autoindex_sessions_1"},
 	{"SessionList", "FROM sessions WHERE owner = ?", "sessions_owner_updated"},
-	{"TraceList", "FROM trace WHERE sk = (SELECT k FROM sessions WHERE id = ?) ORDER BY id", "trace_session"},
+	{"TraceList", "FROM trace WHERE id BETWEEN (SELECT k FROM sessions WHERE id = ?1) << 32", "PRIMARY KEY"},
+	{"AuditList", "FROM audit WHERE session_id = ? ORDER BY id", "audit_session"},
+	{"group commit's next trace id", "SELECT s.k, COALESCE((SELECT MAX(t.id) FROM trace t WHERE id BETWEEN s.k << 32", "PRIMARY KEY"},
 	{"FeedList", "WHERE f.owner = ? AND f.seq > ?", "PRIMARY KEY"},
 	{"FeedListUnfanned", "WHERE f.fanned = 0 ORDER BY", "feed_unfanned"},
 }

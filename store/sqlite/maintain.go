@@ -54,7 +54,7 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 		`DELETE FROM feed WHERE sk = ` + sessionKey,
 		`DELETE FROM webhook_deliveries WHERE session_id = ?`,
 		`DELETE FROM notify_messages WHERE session_id = ?`,
-		`DELETE FROM trace WHERE sk = ` + sessionKey,
+		`DELETE FROM trace WHERE ` + traceOf(`(SELECT k FROM sessions WHERE id = ?1)`),
 		`DELETE FROM interaction_deadlines WHERE request_id IN (SELECT id FROM interactions WHERE session_id = ?)`,
 		`DELETE FROM mcp_tasks WHERE session_id = ?`,
 		`DELETE FROM interactions WHERE session_id = ?`,
@@ -103,7 +103,7 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 	if !p.EventsBefore.IsZero() {
 		rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions s WHERE updated_at < ?
 			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.open = 1)
-			AND (EXISTS (SELECT 1 FROM events e WHERE e.sk = s.k) OR EXISTS (SELECT 1 FROM trace t WHERE t.sk = s.k))
+			AND (EXISTS (SELECT 1 FROM events e WHERE e.sk = s.k) OR EXISTS (SELECT 1 FROM trace WHERE `+traceOf("s.k")+`))
 			LIMIT ?`, ts(p.EventsBefore), limit)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: prune: %w", err)
@@ -134,11 +134,14 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 				return nil, fmt.Errorf("sqlite: prune events: %w", err)
 			}
 			res.Events, _ = r.RowsAffected()
-			r, err = tx.ExecContext(ctx, `DELETE FROM trace WHERE sk IN (SELECT k FROM sessions WHERE id IN `+in+`)`, ids...)
-			if err != nil {
-				return nil, fmt.Errorf("sqlite: prune trace: %w", err)
+			for _, id := range ids {
+				r, err = tx.ExecContext(ctx, `DELETE FROM trace WHERE `+traceOf(`(SELECT k FROM sessions WHERE id = ?1)`), id)
+				if err != nil {
+					return nil, fmt.Errorf("sqlite: prune trace: %w", err)
+				}
+				n, _ := r.RowsAffected()
+				res.Trace += n
 			}
-			res.Trace, _ = r.RowsAffected()
 		}
 		prunable := `(owner, seq) IN (SELECT owner, seq FROM feed WHERE fanned = 1 AND created_at < ? ORDER BY created_at LIMIT ?)`
 		if _, err := tx.ExecContext(ctx, keepFeedSeq+`WHERE `+prunable+keepFeedSeqEnd, ts(p.EventsBefore), limit*100); err != nil {
@@ -157,7 +160,14 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 		res.Webhooks, _ = r.RowsAffected()
 	}
 	if !p.AuditBefore.IsZero() {
-		r, err := tx.ExecContext(ctx, `DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE at < ? ORDER BY id LIMIT ?)`, ts(p.AuditBefore), limit*100)
+		// log_seqs keeps the largest id deleted: the next is one past it
+		// (nextAuditID), so an id is never given twice.
+		prunable := `(SELECT id FROM audit WHERE at < ? ORDER BY id LIMIT ?)`
+		if _, err := tx.ExecContext(ctx, `INSERT INTO log_seqs (name, last) SELECT 'audit', MAX(id) FROM `+prunable+`
+			WHERE true HAVING MAX(id) IS NOT NULL ON CONFLICT (name) DO UPDATE SET last = MAX(last, excluded.last)`, ts(p.AuditBefore), limit*100); err != nil {
+			return nil, fmt.Errorf("sqlite: prune audit: %w", err)
+		}
+		r, err := tx.ExecContext(ctx, `DELETE FROM audit WHERE id IN `+prunable, ts(p.AuditBefore), limit*100)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: prune audit: %w", err)
 		}

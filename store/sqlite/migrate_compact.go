@@ -42,7 +42,7 @@ func compactMigration() *goose.Migration {
 // migrationOptions are the goose options every provider of this store's
 // migrations takes.
 func migrationOptions() []goose.ProviderOption {
-	return []goose.ProviderOption{goose.WithGoMigrations(compactMigration(), sessionKeyMigration()), goose.WithDisableGlobalRegistry(true)}
+	return []goose.ProviderOption{goose.WithGoMigrations(compactMigration(), sessionKeyMigration(), logsMigration()), goose.WithDisableGlobalRegistry(true)}
 }
 
 // compactTables are the tables the migration rebuilds, children first.
@@ -292,7 +292,7 @@ func compactUp(ctx context.Context, tx *sql.Tx) error {
 				return v, nil
 			}},
 	}
-	if err := rebuild(ctx, tx, compactSchema, copies); err != nil {
+	if err := rebuild(ctx, tx, compactTables, compactSchema, copies); err != nil {
 		return fmt.Errorf("compact run and interaction tables: %w", err)
 	}
 	// Events and feed entries that reference an interaction name it by
@@ -384,7 +384,7 @@ func compactDown(ctx context.Context, tx *sql.Tx) error {
 	// The deadlines' sessions are read from the old interactions, so the
 	// deadlines are copied before those are dropped (rebuild copies in
 	// this order and drops after).
-	if err := rebuild(ctx, tx, textSchema, copies); err != nil {
+	if err := rebuild(ctx, tx, compactTables, textSchema, copies); err != nil {
 		return fmt.Errorf("restore run and interaction tables: %w", err)
 	}
 	for _, t := range []struct{ table, key string }{{"events", "session_id, seq"}, {"feed", "owner, seq"}} {
@@ -402,11 +402,11 @@ func compactDown(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
-// rebuild renames compactTables to *_old (without rewriting the foreign
+// rebuild renames tables to *_old (without rewriting the foreign
 // keys that name them: the new tables take their names), drops their
 // indexes, creates schema, copies every row through its tableCopy (parents
 // first) and drops the old tables.
-func rebuild(ctx context.Context, tx *sql.Tx, schema string, copies []tableCopy) error {
+func rebuild(ctx context.Context, tx *sql.Tx, tables []string, schema string, copies []tableCopy) error {
 	exec := func(q string, args ...any) error {
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return fmt.Errorf("%s: %w", strings.TrimSpace(q), err)
@@ -417,7 +417,7 @@ func rebuild(ctx context.Context, tx *sql.Tx, schema string, copies []tableCopy)
 		return err
 	}
 	var indexes []string
-	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN ('`+strings.Join(compactTables, "', '")+`')`)
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN ('`+strings.Join(tables, "', '")+`')`)
 	if err != nil {
 		return err
 	}
@@ -438,7 +438,7 @@ func rebuild(ctx context.Context, tx *sql.Tx, schema string, copies []tableCopy)
 			return err
 		}
 	}
-	for _, t := range compactTables {
+	for _, t := range tables {
 		if err := exec(`ALTER TABLE ` + t + ` RENAME TO ` + t + `_old`); err != nil {
 			return err
 		}
@@ -451,7 +451,7 @@ func rebuild(ctx context.Context, tx *sql.Tx, schema string, copies []tableCopy)
 			return fmt.Errorf("copy %s: %w", c.table, err)
 		}
 	}
-	for _, t := range compactTables {
+	for _, t := range tables {
 		if err := exec(`DROP TABLE ` + t + `_old`); err != nil {
 			return err
 		}

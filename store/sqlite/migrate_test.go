@@ -57,11 +57,11 @@ func TestMigrationRowidNumbering(t *testing.T) {
 	require.NoError(t, s.Close())
 	require.False(t, autoinc("messages"))
 	require.False(t, autoinc("trace"))
-	require.True(t, autoinc("audit"), "the audit keeps its never-reused numbers")
+	require.False(t, autoinc("audit"), "migration 00017 keeps the audit's never-reused numbers in log_seqs")
 	var idx int
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE type = 'index' AND name IN
-		('sqlite_autoindex_messages_1', 'messages_session', 'messages_one_result', 'trace_session')`).Scan(&idx))
-	require.Equal(t, 4, idx, "the indexes are back under their names")
+		('sqlite_autoindex_messages_1', 'messages_session', 'messages_one_result')`).Scan(&idx))
+	require.Equal(t, 3, idx, "the indexes are back under their names")
 
 	_, err = p.DownTo(ctx, 7)
 	require.NoError(t, err)
@@ -448,4 +448,127 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 	_, err = Open(ctx, path, nil)
 	require.ErrorIs(t, err, store.ErrSchemaTooNew)
 	require.ErrorContains(t, err, "version 9999")
+}
+
+// Migration 00017 (logsMigration) keeps every trace and audit row: read
+// through the store afterwards they are the same (ids, run and request ids
+// of agent.NewID's form and other forms, kinds, actions and reasons the
+// enums name and others, a reason that looks like a number); new trace
+// entries are numbered after the session's last, and no audit id is given
+// twice, neither one AUTOINCREMENT had given and deleted nor one Prune
+// deleted. Down restores the text shape and AUTOINCREMENT's mark.
+func TestMigrationLogs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, p, path := migratedTo(t, logsVersion-1)
+	const (
+		sessA = "sess_abcdefghijklmnopqrstuvwx2a"
+		runA  = "run_abcdefghijklmnopqrstuvwx2a"
+		askA  = "ask_abcdefghijklmnopqrstuvwx2a"
+		callA = "call_abcdefghijklmnopqrstuvwx2a"
+	)
+	for _, q := range []string{
+		`INSERT INTO sessions (k, id, owner, title, status, created_at, updated_at) VALUES (3, '` + sessA + `', 'o', 'a', 'idle', 1, 1), (4, 'sess_b', 'o', 'b', 'idle', 1, 1)`,
+		`INSERT INTO trace (id, sk, run_id, kind, data, at) VALUES (5, 3, '` + runA + `', 'model_call', '{"a":1}', 1), (6, 4, '', 'webhook', '{}', 2), (9, 3, 'run_x', 'weird', '{"b":2}', 3)`,
+		`INSERT INTO audit (session_id, request_id, tool_call_id, run_id, action, reason, summary, at) VALUES
+			('` + sessA + `', '` + askA + `', '` + callA + `', '` + runA + `', 'requested', '', '{"mode":"single"}', 1),
+			('` + sessA + `', 'ask_1', 'call_1', 'run_x', 'rejected', '42', NULL, 2),
+			('sess_b', 'ask_2', '', '', 'delegated', 'not_assignee', NULL, 3)`,
+		`DELETE FROM audit WHERE id = 3`, // AUTOINCREMENT's mark stays 3
+	} {
+		_, err := db.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+
+	s, err := Open(ctx, path, nil) // applies 00017
+	require.NoError(t, err)
+	trace := func(id string) []store.TraceEntry {
+		tr, err := s.TraceList(ctx, id)
+		require.NoError(t, err)
+		out := make([]store.TraceEntry, len(tr))
+		for i, e := range tr {
+			out[i] = *e
+			out[i].At = out[i].At.UTC()
+		}
+		return out
+	}
+	at := func(us int64) time.Time { return time.UnixMicro(us).UTC() }
+	require.Equal(t, []store.TraceEntry{
+		{ID: 5, SessionID: sessA, RunID: runA, Kind: "model_call", Data: []byte(`{"a":1}`), At: at(1)},
+		{ID: 9, SessionID: sessA, RunID: "run_x", Kind: "weird", Data: []byte(`{"b":2}`), At: at(3)},
+	}, trace(sessA))
+	require.Equal(t, []store.TraceEntry{{ID: 6, SessionID: "sess_b", Kind: "webhook", Data: []byte(`{}`), At: at(2)}}, trace("sess_b"))
+	audit := func(id string) []store.AuditEntry {
+		au, err := s.AuditList(ctx, id)
+		require.NoError(t, err)
+		out := make([]store.AuditEntry, len(au))
+		for i, e := range au {
+			out[i] = *e
+			out[i].At = out[i].At.UTC()
+		}
+		return out
+	}
+	require.Equal(t, []store.AuditEntry{
+		{ID: 1, SessionID: sessA, RequestID: askA, ToolCallID: callA, RunID: runA, Action: "requested", Summary: []byte(`{"mode":"single"}`), At: at(1)},
+		{ID: 2, SessionID: sessA, RequestID: "ask_1", ToolCallID: "call_1", RunID: "run_x", Action: "rejected", Reason: "42", At: at(2)},
+	}, audit(sessA))
+	var blobs int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM audit WHERE typeof(session_id) = 'blob' AND typeof(request_id) = 'blob' AND typeof(action) = 'integer'`).Scan(&blobs))
+	require.Equal(t, 1, blobs, "ids of agent.NewID's form are blobs, known actions codes")
+	var schema string
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT group_concat(sql, ';') FROM sqlite_schema WHERE tbl_name IN ('trace', 'audit')`).Scan(&schema))
+	require.NotContains(t, schema, "AUTOINCREMENT")
+	require.NotContains(t, schema, "trace_session")
+
+	// New entries: the trace after the session's last; audit ids after
+	// the largest ever given (3, deleted), in and outside a transaction.
+	require.NoError(t, s.TraceInsert(ctx, &store.TraceInsertParams{SessionID: sessA, RunID: runA, Kind: "tool_call", Data: []byte(`{}`), Now: at(4)}))
+	require.NoError(t, s.AuditInsert(ctx, &store.AuditInsertParams{SessionID: sessA, RequestID: askA, Action: "answered", Now: at(4)}))
+	require.NoError(t, s.InTx(ctx, func(tx store.Tx) error {
+		if err := tx.TraceInsert(ctx, &store.TraceInsertParams{SessionID: sessA, Kind: "tool_result", Data: []byte(`{}`), Now: at(5)}); err != nil {
+			return err
+		}
+		if err := tx.TraceInsert(ctx, &store.TraceInsertParams{SessionID: "sess_b", Kind: "x", Data: []byte(`{}`), Now: at(5)}); err != nil {
+			return err
+		}
+		return tx.AuditInsert(ctx, &store.AuditInsertParams{SessionID: "sess_b", RequestID: "ask_2", Action: "answered", Now: at(5)})
+	}))
+	ids := func(tr []store.TraceEntry) (out []int64) {
+		for _, e := range tr {
+			out = append(out, e.ID)
+		}
+		return out
+	}
+	require.Equal(t, []int64{5, 9, 10, 11}, ids(trace(sessA)))
+	require.Equal(t, []int64{6, 7}, ids(trace("sess_b")))
+	require.Equal(t, int64(4), audit(sessA)[2].ID)
+	require.Equal(t, int64(5), audit("sess_b")[0].ID)
+	// Prune deletes every audit row; the next id still comes after them.
+	res, err := s.Prune(ctx, &store.PruneParams{AuditBefore: at(100)})
+	require.NoError(t, err)
+	require.Equal(t, int64(4), res.Audit)
+	require.NoError(t, s.InTx(ctx, func(tx store.Tx) error {
+		return tx.AuditInsert(ctx, &store.AuditInsertParams{SessionID: sessA, RequestID: askA, Action: "expired", Now: at(6)})
+	}))
+	require.NoError(t, s.AuditInsert(ctx, &store.AuditInsertParams{SessionID: sessA, RequestID: askA, Action: "expired", Now: at(7)}))
+	require.Equal(t, []int64{6, 7}, []int64{audit(sessA)[0].ID, audit(sessA)[1].ID})
+	require.NoError(t, s.Close())
+
+	_, err = p.DownTo(ctx, logsVersion-1)
+	require.NoError(t, err)
+	var n, seq int64
+	var run, kind string
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM trace WHERE sk = 3`).Scan(&n))
+	require.Equal(t, int64(4), n)
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT run_id, kind FROM trace WHERE sk = 3 ORDER BY id LIMIT 1`).Scan(&run, &kind))
+	require.Equal(t, []string{runA, "model_call"}, []string{run, kind})
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'audit'`).Scan(&seq))
+	require.Equal(t, int64(7), seq)
+	var sess, action string
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT session_id, action FROM audit WHERE id = 7`).Scan(&sess, &action))
+	require.Equal(t, []string{sessA, "expired"}, []string{sess, action})
+	_, err = db.ExecContext(ctx, `INSERT INTO audit (session_id, request_id, action, at) VALUES ('s', 'a', 'x', 1)`)
+	require.NoError(t, err)
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT MAX(id) FROM audit`).Scan(&n))
+	require.Equal(t, int64(8), n)
 }

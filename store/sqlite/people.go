@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -241,18 +242,22 @@ func (e executor) WebhookFinish(ctx context.Context, p *store.WebhookFinishParam
 
 // webhookFinish runs WebhookFinish's statements on e.w.
 func (e executor) webhookFinish(ctx context.Context, p *store.WebhookFinishParams) (bool, error) {
-	res, err := e.w.ExecContext(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_at = ?, lease_owner = '', lease_until = 0,
-		last_code = ?, last_error = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'pending'`,
-		p.Status, ts(p.NextAt), p.LastCode, p.LastError, ts(p.Now), p.ID, p.LeaseOwner)
+	var sessionID string
+	err := e.w.QueryRowContext(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_at = ?, lease_owner = '', lease_until = 0,
+		last_code = ?, last_error = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'pending' RETURNING session_id`,
+		p.Status, ts(p.NextAt), p.LastCode, p.LastError, ts(p.Now), p.ID, p.LeaseOwner).Scan(&sessionID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("sqlite: webhook finish: %w", err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil || n != 1 || len(p.Trace) == 0 {
-		return n == 1, err
+	if len(p.Trace) == 0 {
+		return true, nil
 	}
-	if _, err := e.w.ExecContext(ctx, `INSERT INTO trace (sk, run_id, kind, data, at) SELECT s.k, '', 'webhook', ?, ? FROM webhook_deliveries d JOIN sessions s ON s.id = d.session_id WHERE d.id = ?`,
-		string(p.Trace), ts(p.Now), p.ID); err != nil {
+	// The delivery's session may be gone (its deliveries go with it, but
+	// one claimed before may finish after): no trace entry then.
+	if err := e.TraceInsert(ctx, &store.TraceInsertParams{SessionID: sessionID, Kind: "webhook", Data: p.Trace, Now: p.Now}); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return false, fmt.Errorf("sqlite: webhook finish: trace: %w", err)
 	}
 	return true, nil

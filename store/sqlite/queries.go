@@ -75,12 +75,11 @@ func notFound(err error, what string) error {
 // AuditInsert implements store.Executor.
 func (e executor) AuditInsert(ctx context.Context, p *store.AuditInsertParams) error {
 	if e.buf != nil {
-		cp := *p
-		e.buf.audit = append(e.buf.audit, &cp)
-		return nil
+		return e.buf.appendAudit(ctx, p)
 	}
-	_, err := e.w.ExecContext(ctx, `INSERT INTO audit (session_id, request_id, tool_call_id, run_id, action, reason, summary, at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, p.SessionID, p.RequestID, p.ToolCallID, p.RunID, p.Action, p.Reason, nullJSON(p.Summary), ts(p.Now))
+	_, err := e.w.ExecContext(ctx, `INSERT INTO audit (id, session_id, request_id, tool_call_id, run_id, action, reason, summary, at)
+		VALUES (`+nextAuditID+`, ?, ?, ?, ?, ?, ?, ?, ?)`, idSession.enc(p.SessionID), idAsk.enc(p.RequestID), idCall.enc(p.ToolCallID), idRun.enc(p.RunID),
+		auditActions.enc(p.Action), auditReasons.enc(p.Reason), nullJSON(p.Summary), ts(p.Now))
 	if err != nil {
 		return fmt.Errorf("sqlite: audit insert: %w", err)
 	}
@@ -90,7 +89,7 @@ func (e executor) AuditInsert(ctx context.Context, p *store.AuditInsertParams) e
 // AuditList implements store.Executor.
 func (e executor) AuditList(ctx context.Context, sessionID string) ([]*store.AuditEntry, error) {
 	rows, err := e.r.QueryContext(ctx, `SELECT id, session_id, request_id, tool_call_id, run_id, action, reason, summary, at
-		FROM audit WHERE session_id = ? ORDER BY id`, sessionID)
+		FROM audit WHERE session_id = ? ORDER BY id`, idSession.enc(sessionID))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: audit list: %w", err)
 	}
@@ -100,7 +99,8 @@ func (e executor) AuditList(ctx context.Context, sessionID string) ([]*store.Aud
 		a := &store.AuditEntry{}
 		var sum sql.NullString
 		var at int64
-		if err := rows.Scan(&a.ID, &a.SessionID, &a.RequestID, &a.ToolCallID, &a.RunID, &a.Action, &a.Reason, &sum, &at); err != nil {
+		if err := rows.Scan(&a.ID, idSession.into(&a.SessionID), idAsk.into(&a.RequestID), idCall.into(&a.ToolCallID), idRun.into(&a.RunID),
+			auditActions.into(&a.Action), auditReasons.into(&a.Reason), &sum, &at); err != nil {
 			return nil, err
 		}
 		a.Summary, a.At = rawJSON(sum), tm(at)
@@ -759,23 +759,44 @@ func (e executor) SessionSetStatus(ctx context.Context, p *store.SessionSetStatu
 
 // ---- trace
 
+// A trace entry's rowid is its session's key (sessions.k) in the high 32
+// bits and its number in the session (TraceEntry.ID, from 1) in the low
+// 32: a session's entries are one rowid range (traceOf).
+const traceMax = 1<<32 - 1
+
+// traceID is the rowid of session key sk's entry number n.
+func traceID(sk, n int64) int64 { return sk<<32 | n }
+
+// traceOf is the condition, on trace, that selects the entries of the
+// session whose key the SQL expression k gives.
+func traceOf(k string) string {
+	return `id BETWEEN ` + k + ` << 32 AND (` + k + ` << 32) + 4294967295`
+}
+
 // TraceInsert implements store.Executor.
 func (e executor) TraceInsert(ctx context.Context, p *store.TraceInsertParams) error {
 	if e.buf != nil {
-		cp := *p
-		e.buf.trace = append(e.buf.trace, &cp)
-		return nil
+		return e.buf.appendTrace(ctx, p)
 	}
-	if _, err := e.w.ExecContext(ctx, `INSERT INTO trace (sk, run_id, kind, data, at) VALUES (`+sessionKey+`, ?, ?, ?, ?)`,
-		p.SessionID, p.RunID, p.Kind, string(p.Data), ts(p.Now)); err != nil {
+	res, err := e.w.ExecContext(ctx, `INSERT INTO trace (id, run_id, kind, data, at)
+		SELECT COALESCE((SELECT MAX(t.id) FROM trace t WHERE `+traceOf("s.k")+`), s.k << 32) + 1, ?, ?, ?, ? FROM sessions s WHERE s.id = ?`,
+		idRun.enc(p.RunID), traceKinds.enc(p.Kind), string(p.Data), ts(p.Now), p.SessionID)
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
+	if err != nil {
 		return fmt.Errorf("sqlite: trace insert: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("sqlite: trace insert: session %s: %w", p.SessionID, store.ErrNotFound)
 	}
 	return nil
 }
 
 // TraceList implements store.Executor.
 func (e executor) TraceList(ctx context.Context, sessionID string) ([]*store.TraceEntry, error) {
-	rows, err := e.r.QueryContext(ctx, `SELECT id, ?, run_id, kind, data, at FROM trace WHERE sk = `+sessionKey+` ORDER BY id`, sessionID, sessionID)
+	rows, err := e.r.QueryContext(ctx, `SELECT id & 4294967295, ?1, run_id, kind, data, at FROM trace WHERE `+traceOf(`(SELECT k FROM sessions WHERE id = ?1)`)+` ORDER BY id`, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: trace list: %w", err)
 	}
@@ -785,7 +806,7 @@ func (e executor) TraceList(ctx context.Context, sessionID string) ([]*store.Tra
 		t := &store.TraceEntry{}
 		var data string
 		var at int64
-		if err := rows.Scan(&t.ID, &t.SessionID, &t.RunID, &t.Kind, &data, &at); err != nil {
+		if err := rows.Scan(&t.ID, &t.SessionID, idRun.into(&t.RunID), traceKinds.into(&t.Kind), &data, &at); err != nil {
 			return nil, err
 		}
 		t.Data, t.At = json.RawMessage(data), tm(at)

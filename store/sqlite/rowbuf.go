@@ -34,7 +34,7 @@ import (
 
 // bufTables are the tables whose rows a member holds back: a statement
 // naming one of them writes the held rows first.
-var bufTables = []string{"events", "feed", "trace", "audit", "principals"}
+var bufTables = []string{"events", "feed", "trace", "audit", "principals", "log_seqs"}
 
 // maxRowsPerInsert bounds the rows of one multi-row INSERT (SQLite bounds a
 // statement's parameters).
@@ -42,16 +42,19 @@ const maxRowsPerInsert = 200
 
 // seqs are the numbers the writer goroutine knows: the last event number
 // of a session, a session's owner and key (sessions.k), the last feed
-// number of an owner.
+// number of an owner, the last trace entry of a session, the last audit
+// id (0 when not known).
 type seqs struct {
 	ev    map[string]int64
 	owner map[string]string
 	key   map[string]int64
 	feed  map[string]int64
+	trace map[string]int64
+	audit int64
 }
 
 func newSeqs() *seqs {
-	return &seqs{ev: map[string]int64{}, owner: map[string]string{}, key: map[string]int64{}, feed: map[string]int64{}}
+	return &seqs{ev: map[string]int64{}, owner: map[string]string{}, key: map[string]int64{}, feed: map[string]int64{}, trace: map[string]int64{}}
 }
 
 func (q *seqs) reset() {
@@ -59,6 +62,8 @@ func (q *seqs) reset() {
 	clear(q.owner)
 	clear(q.key)
 	clear(q.feed)
+	clear(q.trace)
+	q.audit = 0
 }
 
 // merge adds what o learnt.
@@ -75,6 +80,12 @@ func (q *seqs) merge(o *seqs) {
 	for k, v := range o.feed {
 		q.feed[k] = v
 	}
+	for k, v := range o.trace {
+		q.trace[k] = v
+	}
+	if o.audit > 0 {
+		q.audit = o.audit
+	}
 }
 
 type eventRow struct {
@@ -82,6 +93,18 @@ type eventRow struct {
 	ref         any
 	runID       string
 	sk, seq, at int64
+}
+
+type traceRow struct {
+	runID, kind any
+	data        string
+	id, at      int64
+}
+
+type auditRow struct {
+	id                                               int64
+	session, request, call, run, action, reason, sum any
+	at                                               int64
 }
 
 type feedRow struct {
@@ -98,8 +121,8 @@ type rowBuf struct {
 	learnt *seqs
 	events []eventRow
 	feed   []feedRow
-	trace  []*store.TraceInsertParams
-	audit  []*store.AuditInsertParams
+	trace  []traceRow
+	audit  []auditRow
 	// wrote is set once held rows were written.
 	wrote bool
 	// touches caches, per query text, whether it names a bufTables table.
@@ -199,9 +222,74 @@ func (b *rowBuf) nextFeed(ctx context.Context, owner string) (int64, error) {
 }
 
 // created notes a session this member created, with key k: no events
-// yet.
+// and no trace entries yet.
 func (b *rowBuf) created(id, owner string, k int64) {
-	b.learnt.ev[id], b.learnt.owner[id], b.learnt.key[id] = 0, owner, k
+	b.learnt.ev[id], b.learnt.owner[id], b.learnt.key[id], b.learnt.trace[id] = 0, owner, k, 0
+}
+
+// nextTrace returns the key of session id and the number of its next
+// trace entry: one past its last (a session's entries are deleted only
+// all at once, with the session or by Prune, so a number is not given
+// twice while a reader could still hold the entry it numbered).
+func (b *rowBuf) nextTrace(ctx context.Context, id string) (sk, n int64, err error) {
+	if v, ok := b.learnt.trace[id]; ok {
+		if k, ok := b.learnt.key[id]; ok {
+			return k, v + 1, nil
+		}
+	}
+	if v, ok := b.known.trace[id]; ok {
+		if k, ok := b.known.key[id]; ok {
+			return k, v + 1, nil
+		}
+	}
+	if err := b.query(ctx, `SELECT s.k, COALESCE((SELECT MAX(t.id) FROM trace t WHERE `+traceOf("s.k")+`), s.k << 32) & 4294967295 FROM sessions s WHERE s.id = ?`, id).Scan(&sk, &n); err != nil {
+		return 0, 0, notFound(err, "trace insert: session "+id)
+	}
+	b.learnt.key[id] = sk
+	return sk, n + 1, nil
+}
+
+// appendTrace holds back p's trace entry.
+func (b *rowBuf) appendTrace(ctx context.Context, p *store.TraceInsertParams) error {
+	sk, n, err := b.nextTrace(ctx, p.SessionID)
+	if err != nil {
+		return err
+	}
+	b.learnt.trace[p.SessionID], b.learnt.key[p.SessionID] = n, sk
+	if b.trace == nil {
+		b.trace = b.r.traceRows[:0]
+	}
+	if n > traceMax {
+		return fmt.Errorf("sqlite: trace insert: session %s has %d entries", p.SessionID, traceMax)
+	}
+	b.trace = append(b.trace, traceRow{id: traceID(sk, n), runID: b.r.ids.enc(idRun, p.RunID), kind: traceKinds.enc(p.Kind), data: string(p.Data), at: ts(p.Now)})
+	return nil
+}
+
+// nextAuditID is, in a statement, the next audit id: one past the larger
+// of the last row's and the largest deleted (log_seqs).
+const nextAuditID = `(SELECT MAX(COALESCE((SELECT MAX(id) FROM audit), 0), COALESCE((SELECT last FROM log_seqs WHERE name = 'audit'), 0)) + 1)`
+
+// appendAudit holds back p's audit entry with the next id (nextAuditID,
+// read once and then kept).
+func (b *rowBuf) appendAudit(ctx context.Context, p *store.AuditInsertParams) error {
+	last := b.learnt.audit
+	if last == 0 {
+		last = b.known.audit
+	}
+	if last == 0 {
+		if err := b.query(ctx, `SELECT `+nextAuditID+` - 1`).Scan(&last); err != nil {
+			return fmt.Errorf("sqlite: audit insert: %w", err)
+		}
+	}
+	b.learnt.audit = last + 1
+	ids := &b.r.ids
+	if b.audit == nil {
+		b.audit = b.r.auditRows[:0]
+	}
+	b.audit = append(b.audit, auditRow{id: last + 1, session: ids.enc(idSession, p.SessionID), request: ids.enc(idAsk, p.RequestID), call: ids.enc(idCall, p.ToolCallID),
+		run: ids.enc(idRun, p.RunID), action: auditActions.enc(p.Action), reason: auditReasons.enc(p.Reason), sum: nullJSON(p.Summary), at: ts(p.Now)})
+	return nil
 }
 
 // appendEvent holds back p's event and, for a store.FeedEvents name, its
@@ -256,19 +344,6 @@ func (b *rowBuf) appendEvent(ctx context.Context, p *store.EventAppendParams) (*
 	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, RunID: p.RunID, CreatedAt: p.Now}, keys, nil
 }
 
-// emptied is rows cleared and cut to length 0, for reuse; nil when it grew
-// beyond maxKeptRows.
-func emptied[T any](rows []T) []T {
-	if cap(rows) > maxKeptRows {
-		return nil
-	}
-	clear(rows)
-	return rows[:0]
-}
-
-// maxKeptRows bounds the held rows of a table whose slice is reused.
-const maxKeptRows = 64
-
 // insertMany writes n rows with one INSERT per maxRowsPerInsert rows:
 // head is the statement up to VALUES, row one row's values (cols
 // parameters), arg appends row i's arguments.
@@ -297,8 +372,6 @@ func (b *rowBuf) flush() error {
 	ctx := context.Background()
 	ev, fd, tr, au := b.events, b.feed, b.trace, b.audit
 	b.events, b.feed, b.trace, b.audit = nil, nil, nil, nil
-	// The next rows reuse the slices, without this member's values.
-	defer func() { b.events, b.feed, b.trace, b.audit = emptied(ev), emptied(fd), emptied(tr), emptied(au) }()
 	b.wrote = true
 	if err := b.insertMany(ctx, `INSERT INTO events (sk, seq, name, data, ref, run_id, created_at)`, `(?, ?, ?, ?, ?, ?, ?)`, 7, len(ev), func(i int, a []any) []any {
 		e := &ev[i]
@@ -316,17 +389,20 @@ func (b *rowBuf) flush() error {
 	}); err != nil {
 		return fmt.Errorf("sqlite: feed append: %w", err)
 	}
-	if err := b.insertMany(ctx, `INSERT INTO trace (sk, run_id, kind, data, at)`, `(`+sessionKey+`, ?, ?, ?, ?)`, 5, len(tr), func(i int, a []any) []any {
-		p := tr[i]
-		return append(a, p.SessionID, p.RunID, p.Kind, string(p.Data), ts(p.Now))
+	if err := b.insertMany(ctx, `INSERT INTO trace (id, run_id, kind, data, at)`, `(?, ?, ?, ?, ?)`, 5, len(tr), func(i int, a []any) []any {
+		t := &tr[i]
+		return append(a, t.id, t.runID, t.kind, t.data, t.at)
 	}); err != nil {
 		return fmt.Errorf("sqlite: trace insert: %w", err)
 	}
-	if err := b.insertMany(ctx, `INSERT INTO audit (session_id, request_id, tool_call_id, run_id, action, reason, summary, at)`, `(?, ?, ?, ?, ?, ?, ?, ?)`, 8, len(au), func(i int, a []any) []any {
-		p := au[i]
-		return append(a, p.SessionID, p.RequestID, p.ToolCallID, p.RunID, p.Action, p.Reason, nullJSON(p.Summary), ts(p.Now))
+	if err := b.insertMany(ctx, `INSERT INTO audit (id, session_id, request_id, tool_call_id, run_id, action, reason, summary, at)`, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`, 9, len(au), func(i int, a []any) []any {
+		r := &au[i]
+		return append(a, r.id, r.session, r.request, r.call, r.run, r.action, r.reason, r.sum, r.at)
 	}); err != nil {
 		return fmt.Errorf("sqlite: audit insert: %w", err)
 	}
+	clear(tr)
+	clear(au)
+	b.r.traceRows, b.r.auditRows = tr[:0], au[:0]
 	return nil
 }
