@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -22,47 +20,24 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
-	"github.com/lubanhq/luban/model/openai"
-	"github.com/lubanhq/luban/server"
-	"github.com/lubanhq/luban/store"
-	"github.com/lubanhq/luban/store/postgres"
-	"github.com/lubanhq/luban/store/sqlite"
-	"github.com/lubanhq/luban/tool"
 )
 
 const benchToken = "bench-token"
 
-// harness is a luban server and a fake model, both on loopback.
+// harness is the benchmark's client and the fake model, driving a luban
+// server (in this process or a child process of its own).
 type harness struct {
-	st      *countingStore
-	raw     store.Store
-	path    string // the SQLite file; "" on PostgreSQL
-	dropDB  func()
-	runner  *agent.Runner
-	srv     *server.Server
-	hs      *http.Server
-	model   *http.Server
-	fake    *fakeModel
-	url     string
-	client  *http.Client
-	stopRun context.CancelFunc
-	runDone chan struct{}
+	srv    serverSide
+	model  *http.Server
+	fake   *fakeModel
+	url    string
+	client *http.Client
 }
 
-func listen() (net.Listener, string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, "", err
-	}
-	return ln, "http://" + ln.Addr().String(), nil
-}
-
-// startHarness builds the server the way `luban serve` does (cmd/luban
-// serve.go): SQLite store, the ask tools plus current_time and list_files,
-// the openai provider pointed at the fake model.
-func startHarness(ctx context.Context, dbPath, pgURL string, sessions int) (*harness, error) {
+// startHarness starts the fake model and the luban server: in this process
+// with -inprocess, else in a child process.
+func startHarness(ctx context.Context, cfg *config) (*harness, error) {
 	h := &harness{fake: newFakeModel()}
 	mln, murl, err := listen()
 	if err != nil {
@@ -70,72 +45,32 @@ func startHarness(ctx context.Context, dbPath, pgURL string, sessions int) (*har
 	}
 	h.model = &http.Server{Handler: h.fake}
 	go func() { _ = h.model.Serve(mln) }()
-
-	if pgURL != "" {
-		u, drop, err := pgSchema(ctx, pgURL)
+	if cfg.inprocess {
+		l, err := startLuban(ctx, cfg.dir+"/luban.db", cfg.pgURL(), murl, cfg.sessions)
 		if err != nil {
+			_ = h.model.Close()
 			return nil, err
 		}
-		h.dropDB = drop
-		if h.raw, err = postgres.Open(ctx, u, &postgres.Options{MaxConns: int32(max(4, 2*sessions))}); err != nil {
-			drop()
-			return nil, err
-		}
+		h.srv = localServer{l}
 	} else {
-		if h.raw, err = sqlite.Open(ctx, dbPath, nil); err != nil {
+		c, err := startChild(ctx, cfg, cfg.dir+"/luban.db", murl)
+		if err != nil {
+			_ = h.model.Close()
 			return nil, err
 		}
-		h.path = dbPath
+		h.srv = c
 	}
-	h.st = &countingStore{Store: h.raw}
-	provider, err := openai.New(openai.Options{BaseURL: murl + "/v1", Model: "bench", MaxRetries: -1})
-	if err != nil {
-		return nil, err
-	}
-	ws, _ := os.Getwd()
-	reg := tool.NewRegistry()
-	if err := reg.Register(tool.CurrentTime(nil), true); err != nil {
-		return nil, err
-	}
-	if err := reg.Register(tool.ListFiles(ws), true); err != nil {
-		return nil, err
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h.runner, err = agent.New(agent.Options{Store: h.st, Tools: reg, Workspace: ws, Logger: log,
-		Agents: []*agent.Agent{{Name: "default", Provider: provider, Tools: tool.Allowlist{"ask_user", "AskUser", "current_time", "list_files"}}}})
-	if err != nil {
-		return nil, err
-	}
-	h.srv, err = server.New(server.Options{Runner: h.runner, Tokens: []string{benchToken}, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	ln, url, err := listen()
-	if err != nil {
-		return nil, err
-	}
-	h.url = url
-	h.hs = &http.Server{Handler: h.srv, ReadHeaderTimeout: 10 * time.Second}
-	h.hs.RegisterOnShutdown(h.srv.Close)
-	go func() { _ = h.hs.Serve(ln) }()
-	runCtx, cancel := context.WithCancel(context.Background())
-	h.stopRun, h.runDone = cancel, make(chan struct{})
-	go func() { defer close(h.runDone); _ = h.runner.Serve(runCtx) }()
-	h.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4 * sessions, MaxIdleConns: 4 * sessions}}
+	h.url = h.srv.URL()
+	h.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4 * cfg.sessions, MaxIdleConns: 4 * cfg.sessions}}
 	return h, nil
 }
 
 func (h *harness) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = h.hs.Shutdown(ctx)
-	h.stopRun()
-	<-h.runDone
+	h.client.CloseIdleConnections()
+	h.srv.close()
 	_ = h.model.Shutdown(ctx)
-	_ = h.raw.Close()
-	if h.dropDB != nil {
-		h.dropDB()
-	}
 }
 
 // post sends an authenticated JSON POST and checks the status.
@@ -262,7 +197,10 @@ type loadResult struct {
 	overhead, card  []time.Duration
 	commitsPerCycle float64       // SQLite commits (shared by concurrent transactions)
 	txPerCycle      float64       // transactions luban asked for (InTx and single writes)
-	cpu             time.Duration // process CPU time (user+system) during the load
+	cpu             time.Duration // this process's CPU time (user+system) during the load
+	server          serverCounts  // the server process's counters during the load (differences)
+	split           bool          // the server ran in a child process (server is its own)
+	syscalls        *syscallCounts
 }
 
 func pct(d []time.Duration, p float64) time.Duration {
@@ -279,8 +217,28 @@ func (r *loadResult) print(out io.Writer) {
 	fmt.Fprintf(out, "tool-call chunk → user_input_required at the client: p50 %s · p95 %s · p99 %s\n",
 		pct(r.card, .50).Round(time.Microsecond), pct(r.card, .95).Round(time.Microsecond), pct(r.card, .99).Round(time.Microsecond))
 	fmt.Fprintf(out, "transactions per cycle: %.2f · ", r.txPerCycle)
-	fmt.Fprintf(out, "commits per cycle: %.2f · process CPU per cycle (server, fake model and client together): %s\n",
-		r.commitsPerCycle, (r.cpu / time.Duration(max(r.cycles, 1))).Round(time.Microsecond))
+	n := float64(max(r.cycles, 1))
+	if r.split {
+		fmt.Fprintf(out, "commits per cycle: %.2f · server process CPU per cycle: %s (client and fake model: %s)\n",
+			r.commitsPerCycle, (r.server.CPU / time.Duration(max(r.cycles, 1))).Round(time.Microsecond), (r.cpu / time.Duration(max(r.cycles, 1))).Round(time.Microsecond))
+	} else {
+		fmt.Fprintf(out, "commits per cycle: %.2f · process CPU per cycle (server, fake model and client together): %s\n",
+			r.commitsPerCycle, (r.cpu / time.Duration(max(r.cycles, 1))).Round(time.Microsecond))
+	}
+	fmt.Fprintf(out, "server process per cycle: %.0f allocations · %.1f KB allocated · %.2f reads · %.2f writer statements · %d goroutines at the end\n",
+		float64(r.server.Mallocs)/n, float64(r.server.Bytes)/n/1000, float64(r.server.Reads)/n, float64(r.server.Writes)/n, r.server.Goroutines)
+	if r.syscalls != nil {
+		r.syscalls.print(out, r.cycles)
+	}
+}
+
+// serverCPU is the server's CPU time during the load: the server
+// process's own when it ran apart, else this whole process's.
+func (r *loadResult) serverCPU() time.Duration {
+	if r.split {
+		return r.server.CPU
+	}
+	return r.cpu
 }
 
 // load runs cycles in cfg.sessions concurrent sessions for cfg.duration
@@ -294,8 +252,17 @@ func (h *harness) load(ctx context.Context, cfg *config) (*loadResult, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("warm-up: %w", err)
 	}
+	child, _ := h.srv.(*childServer)
 	if cfg.cpuprofile != "" {
-		f, err := os.Create(cfg.cpuprofile)
+		path := cfg.cpuprofile
+		if child != nil {
+			if err := child.command("cpuprofile " + cfg.cpuprofile); err != nil {
+				return nil, err
+			}
+			defer func() { _ = child.command("stopcpuprofile") }()
+			path += ".client"
+		}
+		f, err := os.Create(path)
 		if err != nil {
 			return nil, err
 		}
@@ -318,15 +285,25 @@ func (h *harness) load(ctx context.Context, cfg *config) (*loadResult, error) {
 	}
 	var mu sync.Mutex
 	res := &loadResult{}
-	commits0 := h.st.commits.Load()
-	var sqlCommits0 int64
-	if sq, ok := h.raw.(*sqlite.Store); ok {
-		sqlCommits0 = sq.Counts().Commits
+	res.split = child != nil
+	var tracer *straceRun
+	if cfg.strace {
+		if child == nil {
+			return nil, errors.New("-strace needs the server in its own process (not -inprocess)")
+		}
+		var err error
+		if tracer, err = startStrace(child.pid()); err != nil {
+			return nil, err
+		}
+	}
+	before, err := h.srv.counts()
+	if err != nil {
+		return nil, err
 	}
 	cpu0 := cpuTime()
 	start := time.Now()
 	deadline := start.Add(cfg.duration)
-	err := h.parallel(ctx, cfg.sessions, -1, func(ctx context.Context) error {
+	err = h.parallel(ctx, cfg.sessions, -1, func(ctx context.Context) error {
 		if time.Now().After(deadline) {
 			return errStop
 		}
@@ -342,19 +319,35 @@ func (h *harness) load(ctx context.Context, cfg *config) (*loadResult, error) {
 	})
 	res.elapsed = time.Since(start)
 	res.cpu = cpuTime() - cpu0
+	after, cerr := h.srv.counts()
+	if tracer != nil {
+		sc, serr := tracer.stop()
+		if serr != nil {
+			return nil, serr
+		}
+		res.syscalls = sc
+	}
 	if err != nil {
 		return nil, err
 	}
+	if cerr != nil {
+		return nil, cerr
+	}
+	res.server = serverCounts{Tx: after.Tx - before.Tx, Commits: after.Commits - before.Commits, Reads: after.Reads - before.Reads,
+		Writes: after.Writes - before.Writes, CPU: after.CPU - before.CPU, Mallocs: after.Mallocs - before.Mallocs,
+		Bytes: after.Bytes - before.Bytes, Goroutines: after.Goroutines, PID: after.PID}
 	res.cycles = len(res.overhead)
 	res.cyclesPerSec = float64(res.cycles) / res.elapsed.Seconds()
-	res.txPerCycle = float64(h.st.commits.Load()-commits0) / float64(res.cycles)
-	res.commitsPerCycle = res.txPerCycle
-	if sq, ok := h.raw.(*sqlite.Store); ok {
-		// Group commit: concurrent transactions share SQLite commits.
-		res.commitsPerCycle = float64(sq.Counts().Commits-sqlCommits0) / float64(res.cycles)
-	}
+	res.txPerCycle = float64(res.server.Tx) / float64(res.cycles)
+	// Group commit: concurrent transactions share SQLite commits.
+	res.commitsPerCycle = float64(res.server.Commits) / float64(res.cycles)
 	slices.Sort(res.overhead)
 	slices.Sort(res.card)
+	if cfg.memprofile != "" && child != nil {
+		if err := child.command("memprofile " + cfg.memprofile); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 
@@ -416,11 +409,11 @@ func (h *harness) pausedRSS(ctx context.Context, cfg *config, out io.Writer) err
 		goroutine int
 	}
 	var points []point
-	base, baseHeap, err := settledRSS()
+	b, err := h.srv.settled()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "paused runs: RSS before %.1f MiB (Go heap in use %.1f MiB, %d goroutines)\n", mib(base), mib(int64(baseHeap)), runtime.NumGoroutine())
+	fmt.Fprintf(out, "paused runs: RSS of the server's process before %.1f MiB (Go heap in use %.1f MiB, %d goroutines)\n", mib(b.RSS), mib(int64(b.Heap)), b.Goroutines)
 	start := time.Now()
 	for _, target := range cfg.paused {
 		need := target - int(made.Load())
@@ -435,13 +428,13 @@ func (h *harness) pausedRSS(ctx context.Context, cfg *config, out io.Writer) err
 			}
 		}
 		h.client.CloseIdleConnections()
-		rss, heap, err := settledRSS()
+		p, err := h.srv.settled()
 		if err != nil {
 			return err
 		}
-		points = append(points, point{target, rss, heap, runtime.NumGoroutine()})
+		points = append(points, point{target, p.RSS, p.Heap, p.Goroutines})
 		fmt.Fprintf(out, "  %7d paused: RSS %.1f MiB · Go heap in use %.1f MiB · %d goroutines · %s elapsed\n",
-			target, mib(rss), mib(int64(heap)), runtime.NumGoroutine(), time.Since(start).Round(time.Second))
+			target, mib(p.RSS), mib(int64(p.Heap)), p.Goroutines, time.Since(start).Round(time.Second))
 	}
 	if len(points) >= 2 {
 		a, b := points[len(points)-2], points[len(points)-1]
@@ -449,14 +442,15 @@ func (h *harness) pausedRSS(ctx context.Context, cfg *config, out io.Writer) err
 		fmt.Fprintf(out, "per paused run (%d → %d): RSS %+.0f B · Go heap %+.0f B · goroutines %+d\n",
 			a.n, b.n, float64(b.rss-a.rss)/n, (float64(b.heap)-float64(a.heap))/n, b.goroutine-a.goroutine)
 	}
-	if h.path == "" {
+	path := h.srv.dbPath()
+	if path == "" {
 		return nil
 	}
 	var db, wal int64
-	if st, err := os.Stat(h.path); err == nil {
+	if st, err := os.Stat(path); err == nil {
 		db = st.Size()
 	}
-	if st, err := os.Stat(h.path + "-wal"); err == nil {
+	if st, err := os.Stat(path + "-wal"); err == nil {
 		wal = st.Size()
 	}
 	fmt.Fprintf(out, "database file %.1f MiB + WAL %.1f MiB\n", mib(db), mib(wal))

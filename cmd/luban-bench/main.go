@@ -55,8 +55,21 @@ type config struct {
 	dir        string
 	db         string
 	cpuprofile string
+	memprofile string
 	trace      string
 	skipLoad   bool
+	inprocess  bool
+	strace     bool
+	child      bool   // this process is the server of a parent luban-bench
+	modelURL   string // -child: the parent's fake model
+}
+
+// pgURL is -db when it names PostgreSQL, else "".
+func (c *config) pgURL() string {
+	if isPostgres(c.db) {
+		return c.db
+	}
+	return ""
 }
 
 func parseFlags(args []string, out io.Writer) (*config, error) {
@@ -69,9 +82,14 @@ func parseFlags(args []string, out io.Writer) (*config, error) {
 	paused := fs.String("paused", "10000,100000", "comma list of paused-run counts at which RSS is measured (empty: skip)")
 	fs.StringVar(&c.db, "db", "", "the store: empty for SQLite in -dir, or a postgres:// URL (a fresh schema is created and dropped)")
 	fs.StringVar(&c.dir, "dir", "", "directory for the SQLite files (default: a temporary one, removed at the end)")
-	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile of the cycle load to this file")
+	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile of the cycle load to this file (the server process's; the client's and fake model's to this file with .client appended)")
+	fs.StringVar(&c.memprofile, "memprofile", "", "write the server process's allocations (warm-up and load) to this file (go tool pprof -sample_index alloc_objects)")
 	fs.StringVar(&c.trace, "trace", "", "write an execution trace of the cycle load to this file (go tool trace)")
 	fs.BoolVar(&c.skipLoad, "skip-load", false, "skip the cycle load and the ceiling (RSS only)")
+	fs.BoolVar(&c.inprocess, "inprocess", false, "run the server in this process (default: a child process, so its CPU, allocations and system calls are its own)")
+	fs.BoolVar(&c.strace, "strace", false, "count the server process's system calls during the load (strace -c -f; slows the load)")
+	fs.BoolVar(&c.child, "child", false, "internal: be the server process of a parent luban-bench")
+	fs.StringVar(&c.modelURL, "model-url", "", "internal: with -child, the fake model's URL")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -96,12 +114,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if cfg.child {
+		return serveChild(ctx, cfg, os.Stdin, out)
+	}
 	dir := cfg.dir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "luban-bench-*"); err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)
+		cfg.dir = dir
 	}
 	fmt.Fprintf(out, "luban-bench · %s %s/%s · %d CPU (GOMAXPROCS %d) · %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH,
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel())
@@ -115,7 +137,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		pgURL = cfg.db
 		fmt.Fprintf(out, "store: PostgreSQL (a fresh schema)\n\n")
 	}
-	h, err := startHarness(ctx, dir+"/luban.db", pgURL, cfg.sessions)
+	h, err := startHarness(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -179,7 +201,7 @@ func printCeiling(ctx context.Context, out io.Writer, dir string, cfg *config, r
 	fmt.Fprintf(out, "ceiling (plain Go, same SQLite settings, %.2f commits per cycle): %.0f commits/s = %.0f cycles/s\n",
 		res.commitsPerCycle, ceil.commitsPerSec, ceil.cyclesPerSec)
 	fmt.Fprintf(out, "ceiling CPU per cycle: %s\n", (time.Duration(res.commitsPerCycle * float64(ceil.cpuPerCommit))).Round(time.Microsecond))
-	fmt.Fprintf(out, "ratio luban ÷ ceiling: %.0f %% (cycles/s) · %.0f %% (CPU per cycle, ceiling ÷ luban)\n\n", 100*res.cyclesPerSec/ceil.cyclesPerSec,
-		100*res.commitsPerCycle*float64(ceil.cpuPerCommit)/(float64(res.cpu)/float64(max(res.cycles, 1))))
+	fmt.Fprintf(out, "ratio luban ÷ ceiling: %.0f %% (cycles/s) · %.0f %% (CPU per cycle, ceiling ÷ luban's server)\n\n", 100*res.cyclesPerSec/ceil.cyclesPerSec,
+		100*res.commitsPerCycle*float64(ceil.cpuPerCommit)/(float64(res.serverCPU())/float64(max(res.cycles, 1))))
 	return nil
 }
