@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 
 	oai "github.com/openai/openai-go/v3"
@@ -25,13 +26,39 @@ func buildParams(modelName string, req *model.Request) oai.ChatCompletionNewPara
 		p.Messages = append(p.Messages, messageParam(m))
 	}
 	for _, t := range req.Tools {
-		fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schemaMap(t.Parameters)}
-		if t.Description != "" {
-			fd.Description = param.NewOpt(t.Description)
-		}
-		p.Tools = append(p.Tools, oai.ChatCompletionFunctionTool(fd))
+		p.Tools = append(p.Tools, oai.ChatCompletionFunctionTool(functionDefinition(t)))
 	}
 	return p
+}
+
+// functionDefinition is t's function definition as the JSON the request
+// carries: name, description (left out when empty) and the tool's JSON
+// Schema as the bytes the tool declared, not decoded and encoded again for
+// every request; an empty or non-object schema becomes the empty object
+// schema, which every server accepts.
+func functionDefinition(t model.ToolSpec) shared.FunctionDefinitionParam {
+	def := struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}{t.Name, t.Description, t.Parameters}
+	if !isObject(t.Parameters) {
+		def.Parameters = emptySchema
+	}
+	b, err := json.Marshal(def)
+	if err != nil { // not reached: the schema is a valid object
+		def.Parameters = emptySchema
+		b, _ = json.Marshal(def)
+	}
+	return param.Override[shared.FunctionDefinitionParam](json.RawMessage(b))
+}
+
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// isObject reports whether raw is one valid JSON object.
+func isObject(raw json.RawMessage) bool {
+	trimmed := bytes.TrimLeft(raw, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(raw)
 }
 
 func messageParam(m model.Message) oai.ChatCompletionMessageParamUnion {
@@ -63,14 +90,4 @@ func messageParam(m model.Message) oai.ChatCompletionMessageParamUnion {
 	default:
 		return oai.UserMessage(m.Content)
 	}
-}
-
-// schemaMap decodes a tool's JSON Schema; an empty or non-object schema
-// becomes the empty object schema, which every server accepts.
-func schemaMap(raw json.RawMessage) shared.FunctionParameters {
-	var m map[string]any
-	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil || m == nil {
-		return shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
-	}
-	return m
 }

@@ -291,12 +291,15 @@ func TestRequestBodyExact(t *testing.T) {
 		Tools: []model.ToolSpec{
 			{Name: "ask_user", Description: "ask", Parameters: askSchema},
 			{Name: "AskUser", Description: "batch", Parameters: json.RawMessage(`{"type":"object"}`)},
+			{Name: "no_schema"},
+			{Name: "array_schema", Description: "not an object", Parameters: json.RawMessage(` [1]`)},
+			{Name: "broken_schema", Parameters: json.RawMessage(`{"type":`)},
 		},
 	}
 	_, err := p.Generate(b.ctx, req, nil)
 	require.NoError(t, err)
 	got := b.fake.Requests()[0]
-	require.Equal(t, []string{"ask_user", "AskUser"}, got.ToolNames)
+	require.Equal(t, []string{"ask_user", "AskUser", "no_schema", "array_schema", "broken_schema"}, got.ToolNames)
 
 	msgs, err := json.Marshal(got.Body["messages"])
 	require.NoError(t, err)
@@ -315,7 +318,10 @@ func TestRequestBodyExact(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `[
 		{"type":"function","function":{"name":"ask_user","description":"ask","parameters":`+string(askSchema)+`}},
-		{"type":"function","function":{"name":"AskUser","description":"batch","parameters":{"type":"object"}}}
+		{"type":"function","function":{"name":"AskUser","description":"batch","parameters":{"type":"object"}}},
+		{"type":"function","function":{"name":"no_schema","parameters":{"type":"object","properties":{}}}},
+		{"type":"function","function":{"name":"array_schema","description":"not an object","parameters":{"type":"object","properties":{}}}},
+		{"type":"function","function":{"name":"broken_schema","parameters":{"type":"object","properties":{}}}}
 	]`, string(tools))
 }
 
