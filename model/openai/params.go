@@ -3,54 +3,182 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-
-	oai "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
+	"sync"
 
 	"github.com/lubanhq/luban/model"
 )
 
-// buildParams maps a provider-neutral request to SDK parameters. Assistant
-// tool calls keep id, name and arguments exactly as received; tool messages
-// carry their tool_call_id; an assistant message with tool calls and no text
-// omits "content" (OpenAI accepts that; some servers reject an empty string
-// beside tool_calls). An assistant tool-call turn carries its reasoning back
-// in the fields it came in (reasoningBack).
-func buildParams(modelName string, req *model.Request) oai.ChatCompletionNewParams {
-	// include_usage: the last chunk reports the call's token counts
-	// (model.Response.Usage).
-	p := oai.ChatCompletionNewParams{Model: shared.ChatModel(modelName),
-		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)}}
-	for _, m := range req.Messages {
-		p.Messages = append(p.Messages, messageParam(m))
+// requestBody is the JSON of the Chat Completions request for req, what the
+// SDK's ChatCompletionNewParams would encode to, written directly (the SDK's
+// reflection over its parameter unions cost more than the rest of the
+// provider): model, messages, tools when there are any, and stream_options
+// asking for usage in the last chunk (model.Response.Usage). Assistant tool
+// calls keep id, name and arguments exactly as received; tool messages carry
+// their tool_call_id; an assistant message with tool calls and no text omits
+// "content" (OpenAI accepts that; some servers reject an empty string beside
+// tool_calls). An assistant tool-call turn carries its reasoning back in the
+// fields it came in (reasoningBack). The SDK adds "stream": true.
+func (p *Provider) requestBody(req *model.Request) ([]byte, error) {
+	msgs := make([]wireMessage, len(req.Messages))
+	for i, m := range req.Messages {
+		msgs[i] = messageWire(m)
 	}
-	for _, t := range req.Tools {
-		p.Tools = append(p.Tools, oai.ChatCompletionFunctionTool(functionDefinition(t)))
+	mb, err := json.Marshal(msgs)
+	if err != nil {
+		return nil, err
 	}
-	return p
+	name, err := json.Marshal(p.opts.Model)
+	if err != nil {
+		return nil, err
+	}
+	size := len(mb) + len(name) + 96
+	defs := make([][]byte, len(req.Tools))
+	for i, t := range req.Tools {
+		defs[i] = p.defs.get(t)
+		size += len(defs[i]) + 1
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"model":`...)
+	b = append(b, name...)
+	b = append(b, `,"messages":`...)
+	b = append(b, mb...)
+	if len(defs) > 0 {
+		b = append(b, `,"tools":[`...)
+		for i, d := range defs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, d...)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"stream_options":{"include_usage":true}}`...)
+	return b, nil
 }
 
-// functionDefinition is t's function definition as the JSON the request
-// carries: name, description (left out when empty) and the tool's JSON
-// Schema as the bytes the tool declared, not decoded and encoded again for
-// every request; an empty or non-object schema becomes the empty object
-// schema, which every server accepts.
-func functionDefinition(t model.ToolSpec) shared.FunctionDefinitionParam {
-	def := struct {
+// wireMessage is one message of the request. Content is a pointer so that
+// an assistant tool-call turn without text leaves it out while every other
+// message carries it, empty or not; tool_call_id is on tool messages only.
+type wireMessage struct {
+	Role       string          `json:"role"`
+	Content    *string         `json:"content,omitempty"`
+	ToolCallID *string         `json:"tool_call_id,omitempty"`
+	ToolCalls  []wireToolCall  `json:"tool_calls,omitempty"`
+	extra      json.RawMessage // an object whose members are added (reasoningBack)
+}
+
+type wireToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// MarshalJSON is the message's object with extra's members after its own.
+func (m wireMessage) MarshalJSON() ([]byte, error) {
+	type plain wireMessage
+	b, err := json.Marshal(plain(m))
+	if err != nil || len(m.extra) <= 2 {
+		return b, err
+	}
+	out := make([]byte, 0, len(b)+len(m.extra))
+	out = append(out, b[:len(b)-1]...)
+	out = append(out, ',')
+	return append(out, m.extra[1:]...), nil
+}
+
+func messageWire(m model.Message) wireMessage {
+	switch m.Role {
+	case model.RoleSystem:
+		return wireMessage{Role: "system", Content: &m.Content}
+	case model.RoleTool:
+		return wireMessage{Role: "tool", Content: &m.Content, ToolCallID: &m.ToolCallID}
+	case model.RoleAssistant:
+		w := wireMessage{Role: "assistant"}
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			w.Content = &m.Content
+		}
+		if len(m.ToolCalls) > 0 {
+			w.ToolCalls = make([]wireToolCall, len(m.ToolCalls))
+			for i, tc := range m.ToolCalls {
+				w.ToolCalls[i] = wireToolCall{ID: tc.ID, Type: "function", Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments}}
+			}
+		}
+		if extra := reasoningBack(m); len(extra) > 0 {
+			w.extra, _ = json.Marshal(extra)
+		}
+		return w
+	default:
+		return wireMessage{Role: "user", Content: &m.Content}
+	}
+}
+
+// toolDefs holds the function tool JSON of each tool the provider was asked
+// with, so that a tool's schema is checked and written once, not on every
+// call. An entry is found by the address of the tool's schema bytes and
+// used only while the tool's name, description and schema are still the
+// ones it was made from.
+type toolDefs struct {
+	mu sync.Mutex
+	m  map[*byte]toolDef
+}
+
+type toolDef struct {
+	name, description string
+	parameters        []byte // a copy of the schema the JSON was made from
+	json              []byte
+}
+
+// maxToolDefs bounds the cache: past it, it starts again empty.
+const maxToolDefs = 512
+
+func (c *toolDefs) get(t model.ToolSpec) []byte {
+	if len(t.Parameters) == 0 {
+		return functionTool(t)
+	}
+	key := &t.Parameters[0]
+	c.mu.Lock()
+	d, ok := c.m[key]
+	c.mu.Unlock()
+	if ok && d.name == t.Name && d.description == t.Description && bytes.Equal(d.parameters, t.Parameters) {
+		return d.json
+	}
+	d = toolDef{name: t.Name, description: t.Description, parameters: bytes.Clone(t.Parameters), json: functionTool(t)}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxToolDefs {
+		c.m = map[*byte]toolDef{}
+	}
+	c.m[key] = d
+	c.mu.Unlock()
+	return d.json
+}
+
+// functionTool is t as a function tool of the request: name, description
+// (left out when empty) and the tool's JSON Schema as the bytes the tool
+// declared, compacted; an empty or non-object schema becomes the empty
+// object schema, which every server accepts.
+func functionTool(t model.ToolSpec) []byte {
+	type function struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description,omitempty"`
 		Parameters  json.RawMessage `json:"parameters"`
-	}{t.Name, t.Description, t.Parameters}
+	}
+	f := function{t.Name, t.Description, t.Parameters}
 	if !isObject(t.Parameters) {
-		def.Parameters = emptySchema
+		f.Parameters = emptySchema
 	}
-	b, err := json.Marshal(def)
+	b, err := json.Marshal(struct {
+		Type     string   `json:"type"`
+		Function function `json:"function"`
+	}{"function", f})
 	if err != nil { // not reached: the schema is a valid object
-		def.Parameters = emptySchema
-		b, _ = json.Marshal(def)
+		return nil
 	}
-	return param.Override[shared.FunctionDefinitionParam](json.RawMessage(b))
+	return b
 }
 
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
@@ -59,35 +187,4 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 func isObject(raw json.RawMessage) bool {
 	trimmed := bytes.TrimLeft(raw, " \t\r\n")
 	return len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(raw)
-}
-
-func messageParam(m model.Message) oai.ChatCompletionMessageParamUnion {
-	switch m.Role {
-	case model.RoleSystem:
-		return oai.SystemMessage(m.Content)
-	case model.RoleTool:
-		return oai.ToolMessage(m.Content, m.ToolCallID)
-	case model.RoleAssistant:
-		a := oai.ChatCompletionAssistantMessageParam{}
-		if m.Content != "" || len(m.ToolCalls) == 0 {
-			a.Content.OfString = param.NewOpt(m.Content)
-		}
-		for _, tc := range m.ToolCalls {
-			a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
-				OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
-					ID: tc.ID,
-					Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{
-						Name:      tc.Name,
-						Arguments: tc.Arguments,
-					},
-				},
-			})
-		}
-		if extra := reasoningBack(m); extra != nil {
-			a.SetExtraFields(extra)
-		}
-		return oai.ChatCompletionMessageParamUnion{OfAssistant: &a}
-	default:
-		return oai.UserMessage(m.Content)
-	}
 }

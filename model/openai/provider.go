@@ -18,6 +18,7 @@ import (
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
 
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/model/internal/retry"
@@ -72,6 +73,7 @@ type Options struct {
 type Provider struct {
 	opts   Options
 	client oai.Client
+	defs   toolDefs
 }
 
 // New returns a Provider for opts. It fails when opts.Model is empty.
@@ -127,7 +129,10 @@ func (p *Provider) Name() string { return "openai:" + p.opts.Model }
 // and context.DeadlineExceeded when CallTimeout ran out. A 4xx other than 408
 // and 429 is not retried.
 func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta func(text string)) (*model.Response, error) {
-	params := buildParams(p.opts.Model, req)
+	body, err := p.requestBody(req)
+	if err != nil {
+		return nil, &model.CallError{Err: err}
+	}
 	return retry.Do(ctx, retry.Policy{
 		Prefix:      "openai: " + p.Name(),
 		MaxRetries:  p.opts.MaxRetries,
@@ -138,12 +143,15 @@ func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta fun
 		Header:      retryHeader,
 		Detail:      detail,
 	}, func(ctx context.Context) (*model.Response, error) {
-		return p.attempt(ctx, params, onDelta, req.OnReasoning)
+		return p.attempt(ctx, body, onDelta, req.OnReasoning)
 	})
 }
 
-// attempt runs one streaming request and accumulates its turn.
-func (p *Provider) attempt(ctx context.Context, params oai.ChatCompletionNewParams, onDelta, onReasoning func(string)) (*model.Response, error) {
+// attempt runs one streaming request with body (requestBody) and
+// accumulates its turn.
+func (p *Provider) attempt(ctx context.Context, body []byte, onDelta, onReasoning func(string)) (*model.Response, error) {
+	var params oai.ChatCompletionNewParams
+	param.SetJSON(body, &params)
 	stream := p.client.Chat.Completions.NewStreaming(ctx, params)
 	defer stream.Close()
 	acc := accumulator{onReasoning: onReasoning}

@@ -1,0 +1,132 @@
+package openai
+
+import (
+	"encoding/json"
+	"testing"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/shared"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/model"
+)
+
+// requestBody writes what the SDK's own parameters encode to: the same
+// JSON value for every kind of message, tool and reasoning carried back.
+func TestRequestBodyIsTheSDKs(t *testing.T) {
+	t.Parallel()
+	details := json.RawMessage(`{"details":[{"type":"reasoning.encrypted","data":"AAA","index":0}]}`)
+	req := &model.Request{
+		Messages: []model.Message{
+			{Role: model.RoleSystem, Content: "You are luban. <&> \"quoted\"\n"},
+			{Role: model.RoleUser, Content: ""},
+			{Role: model.RoleUser, Content: "部署 \u2028 \x00"},
+			{Role: model.RoleAssistant, Content: "", Reasoning: &model.Reasoning{Provider: model.ReasoningOpenAI, Text: "想", Data: json.RawMessage(`{"fields":["reasoning_content"]}`)},
+				ToolCalls: []model.ToolCall{{ID: "call_a", Name: "ask_user", Arguments: `{"title":"环境?"}`}, {ID: "call_b", Name: "read_file", Arguments: ``}}},
+			{Role: model.RoleTool, ToolCallID: "call_a", Name: "ask_user", Content: `{"selections":["prod"]}`},
+			{Role: model.RoleTool, ToolCallID: "", Name: "read_file", Content: "", IsError: true},
+			{Role: model.RoleAssistant, Content: "text and calls", Reasoning: &model.Reasoning{Provider: model.ReasoningOpenAI, Text: "r", Data: details},
+				ToolCalls: []model.ToolCall{{ID: "call_c", Name: "x", Arguments: "{}"}}},
+			{Role: model.RoleAssistant, Content: "", Reasoning: &model.Reasoning{Provider: model.ReasoningOpenAI, Text: "not sent back without calls"}},
+			{Role: model.RoleAssistant, Content: "ok", Reasoning: &model.Reasoning{Provider: model.ReasoningAnthropic, Text: "other provider"},
+				ToolCalls: []model.ToolCall{{ID: "call_d", Name: "y", Arguments: "{}"}}},
+		},
+		Tools: []model.ToolSpec{
+			{Name: "ask_user", Description: "ask <the> user", Parameters: json.RawMessage(`{ "type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"] }`)},
+			{Name: "no_schema"},
+			{Name: "array_schema", Parameters: json.RawMessage(`[1]`)},
+			{Name: "null_schema", Parameters: json.RawMessage(`null`)},
+		},
+	}
+	p := &Provider{opts: Options{Model: "gpt-x"}}
+	for _, r := range []*model.Request{req, {Messages: req.Messages[:2]}} {
+		want, err := json.Marshal(sdkParams("gpt-x", r))
+		require.NoError(t, err)
+		got, err := p.requestBody(r)
+		require.NoError(t, err)
+		require.True(t, json.Valid(got), string(got))
+		require.JSONEq(t, string(want), string(got))
+		again, err := p.requestBody(r) // the tools' JSON from the cache
+		require.NoError(t, err)
+		require.Equal(t, got, again)
+	}
+}
+
+// A tool whose schema changed in place gets JSON made from its new schema.
+func TestToolDefsFollowTheSchema(t *testing.T) {
+	t.Parallel()
+	var c toolDefs
+	schema := []byte(`{"type":"object","title":"a"}`)
+	tool := model.ToolSpec{Name: "t", Parameters: schema}
+	require.JSONEq(t, `{"type":"function","function":{"name":"t","parameters":{"type":"object","title":"a"}}}`, string(c.get(tool)))
+	schema[len(schema)-3] = 'b'
+	require.JSONEq(t, `{"type":"function","function":{"name":"t","parameters":{"type":"object","title":"b"}}}`, string(c.get(tool)))
+	tool.Description = "now described"
+	require.JSONEq(t, `{"type":"function","function":{"name":"t","description":"now described","parameters":{"type":"object","title":"b"}}}`, string(c.get(tool)))
+}
+
+// sdkParams maps a provider-neutral request to SDK parameters. Assistant
+// tool calls keep id, name and arguments exactly as received; tool messages
+// carry their tool_call_id; an assistant message with tool calls and no text
+// omits "content" (OpenAI accepts that; some servers reject an empty string
+// beside tool_calls). An assistant tool-call turn carries its reasoning back
+// in the fields it came in (reasoningBack).
+func sdkParams(modelName string, req *model.Request) oai.ChatCompletionNewParams {
+	// include_usage: the last chunk reports the call's token counts
+	// (model.Response.Usage).
+	p := oai.ChatCompletionNewParams{Model: shared.ChatModel(modelName),
+		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)}}
+	for _, m := range req.Messages {
+		p.Messages = append(p.Messages, messageParam(m))
+	}
+	for _, t := range req.Tools {
+		fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schemaMap(t.Parameters)}
+		if t.Description != "" {
+			fd.Description = param.NewOpt(t.Description)
+		}
+		p.Tools = append(p.Tools, oai.ChatCompletionFunctionTool(fd))
+	}
+	return p
+}
+
+func messageParam(m model.Message) oai.ChatCompletionMessageParamUnion {
+	switch m.Role {
+	case model.RoleSystem:
+		return oai.SystemMessage(m.Content)
+	case model.RoleTool:
+		return oai.ToolMessage(m.Content, m.ToolCallID)
+	case model.RoleAssistant:
+		a := oai.ChatCompletionAssistantMessageParam{}
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			a.Content.OfString = param.NewOpt(m.Content)
+		}
+		for _, tc := range m.ToolCalls {
+			a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
+					ID: tc.ID,
+					Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{
+						Name:      tc.Name,
+						Arguments: tc.Arguments,
+					},
+				},
+			})
+		}
+		if extra := reasoningBack(m); extra != nil {
+			a.SetExtraFields(extra)
+		}
+		return oai.ChatCompletionMessageParamUnion{OfAssistant: &a}
+	default:
+		return oai.UserMessage(m.Content)
+	}
+}
+
+// schemaMap decodes a tool's JSON Schema; an empty or non-object schema
+// becomes the empty object schema, which every server accepts.
+func schemaMap(raw json.RawMessage) shared.FunctionParameters {
+	var m map[string]any
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil || m == nil {
+		return shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
+	}
+	return m
+}
