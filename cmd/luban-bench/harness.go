@@ -3,11 +3,13 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"runtime"
@@ -15,6 +17,7 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -201,6 +204,8 @@ type loadResult struct {
 	server          serverCounts  // the server process's counters during the load (differences)
 	split           bool          // the server ran in a child process (server is its own)
 	syscalls        *syscallCounts
+	readsBy         bool   // print the reads by query
+	mallocs         uint64 // this process's allocations during the load
 }
 
 func pct(d []time.Duration, p float64) time.Duration {
@@ -219,14 +224,22 @@ func (r *loadResult) print(out io.Writer) {
 	fmt.Fprintf(out, "transactions per cycle: %.2f · ", r.txPerCycle)
 	n := float64(max(r.cycles, 1))
 	if r.split {
-		fmt.Fprintf(out, "commits per cycle: %.2f · server process CPU per cycle: %s (client and fake model: %s)\n",
-			r.commitsPerCycle, (r.server.CPU / time.Duration(max(r.cycles, 1))).Round(time.Microsecond), (r.cpu / time.Duration(max(r.cycles, 1))).Round(time.Microsecond))
+		fmt.Fprintf(out, "commits per cycle: %.2f · server process CPU per cycle: %s (client and fake model: %s, %.0f allocations)\n",
+			r.commitsPerCycle, (r.server.CPU / time.Duration(max(r.cycles, 1))).Round(time.Microsecond), (r.cpu / time.Duration(max(r.cycles, 1))).Round(time.Microsecond), float64(r.mallocs)/n)
 	} else {
 		fmt.Fprintf(out, "commits per cycle: %.2f · process CPU per cycle (server, fake model and client together): %s\n",
 			r.commitsPerCycle, (r.cpu / time.Duration(max(r.cycles, 1))).Round(time.Microsecond))
 	}
 	fmt.Fprintf(out, "server process per cycle: %.0f allocations · %.1f KB allocated · %.2f reads · %.2f writer statements · %d goroutines at the end\n",
 		float64(r.server.Mallocs)/n, float64(r.server.Bytes)/n/1000, float64(r.server.Reads)/n, float64(r.server.Writes)/n, r.server.Goroutines)
+	if r.readsBy && len(r.server.ReadsBy) > 0 {
+		qs := slices.Collect(maps.Keys(r.server.ReadsBy))
+		slices.SortFunc(qs, func(a, b string) int { return cmp.Compare(r.server.ReadsBy[b], r.server.ReadsBy[a]) })
+		fmt.Fprintln(out, "server reads per cycle by query:")
+		for _, q := range qs {
+			fmt.Fprintf(out, "  %6.2f  %.100s\n", float64(r.server.ReadsBy[q])/n, strings.Join(strings.Fields(q), " "))
+		}
+	}
 	if r.syscalls != nil {
 		r.syscalls.print(out, r.cycles)
 	}
@@ -284,7 +297,7 @@ func (h *harness) load(ctx context.Context, cfg *config) (*loadResult, error) {
 		defer trace.Stop()
 	}
 	var mu sync.Mutex
-	res := &loadResult{}
+	res := &loadResult{readsBy: cfg.readsBy}
 	res.split = child != nil
 	var tracer *straceRun
 	if cfg.strace {
@@ -300,6 +313,8 @@ func (h *harness) load(ctx context.Context, cfg *config) (*loadResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
 	cpu0 := cpuTime()
 	start := time.Now()
 	deadline := start.Add(cfg.duration)
@@ -319,6 +334,8 @@ func (h *harness) load(ctx context.Context, cfg *config) (*loadResult, error) {
 	})
 	res.elapsed = time.Since(start)
 	res.cpu = cpuTime() - cpu0
+	runtime.ReadMemStats(&ms1)
+	res.mallocs = ms1.Mallocs - ms0.Mallocs
 	after, cerr := h.srv.counts()
 	if tracer != nil {
 		sc, serr := tracer.stop()
@@ -335,7 +352,12 @@ func (h *harness) load(ctx context.Context, cfg *config) (*loadResult, error) {
 	}
 	res.server = serverCounts{Tx: after.Tx - before.Tx, Commits: after.Commits - before.Commits, Reads: after.Reads - before.Reads,
 		Writes: after.Writes - before.Writes, CPU: after.CPU - before.CPU, Mallocs: after.Mallocs - before.Mallocs,
-		Bytes: after.Bytes - before.Bytes, Goroutines: after.Goroutines, PID: after.PID}
+		Bytes: after.Bytes - before.Bytes, Goroutines: after.Goroutines, PID: after.PID, ReadsBy: map[string]int64{}}
+	for q, n := range after.ReadsBy {
+		if d := n - before.ReadsBy[q]; d > 0 {
+			res.server.ReadsBy[q] = d
+		}
+	}
 	res.cycles = len(res.overhead)
 	res.cyclesPerSec = float64(res.cycles) / res.elapsed.Seconds()
 	res.txPerCycle = float64(res.server.Tx) / float64(res.cycles)

@@ -126,6 +126,7 @@ type serverCounts struct {
 	Bytes      uint64        // bytes allocated (runtime.MemStats.TotalAlloc)
 	Goroutines int
 	PID        int
+	ReadsBy    map[string]int64 // statements on the reader pool by query text
 }
 
 func (l *lubanServer) counts() serverCounts {
@@ -134,6 +135,7 @@ func (l *lubanServer) counts() serverCounts {
 	if sq, ok := l.raw.(*sqlite.Store); ok {
 		n := sq.Counts()
 		c.Commits, c.Reads, c.Writes = n.Commits, n.Reads, n.Writes
+		c.ReadsBy = sq.ReadsByQuery()
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

@@ -60,6 +60,7 @@ type config struct {
 	skipLoad   bool
 	inprocess  bool
 	strace     bool
+	readsBy    bool
 	child      bool   // this process is the server of a parent luban-bench
 	modelURL   string // -child: the parent's fake model
 }
@@ -88,6 +89,7 @@ func parseFlags(args []string, out io.Writer) (*config, error) {
 	fs.BoolVar(&c.skipLoad, "skip-load", false, "skip the cycle load and the ceiling (RSS only)")
 	fs.BoolVar(&c.inprocess, "inprocess", false, "run the server in this process (default: a child process, so its CPU, allocations and system calls are its own)")
 	fs.BoolVar(&c.strace, "strace", false, "count the server process's system calls during the load (strace -c -f; slows the load)")
+	fs.BoolVar(&c.readsBy, "reads", false, "print the server's reads per cycle by query (SQLite)")
 	fs.BoolVar(&c.child, "child", false, "internal: be the server process of a parent luban-bench")
 	fs.StringVar(&c.modelURL, "model-url", "", "internal: with -child, the fake model's URL")
 	if err := fs.Parse(args); err != nil {
