@@ -263,7 +263,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.stream(w, r, res.SessionID, res.AfterSeq, s.runEnds(r.Context(), res.SessionID, res.RunID))
+	s.stream(w, r, res.SessionID, res.AfterSeq, true, s.runEnds(r.Context(), res.SessionID, res.RunID))
 }
 
 func (s *Server) handleContinue(w http.ResponseWriter, r *http.Request) {
@@ -305,7 +305,7 @@ func (s *Server) handleContinue(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusAccepted, api.ContinueAccepted{Receipt: res.Receipt, Receipts: res.Receipts, Pending: res.Pending})
 		return
 	}
-	s.stream(w, r, sessionID, res.AfterSeq, s.continuationEnds(r.Context(), sessionID, res))
+	s.stream(w, r, sessionID, res.AfterSeq, true, s.continuationEnds(r.Context(), sessionID, res))
 }
 
 // continueForm reads the body of POST /api/chat/continue (bounded as

@@ -18,11 +18,22 @@ import (
 // Heartbeat. It returns after writing an event for which stop returns true,
 // when the client goes away, or when the server shuts down. The event log is
 // the source of truth, so nothing is missed or repeated.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, sessionID string, after int64, stop func(agent.Event) bool) {
+//
+// pending says that events after after are committed already (the run's
+// start, an answer's receipt): the headers then go out with the first of
+// them, in one write, instead of being flushed on their own first. Else
+// the headers are flushed at once, so that a client following a quiet
+// session sees the stream open. The frames of the last batch, the one with
+// the stop event, are not flushed here: the handler returns right after,
+// and the response's end sends them with its last chunk, in one write.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, sessionID string, after int64, pending bool, stop func(agent.Event) bool) {
 	rc := ssepump.Start(w)
-	if err := rc.Flush(); err != nil {
-		return
+	if !pending {
+		if err := rc.Flush(); err != nil {
+			return
+		}
 	}
+	ending := false
 	ssepump.Run(r.Context(), func(ctx context.Context) iter.Seq2[agent.Event, error] {
 		return s.opts.Runner.Events(ctx, sessionID, after)
 	}, s.opts.Heartbeat, s.closing, ssepump.Writer[agent.Event]{
@@ -30,9 +41,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sessionID string
 			if err := writeEvent(w, ev.Seq, ev.Name, ev.Data); err != nil {
 				return false, false
 			}
-			return stop != nil && stop(ev), true
+			ending = stop != nil && stop(ev)
+			return ending, true
 		},
-		Flush: func() bool { return rc.Flush() == nil },
+		Flush: func() bool { return ending || rc.Flush() == nil },
 		Ping:  func() bool { return ping(w, rc) },
 		Fail: func(err error) {
 			s.log.Error("sse: event list", "sessionId", sessionID, "err", err)
