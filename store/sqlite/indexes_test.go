@@ -63,6 +63,7 @@ var scansAllowed = []string{
 	"INSERT INTO log_seqs (name, last) SELECT 'audit', MAX(id) FROM (SELECT id FROM audit WHERE at < ?", // Prune: the largest id it deletes
 	"SELECT id FROM sessions s WHERE updated_at < ?",                                                    // Prune: sessions idle since
 	"DELETE FROM runs WHERE session_id = ?",                                                             // SessionDelete
+	"DELETE FROM feed WHERE sk = (SELECT k FROM sessions WHERE id = ?) RETURNING",                       // SessionDelete: no index by session
 }
 
 // hotQueries are the queries of every cycle (and of every replay), each

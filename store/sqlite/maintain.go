@@ -48,10 +48,36 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 	if n > 0 {
 		return fmt.Errorf("sqlite: session %s: %w", id, store.ErrRunActive)
 	}
+	// The feed has no index by session: its entries are found in one
+	// pass, deleted, and the largest number of each owner's is kept in
+	// principals.last_seq (as keepFeedSeq does), so that no number a
+	// client saw is given again.
+	rows, err := tx.QueryContext(ctx, `DELETE FROM feed WHERE sk = `+sessionKey+` RETURNING owner, seq`, id)
+	if err != nil {
+		return fmt.Errorf("sqlite: session delete: %w", err)
+	}
+	last := map[string]int64{}
+	for rows.Next() {
+		var owner string
+		var seq int64
+		if err := rows.Scan(&owner, &seq); err != nil {
+			rows.Close()
+			return fmt.Errorf("sqlite: session delete: %w", err)
+		}
+		last[owner] = max(last[owner], seq)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: session delete: %w", err)
+	}
+	for owner, seq := range last {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO principals (owner, last_seq) VALUES (?, ?)
+			ON CONFLICT (owner) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq)`, owner, seq); err != nil {
+			return fmt.Errorf("sqlite: session delete: %w", err)
+		}
+	}
 	for _, q := range []string{
 		`DELETE FROM events WHERE sk = ` + sessionKey,
-		keepFeedSeq + `WHERE sk = ` + sessionKey + keepFeedSeqEnd,
-		`DELETE FROM feed WHERE sk = ` + sessionKey,
 		`DELETE FROM webhook_deliveries WHERE session_id = ?`,
 		`DELETE FROM notify_messages WHERE session_id = ?`,
 		`DELETE FROM trace WHERE ` + traceOf(`(SELECT k FROM sessions WHERE id = ?1)`),

@@ -572,3 +572,43 @@ func TestMigrationLogs(t *testing.T) {
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT MAX(id) FROM audit`).Scan(&n))
 	require.Equal(t, int64(8), n)
 }
+
+// Migration 00018 drops feed_session: a session delete still removes the
+// session's feed entries (its owner's and an audience's) and keeps each
+// owner's numbers; Down brings the index back.
+func TestMigrationFeedSession(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, p, path := migratedTo(t, 17)
+	for _, q := range []string{
+		`INSERT INTO sessions (k, id, owner, title, status, created_at, updated_at) VALUES (1, 'sess_a', 'o', 'a', 'idle', 1, 1), (2, 'sess_b', 'o', 'b', 'idle', 1, 1)`,
+		`INSERT INTO feed (owner, seq, sk, session_seq, name, data, created_at, fanned) VALUES
+			('o', 1, 2, 1, 'done', '{}', 1, 1), ('o', 2, 1, 1, 'done', '{}', 1, 1), ('bob', 7, 1, 1, 'done', '{}', 1, 1), ('o', 3, 1, 2, 'done', '{}', 2, 1)`,
+	} {
+		_, err := db.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+	s, err := Open(ctx, path, nil) // applies 00018
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name = 'feed_session'`).Scan(&n))
+	require.Equal(t, 0, n)
+	require.NoError(t, s.SessionDelete(ctx, "sess_a"))
+	feed, err := s.FeedList(ctx, &store.FeedListParams{Owner: "o"})
+	require.NoError(t, err)
+	require.Len(t, feed, 1)
+	require.Equal(t, "sess_b", feed[0].SessionID)
+	bob, err := s.FeedList(ctx, &store.FeedListParams{Owner: "bob"})
+	require.NoError(t, err)
+	require.Empty(t, bob)
+	for owner, want := range map[string]int64{"o": 3, "bob": 7} {
+		last, err := s.FeedLastSeq(ctx, owner)
+		require.NoError(t, err)
+		require.Equal(t, want, last, "%s's numbers are kept", owner)
+	}
+	require.NoError(t, s.Close())
+	_, err = p.DownTo(ctx, 17)
+	require.NoError(t, err)
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name = 'feed_session'`).Scan(&n))
+	require.Equal(t, 1, n)
+}
