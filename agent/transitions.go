@@ -209,13 +209,13 @@ func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*
 		switch {
 		case len(t.calls) == 0:
 			won, err := r.finishRun(ctx, tx, run, &store.RunFinishParams{ID: run.ID, From: []store.RunStatus{store.RunRunning}, LeaseOwner: r.opts.InstanceID,
-				To: store.RunCompleted, Steps: &steps, InvalidStreak: &t.streak, Now: r.now()}, nil, func() error { return rows(tx) })
+				To: store.RunCompleted, Steps: &steps, InvalidStreak: &t.streak, Now: r.now(), MustWin: true}, nil, func() error { return rows(tx) })
 			if err != nil || !won {
 				return errLost(err)
 			}
 			return nil
 		case len(t.pause) > 0:
-			won, err := tx.RunPause(ctx, &store.RunPauseParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Steps: &steps, InvalidStreak: &t.streak, Now: now})
+			won, err := tx.RunPause(ctx, &store.RunPauseParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Steps: &steps, InvalidStreak: &t.streak, Now: now, MustWin: true})
 			if err != nil || !won {
 				return errLost(err)
 			}
@@ -231,7 +231,7 @@ func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*
 		return rows(tx)
 	})
 	if err != nil {
-		return nil, err
+		return nil, mustWon(err)
 	}
 	if len(t.pause) > 0 {
 		r.wakeDeadlines()
@@ -304,13 +304,23 @@ func (r *Runner) pause(ctx context.Context, run *store.Run, ins ...interaction) 
 	if err == nil {
 		r.wakeDeadlines()
 	}
+	return mustWon(err)
+}
+
+// mustWon is the error of a transaction whose MustWin run write lost:
+// errLeaseLost for a store.ErrLost (the store failed the transaction
+// rather than report the loss), err otherwise.
+func mustWon(err error) error {
+	if errors.Is(err, store.ErrLost) {
+		return errLeaseLost
+	}
 	return err
 }
 
 // pauseTx is pause's writes in tx (its own transaction, or the model turn's
 // that asked the questions, see modelTurn.pause).
 func (r *Runner) pauseTx(ctx context.Context, tx store.Tx, run *store.Run, ins []interaction, now time.Time) error {
-	won, err := tx.RunPause(ctx, &store.RunPauseParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Now: now})
+	won, err := tx.RunPause(ctx, &store.RunPauseParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Now: now, MustWin: true})
 	if err != nil || !won {
 		return errLost(err)
 	}

@@ -56,6 +56,8 @@ type RunPauseParams struct {
 	Steps          *int
 	InvalidStreak  *int
 	Now            time.Time
+	// MustWin: as InteractionResolveParams.MustWin.
+	MustWin bool
 }
 
 // RunResumeParams moves a run waiting_input back to running, leased to
@@ -100,6 +102,8 @@ type RunFinishParams struct {
 	Steps         *int
 	InvalidStreak *int
 	Now           time.Time
+	// MustWin: as InteractionResolveParams.MustWin.
+	MustWin bool
 }
 
 // RunLeaseParams takes or extends the lease of a running run: it wins when

@@ -21,7 +21,13 @@ import (
 // one statement queued after all the others (pipeTx.atEnd): the lock is held
 // for the NOTIFY's round trip and the commit, not for the rest of the
 // transaction. It returns the keys to NOTIFY.
-func appendFeed(ctx context.Context, q querier, p *store.EventAppendParams, seq int64, owner string) ([]string, error) {
+//
+// In a transaction the entry's session_seq is read from the session's row
+// when the entry is written, after the transaction's events: its last_seq
+// less the events the transaction appended after this one (held.n), so
+// that an event whose number is not known yet (txSession.deferred) gets
+// its entry all the same.
+func appendFeed(ctx context.Context, q querier, p *store.EventAppendParams, seq int64, owner string, held *txSession) ([]string, error) {
 	if !store.IsFeedEvent(p.Name) {
 		return nil, nil
 	}
@@ -31,14 +37,16 @@ func appendFeed(ctx context.Context, q querier, p *store.EventAppendParams, seq 
 	if p.Ref != "" {
 		data, ref = "", p.Ref
 	}
-	const insert = `WITH p AS (INSERT INTO principals (owner, last_seq) VALUES ($1, 1)
-			ON CONFLICT (owner) DO UPDATE SET last_seq = principals.last_seq + 1 RETURNING last_seq)
-		INSERT INTO feed (owner, seq, session_id, session_seq, name, data, ref, created_at)
-		SELECT $1, p.last_seq, $2, $3, $4, $5, $6, $7 FROM p`
+	pipe, inTx := q.(*pipeTx)
+	var fix func([]any)
+	if inTx {
+		idx := held.n
+		fix = func(args []any) { args[2] = int64(held.n - idx) }
+	}
 	args := []any{owner, p.SessionID, seq, p.Name, data, ref, p.Now.UTC()}
-	if pipe, ok := q.(*pipeTx); ok {
-		pipe.atEnd(insert, args...)
-	} else if _, err := q.Exec(ctx, insert, args...); err != nil {
+	if inTx {
+		pipe.atEnd(fix, feedSQL(false, true), args...)
+	} else if _, err := q.Exec(ctx, feedSQL(false, false), args...); err != nil {
 		return nil, fmt.Errorf("postgres: feed append: %w", err)
 	}
 	keys := []string{store.PrincipalKey(owner), store.FeedKey}
@@ -51,9 +59,9 @@ func appendFeed(ctx context.Context, q querier, p *store.EventAppendParams, seq 
 		// The audience's entries are no webhook outbox rows (fanned): a
 		// webhook gets the event once, from the owner's entry.
 		args := []any{who, p.SessionID, seq, p.Name, data, ref, p.Now.UTC()}
-		if pipe, ok := q.(*pipeTx); ok {
-			pipe.atEnd(insertFanned, args...)
-		} else if _, err := q.Exec(ctx, insertFanned, args...); err != nil {
+		if inTx {
+			pipe.atEnd(fix, feedSQL(true, true), args...)
+		} else if _, err := q.Exec(ctx, feedSQL(true, false), args...); err != nil {
 			return nil, fmt.Errorf("postgres: feed append: %w", err)
 		}
 		keys = append(keys, store.PrincipalKey(who))
@@ -61,11 +69,34 @@ func appendFeed(ctx context.Context, q querier, p *store.EventAppendParams, seq 
 	return keys, nil
 }
 
-// insertFanned appends a feed entry that is no webhook outbox row.
-const insertFanned = `WITH p AS (INSERT INTO principals (owner, last_seq) VALUES ($1, 1)
+// feedSQLs are feedSQL's statements, by fanned and inTx.
+var feedSQLs = func() (q [2][2]string) {
+	for i, fanned := range []string{"FALSE", "TRUE"} {
+		for j, sessionSeq := range []string{"$3", "(SELECT last_seq FROM sessions WHERE id = $2) - $3"} {
+			q[i][j] = `WITH p AS (INSERT INTO principals (owner, last_seq) VALUES ($1, 1)
 		ON CONFLICT (owner) DO UPDATE SET last_seq = principals.last_seq + 1 RETURNING last_seq)
 	INSERT INTO feed (owner, seq, session_id, session_seq, name, data, ref, created_at, fanned)
-	SELECT $1, p.last_seq, $2, $3, $4, $5, $6, $7, TRUE FROM p`
+	SELECT $1, p.last_seq, $2, ` + sessionSeq + `, $4, $5, $6, $7, ` + fanned + ` FROM p`
+		}
+	}
+	return q
+}()
+
+// feedSQL appends feed entry ($1 the principal, $2 the session, $4 the
+// event's name, $5 data, $6 ref, $7 when) after bumping the principal's
+// number; fanned: it is no webhook outbox row. $3 is the event's number,
+// or (inTx) how many events of the session follow it: its number is then
+// the session's last_seq less $3.
+func feedSQL(fanned, inTx bool) string {
+	i, j := 0, 0
+	if fanned {
+		i = 1
+	}
+	if inTx {
+		j = 1
+	}
+	return feedSQLs[i][j]
+}
 
 // InboxList implements store.People.
 func (e executor) InboxList(ctx context.Context, p *store.InboxListParams) ([]*store.InboxEntry, error) {

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lubanhq/luban/store"
 )
 
 // pipeTx is the querier of a transaction that saves round trips. BEGIN is
@@ -45,6 +48,65 @@ type pipeTx struct {
 	// the next batch like events (no foreign keys; a read of them in the
 	// transaction comes after).
 	traces traceRows
+	// known is the store's runSessions; runs, the runs whose session this
+	// transaction learned (inserted the run, or wrote it), given to known
+	// once it commits.
+	known *runSessions
+	runs  map[string]string
+}
+
+// runSessions remembers the session and its owner of runs this store
+// inserted or wrote in a committed transaction (neither ever changes), so
+// that a MustWin run write (runWrite) need not wait for them. It forgets
+// everything once it holds maxRunSessions runs: a run it does not know
+// costs a round trip, nothing else.
+type runSessions struct {
+	mu sync.Mutex
+	m  map[string]runSession
+}
+
+type runSession struct{ session, owner string }
+
+const maxRunSessions = 4096
+
+func (c *runSessions) get(run string) (runSession, bool) {
+	if c == nil {
+		return runSession{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rs, ok := c.m[run]
+	return rs, ok
+}
+
+// learn records that run belongs to session (its owner is taken from what
+// the transaction holds of the session when it commits: committed).
+func (p *pipeTx) learn(run, session string) {
+	if p.runs == nil {
+		p.runs = map[string]string{}
+	}
+	p.runs[run] = session
+}
+
+// committed gives known the runs the transaction learned whose session's
+// owner it knows.
+func (p *pipeTx) committed() {
+	if p.known == nil || len(p.runs) == 0 {
+		return
+	}
+	c := p.known
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for run, session := range p.runs {
+		s := p.sess[session]
+		if s == nil || s.owner == "" {
+			continue
+		}
+		if c.m == nil || len(c.m) >= maxRunSessions {
+			c.m = map[string]runSession{}
+		}
+		c.m[run] = runSession{session: session, owner: s.owner}
+	}
 }
 
 // traceRows are trace rows queued in a transaction, column by column.
@@ -72,12 +134,15 @@ func (p *pipeTx) pending() bool {
 }
 
 // eventRows are events of one session queued in a transaction that holds
-// its row; last is the number the last of them gets.
+// its row.
 type eventRows struct {
 	session                    string
-	last                       int64
 	names, datas, refs, runIDs []string
 	ats                        []time.Time
+	// evs are the events as appendEvent returned them; while the
+	// session's numbers are not known (txSession.deferred) their Seq is
+	// set when the statement comes back.
+	evs []*store.Event
 	// status, when not empty, is the session's new status, written with
 	// updated_at = statusAt by the events' own UPDATE of the session row
 	// (queueStatus).
@@ -96,26 +161,33 @@ const appendEventsSQL = `WITH s AS (UPDATE sessions SET last_seq = last_seq + $2
 	FROM s, unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[]) WITH ORDINALITY AS u(name, data, ref, run_id, at, n)
 	RETURNING seq`
 
-// group is the queued events of a session the transaction holds (held),
-// made when there are none yet.
-func (p *pipeTx) group(session string, held *txSession) *eventRows {
+// group is the queued events of a session the transaction holds, made
+// when there are none yet.
+func (p *pipeTx) group(session string) *eventRows {
 	for _, e := range p.events {
 		if e.session == session {
 			return e
 		}
 	}
-	g := &eventRows{session: session, last: held.seq}
+	g := &eventRows{session: session}
 	p.events = append(p.events, g)
 	return g
 }
 
-// queueEvent queues an event of a session the transaction holds, which
-// gets number seq (the session's next).
-func (p *pipeTx) queueEvent(session string, seq int64, name, data, ref, runID string, at time.Time) {
-	g := p.group(session, p.sess[session])
-	g.last = seq
-	g.names, g.datas, g.refs, g.runIDs = append(g.names, name), append(g.datas, data), append(g.refs, ref), append(g.runIDs, runID)
-	g.ats = append(g.ats, at)
+// queueEvent queues ev, an event of a session the transaction holds: its
+// Seq is the session's next number, or set when the statement comes back
+// while the session's numbers are not known (txSession.deferred).
+func (p *pipeTx) queueEvent(ev *store.Event, data, ref string) {
+	held := p.sess[ev.SessionID]
+	g := p.group(ev.SessionID)
+	held.n++
+	if !held.deferred {
+		held.seq++
+		ev.Seq = held.seq
+	}
+	g.names, g.datas, g.refs, g.runIDs = append(g.names, ev.Name), append(g.datas, data), append(g.refs, ref), append(g.runIDs, ev.RunID)
+	g.ats = append(g.ats, ev.CreatedAt.UTC())
+	g.evs = append(g.evs, ev)
 }
 
 // queueStatus sets the status of a session the transaction holds (and so
@@ -127,7 +199,7 @@ func (p *pipeTx) queueStatus(session, status string, at time.Time) bool {
 	if held == nil {
 		return false
 	}
-	g := p.group(session, held)
+	g := p.group(session)
 	g.status, g.statusAt = status, at
 	return true
 }
@@ -142,6 +214,8 @@ func (p *pipeTx) flushEvents() {
 	}
 	for _, g := range p.events {
 		n := int64(len(g.names))
+		held := p.sess[g.session]
+		deferred := held.deferred
 		p.queue = append(p.queue, queued{sql: appendEventsSQL,
 			args: encodeArgs([]any{g.session, n, g.names, g.datas, g.refs, g.runIDs, g.ats, g.status, g.statusAt}),
 			read: func(br pgx.BatchResults) error {
@@ -150,22 +224,30 @@ func (p *pipeTx) flushEvents() {
 					return fmt.Errorf("postgres: event append: %w", err)
 				}
 				defer rows.Close()
-				want := g.last - n + 1
+				i := 0
 				for rows.Next() {
 					var got int64
 					if err := rows.Scan(&got); err != nil {
 						return fmt.Errorf("postgres: event append: %w", err)
 					}
-					if got != want {
+					if i == len(g.evs) {
+						return fmt.Errorf("postgres: event append: session %s: more events than %d", g.session, n)
+					}
+					if want := g.evs[i].Seq; !deferred && got != want {
 						return fmt.Errorf("postgres: event append: session %s numbered an event %d, not %d", g.session, got, want)
 					}
-					want++
+					g.evs[i].Seq = got
+					i++
 				}
 				if err := rows.Err(); err != nil {
 					return fmt.Errorf("postgres: event append: %w", err)
 				}
-				if want != g.last+1 {
-					return fmt.Errorf("postgres: event append: session %s: %d events of %d written", g.session, want-(g.last-n+1), n)
+				if i != len(g.evs) {
+					return fmt.Errorf("postgres: event append: session %s: %d events of %d written", g.session, i, n)
+				}
+				if deferred && i > 0 {
+					// The numbers are known from here on.
+					held.seq, held.deferred = g.evs[i-1].Seq, false
 				}
 				return nil
 			}})
@@ -178,6 +260,13 @@ func (p *pipeTx) flushEvents() {
 type txSession struct {
 	seq   int64
 	owner string
+	// deferred: the row is locked by a statement still queued (a MustWin
+	// run write), so seq is not known until the session's queued events
+	// come back; they are numbered by the server meanwhile.
+	deferred bool
+	// n counts the events the transaction appended to the session (the
+	// feed's entries find their event's number from it: feedSQL).
+	n int
 	// created: the transaction inserted the row, so no other transaction
 	// sees the session yet; runs counts the runs it inserted for it.
 	created bool
@@ -190,6 +279,8 @@ type queued struct {
 	// read takes the statement's result from the batch; nil: Exec, the
 	// command tag discarded.
 	read func(pgx.BatchResults) error
+	// fix, when set, completes args just before the statement is sent.
+	fix func(args []any)
 }
 
 func newPipeTx(conn *pgxpool.Conn) *pipeTx {
@@ -216,9 +307,10 @@ func (p *pipeTx) hold(id string, seq int64, owner string) {
 }
 
 // atEnd queues a write whose result nobody reads to run after every other
-// statement of the transaction (see last).
-func (p *pipeTx) atEnd(sql string, args ...any) {
-	p.last = append(p.last, queued{sql: sql, args: encodeArgs(args)})
+// statement of the transaction (see last); fix, when not nil, completes
+// its arguments when it is sent.
+func (p *pipeTx) atEnd(fix func([]any), sql string, args ...any) {
+	p.last = append(p.last, queued{sql: sql, args: encodeArgs(args), fix: fix})
 }
 
 // later queues a write whose result nobody reads.
@@ -250,6 +342,9 @@ func (p *pipeTx) send(ctx context.Context, tail ...queued) (pgx.BatchResults, er
 	queue := p.queue
 	p.queue = nil
 	for _, q := range queue {
+		if q.fix != nil {
+			q.fix(q.args)
+		}
 		b.Queue(q.sql, q.args...)
 	}
 	for _, q := range tail {
@@ -295,6 +390,8 @@ func (p *pipeTx) sendQueued(ctx context.Context) error {
 // and COMMIT in one batch. When the transaction sent nothing at all, there
 // is nothing to commit.
 func (p *pipeTx) commit(ctx context.Context, notify []queued) error {
+	// The events first: a feed entry (last) reads its event's number.
+	p.flushEvents()
 	p.queue, p.last = append(p.queue, p.last...), nil
 	if !p.begun && !p.pending() && len(notify) == 0 {
 		return nil

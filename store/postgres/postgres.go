@@ -85,6 +85,7 @@ type Store struct {
 	closeOnce sync.Once
 	trips     *roundTrips
 	inst      instances
+	runs      runSessions
 }
 
 var _ store.Store = (*Store)(nil)
@@ -286,6 +287,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
 	defer conn.Release()
 	sessions := map[string]struct{}{}
 	pipe := newPipeTx(conn)
+	pipe.known = &s.runs
 	tx := &txExecutor{executor{q: pipe, channel: s.channel, touched: sessions}}
 	if err := fn(tx); err != nil {
 		if rbErr := pipe.rollback(context.WithoutCancel(ctx)); rbErr != nil {
@@ -305,6 +307,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
 		_ = pipe.rollback(context.WithoutCancel(ctx))
 		return fmt.Errorf("postgres: %w", err)
 	}
+	pipe.committed()
 	for id := range sessions {
 		s.hub.Notify(id)
 	}

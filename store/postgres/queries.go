@@ -171,9 +171,10 @@ const appendEventSQL = `WITH s AS (UPDATE sessions SET last_seq = last_seq + 1 W
 // entry (appendFeed), whose Subscribe keys it returns for NOTIFY. In a
 // transaction that holds the session's row already (pipeTx.sess: it
 // created the session, appended to it or changed one of its runs) the
-// number the event gets is known: the event is queued (pipeTx.queueEvent:
-// the session's queued events are one statement), its number checked when
-// the statement comes back, and the append costs no round trip.
+// event is queued (pipeTx.queueEvent: the session's queued events are one
+// statement) and the append costs no round trip. Its number is known and
+// checked when the statement comes back, or, while a MustWin run write that
+// locks the row is queued too (txSession.deferred), set then.
 func appendEvent(ctx context.Context, q querier, p *store.EventAppendParams) (*store.Event, []string, error) {
 	data, ref := string(p.Data), ""
 	if p.Ref != "" {
@@ -181,24 +182,27 @@ func appendEvent(ctx context.Context, q querier, p *store.EventAppendParams) (*s
 	} else if p.MessageRef != "" {
 		ref = p.MessageRef
 	}
+	ev := &store.Event{SessionID: p.SessionID, Name: p.Name, Data: p.Data, RunID: p.RunID, CreatedAt: p.Now}
 	pipe, _ := q.(*pipeTx)
-	var seq int64
 	var owner string
-	if held := pipe.held(p.SessionID); held != nil {
-		held.seq++
-		seq, owner = held.seq, held.owner
-		pipe.queueEvent(p.SessionID, seq, p.Name, data, ref, p.RunID, p.Now.UTC())
+	held := pipe.held(p.SessionID)
+	if held != nil {
+		owner = held.owner
+		pipe.queueEvent(ev, data, ref)
 	} else {
-		if err := q.QueryRow(ctx, appendEventSQL, p.SessionID, p.Name, data, ref, p.RunID, p.Now.UTC()).Scan(&seq, &owner); err != nil {
+		if err := q.QueryRow(ctx, appendEventSQL, p.SessionID, p.Name, data, ref, p.RunID, p.Now.UTC()).Scan(&ev.Seq, &owner); err != nil {
 			return nil, nil, notFound(err, "event append: session "+p.SessionID)
 		}
-		pipe.hold(p.SessionID, seq, owner)
+		pipe.hold(p.SessionID, ev.Seq, owner)
+		if held = pipe.held(p.SessionID); held != nil {
+			held.n++
+		}
 	}
-	feedKeys, err := appendFeed(ctx, q, p, seq, owner)
+	feedKeys, err := appendFeed(ctx, q, p, ev.Seq, owner, held)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, RunID: p.RunID, CreatedAt: p.Now}, feedKeys, nil
+	return ev, feedKeys, nil
 }
 
 // EventList implements store.Executor.
@@ -488,6 +492,7 @@ func (e executor) RunInsert(ctx context.Context, p *store.RunInsertParams) (*sto
 	run := &store.Run{ID: p.ID, SessionID: p.SessionID, Agent: p.Agent, Status: store.RunRunning,
 		LeaseOwner: p.LeaseOwner, LeaseUntil: p.LeaseUntil, CreatedAt: p.Now, UpdatedAt: p.Now}
 	if pipe, ok := e.q.(*pipeTx); ok {
+		pipe.learn(p.ID, p.SessionID)
 		if held := pipe.held(p.SessionID); held != nil && held.created && held.runs == 0 {
 			held.runs++
 			pipe.laterRead(func(br pgx.BatchResults) error {
@@ -553,11 +558,25 @@ const releaseLease = `lease_owner = '', lease_until = NULL`
 // returns the session's id with its last event number and owner, so that
 // the events that follow are queued (appendEvent): the same round trip.
 // session is "" outside a transaction.
-func (e executor) runWrite(ctx context.Context, what, sql string, args ...any) (ok bool, session string, err error) {
+//
+// A MustWin write (must) of a run whose session and owner the store
+// knows (runSessions) is queued instead: it fails the transaction if it
+// loses (mustWinSQL), and the session's events queued after it are
+// numbered by the server (txSession.deferred).
+func (e executor) runWrite(ctx context.Context, what, runID string, must bool, sql string, args ...any) (ok bool, session string, err error) {
 	pipe, inTx := e.q.(*pipeTx)
 	if !inTx {
 		ok, err = won(what)(e.q.Exec(ctx, sql, args...))
 		return ok, "", err
+	}
+	if rs, known := pipe.known.get(runID); must && known {
+		pipe.laterRead(mustWin(what), `WITH r AS (`+sql+` RETURNING session_id),
+			s AS (SELECT s.id FROM r JOIN sessions s ON s.id = r.session_id FOR NO KEY UPDATE OF s)
+			SELECT CASE WHEN count(*) = 1 THEN 1 ELSE luban_lost('') END FROM s`, args...)
+		if pipe.sess[rs.session] == nil {
+			pipe.sess[rs.session] = &txSession{owner: rs.owner, deferred: true}
+		}
+		return true, rs.session, nil
 	}
 	var seq int64
 	var owner string
@@ -572,6 +591,7 @@ func (e executor) runWrite(ctx context.Context, what, sql string, args ...any) (
 		return false, "", fmt.Errorf("postgres: %s: %w", what, err)
 	}
 	pipe.hold(session, seq, owner)
+	pipe.learn(runID, session)
 	return true, session, nil
 }
 
@@ -620,7 +640,7 @@ func (e executor) RunCheckpoint(ctx context.Context, p *store.RunCheckpointParam
 
 // RunPause implements store.Executor.
 func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, error) {
-	ok, _, err := e.runWrite(ctx, "run pause", `UPDATE runs SET status = 'waiting_input', updated_at = $1, `+releaseLease+`,
+	ok, _, err := e.runWrite(ctx, "run pause", p.ID, p.MustWin, `UPDATE runs SET status = 'waiting_input', updated_at = $1, `+releaseLease+`,
 		steps = COALESCE($4, steps), invalid_streak = COALESCE($5, invalid_streak)
 		WHERE id = $2 AND status = 'running' AND lease_owner = $3`, p.Now.UTC(), p.ID, p.LeaseOwner, p.Steps, p.InvalidStreak)
 	return ok, err
@@ -628,7 +648,7 @@ func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, 
 
 // RunHold implements store.Executor.
 func (e executor) RunHold(ctx context.Context, p *store.RunHoldParams) (bool, error) {
-	ok, _, err := e.runWrite(ctx, "run hold", `UPDATE runs SET updated_at = $1 WHERE id = $2 AND status = 'waiting_input'`, p.Now.UTC(), p.ID)
+	ok, _, err := e.runWrite(ctx, "run hold", p.ID, false, `UPDATE runs SET updated_at = $1 WHERE id = $2 AND status = 'waiting_input'`, p.Now.UTC(), p.ID)
 	return ok, err
 }
 
@@ -646,7 +666,7 @@ func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool
 			AND i.status = 'pending' AND NOT (i.id = ANY($5::text[])))`
 		args = append(args, resolving)
 	}
-	ok, session, err := e.runWrite(ctx, "run resume", q, args...)
+	ok, session, err := e.runWrite(ctx, "run resume", p.ID, false, q, args...)
 	if err != nil || !ok {
 		return ok, err
 	}
@@ -753,7 +773,7 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 		// a pending interaction.
 		return won("run finish")(e.q.Exec(ctx, finish, args...))
 	}
-	ok, _, err := e.runWrite(ctx, "run finish", finish, args...)
+	ok, _, err := e.runWrite(ctx, "run finish", p.ID, p.MustWin, finish, args...)
 	return ok, err
 }
 

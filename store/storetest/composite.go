@@ -144,6 +144,26 @@ func exerciseComposite(t *testing.T, newStore func(t *testing.T) store.Store) {
 		b.mustWin(t, r, resolve, true, true)
 		b.mustWin(t, r, resolve, false, true)
 		b.mustWin(t, r, resolve, false, false)
+
+		// A run's pause and end, of runs written in a transaction before
+		// (a driver may know their sessions then) and of one not.
+		for _, r := range []*store.Run{b.runInTx(t), b.runInTx(t), b.run(t)} {
+			pause := func(tx store.Tx) (bool, error) {
+				return tx.RunPause(b.ctx, &store.RunPauseParams{ID: r.ID, LeaseOwner: "inst_a", Now: T0, MustWin: true})
+			}
+			b.mustWin(t, r, pause, true, true)
+			b.mustWin(t, r, pause, false, true)
+			b.mustWin(t, r, pause, false, false)
+		}
+		for _, r := range []*store.Run{b.runInTx(t), b.run(t)} {
+			finish := func(tx store.Tx) (bool, error) {
+				return tx.RunFinish(b.ctx, &store.RunFinishParams{ID: r.ID, From: []store.RunStatus{store.RunRunning}, LeaseOwner: "inst_a",
+					To: store.RunCompleted, Now: T0, MustWin: true})
+			}
+			b.mustWin(t, r, finish, true, true)
+			b.mustWin(t, r, finish, false, true)
+			b.mustWin(t, r, finish, false, false)
+		}
 	})
 	t.Run("RunResumeSettledWaitsForEveryQuestion", func(t *testing.T) {
 		t.Parallel()
@@ -177,18 +197,23 @@ func exerciseComposite(t *testing.T, newStore func(t *testing.T) store.Store) {
 }
 
 // mustWin runs write, a MustWin conditional write, in a transaction that
-// then writes an audit row and (with event) appends an event, as a caller
-// does: it gives up (ErrLost) when the write reports it lost. With wins
-// the transaction must commit them all; otherwise InTx must return an
+// then writes an audit row and (with events) appends a feed event (done)
+// and another, as a caller does: it gives up (ErrLost) when the write
+// reports it lost. With wins the transaction must commit them all, each
+// event with the number EventAppend returned (by the time InTx returned)
+// and the feed entry naming its event's; otherwise InTx must return an
 // error wrapping store.ErrLost, whether the driver reported the loss at
-// once or failed the transaction later (without event nothing but the
+// once or failed the transaction later (without events nothing but the
 // COMMIT follows the write), and nothing of it may be committed.
-func (b *testBundle) mustWin(t *testing.T, r *store.Run, write func(tx store.Tx) (bool, error), wins, event bool) {
+func (b *testBundle) mustWin(t *testing.T, r *store.Run, write func(tx store.Tx) (bool, error), wins, events bool) {
 	t.Helper()
 	before, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: r.SessionID})
 	require.NoError(t, err)
 	audits, err := b.st.AuditList(b.ctx, r.SessionID)
 	require.NoError(t, err)
+	feed, err := b.st.FeedList(b.ctx, &store.FeedListParams{Owner: "alice"})
+	require.NoError(t, err)
+	var done, status *store.Event
 	err = b.st.InTx(b.ctx, func(tx store.Tx) error {
 		won, err := write(tx)
 		if err != nil {
@@ -197,25 +222,53 @@ func (b *testBundle) mustWin(t *testing.T, r *store.Run, write func(tx store.Tx)
 		if !won {
 			return fmt.Errorf("the write lost: %w", store.ErrLost)
 		}
-		if err := tx.AuditInsert(b.ctx, &store.AuditInsertParams{SessionID: r.SessionID, RunID: r.ID, Action: "answered", Now: T0}); err != nil || !event {
+		if err := tx.AuditInsert(b.ctx, &store.AuditInsertParams{SessionID: r.SessionID, RunID: r.ID, Action: "answered", Now: T0}); err != nil || !events {
 			return err
 		}
-		_, err = tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: r.SessionID, Name: "status", Data: json.RawMessage(`{}`), Now: T0})
+		if done, err = tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: r.SessionID, Name: "done", Data: json.RawMessage(`{}`), RunID: r.ID, Now: T0}); err != nil {
+			return err
+		}
+		status, err = tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: r.SessionID, Name: "status", Data: json.RawMessage(`{}`), Now: T0})
 		return err
 	})
 	after, lerr := b.st.EventList(b.ctx, &store.EventListParams{SessionID: r.SessionID})
 	require.NoError(t, lerr)
 	auditsAfter, lerr := b.st.AuditList(b.ctx, r.SessionID)
 	require.NoError(t, lerr)
+	feedAfter, lerr := b.st.FeedList(b.ctx, &store.FeedListParams{Owner: "alice"})
+	require.NoError(t, lerr)
 	if wins {
 		require.NoError(t, err)
-		if event {
-			require.Len(t, after, len(before)+1, "the event committed")
-		}
 		require.Len(t, auditsAfter, len(audits)+1, "the audit row committed")
+		if events {
+			require.Len(t, after, len(before)+2, "the events committed")
+			require.Equal(t, after[len(after)-2].Seq, done.Seq, "done's number as EventAppend returned it")
+			require.Equal(t, after[len(after)-1].Seq, status.Seq, "status's number as EventAppend returned it")
+			require.Len(t, feedAfter, len(feed)+1, "done's feed entry")
+			require.Equal(t, done.Seq, feedAfter[len(feedAfter)-1].SessionSeq, "the feed entry names done's number")
+		}
 		return
 	}
 	require.ErrorIs(t, err, store.ErrLost)
 	require.Len(t, after, len(before), "no event of a lost transaction")
 	require.Len(t, auditsAfter, len(audits), "no audit row of a lost transaction")
+	require.Len(t, feedAfter, len(feed), "no feed entry of a lost transaction")
+}
+
+// runInTx inserts a running run in a new session owned by "alice", leased
+// to "inst_a" for a minute, in one transaction (a driver may remember the
+// run's session then, as it does for the runs it writes).
+func (b *testBundle) runInTx(t *testing.T) *store.Run {
+	t.Helper()
+	var r *store.Run
+	require.NoError(t, b.st.InTx(b.ctx, func(tx store.Tx) error {
+		s, err := tx.SessionCreate(b.ctx, &store.SessionCreateParams{ID: b.id("sess"), Owner: "alice", Title: "t", Status: "running", Now: T0})
+		if err != nil {
+			return err
+		}
+		r, err = tx.RunInsert(b.ctx, &store.RunInsertParams{ID: b.id("run"), SessionID: s.ID, Agent: "default",
+			LeaseOwner: "inst_a", LeaseUntil: T0.Add(time.Minute), Now: T0})
+		return err
+	}))
+	return r
 }
