@@ -1,8 +1,8 @@
 package sqlite
 
 import (
+	"bytes"
 	"fmt"
-	"strings"
 )
 
 // An event's data is stored packed (packEventData) when that is shorter:
@@ -33,7 +33,7 @@ var eventNames = enum{"session", "message_delta", "reasoning_delta", "message", 
 // packable reports whether data holds none of the bytes packEventData
 // writes for ids: JSON text has no control byte but tab, newline and
 // carriage return.
-func packable(data string) bool {
+func packable(data []byte) bool {
 	for i := 0; i < len(data); i++ {
 		if c := data[i]; c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
 			return false
@@ -45,9 +45,9 @@ func packable(data string) bool {
 // packEventData is the value an event's data is stored as for a row of
 // session, run and message reference ref (either may be ""): the packed
 // blob when data can be packed and that is shorter, else the text.
-func packEventData(data, session, run, ref string) any {
-	if !packable(data) || strings.IndexByte(data, '"') < 0 {
-		return data
+func packEventData(data []byte, session, run, ref string) any {
+	if !packable(data) || bytes.IndexByte(data, '"') < 0 {
+		return string(data)
 	}
 	named := [...]struct {
 		id string
@@ -57,7 +57,7 @@ func packEventData(data, session, run, ref string) any {
 	packed := false
 	for i := 0; i < len(data); {
 		if data[i] != '"' {
-			j := strings.IndexByte(data[i:], '"')
+			j := bytes.IndexByte(data[i:], '"')
 			if j < 0 {
 				j = len(data) - i
 			}
@@ -68,7 +68,7 @@ func packEventData(data, session, run, ref string) any {
 		rest := data[i+1:]
 		n := 0
 		for _, nm := range named {
-			if nm.id != "" && len(rest) > len(nm.id) && rest[len(nm.id)] == '"' && rest[:len(nm.id)] == nm.id {
+			if nm.id != "" && len(rest) > len(nm.id) && rest[len(nm.id)] == '"' && string(rest[:len(nm.id)]) == nm.id {
 				out, n = append(out, nm.b), len(nm.id)+2
 				break
 			}
@@ -79,7 +79,7 @@ func packEventData(data, session, run, ref string) any {
 				if len(rest) <= l || rest[l] != '"' {
 					continue
 				}
-				if b, ok := codec.pack(rest[:l]); ok {
+				if b, ok := codec.pack(string(rest[:l])); ok {
 					out, n = append(append(out, evID+byte(c)), b[:]...), l+2
 					break
 				}
@@ -93,7 +93,7 @@ func packEventData(data, session, run, ref string) any {
 		i += n
 	}
 	if !packed {
-		return data
+		return string(data)
 	}
 	return out
 }

@@ -141,7 +141,7 @@ func eventsUp(ctx context.Context, tx *sql.Tx) error {
 			if run != "" {
 				runv = idRun.enc(run)
 			}
-			return []any{k, eventNames.enc(text(v[2])), packEventData(text(v[3]), session, run, mref), ref, runv, v[6]}, nil
+			return []any{k, eventNames.enc(text(v[2])), packEventData([]byte(text(v[3])), session, run, mref), ref, runv, v[6]}, nil
 		})
 }
 

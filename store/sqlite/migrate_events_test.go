@@ -162,7 +162,7 @@ func TestEventDataRoundTrip(t *testing.T) {
 		"\x02\"" + run + "\"", "{\t\"a\":\r\n\"" + msg + "\"}",
 		`{"a":"` + strings.ToUpper(run) + `"}`, `{"a":"run_` + strings.Repeat("c", 26) + `"}`,
 	} {
-		v := packEventData(d, sess, run, msg)
+		v := packEventData([]byte(d), sess, run, msg)
 		got, err := unpackEventData(v, sess, run, msg)
 		require.NoError(t, err, "%q", d)
 		require.Equal(t, d, string(got), "%q", d)

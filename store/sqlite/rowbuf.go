@@ -310,7 +310,7 @@ func (b *rowBuf) appendEvent(ctx context.Context, p *store.EventAppendParams) (*
 	if p.Ref != "" {
 		ref = idAsk.enc(p.Ref)
 	} else {
-		data = packEventData(string(p.Data), p.SessionID, p.RunID, p.MessageRef)
+		data = packEventData(p.Data, p.SessionID, p.RunID, p.MessageRef)
 		if p.MessageRef != "" {
 			ref = p.MessageRef
 		}
