@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 
 	"github.com/pressly/goose/v3"
@@ -24,7 +25,9 @@ import (
 //     keeps the largest id Prune deleted (and sqlite_sequence's value at
 //     the migration), so an id is never given twice;
 //   - run, session, question and tool call ids of agent.NewID's form are
-//     16-byte blobs (idCodec), trace kinds, audit actions and reasons small
+//     16-byte blobs (idCodec), a trace entry's data may be packed
+//     (packTrace; entries written before stay text), trace kinds, audit
+//     actions and reasons small
 //     integers (enum; the columns have no type, so that a value the enum
 //     does not name is kept as the text it is).
 //
@@ -138,7 +141,11 @@ func logsDown(ctx context.Context, tx *sql.Tx) error {
 		{"trace", `id >> 32, run_id, kind, data, at FROM trace_old ORDER BY id`, `sk, run_id, kind, data, at`,
 			func(v []any) (out []any, err error) {
 				if v[1], err = idRun.dec(v[1]); err == nil {
-					v[2], err = traceKinds.dec(v[2])
+					if v[2], err = traceKinds.dec(v[2]); err == nil {
+						var data json.RawMessage
+						data, err = unpackTrace(v[3])
+						v[3] = string(data)
+					}
 				}
 				return v, err
 			}},

@@ -522,7 +522,10 @@ func TestMigrationLogs(t *testing.T) {
 
 	// New entries: the trace after the session's last; audit ids after
 	// the largest ever given (3, deleted), in and outside a transaction.
-	require.NoError(t, s.TraceInsert(ctx, &store.TraceInsertParams{SessionID: sessA, RunID: runA, Kind: "tool_call", Data: []byte(`{}`), Now: at(4)}))
+	toolCall := `{"argumentsBytes":2,"argumentsSha256":"44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a","name":"ask_user","toolCallId":"` + callA + `"}`
+	require.NoError(t, s.TraceInsert(ctx, &store.TraceInsertParams{SessionID: sessA, RunID: runA, Kind: "tool_call", Data: []byte(toolCall), Now: at(4)}))
+	require.JSONEq(t, toolCall, string(trace(sessA)[2].Data))
+	require.Equal(t, toolCall, string(trace(sessA)[2].Data), "packed, read back byte for byte")
 	require.NoError(t, s.AuditInsert(ctx, &store.AuditInsertParams{SessionID: sessA, RequestID: askA, Action: "answered", Now: at(4)}))
 	require.NoError(t, s.InTx(ctx, func(tx store.Tx) error {
 		if err := tx.TraceInsert(ctx, &store.TraceInsertParams{SessionID: sessA, Kind: "tool_result", Data: []byte(`{}`), Now: at(5)}); err != nil {
@@ -552,6 +555,8 @@ func TestMigrationLogs(t *testing.T) {
 	}))
 	require.NoError(t, s.AuditInsert(ctx, &store.AuditInsertParams{SessionID: sessA, RequestID: askA, Action: "expired", Now: at(7)}))
 	require.Equal(t, []int64{6, 7}, []int64{audit(sessA)[0].ID, audit(sessA)[1].ID})
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM trace WHERE typeof(data) = 'blob'`).Scan(&blobs))
+	require.Equal(t, 1, blobs, "the tool_call entry's data is packed")
 	require.NoError(t, s.Close())
 
 	_, err = p.DownTo(ctx, logsVersion-1)
@@ -562,6 +567,9 @@ func TestMigrationLogs(t *testing.T) {
 	require.Equal(t, int64(4), n)
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT run_id, kind FROM trace WHERE sk = 3 ORDER BY id LIMIT 1`).Scan(&run, &kind))
 	require.Equal(t, []string{runA, "model_call"}, []string{run, kind})
+	var data string
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT data FROM trace WHERE sk = 3 AND kind = 'tool_call'`).Scan(&data))
+	require.Equal(t, toolCall, data, "Down unpacks the data")
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'audit'`).Scan(&seq))
 	require.Equal(t, int64(7), seq)
 	var sess, action string

@@ -151,10 +151,9 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	// A reference names an interaction (the event is its request) or a
 	// message (the event carries its content or a call's arguments,
 	// store.SpliceMessage).
-	rows, err := e.r.QueryContext(ctx, `SELECT `+eventSeq+`, e.name, e.data, `+requestCols+`, m.content, m.tool_calls, e.ref, e.run_id, e.created_at
-		FROM sessions s JOIN events e ON e.k > s.k * 4294967296 + ? AND e.k < (s.k + 1) * 4294967296
-		LEFT JOIN interactions i ON i.id = e.ref LEFT JOIN messages m ON m.id = e.ref AND i.id IS NULL
-		WHERE s.id = ? ORDER BY e.k LIMIT ?`, max(p.AfterSeq, 0), p.SessionID, limit)
+	rows, err := e.r.QueryContext(ctx, `SELECT e.seq, e.name, e.data, `+requestCols+`, m.content, m.tool_calls, COALESCE(e.run_id, ''), e.created_at
+		FROM events e LEFT JOIN interactions i ON i.id = e.ref LEFT JOIN messages m ON m.id = e.ref AND i.id IS NULL
+		WHERE e.sk = `+sessionKey+` AND e.seq > ? ORDER BY e.seq LIMIT ?`, p.SessionID, p.AfterSeq, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: event list: %w", err)
 	}
@@ -162,23 +161,18 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	var out []*store.Event
 	for rows.Next() {
 		ev := &store.Event{SessionID: p.SessionID}
-		var data, ref any
+		var data string
 		var content, calls sql.NullString
 		var at int64
 		var rq requestRef
-		if err := rows.Scan(append(append([]any{&ev.Seq, eventNames.into(&ev.Name), &data}, rq.dest()...), &content, &calls, &ref, idRun.into(&ev.RunID), &at)...); err != nil {
+		if err := rows.Scan(append(append([]any{&ev.Seq, &ev.Name, &data}, rq.dest()...), &content, &calls, &ev.RunID, &at)...); err != nil {
 			return nil, err
 		}
-		ev.CreatedAt = tm(at)
+		ev.Data, ev.CreatedAt = json.RawMessage(data), tm(at)
 		if req, err := rq.request(); err != nil {
 			return nil, err
 		} else if req != nil {
 			ev.Data = req
-		} else {
-			mref, _ := ref.(string)
-			if ev.Data, err = unpackEventData(data, p.SessionID, ev.RunID, mref); err != nil {
-				return nil, err
-			}
 		}
 		if content.Valid {
 			ev.Data = store.SpliceMessage(ev.Data, content.String, []byte(calls.String))
@@ -188,31 +182,17 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	return out, rows.Err()
 }
 
-// numbered is n numbered parameters from ?from, comma-separated.
-func numbered(from, n int) string {
-	var b strings.Builder
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "?%d", from+i)
-	}
-	return b.String()
-}
-
 // EventDelete implements store.Executor.
 func (e executor) EventDelete(ctx context.Context, p *store.EventDeleteParams) (int64, error) {
 	if len(p.Names) == 0 || p.FromSeq > p.ToSeq {
 		return 0, nil
 	}
-	// A session's events are numbered 1 … 2³²−1 (eventKey).
-	args := []any{p.SessionID, max(p.FromSeq, 1), min(p.ToSeq, 1<<32-1)}
+	args := []any{p.SessionID, p.FromSeq, p.ToSeq}
 	for _, n := range p.Names {
-		args = append(args, eventNames.enc(n))
+		args = append(args, n)
 	}
-	res, err := e.w.ExecContext(ctx, `DELETE FROM events AS e WHERE e.k BETWEEN (SELECT k * 4294967296 FROM sessions WHERE id = ?1) + ?2
-		AND (SELECT k * 4294967296 FROM sessions WHERE id = ?1) + ?3 AND e.name IN (`+
-		numbered(4, len(p.Names))+`)`, args...)
+	res, err := e.w.ExecContext(ctx, `DELETE FROM events WHERE sk = `+sessionKey+` AND seq BETWEEN ? AND ? AND name IN (`+
+		strings.TrimSuffix(strings.Repeat("?,", len(p.Names)), ",")+`)`, args...)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: event delete: %w", err)
 	}
@@ -696,7 +676,7 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 // sessionCols reads last_seq as the session's last event number: the
 // larger of the events' last and the column (what Prune keeps of deleted
 // events; EventAppend no longer updates it).
-var sessionCols = `id, owner, title, status, MAX(last_seq, ` + lastEventSeq("sessions.k") + `), created_at, updated_at, agent`
+const sessionCols = `id, owner, title, status, MAX(last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.sk = sessions.k), 0)), created_at, updated_at, agent`
 
 // sessionKey is the key (sessions.k) of the session whose id is the
 // statement's next parameter: the session's rows in messages, events,
@@ -800,7 +780,7 @@ func (e executor) TraceInsert(ctx context.Context, p *store.TraceInsertParams) e
 	}
 	res, err := e.w.ExecContext(ctx, `INSERT INTO trace (id, run_id, kind, data, at)
 		SELECT COALESCE((SELECT MAX(t.id) FROM trace t WHERE `+traceOf("s.k")+`), s.k << 32) + 1, ?, ?, ?, ? FROM sessions s WHERE s.id = ?`,
-		idRun.enc(p.RunID), traceKinds.enc(p.Kind), string(p.Data), ts(p.Now), p.SessionID)
+		idRun.enc(p.RunID), traceKinds.enc(p.Kind), packTrace(p.Data), ts(p.Now), p.SessionID)
 	var n int64
 	if err == nil {
 		n, err = res.RowsAffected()
@@ -824,12 +804,15 @@ func (e executor) TraceList(ctx context.Context, sessionID string) ([]*store.Tra
 	var out []*store.TraceEntry
 	for rows.Next() {
 		t := &store.TraceEntry{}
-		var data string
+		var data any
 		var at int64
 		if err := rows.Scan(&t.ID, &t.SessionID, idRun.into(&t.RunID), traceKinds.into(&t.Kind), &data, &at); err != nil {
 			return nil, err
 		}
-		t.Data, t.At = json.RawMessage(data), tm(at)
+		if t.Data, err = unpackTrace(data); err != nil {
+			return nil, err
+		}
+		t.At = tm(at)
 		out = append(out, t)
 	}
 	return out, rows.Err()

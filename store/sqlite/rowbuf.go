@@ -89,15 +89,15 @@ func (q *seqs) merge(o *seqs) {
 }
 
 type eventRow struct {
-	name, data, ref any
-	runID           string
-	k, at           int64
+	name, data  string
+	ref         any
+	runID       string
+	sk, seq, at int64
 }
 
 type traceRow struct {
-	runID, kind any
-	data        string
-	id, at      int64
+	runID, kind, data any
+	id, at            int64
 }
 
 type auditRow struct {
@@ -196,7 +196,7 @@ func (b *rowBuf) nextEvent(ctx context.Context, id string) (session, error) {
 		return s, nil
 	}
 	var s session
-	err := b.query(ctx, `SELECT s.k, s.owner, MAX(s.last_seq, `+lastEventSeq("s.k")+`)
+	err := b.query(ctx, `SELECT s.k, s.owner, MAX(s.last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.sk = s.k), 0))
 		FROM sessions s WHERE s.id = ?`, id).Scan(&s.key, &s.owner, &s.last)
 	if err != nil {
 		return session{}, notFound(err, "event append: session "+id)
@@ -261,7 +261,7 @@ func (b *rowBuf) appendTrace(ctx context.Context, p *store.TraceInsertParams) er
 	if n > traceMax {
 		return fmt.Errorf("sqlite: trace insert: session %s has %d entries", p.SessionID, traceMax)
 	}
-	b.trace = append(b.trace, traceRow{id: traceID(sk, n), runID: b.r.ids.enc(idRun, p.RunID), kind: traceKinds.enc(p.Kind), data: string(p.Data), at: ts(p.Now)})
+	b.trace = append(b.trace, traceRow{id: traceID(sk, n), runID: b.r.ids.enc(idRun, p.RunID), kind: traceKinds.enc(p.Kind), data: packTrace(p.Data), at: ts(p.Now)})
 	return nil
 }
 
@@ -302,18 +302,11 @@ func (b *rowBuf) appendEvent(ctx context.Context, p *store.EventAppendParams) (*
 		return nil, nil, err
 	}
 	owner, seq := s.owner, s.last
-	k, err := eventKey(s.key, seq)
-	if err != nil {
-		return nil, nil, err
-	}
-	data, ref := any(""), any(nil)
+	data, ref := string(p.Data), any(nil)
 	if p.Ref != "" {
-		ref = idAsk.enc(p.Ref)
-	} else {
-		data = packEventData(p.Data, p.SessionID, p.RunID, p.MessageRef)
-		if p.MessageRef != "" {
-			ref = p.MessageRef
-		}
+		data, ref = "", idAsk.enc(p.Ref)
+	} else if p.MessageRef != "" {
+		ref = p.MessageRef
 	}
 	var keys []string
 	var feed []feedRow
@@ -345,7 +338,7 @@ func (b *rowBuf) appendEvent(ctx context.Context, p *store.EventAppendParams) (*
 		}
 	}
 	b.learnt.ev[p.SessionID], b.learnt.owner[p.SessionID], b.learnt.key[p.SessionID] = seq, owner, s.key
-	b.events = append(b.events, eventRow{k: k, name: eventNames.enc(p.Name), data: data, ref: ref, runID: p.RunID, at: ts(p.Now)})
+	b.events = append(b.events, eventRow{sk: s.key, seq: seq, name: p.Name, data: data, ref: ref, runID: p.RunID, at: ts(p.Now)})
 	b.feed = append(b.feed, feed...)
 	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, RunID: p.RunID, CreatedAt: p.Now}, keys, nil
 }
@@ -379,13 +372,13 @@ func (b *rowBuf) flush() error {
 	ev, fd, tr, au := b.events, b.feed, b.trace, b.audit
 	b.events, b.feed, b.trace, b.audit = nil, nil, nil, nil
 	b.wrote = true
-	if err := b.insertMany(ctx, `INSERT INTO events (k, name, data, ref, run_id, created_at)`, `(?, ?, ?, ?, ?, ?)`, 6, len(ev), func(i int, a []any) []any {
+	if err := b.insertMany(ctx, `INSERT INTO events (sk, seq, name, data, ref, run_id, created_at)`, `(?, ?, ?, ?, ?, ?, ?)`, 7, len(ev), func(i int, a []any) []any {
 		e := &ev[i]
 		var run any
 		if e.runID != "" {
-			run = idRun.enc(e.runID)
+			run = e.runID
 		}
-		return append(a, e.k, e.name, e.data, e.ref, run, e.at)
+		return append(a, e.sk, e.seq, e.name, e.data, e.ref, run, e.at)
 	}); err != nil {
 		return fmt.Errorf("sqlite: event append: %w", err)
 	}

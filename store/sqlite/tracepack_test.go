@@ -1,0 +1,70 @@
+package sqlite
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// packTrace gives back the same bytes through unpackTrace for the agent's
+// trace shapes and for data that only looks like them; the agent's shapes
+// are stored in fewer bytes, and data with a control byte is kept as text.
+func TestTracePackRoundTrip(t *testing.T) {
+	t.Parallel()
+	sha := "dd847c0da0c9f23ead78fa429b7cba0df3ca6ddf11264c9c8f10d142b076183a"
+	call, ask := "call_x6pr7m42sjnz3mccj336722noq", "ask_jhbicney77ib3r5w6wpvj2t24u"
+	shrinks := []string{
+		`{"finishReason":"tool_calls","latencyMs":0,"messageCount":2,"model":"zero","provider":"bench:zero","retries":0,"tools":["ask_user"]}`,
+		`{"argumentsBytes":156,"argumentsSha256":"` + sha + `","name":"ask_user","toolCallId":"` + call + `"}`,
+		`{"action":"requested","requestId":"` + ask + `","toolCallId":"` + call + `"}`,
+		`{"contentBytes":81,"contentSha256":"` + sha + `","isError":false,"name":"ask_user","toolCallId":"` + call + `"}`,
+		`{"contentBytes":81,"contentSha256":"` + sha + `","isError":true,"name":"x","toolCallId":"call_1"}`,
+		`{"toolCallId":"` + call + `","name":"ask_user"}`,
+		`{"error":"boom","latencyMs":3,"messageCount":2,"model":"m","provider":"p:m","retries":2,"tools":[]}`,
+		`{"action":"requested","kind":"form","requestId":"` + ask + `","toolCallId":"` + call + `"}`,
+	}
+	same := []string{
+		``, `{}`, `null`, `"x"`, `[1,2]`,
+		`{"a":"` + strings.ToUpper(sha) + `"}`, // upper-case hex is not packed
+		`{"a":"` + sha + `0"}`,                 // 65 digits
+		`{"a":"` + sha[:63] + `"}`,             // 63
+		`{"a":"call_x6pr7m42sjnz3mccj336722noq1"}`,
+		`{"a":"call_x6pr7m42sjnz3mccj336722no"}`,
+		`{"a":"call_X6pr7m42sjnz3mccj336722noq"}`,
+		`{"a":"call_x6pr7m42sjnz3mccj336722nob"}`, // a last character NewID never makes
+		`{"a":"b\u0001c"}`, "{\"a\":\t\"b\"}\n", `"\\"`, `{"a":"é中"}`,
+		`{"finishReason":"`, `,"tools":[`, sha, `"` + sha, `"` + call,
+	}
+	for _, s := range append(append([]string{}, shrinks...), same...) {
+		v := packTrace([]byte(s))
+		got, err := unpackTrace(v)
+		require.NoError(t, err, "%q", s)
+		require.Equal(t, s, string(got), "round trip of %q (stored %q)", s, v)
+	}
+	for _, s := range shrinks {
+		b, ok := packTrace([]byte(s)).([]byte)
+		require.True(t, ok, "%q is packed", s)
+		require.Less(t, len(b), len(s)*3/4, "%q packs to %d bytes", s, len(b))
+	}
+	require.Equal(t, "{\"a\":\"\x01\"}", packTrace([]byte("{\"a\":\"\x01\"}")), "a control byte keeps the data as text")
+	_, err := unpackTrace([]byte{tracePacked, traceHex, 1})
+	require.Error(t, err, "a digest cut short")
+	_, err = unpackTrace([]byte{tracePacked, 0x1f})
+	require.Error(t, err, "an unknown code")
+}
+
+// Any data packs and unpacks to itself (the seeds run with go test; go
+// test -fuzz FuzzTracePack explores).
+func FuzzTracePack(f *testing.F) {
+	for _, s := range []string{`{"argumentsBytes":1,"argumentsSha256":"dd847c0da0c9f23ead78fa429b7cba0df3ca6ddf11264c9c8f10d142b076183a","name":"a","toolCallId":"call_x6pr7m42sjnz3mccj336722noq"}`,
+		`{"action":"answered","requestId":"ask_jhbicney77ib3r5w6wpvj2t24u"}`, "\x01\x02", `"}"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := unpackTrace(packTrace(data))
+		if err != nil || string(got) != string(data) {
+			t.Fatalf("%q: got %q, %v", data, got, err)
+		}
+	})
+}
