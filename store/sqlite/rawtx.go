@@ -286,11 +286,13 @@ type rawRow struct {
 	err  error
 }
 
+// Scan's []byte values are the row's own copies, handed to dest as they
+// are (not copied again).
 func (r *rawRow) Scan(dest ...any) error {
 	if r.err != nil {
 		return r.err
 	}
-	return scanValues(r.vals, dest)
+	return scanValues(r.vals, dest, true)
 }
 
 // rawRows are the rows of a query on the writer's connection.
@@ -319,7 +321,7 @@ func (r *rawRows) Scan(dest ...any) error {
 	if r.closed {
 		return errors.New("sqlite: Scan on closed rows")
 	}
-	return scanValues(r.vals, dest)
+	return scanValues(r.vals, dest, false)
 }
 
 func (r *rawRows) Err() error { return r.err }
@@ -340,19 +342,21 @@ func (r *rawRows) Close() error {
 // Scan does for the destinations the queries use: strings, integers, bytes
 // (copied), floats, booleans, the sql.Null* types and any sql.Scanner, and
 // named types of those kinds; NULL only where the destination can hold it.
-func scanValues(vals []driver.Value, dest []any) error {
+// A []byte value is copied unless owned says vals' []byte values belong to
+// the caller already.
+func scanValues(vals []driver.Value, dest []any, owned bool) error {
 	if len(dest) != len(vals) {
 		return fmt.Errorf("sqlite: Scan: expected %d destination arguments, not %d", len(vals), len(dest))
 	}
 	for i, d := range dest {
-		if err := assign(d, vals[i]); err != nil {
+		if err := assign(d, vals[i], owned); err != nil {
 			return fmt.Errorf("sqlite: Scan: column %d: %w", i, err)
 		}
 	}
 	return nil
 }
 
-func assign(dest any, src driver.Value) error {
+func assign(dest any, src driver.Value, owned bool) error {
 	switch d := dest.(type) {
 	case *string:
 		switch s := src.(type) {
@@ -382,6 +386,10 @@ func assign(dest any, src driver.Value) error {
 			*d = nil
 			return nil
 		case []byte:
+			if owned {
+				*d = s
+				return nil
+			}
 			*d = append([]byte(nil), s...)
 			return nil
 		case string:
@@ -389,7 +397,7 @@ func assign(dest any, src driver.Value) error {
 			return nil
 		}
 	case *json.RawMessage:
-		return assign((*[]byte)(d), src)
+		return assign((*[]byte)(d), src, owned)
 	case *bool:
 		if s, ok := src.(int64); ok {
 			*d = s != 0
@@ -400,13 +408,13 @@ func assign(dest any, src driver.Value) error {
 			return nil
 		}
 	case *any:
-		if b, ok := src.([]byte); ok {
+		if b, ok := src.([]byte); ok && !owned {
 			src = append([]byte(nil), b...)
 		}
 		*d = src
 		return nil
 	case sql.Scanner:
-		if b, ok := src.([]byte); ok {
+		if b, ok := src.([]byte); ok && !owned {
 			src = append([]byte(nil), b...)
 		}
 		return d.Scan(src)
