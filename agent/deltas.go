@@ -19,7 +19,10 @@ const deltaFlushInterval = 25 * time.Millisecond
 // event carries. A fast model thus costs no commit and no row for its
 // streamed text; a slow one streams at most 40 events a second.
 type deltaBatcher struct {
-	emit func(text string) // commits one message_delta; called with mu held
+	// out commits the batches as events named event (out.emit, called
+	// with mu held).
+	out   *modelStream
+	event string
 
 	mu        sync.Mutex
 	pending   strings.Builder
@@ -27,10 +30,6 @@ type deltaBatcher struct {
 	lastFlush time.Time
 	timer     *time.Timer
 	closed    bool
-}
-
-func newDeltaBatcher(emit func(text string)) *deltaBatcher {
-	return &deltaBatcher{emit: emit, lastFlush: time.Now()}
 }
 
 // add queues text and commits the batch when it has waited long enough.
@@ -68,7 +67,7 @@ func (b *deltaBatcher) flushLocked() {
 	if b.pending.Len() == 0 {
 		return
 	}
-	b.emit(b.pending.String())
+	b.out.emit(b, b.pending.String())
 	b.pending.Reset()
 	b.lastFlush = time.Now()
 }
@@ -106,7 +105,14 @@ type liveTurn struct {
 	msgID  string
 	deltas *deltaBatcher
 	seqs   *streamedSeqs
-	stop   func() // ends both delta streams; safe to call more than once
+	stream *modelStream
+}
+
+// stop ends both delta streams of the call; it is safe to call more than
+// once.
+func (lt *liveTurn) stop() {
+	lt.stream.reasoning.take()
+	lt.stream.text.take()
 }
 
 // setLive registers run runID's model call lt.

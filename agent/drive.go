@@ -503,31 +503,19 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 	specs = withFrontend(specs, runFrontendTools(msgs, run.ID))
 	req := &model.Request{Messages: buildMessages(agent.System, msgs), Tools: specs}
 	msgID := NewID("msg")
-	var seqs streamedSeqs
-	reasoning := r.reasoningStream(ctx, run.SessionID, msgID, &seqs)
-	req.OnReasoning = reasoning.add
-	deltas := newDeltaBatcher(func(text string) {
-		ev, err := r.emit(ctx, r.st, run.SessionID, api.EventMessageDelta, api.MessageDeltaEvent{MessageID: msgID, Delta: text})
-		if err != nil && ctx.Err() == nil {
-			r.log.Error("emit delta", "err", err)
-		}
-		seqs.add(ev)
-	})
-	defer deltas.take()
-	lt := &liveTurn{msgID: msgID, deltas: deltas, seqs: &seqs, stop: func() { reasoning.take(); deltas.take() }}
+	stream := r.newModelStream(ctx, run.SessionID, msgID)
+	req.OnReasoning = stream.reasoning.add
+	defer stream.text.take()
+	lt := &stream.live
 	r.setLive(run.ID, lt)
 	defer r.unlive(run.ID, lt)
 	// A stop committed by another process ends the call here too.
 	callCtx, stopCall := context.WithCancel(ctx)
 	defer stopCall()
 	go r.watchPeerStop(callCtx, run.SessionID, run.ID, lt, stopCall)
-	onDelta := func(text string) {
-		deltas.add(text)
-		r.fault("model_stream")
-	}
 	start := time.Now()
-	resp, err := agent.Provider.Generate(callCtx, req, onDelta)
-	reasoning.take()
+	resp, err := agent.Provider.Generate(callCtx, req, stream.onText)
+	stream.reasoning.take()
 	if err != nil && ctx.Err() == nil && callCtx.Err() != nil {
 		// watchPeerStop claimed the turn: the run ended elsewhere, with
 		// the text streamed so far.
@@ -583,13 +571,13 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 	// The text not committed yet is not stored as a delta: the message
 	// event carries the whole text (a turn that arrives whole streams no
 	// delta at all), and the deltas committed so far go in its transaction.
-	deltas.take()
+	stream.text.take()
 	if !r.unlive(run.ID, lt) {
 		// A cancel claimed the turn: it stores the text streamed so far
 		// and ends the run.
 		return nil, true, nil
 	}
-	t.streamed = seqs.span()
+	t.streamed = stream.seqs.span()
 	// A turn the model completed is committed even when a shutdown began
 	// meanwhile: it is the checkpoint, and the call is not made twice.
 	next, err := r.recordModelTurn(context.WithoutCancel(ctx), st, t)

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/model"
@@ -60,20 +61,51 @@ func reasoningText(m model.Message) string {
 	return m.Reasoning.Text
 }
 
-// reasoningStream streams a model call's reasoning as reasoning_delta
-// events of message msgID, batched like message_delta, and records their
-// Seqs in seqs. Its add goes to model.Request.OnReasoning; its take ends
-// the stream and drops the batch still waiting, which the message event's
-// reasoning carries. take must be called once the call returned, before
-// the message's transaction (which deletes the deltas, as it does the
-// message_deltas).
-func (r *Runner) reasoningStream(ctx context.Context, sessionID, msgID string, seqs *streamedSeqs) *deltaBatcher {
-	b := newDeltaBatcher(func(text string) {
-		ev, err := r.emit(ctx, r.st, sessionID, api.EventReasoningDelta, api.ReasoningDeltaEvent{MessageID: msgID, Delta: text})
-		if err != nil && ctx.Err() == nil {
-			r.log.Error("emit reasoning delta", "err", err)
-		}
-		seqs.add(ev)
-	})
-	return b
+// modelStream is a model call's streamed output (callModel): its text and
+// its reasoning, each batched into delta events of message msgID
+// (message_delta and reasoning_delta), the Seqs of those events, and the
+// liveTurn a cancel claims; one allocation holds it all. The reasoning
+// batcher's add goes to model.Request.OnReasoning; both batchers' take must
+// be called once the call returned, before the message's transaction (which
+// deletes the deltas), and drop the batches still waiting, which the
+// message event carries.
+type modelStream struct {
+	r         *Runner
+	ctx       context.Context
+	sessionID string
+	seqs      streamedSeqs
+	text      deltaBatcher
+	reasoning deltaBatcher
+	live      liveTurn
+}
+
+func (r *Runner) newModelStream(ctx context.Context, sessionID, msgID string) *modelStream {
+	s := &modelStream{r: r, ctx: ctx, sessionID: sessionID}
+	now := time.Now()
+	s.text = deltaBatcher{out: s, event: api.EventMessageDelta, lastFlush: now}
+	s.reasoning = deltaBatcher{out: s, event: api.EventReasoningDelta, lastFlush: now}
+	s.live = liveTurn{msgID: msgID, deltas: &s.text, seqs: &s.seqs, stream: s}
+	return s
+}
+
+// emit commits text as one delta event of b, the stream's text or its
+// reasoning, and records its Seq.
+func (s *modelStream) emit(b *deltaBatcher, text string) {
+	var v any = api.MessageDeltaEvent{MessageID: s.live.msgID, Delta: text}
+	what := "emit delta"
+	if b == &s.reasoning {
+		v, what = api.ReasoningDeltaEvent{MessageID: s.live.msgID, Delta: text}, "emit reasoning delta"
+	}
+	ev, err := s.r.emit(s.ctx, s.r.st, s.sessionID, b.event, v)
+	if err != nil && s.ctx.Err() == nil {
+		s.r.log.Error(what, "err", err)
+	}
+	s.seqs.add(ev)
+}
+
+// onText is the model call's text callback: it batches text and lets a
+// test's fault hook in.
+func (s *modelStream) onText(text string) {
+	s.text.add(text)
+	s.r.fault("model_stream")
 }
