@@ -158,7 +158,11 @@ func logsDown(ctx context.Context, tx *sql.Tx) error {
 					}
 				}
 				if v[5], err = auditActions.dec(v[5]); err == nil {
-					v[6], err = auditReasons.dec(v[6])
+					if v[6], err = auditReasons.dec(v[6]); err == nil && v[7] != nil {
+						var sum json.RawMessage
+						sum, err = unpackSummary(v[7])
+						v[7] = string(sum)
+					}
 				}
 				return v, err
 			}},

@@ -553,10 +553,14 @@ func TestMigrationLogs(t *testing.T) {
 	require.NoError(t, s.InTx(ctx, func(tx store.Tx) error {
 		return tx.AuditInsert(ctx, &store.AuditInsertParams{SessionID: sessA, RequestID: askA, Action: "expired", Now: at(6)})
 	}))
-	require.NoError(t, s.AuditInsert(ctx, &store.AuditInsertParams{SessionID: sessA, RequestID: askA, Action: "expired", Now: at(7)}))
+	summary := `{"mode":"single","selections":["safe"],"selectionCount":1,"customInputLen":0}`
+	require.NoError(t, s.AuditInsert(ctx, &store.AuditInsertParams{SessionID: sessA, RequestID: askA, Action: "expired", Summary: []byte(summary), Now: at(7)}))
+	require.Equal(t, summary, string(audit(sessA)[1].Summary), "packed, read back byte for byte")
 	require.Equal(t, []int64{6, 7}, []int64{audit(sessA)[0].ID, audit(sessA)[1].ID})
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM trace WHERE typeof(data) = 'blob'`).Scan(&blobs))
 	require.Equal(t, 1, blobs, "the tool_call entry's data is packed")
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM audit WHERE typeof(summary) = 'blob'`).Scan(&blobs))
+	require.Equal(t, 1, blobs, "the summary is packed")
 	require.NoError(t, s.Close())
 
 	_, err = p.DownTo(ctx, logsVersion-1)
@@ -575,6 +579,9 @@ func TestMigrationLogs(t *testing.T) {
 	var sess, action string
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT session_id, action FROM audit WHERE id = 7`).Scan(&sess, &action))
 	require.Equal(t, []string{sessA, "expired"}, []string{sess, action})
+	var sum string
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT summary FROM audit WHERE id = 7`).Scan(&sum))
+	require.Equal(t, summary, sum, "Down unpacks the summary")
 	_, err = db.ExecContext(ctx, `INSERT INTO audit (session_id, request_id, action, at) VALUES ('s', 'a', 'x', 1)`)
 	require.NoError(t, err)
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT MAX(id) FROM audit`).Scan(&n))

@@ -79,7 +79,7 @@ func (e executor) AuditInsert(ctx context.Context, p *store.AuditInsertParams) e
 	}
 	_, err := e.w.ExecContext(ctx, `INSERT INTO audit (id, session_id, request_id, tool_call_id, run_id, action, reason, summary, at)
 		VALUES (`+nextAuditID+`, ?, ?, ?, ?, ?, ?, ?, ?)`, idSession.enc(p.SessionID), idAsk.enc(p.RequestID), idCall.enc(p.ToolCallID), idRun.enc(p.RunID),
-		auditActions.enc(p.Action), auditReasons.enc(p.Reason), nullJSON(p.Summary), ts(p.Now))
+		auditActions.enc(p.Action), auditReasons.enc(p.Reason), packSummary(p.Summary), ts(p.Now))
 	if err != nil {
 		return fmt.Errorf("sqlite: audit insert: %w", err)
 	}
@@ -97,13 +97,16 @@ func (e executor) AuditList(ctx context.Context, sessionID string) ([]*store.Aud
 	var out []*store.AuditEntry
 	for rows.Next() {
 		a := &store.AuditEntry{}
-		var sum sql.NullString
+		var sum any
 		var at int64
 		if err := rows.Scan(&a.ID, idSession.into(&a.SessionID), idAsk.into(&a.RequestID), idCall.into(&a.ToolCallID), idRun.into(&a.RunID),
 			auditActions.into(&a.Action), auditReasons.into(&a.Reason), &sum, &at); err != nil {
 			return nil, err
 		}
-		a.Summary, a.At = rawJSON(sum), tm(at)
+		if a.Summary, err = unpackSummary(sum); err != nil {
+			return nil, err
+		}
+		a.At = tm(at)
 		out = append(out, a)
 	}
 	return out, rows.Err()

@@ -7,10 +7,11 @@ import (
 	"fmt"
 )
 
-// A trace entry's data is JSON of a few shapes (the agent's model_call,
-// tool_call, tool_result, interaction … entries), most of whose bytes are
-// their member names, SHA-256 digests in hex and ids of agent.NewID's form.
-// packTrace stores it as a blob that gives those in fewer bytes, and
+// A trace entry's data and an audit entry's summary are JSON of a few
+// shapes (the agent's model_call, tool_call, tool_result, interaction …
+// entries, askuser.AuditSummary), most of whose bytes are their member
+// names, SHA-256 digests in hex and ids of agent.NewID's form. packTrace
+// stores such JSON as a blob that gives those in fewer bytes, and
 // unpackTrace gives back the same bytes; data stored as text (before, or
 // that packTrace leaves as it is) is read as it is.
 //
@@ -18,7 +19,8 @@ import (
 // so the packed form uses the others as codes: the byte tracePacked first,
 // then the text with
 //
-//   - a dictionary string (traceDict) replaced by its code,
+//   - a dictionary string (traceDict) replaced by its code: one byte for
+//     the first ones, traceDictX and its index for the rest,
 //   - a string of 64 lower-case hex digits by traceHex and its 32 bytes,
 //   - a string holding an id of agent.NewID's form by traceID16, the index
 //     of its prefix in traceIDs and its 16 bytes (idCodec.pack),
@@ -30,6 +32,7 @@ const (
 	traceHex    = 0x02
 	traceID16   = 0x03
 	traceDict0  = 0x04 // the code of traceDict[0]
+	traceDictX  = 0x1f // then the index of a traceDict string
 )
 
 // traceIDs are the id prefixes traceID16 names, by index.
@@ -45,25 +48,32 @@ var traceDict = []string{
 	`","isError":false,"name":"`, `","isError":true,"name":"`, `","name":"`,
 	`","toolCallId":"`, `{"action":"`, `","requestId":"`, `{"contentBytes":`, `,"contentSha256":"`,
 	`{"toolCallId":"`, `"ask_user"`, `"}`,
+	// askuser.AuditSummary and a question's "requested" summary.
+	`{"mode":"`, `","optionCount":`, `,"questionCount":`, `,"tool":"`, `","selections":[`,
+	`],"selectionCount":`, `","selectionCount":`, `,"customInputLen":`, `,"customInputSha256":"`,
 }
 
 // traceCode[i] is the code of traceDict[i]; traceEntry[c] the string of
-// code c ("" for a code that is not a dictionary one).
+// one-byte code c ("" for a code that is not one).
 var (
-	traceCode  []byte
+	traceCode  [][]byte
 	traceEntry [0x20]string
 )
 
 func init() {
+	if len(traceDict) > 0x100 {
+		panic("sqlite: traceDict has more strings than codes")
+	}
 	c := byte(traceDict0)
-	for _, s := range traceDict {
+	for k, s := range traceDict {
 		for c == '\t' || c == '\n' || c == '\r' {
 			c++
 		}
-		if c >= 0x20 {
-			panic("sqlite: traceDict has more strings than codes")
+		if c >= traceDictX {
+			traceCode = append(traceCode, []byte{traceDictX, byte(k)})
+			continue
 		}
-		traceCode = append(traceCode, c)
+		traceCode = append(traceCode, []byte{c})
 		traceEntry[c] = s
 		c++
 	}
@@ -100,7 +110,7 @@ func packTrace(data []byte) any {
 		}
 		if b == '{' || b == ',' || b == '"' {
 			if k := traceDictAt(data[i:]); k >= 0 {
-				out = append(out, traceCode[k])
+				out = append(out, traceCode[k]...)
 				i += len(traceDict[k])
 				continue
 			}
@@ -149,6 +159,24 @@ func isLowerHex(b []byte) bool {
 	return true
 }
 
+// packSummary is the value an audit summary is stored as: NULL for none,
+// else packTrace's.
+func packSummary(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return packTrace(b)
+}
+
+// unpackSummary is the summary a stored value holds (packSummary's
+// inverse): nil for NULL or empty text.
+func unpackSummary(v any) (json.RawMessage, error) {
+	if s, ok := v.(string); ok && s == "" {
+		return nil, nil
+	}
+	return unpackTrace(v)
+}
+
 // unpackTrace is the data a stored value holds (packTrace's inverse).
 func unpackTrace(v any) (json.RawMessage, error) {
 	switch v := v.(type) {
@@ -186,6 +214,12 @@ func unpackTraceBlob(b []byte) (json.RawMessage, error) {
 			}
 			out = append(out, id...)
 			i += 18
+		case c == traceDictX:
+			if i+2 > len(b) || int(b[i+1]) >= len(traceDict) {
+				return nil, fmt.Errorf("sqlite: packed trace data: a dictionary index cut short or out of range")
+			}
+			out = append(out, traceDict[b[i+1]]...)
+			i += 2
 		case c < 0x20 && traceEntry[c] != "":
 			out = append(out, traceEntry[c]...)
 			i++

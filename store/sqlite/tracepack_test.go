@@ -23,6 +23,9 @@ func TestTracePackRoundTrip(t *testing.T) {
 		`{"toolCallId":"` + call + `","name":"ask_user"}`,
 		`{"error":"boom","latencyMs":3,"messageCount":2,"model":"m","provider":"p:m","retries":2,"tools":[]}`,
 		`{"action":"requested","kind":"form","requestId":"` + ask + `","toolCallId":"` + call + `"}`,
+		`{"mode":"single","optionCount":2,"questionCount":0,"tool":"ask_user"}`,
+		`{"mode":"single","selections":["safe"],"selectionCount":1,"customInputLen":0}`,
+		`{"mode":"text","selectionCount":0,"customInputLen":5,"customInputSha256":"` + sha + `"}`,
 	}
 	same := []string{
 		``, `{}`, `null`, `"x"`, `[1,2]`,
@@ -50,8 +53,10 @@ func TestTracePackRoundTrip(t *testing.T) {
 	require.Equal(t, "{\"a\":\"\x01\"}", packTrace([]byte("{\"a\":\"\x01\"}")), "a control byte keeps the data as text")
 	_, err := unpackTrace([]byte{tracePacked, traceHex, 1})
 	require.Error(t, err, "a digest cut short")
-	_, err = unpackTrace([]byte{tracePacked, 0x1f})
+	_, err = unpackTrace([]byte{tracePacked, 0x00})
 	require.Error(t, err, "an unknown code")
+	_, err = unpackTrace([]byte{tracePacked, traceDictX, 0xff})
+	require.Error(t, err, "a dictionary index out of range")
 }
 
 // Any data packs and unpacks to itself (the seeds run with go test; go
