@@ -11,6 +11,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -150,9 +151,12 @@ func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta fun
 // attempt runs one streaming request with body (requestBody) and
 // accumulates its turn.
 func (p *Provider) attempt(ctx context.Context, body []byte, onDelta, onReasoning func(string)) (*model.Response, error) {
+	// The body goes as it is (a copy: the SDK adds "stream": true to the
+	// buffer it is given), not as parameters the SDK would encode or
+	// compact again; the parameters are an empty object it replaces.
 	var params oai.ChatCompletionNewParams
-	param.SetJSON(body, &params)
-	stream := p.client.Chat.Completions.NewStreaming(ctx, params)
+	param.SetJSON(emptyObject, &params)
+	stream := p.client.Chat.Completions.NewStreaming(ctx, params, option.WithRequestBody("application/json", bytes.Clone(body)))
 	defer stream.Close()
 	acc := accumulator{onReasoning: onReasoning}
 	for stream.Next() {
@@ -167,6 +171,8 @@ func (p *Provider) attempt(ctx context.Context, body []byte, onDelta, onReasonin
 	acc.flush(onDelta)
 	return acc.response(), nil
 }
+
+var emptyObject = []byte("{}")
 
 // detail is the server's error message for an HTTP error (the SDK's Error()
 // gives only the status line), prefixed with ": "; "" otherwise.

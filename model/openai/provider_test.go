@@ -300,6 +300,9 @@ func TestRequestBodyExact(t *testing.T) {
 	require.NoError(t, err)
 	got := b.fake.Requests()[0]
 	require.Equal(t, []string{"ask_user", "AskUser", "no_schema", "array_schema", "broken_schema"}, got.ToolNames)
+	require.Equal(t, "test-model", got.Body["model"])
+	require.Equal(t, true, got.Body["stream"])
+	require.Equal(t, map[string]any{"include_usage": true}, got.Body["stream_options"])
 
 	msgs, err := json.Marshal(got.Body["messages"])
 	require.NoError(t, err)
