@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/lubanhq/luban/store"
 )
@@ -64,20 +65,34 @@ func (s *Store) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	j := &txJob{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	j := jobPool.Get().(*txJob)
+	j.ctx, j.fn = ctx, fn
 	s.queued.Add(1)
 	select {
 	case s.jobs <- j:
 		s.queued.Add(-1)
 	case <-s.stopW:
 		s.queued.Add(-1)
+		j.put()
 		return errClosed
 	}
 	err := <-j.done
-	if j.panicked != nil {
-		panic(j.panicked)
+	panicked := j.panicked
+	j.put()
+	if panicked != nil {
+		panic(panicked)
 	}
 	return err
+}
+
+// jobPool holds txJobs whose InTx returned: the writer is done with a job
+// once it sent on done.
+var jobPool = sync.Pool{New: func() any { return &txJob{done: make(chan error, 1)} }}
+
+// put returns j, emptied, to jobPool.
+func (j *txJob) put() {
+	*j = txJob{done: j.done}
+	jobPool.Put(j)
 }
 
 // writer runs the transactions InTx hands over until Close.
@@ -261,7 +276,10 @@ func (s *Store) runMember(r *rawConn, j *txJob, i int, solo bool) (wrote bool, e
 	clear(m.sessions)
 	j.sessions = m.sessions
 	s.learnt.reset()
-	m.buf = rowBuf{r: r, known: s.seq, learnt: s.learnt, touches: s.touches}
+	// The held rows' slices are reused; a member that failed before its
+	// rows were written leaves them there.
+	m.buf = rowBuf{r: r, known: s.seq, learnt: s.learnt, touches: s.touches,
+		events: emptied(m.buf.events), feed: emptied(m.buf.feed), trace: emptied(m.buf.trace), audit: emptied(m.buf.audit)}
 	buf := &m.buf
 	m.q = rawTx{r: r, buf: buf}
 	m.tx = txExecutor{executor{r: &m.q, w: &m.q, onEvent: m.onEvent, buf: buf}}

@@ -343,6 +343,19 @@ func (b *rowBuf) appendEvent(ctx context.Context, p *store.EventAppendParams) (*
 	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, RunID: p.RunID, CreatedAt: p.Now}, keys, nil
 }
 
+// emptied is rows cleared and cut to length 0, for reuse; nil when it grew
+// beyond maxKeptRows.
+func emptied[T any](rows []T) []T {
+	if cap(rows) > maxKeptRows {
+		return nil
+	}
+	clear(rows)
+	return rows[:0]
+}
+
+// maxKeptRows bounds the held rows of a table whose slice is reused.
+const maxKeptRows = 64
+
 // insertMany writes n rows with one INSERT per maxRowsPerInsert rows:
 // head is the statement up to VALUES, row one row's values (cols
 // parameters), arg appends row i's arguments.
@@ -371,6 +384,8 @@ func (b *rowBuf) flush() error {
 	ctx := context.Background()
 	ev, fd, tr, au := b.events, b.feed, b.trace, b.audit
 	b.events, b.feed, b.trace, b.audit = nil, nil, nil, nil
+	// The next rows reuse the slices, without this member's values.
+	defer func() { b.events, b.feed, b.trace, b.audit = emptied(ev), emptied(fd), emptied(tr), emptied(au) }()
 	b.wrote = true
 	if err := b.insertMany(ctx, `INSERT INTO events (sk, seq, name, data, ref, run_id, created_at)`, `(?, ?, ?, ?, ?, ?, ?)`, 7, len(ev), func(i int, a []any) []any {
 		e := &ev[i]
