@@ -99,7 +99,10 @@ type Executor interface {
 
 	// RowsInsert writes the rows of one transition in one call
 	// (RowsInsertParams), as MessageInsert, EventAppend, TraceInsert and
-	// AuditInsert would one by one.
+	// AuditInsert would one by one. Inside InTx a driver may report a
+	// duplicate tool result by failing the transaction instead (InTx then
+	// returns an error wrapping ErrDuplicate): a caller rolls back on any
+	// error of RowsInsert.
 	RowsInsert(ctx context.Context, p *RowsInsertParams) (*RowsInserted, error)
 
 	SessionCreate(ctx context.Context, p *SessionCreateParams) (*Session, error)

@@ -400,10 +400,7 @@ const insertMessageSQL = `INSERT INTO messages (id, session_id, run_id, role, co
 // is set when that comes back, by the time InTx returns (nothing reads it
 // sooner).
 func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParams) (*store.Message, error) {
-	m := &store.Message{ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, Role: p.Role, Content: p.Content,
-		ToolCalls: p.ToolCalls, Calls: store.DecodeCalls(p.ToolCalls), ToolCallID: p.ToolCallID, Name: p.Name, IsError: p.IsError, Metadata: p.Metadata,
-		ParentID: p.ParentID, CallIndex: p.CallIndex, CreatedAt: p.Now}
-	args := []any{p.ID, p.SessionID, p.RunID, p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata), p.ParentID, p.CallIndex, p.Now.UTC()}
+	m, args := newMessage(p), messageArgs(p)
 	if pipe, ok := e.q.(*pipeTx); ok && p.Role != "tool" {
 		pipe.laterRead(func(br pgx.BatchResults) error {
 			if err := br.QueryRow().Scan(&m.Seq); err != nil {
@@ -421,6 +418,18 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 		return nil, fmt.Errorf("postgres: message insert: %w", err)
 	}
 	return m, nil
+}
+
+// newMessage is the message MessageInsert writes, without its Seq.
+func newMessage(p *store.MessageInsertParams) *store.Message {
+	return &store.Message{ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, Role: p.Role, Content: p.Content,
+		ToolCalls: p.ToolCalls, Calls: store.DecodeCalls(p.ToolCalls), ToolCallID: p.ToolCallID, Name: p.Name, IsError: p.IsError, Metadata: p.Metadata,
+		ParentID: p.ParentID, CallIndex: p.CallIndex, CreatedAt: p.Now}
+}
+
+// messageArgs are insertMessageSQL's arguments.
+func messageArgs(p *store.MessageInsertParams) []any {
+	return []any{p.ID, p.SessionID, p.RunID, p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata), p.ParentID, p.CallIndex, p.Now.UTC()}
 }
 
 // MessageList implements store.Executor.
@@ -686,9 +695,44 @@ func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool
 
 // RowsInsert implements store.Executor. Inside InTx the writes whose
 // results nobody reads (traces, audits) ride the pipeline of the next
-// statement (pipeTx).
+// statement (pipeTx), and so does a tool result: a duplicate fails the
+// transaction (luban_lost) with an error wrapping store.ErrDuplicate, and
+// its Seq is set when the statement comes back.
 func (e executor) RowsInsert(ctx context.Context, p *store.RowsInsertParams) (*store.RowsInserted, error) {
-	return store.InsertRows(ctx, e, p)
+	pipe, ok := e.q.(*pipeTx)
+	if !ok {
+		return store.InsertRows(ctx, e, p)
+	}
+	msgs := make([]*store.Message, 0, len(p.Messages))
+	for _, mp := range p.Messages {
+		if mp.Role != "tool" {
+			m, err := e.MessageInsert(ctx, mp)
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, m)
+			continue
+		}
+		m := newMessage(mp)
+		pipe.laterRead(func(br pgx.BatchResults) error {
+			err := br.QueryRow().Scan(&m.Seq)
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "LB001" {
+				return fmt.Errorf("tool result for %s: %w", mp.ToolCallID, store.ErrDuplicate)
+			}
+			if err != nil {
+				return fmt.Errorf("message insert: %w", err)
+			}
+			return nil
+		}, `WITH m AS (`+insertMessageSQL+`) SELECT CASE WHEN count(*) = 1 THEN max(seq) ELSE luban_lost('') END FROM m`, messageArgs(mp)...)
+		msgs = append(msgs, m)
+	}
+	out, err := store.InsertRows(ctx, e, &store.RowsInsertParams{Events: p.Events, Traces: p.Traces, Audits: p.Audits})
+	if err != nil {
+		return nil, err
+	}
+	out.Messages = msgs
+	return out, nil
 }
 
 // InteractionGetState implements store.Executor in one round trip: the

@@ -81,6 +81,10 @@ func exerciseComposite(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}))
 		require.Len(t, out.Messages, 1)
 		require.Equal(t, "msg_t", out.Messages[0].ID)
+		msgs, err := b.st.MessageList(b.ctx, r.SessionID)
+		require.NoError(t, err)
+		require.Len(t, msgs, 1)
+		require.Equal(t, msgs[0].Seq, out.Messages[0].Seq, "the message's number, by the time InTx returned")
 		require.Len(t, out.Events, 2)
 		require.Less(t, out.Events[0].Seq, out.Events[1].Seq, "events in the order given")
 		evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: r.SessionID, Limit: 10})
@@ -107,6 +111,18 @@ func exerciseComposite(t *testing.T, newStore func(t *testing.T) store.Store) {
 		evs, err = b.st.EventList(b.ctx, &store.EventListParams{SessionID: r.SessionID, Limit: 10})
 		require.NoError(t, err)
 		require.Len(t, evs, 2)
+		// The same with nothing but an audit row and the COMMIT after it.
+		err = b.st.InTx(b.ctx, func(tx store.Tx) error {
+			_, err := tx.RowsInsert(b.ctx, &store.RowsInsertParams{
+				Messages: []*store.MessageInsertParams{{ID: "msg_t3", SessionID: r.SessionID, RunID: r.ID, Role: "tool", Content: "again", ToolCallID: "c1", Name: "x", Now: T0}},
+				Audits:   []*store.AuditInsertParams{{SessionID: r.SessionID, RequestID: "ask_1", RunID: r.ID, Action: "answered", Now: T0}},
+			})
+			return err
+		})
+		require.ErrorIs(t, err, store.ErrDuplicate)
+		au, err = b.st.AuditList(b.ctx, r.SessionID)
+		require.NoError(t, err)
+		require.Len(t, au, 1, "no audit row of the rolled back transaction")
 	})
 	t.Run("RunResumeSetsTheSessionRunning", func(t *testing.T) {
 		t.Parallel()
