@@ -70,11 +70,12 @@ var scansAllowed = []string{
 // with the index its plan must use: a query that stops using it reads a
 // table's worth of pages per step.
 var hotQueries = []struct{ name, sql, index string }{
-	{"group commit's next event number", "SELECT s.k, s.owner, MAX(s.last_seq, COALESCE((SELECT MAX(e.seq) FROM events e", "PRIMARY KEY"},
-	{"EventList", "SELECT e.seq, e.name, e.data, i.request", "PRIMARY KEY"},
-	{"EventList (interaction reference)", "SELECT e.seq, e.name, e.data, i.request", "PRIMARY KEY"},
-	{"EventList (message reference)", "SELECT e.seq, e.name, e.data, i.request", "sqlite_autoindex_messages_1"},
-	{"EventDelete", "DELETE FROM events WHERE sk = (SELECT k FROM sessions WHERE id = ?) AND seq BETWEEN", "PRIMARY KEY"},
+	{"group commit's next event number", "SELECT s.k, s.owner, MAX(s.last_seq, COALESCE((SELECT (e.k & 4294967295) FROM events e", "PRIMARY KEY"},
+	{"EventList", "SELECT (e.k & 4294967295), e.name, e.data, i.request", "PRIMARY KEY"},
+	{"EventList (interaction reference)", "SELECT (e.k & 4294967295), e.name, e.data, i.request", "PRIMARY KEY"},
+	{"EventList (message reference)", "SELECT (e.k & 4294967295), e.name, e.data, i.request", "sqlite_autoindex_messages_1"},
+	{"EventDelete", "DELETE FROM events AS e WHERE e.k BETWEEN (SELECT k * 4294967296 FROM sessions WHERE id = ?1)", "PRIMARY KEY"},
+	{"SessionGet's last event number", "MAX(last_seq, COALESCE((SELECT (e.k & 4294967295) FROM events e WHERE e.k > (sessions.k)", "PRIMARY KEY"},
 	{"MessageList", "FROM messages WHERE sk = (SELECT k FROM sessions WHERE id = ?) ORDER BY seq", "messages_session"},
 	{"InteractionGetPending", "WHERE session_id = ? AND status = 0 ORDER BY created_at LIMIT 1", "interactions_session_pending"},
 	{"InboxList (pending)", "WHERE s.owner = ? AND i.status = 0", "interactions_session_pending"},

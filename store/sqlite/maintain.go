@@ -77,7 +77,7 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 		}
 	}
 	for _, q := range []string{
-		`DELETE FROM events WHERE sk = ` + sessionKey,
+		`DELETE FROM events AS e WHERE ` + eventsOf(`SELECT k FROM sessions WHERE id = ?1`),
 		`DELETE FROM webhook_deliveries WHERE session_id = ?`,
 		`DELETE FROM notify_messages WHERE session_id = ?`,
 		`DELETE FROM trace WHERE ` + traceOf(`(SELECT k FROM sessions WHERE id = ?1)`),
@@ -129,7 +129,7 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 	if !p.EventsBefore.IsZero() {
 		rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions s WHERE updated_at < ?
 			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.open = 1)
-			AND (EXISTS (SELECT 1 FROM events e WHERE e.sk = s.k) OR EXISTS (SELECT 1 FROM trace WHERE `+traceOf("s.k")+`))
+			AND (EXISTS (SELECT 1 FROM events e WHERE `+eventsOf("s.k")+`) OR EXISTS (SELECT 1 FROM trace WHERE `+traceOf("s.k")+`))
 			LIMIT ?`, ts(p.EventsBefore), limit)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: prune: %w", err)
@@ -151,11 +151,11 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 			in := "(" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + ")"
 			// The sessions keep their last event number, so that the next
 			// event of a pruned session does not reuse one a client saw.
-			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_seq = MAX(last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.sk = sessions.k), 0))
+			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_seq = MAX(last_seq, `+lastEventSeq("sessions.k")+`)
 				WHERE id IN `+in, ids...); err != nil {
 				return nil, fmt.Errorf("sqlite: prune events: %w", err)
 			}
-			r, err := tx.ExecContext(ctx, `DELETE FROM events WHERE sk IN (SELECT k FROM sessions WHERE id IN `+in+`)`, ids...)
+			r, err := tx.ExecContext(ctx, `DELETE FROM events WHERE k IN (SELECT e.k FROM sessions s JOIN events e ON `+eventsOf("s.k")+` WHERE s.id IN `+in+`)`, ids...)
 			if err != nil {
 				return nil, fmt.Errorf("sqlite: prune events: %w", err)
 			}

@@ -154,9 +154,10 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	// A reference names an interaction (the event is its request) or a
 	// message (the event carries its content or a call's arguments,
 	// store.SpliceMessage).
-	rows, err := e.r.QueryContext(ctx, `SELECT e.seq, e.name, e.data, `+requestCols+`, m.content, m.tool_calls, COALESCE(e.run_id, ''), e.created_at
-		FROM events e LEFT JOIN interactions i ON i.id = e.ref LEFT JOIN messages m ON m.id = e.ref AND i.id IS NULL
-		WHERE e.sk = `+sessionKey+` AND e.seq > ? ORDER BY e.seq LIMIT ?`, p.SessionID, p.AfterSeq, limit)
+	rows, err := e.r.QueryContext(ctx, `SELECT `+eventSeq+`, e.name, e.data, `+requestCols+`, m.content, m.tool_calls, e.ref, e.run_id, e.created_at
+		FROM sessions s JOIN events e ON e.k > s.k * 4294967296 + ? AND e.k < (s.k + 1) * 4294967296
+		LEFT JOIN interactions i ON i.id = e.ref LEFT JOIN messages m ON m.id = e.ref AND i.id IS NULL
+		WHERE s.id = ? ORDER BY e.k LIMIT ?`, max(p.AfterSeq, 0), p.SessionID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: event list: %w", err)
 	}
@@ -164,18 +165,23 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	var out []*store.Event
 	for rows.Next() {
 		ev := &store.Event{SessionID: p.SessionID}
-		var data string
+		var data, ref any
 		var content, calls sql.NullString
 		var at int64
 		var rq requestRef
-		if err := rows.Scan(append(append([]any{&ev.Seq, &ev.Name, &data}, rq.dest()...), &content, &calls, &ev.RunID, &at)...); err != nil {
+		if err := rows.Scan(append(append([]any{&ev.Seq, eventNames.into(&ev.Name), &data}, rq.dest()...), &content, &calls, &ref, idRun.into(&ev.RunID), &at)...); err != nil {
 			return nil, err
 		}
-		ev.Data, ev.CreatedAt = json.RawMessage(data), tm(at)
+		ev.CreatedAt = tm(at)
 		if req, err := rq.request(); err != nil {
 			return nil, err
 		} else if req != nil {
 			ev.Data = req
+		} else {
+			mref, _ := ref.(string)
+			if ev.Data, err = unpackEventData(data, p.SessionID, ev.RunID, mref); err != nil {
+				return nil, err
+			}
 		}
 		if content.Valid {
 			ev.Data = store.SpliceMessage(ev.Data, content.String, []byte(calls.String))
@@ -185,17 +191,31 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	return out, rows.Err()
 }
 
+// numbered is n numbered parameters from ?from, comma-separated.
+func numbered(from, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "?%d", from+i)
+	}
+	return b.String()
+}
+
 // EventDelete implements store.Executor.
 func (e executor) EventDelete(ctx context.Context, p *store.EventDeleteParams) (int64, error) {
 	if len(p.Names) == 0 || p.FromSeq > p.ToSeq {
 		return 0, nil
 	}
-	args := []any{p.SessionID, p.FromSeq, p.ToSeq}
+	// A session's events are numbered 1 … 2³²−1 (eventKey).
+	args := []any{p.SessionID, max(p.FromSeq, 1), min(p.ToSeq, 1<<32-1)}
 	for _, n := range p.Names {
-		args = append(args, n)
+		args = append(args, eventNames.enc(n))
 	}
-	res, err := e.w.ExecContext(ctx, `DELETE FROM events WHERE sk = `+sessionKey+` AND seq BETWEEN ? AND ? AND name IN (`+
-		strings.TrimSuffix(strings.Repeat("?,", len(p.Names)), ",")+`)`, args...)
+	res, err := e.w.ExecContext(ctx, `DELETE FROM events AS e WHERE e.k BETWEEN (SELECT k * 4294967296 FROM sessions WHERE id = ?1) + ?2
+		AND (SELECT k * 4294967296 FROM sessions WHERE id = ?1) + ?3 AND e.name IN (`+
+		numbered(4, len(p.Names))+`)`, args...)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: event delete: %w", err)
 	}
@@ -679,7 +699,7 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 // sessionCols reads last_seq as the session's last event number: the
 // larger of the events' last and the column (what Prune keeps of deleted
 // events; EventAppend no longer updates it).
-const sessionCols = `id, owner, title, status, MAX(last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.sk = sessions.k), 0)), created_at, updated_at, agent`
+var sessionCols = `id, owner, title, status, MAX(last_seq, ` + lastEventSeq("sessions.k") + `), created_at, updated_at, agent`
 
 // sessionKey is the key (sessions.k) of the session whose id is the
 // statement's next parameter: the session's rows in messages, events,

@@ -89,10 +89,9 @@ func (q *seqs) merge(o *seqs) {
 }
 
 type eventRow struct {
-	name, data  string
-	ref         any
-	runID       string
-	sk, seq, at int64
+	name, data, ref any
+	runID           string
+	k, at           int64
 }
 
 type traceRow struct {
@@ -196,7 +195,7 @@ func (b *rowBuf) nextEvent(ctx context.Context, id string) (session, error) {
 		return s, nil
 	}
 	var s session
-	err := b.query(ctx, `SELECT s.k, s.owner, MAX(s.last_seq, COALESCE((SELECT MAX(e.seq) FROM events e WHERE e.sk = s.k), 0))
+	err := b.query(ctx, `SELECT s.k, s.owner, MAX(s.last_seq, `+lastEventSeq("s.k")+`)
 		FROM sessions s WHERE s.id = ?`, id).Scan(&s.key, &s.owner, &s.last)
 	if err != nil {
 		return session{}, notFound(err, "event append: session "+id)
@@ -302,11 +301,18 @@ func (b *rowBuf) appendEvent(ctx context.Context, p *store.EventAppendParams) (*
 		return nil, nil, err
 	}
 	owner, seq := s.owner, s.last
-	data, ref := string(p.Data), any(nil)
+	k, err := eventKey(s.key, seq)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, ref := any(""), any(nil)
 	if p.Ref != "" {
-		data, ref = "", idAsk.enc(p.Ref)
-	} else if p.MessageRef != "" {
-		ref = p.MessageRef
+		ref = idAsk.enc(p.Ref)
+	} else {
+		data = packEventData(p.Data, p.SessionID, p.RunID, p.MessageRef)
+		if p.MessageRef != "" {
+			ref = p.MessageRef
+		}
 	}
 	var keys []string
 	var feed []feedRow
@@ -338,7 +344,7 @@ func (b *rowBuf) appendEvent(ctx context.Context, p *store.EventAppendParams) (*
 		}
 	}
 	b.learnt.ev[p.SessionID], b.learnt.owner[p.SessionID], b.learnt.key[p.SessionID] = seq, owner, s.key
-	b.events = append(b.events, eventRow{sk: s.key, seq: seq, name: p.Name, data: data, ref: ref, runID: p.RunID, at: ts(p.Now)})
+	b.events = append(b.events, eventRow{k: k, name: eventNames.enc(p.Name), data: data, ref: ref, runID: p.RunID, at: ts(p.Now)})
 	b.feed = append(b.feed, feed...)
 	return &store.Event{SessionID: p.SessionID, Seq: seq, Name: p.Name, Data: p.Data, RunID: p.RunID, CreatedAt: p.Now}, keys, nil
 }
@@ -387,13 +393,13 @@ func (b *rowBuf) flush() error {
 	// The next rows reuse the slices, without this member's values.
 	defer func() { b.events, b.feed, b.trace, b.audit = emptied(ev), emptied(fd), emptied(tr), emptied(au) }()
 	b.wrote = true
-	if err := b.insertMany(ctx, `INSERT INTO events (sk, seq, name, data, ref, run_id, created_at)`, `(?, ?, ?, ?, ?, ?, ?)`, 7, len(ev), func(i int, a []any) []any {
+	if err := b.insertMany(ctx, `INSERT INTO events (k, name, data, ref, run_id, created_at)`, `(?, ?, ?, ?, ?, ?)`, 6, len(ev), func(i int, a []any) []any {
 		e := &ev[i]
 		var run any
 		if e.runID != "" {
-			run = e.runID
+			run = idRun.enc(e.runID)
 		}
-		return append(a, e.sk, e.seq, e.name, e.data, e.ref, run, e.at)
+		return append(a, e.k, e.name, e.data, e.ref, run, e.at)
 	}); err != nil {
 		return fmt.Errorf("sqlite: event append: %w", err)
 	}
