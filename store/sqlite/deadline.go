@@ -14,7 +14,7 @@ import (
 // p.Deadlines (seq 1, 2, …), in InteractionInsert's transaction, in one
 // statement.
 func (e executor) insertDeadlines(ctx context.Context, p *store.InteractionInsertParams) error {
-	rid := idAsk.enc(p.ID)
+	rid := e.enc(idAsk, p.ID)
 	args := make([]any, 0, 5*(1+len(p.Deadlines)))
 	args = append(args, rid, 0, deadlineKinds.enc(store.DeadlineTimeout), ts(p.ExpiresAt), nullJSON(p.TimeoutData))
 	for i, d := range p.Deadlines {

@@ -71,6 +71,15 @@ type idMemo struct {
 	next int
 }
 
+// enc is c.enc(id); a group commit member's (e.buf set, the writer
+// goroutine) come from the writer's idMemo.
+func (e executor) enc(c idCodec, id string) any {
+	if e.buf != nil {
+		return e.buf.r.ids.enc(c, id)
+	}
+	return c.enc(id)
+}
+
 // enc is c.enc(id), from the memo when it holds it.
 func (m *idMemo) enc(c idCodec, id string) any {
 	for i := range m.id {

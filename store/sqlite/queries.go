@@ -336,7 +336,7 @@ func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionIns
 	}
 	req := packRequest(p.Request, &reqRow{id: p.ID, toolCallID: p.ToolCallID, sessionID: p.SessionID, runID: p.RunID, tool: p.Tool, created: ts(p.Now), expires: ts(p.ExpiresAt)})
 	_, err := e.w.ExecContext(ctx, `INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at, route)
-		VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`, idAsk.enc(p.ID), p.SessionID, idRun.enc(p.RunID), idCall.enc(p.ToolCallID), p.Tool, req, ts(p.Now), ts(p.ExpiresAt), nullJSON(p.Route))
+		VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`, e.enc(idAsk, p.ID), p.SessionID, e.enc(idRun, p.RunID), e.enc(idCall, p.ToolCallID), p.Tool, req, ts(p.Now), ts(p.ExpiresAt), nullJSON(p.Route))
 	if isUnique(err) {
 		return nil, fmt.Errorf("interaction for tool call %s: %w", p.ToolCallID, store.ErrDuplicate)
 	}
@@ -391,7 +391,7 @@ func (e executor) InteractionResolve(ctx context.Context, p *store.InteractionRe
 	}
 	res, err := e.w.ExecContext(ctx, `UPDATE interactions SET status = ?, answer = ?, resolved_at = ?, receipt_jws = ?, decided_by = ?
 		WHERE id = ? AND session_id = ? AND status = 0 AND `+cmp,
-		interactionStatuses.enc(p.Status), nullJSON(p.Answer), ts(p.Now), p.ReceiptJWS, nullJSON(p.DecidedBy), idAsk.enc(p.ID), p.SessionID, ts(p.Now))
+		interactionStatuses.enc(p.Status), nullJSON(p.Answer), ts(p.Now), p.ReceiptJWS, nullJSON(p.DecidedBy), e.enc(idAsk, p.ID), p.SessionID, ts(p.Now))
 	if err != nil {
 		return false, fmt.Errorf("sqlite: interaction resolve: %w", err)
 	}
@@ -548,7 +548,7 @@ func (e executor) RunGetActive(ctx context.Context, sessionID string) (*store.Ru
 // RunInsert implements store.Executor.
 func (e executor) RunInsert(ctx context.Context, p *store.RunInsertParams) (*store.Run, error) {
 	_, err := e.w.ExecContext(ctx, `INSERT INTO runs (id, session_id, agent, status, open, lease_owner, lease_until, created_at, updated_at)
-		VALUES (?, ?, ?, 1, 1, ?, ?, ?, ?)`, idRun.enc(p.ID), p.SessionID, p.Agent, p.LeaseOwner, ts(p.LeaseUntil), ts(p.Now), ts(p.Now))
+		VALUES (?, ?, ?, 1, 1, ?, ?, ?, ?)`, e.enc(idRun, p.ID), p.SessionID, p.Agent, p.LeaseOwner, ts(p.LeaseUntil), ts(p.Now), ts(p.Now))
 	if isUnique(err) {
 		return nil, fmt.Errorf("run insert: %w", store.ErrRunActive)
 	}
@@ -618,7 +618,7 @@ func nullInt(v *int) any {
 // RunCheckpoint implements store.Executor.
 func (e executor) RunCheckpoint(ctx context.Context, p *store.RunCheckpointParams) (bool, error) {
 	res, err := e.w.ExecContext(ctx, `UPDATE runs SET updated_at = ?, steps = COALESCE(?, steps), invalid_streak = COALESCE(?, invalid_streak)
-		WHERE id = ? AND status = 1 AND lease_owner = ?`, ts(p.Now), nullInt(p.Steps), nullInt(p.InvalidStreak), idRun.enc(p.ID), p.LeaseOwner)
+		WHERE id = ? AND status = 1 AND lease_owner = ?`, ts(p.Now), nullInt(p.Steps), nullInt(p.InvalidStreak), e.enc(idRun, p.ID), p.LeaseOwner)
 	return affected(res, err, "run checkpoint")
 }
 
@@ -626,7 +626,7 @@ func (e executor) RunCheckpoint(ctx context.Context, p *store.RunCheckpointParam
 func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, error) {
 	res, err := e.w.ExecContext(ctx, `UPDATE runs SET status = 2, updated_at = ?, `+releaseLease+`,
 		steps = COALESCE(?, steps), invalid_streak = COALESCE(?, invalid_streak)
-		WHERE id = ? AND status = 1 AND lease_owner = ?`, ts(p.Now), nullInt(p.Steps), nullInt(p.InvalidStreak), idRun.enc(p.ID), p.LeaseOwner)
+		WHERE id = ? AND status = 1 AND lease_owner = ?`, ts(p.Now), nullInt(p.Steps), nullInt(p.InvalidStreak), e.enc(idRun, p.ID), p.LeaseOwner)
 	return affected(res, err, "run pause")
 }
 
@@ -640,14 +640,14 @@ func (e executor) RunHold(ctx context.Context, p *store.RunHoldParams) (bool, er
 func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool, error) {
 	q := `UPDATE runs SET status = 1, updated_at = ?, lease_owner = ?, lease_until = ?
 		WHERE id = ? AND status = 2`
-	args := []any{ts(p.Now), p.LeaseOwner, ts(p.LeaseUntil), idRun.enc(p.ID)}
+	args := []any{ts(p.Now), p.LeaseOwner, ts(p.LeaseUntil), e.enc(idRun, p.ID)}
 	if p.Settled {
 		q += ` AND NOT EXISTS (SELECT 1 FROM interactions i WHERE i.session_id = runs.session_id AND i.run_id = runs.id
 			AND i.status = 0`
 		if len(p.Resolving) > 0 {
 			q += ` AND i.id NOT IN (?` + strings.Repeat(`, ?`, len(p.Resolving)-1) + `)`
 			for _, id := range p.Resolving {
-				args = append(args, idAsk.enc(id))
+				args = append(args, e.enc(idAsk, id))
 			}
 		}
 		q += `)`
@@ -677,7 +677,7 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 	if len(from) == 0 {
 		from = []store.RunStatus{store.RunRunning, store.RunWaitingInput}
 	}
-	args := []any{runStatuses.enc(string(p.To)), ts(p.Now), p.Error, idRun.enc(p.ID), nullInt(p.Steps), nullInt(p.InvalidStreak)}
+	args := []any{runStatuses.enc(string(p.To)), ts(p.Now), p.Error, e.enc(idRun, p.ID), nullInt(p.Steps), nullInt(p.InvalidStreak)}
 	ph := make([]string, len(from))
 	for i, f := range from {
 		ph[i] = "?"
