@@ -56,12 +56,8 @@ type rawConn struct {
 	// manyArgs the argument slice the next one reuses.
 	many     map[manyKey]string
 	manyArgs []any
-	// ids are the values of the ids the log rows encoded last;
-	// traceRows and auditRows the slices the next member's held rows
-	// reuse.
-	ids       idMemo
-	traceRows []traceRow
-	auditRows []auditRow
+	// ids are the values of the ids the log rows encoded last.
+	ids idMemo
 }
 
 // manyKey names a multi-row INSERT: its head, one row's placeholders, the

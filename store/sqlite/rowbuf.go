@@ -254,9 +254,6 @@ func (b *rowBuf) appendTrace(ctx context.Context, p *store.TraceInsertParams) er
 		return err
 	}
 	b.learnt.trace[p.SessionID], b.learnt.key[p.SessionID] = n, sk
-	if b.trace == nil {
-		b.trace = b.r.traceRows[:0]
-	}
 	if n > traceMax {
 		return fmt.Errorf("sqlite: trace insert: session %s has %d entries", p.SessionID, traceMax)
 	}
@@ -282,9 +279,6 @@ func (b *rowBuf) appendAudit(ctx context.Context, p *store.AuditInsertParams) er
 	}
 	b.learnt.audit = last + 1
 	ids := &b.r.ids
-	if b.audit == nil {
-		b.audit = b.r.auditRows[:0]
-	}
 	b.audit = append(b.audit, auditRow{id: last + 1, session: ids.enc(idSession, p.SessionID), request: ids.enc(idAsk, p.RequestID), call: ids.enc(idCall, p.ToolCallID),
 		run: ids.enc(idRun, p.RunID), action: auditActions.enc(p.Action), reason: auditReasons.enc(p.Reason), sum: packSummary(p.Summary), at: ts(p.Now)})
 	return nil
@@ -421,8 +415,5 @@ func (b *rowBuf) flush() error {
 	}); err != nil {
 		return fmt.Errorf("sqlite: audit insert: %w", err)
 	}
-	clear(tr)
-	clear(au)
-	b.r.traceRows, b.r.auditRows = tr[:0], au[:0]
 	return nil
 }

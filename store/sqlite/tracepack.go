@@ -97,7 +97,7 @@ func packTrace(data []byte) any {
 			if end := i + 65; end < len(data) && data[end] == '"' && isLowerHex(data[i+1:end]) {
 				out = append(out, '"', traceHex)
 				out, _ = hex.AppendDecode(out, data[i+1:end]) // isLowerHex: no error
-				i = end // the closing quote is copied next
+				i = end                                       // the closing quote is copied next
 				continue
 			}
 			// "prefix_id"
