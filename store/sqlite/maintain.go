@@ -348,12 +348,17 @@ func migrationStatus(ctx context.Context, p *goose.Provider) ([]store.Migration,
 }
 
 // migrationName is a migration's file name; a migration written in Go
-// (compactMigration) is named after the file that holds it.
+// (compactMigration, sessionKeyMigration, logsMigration, eventsMigration)
+// is named after what it does.
 func migrationName(version int64, path string) string {
 	if path == "" {
 		switch version {
 		case sessionKeyVersion:
 			return fmt.Sprintf("%05d_session_key.go", version)
+		case logsVersion:
+			return fmt.Sprintf("%05d_compact_trace_audit.go", version)
+		case eventsVersion:
+			return fmt.Sprintf("%05d_compact_events.go", version)
 		default:
 			return fmt.Sprintf("%05d_compact_runs_interactions.go", version)
 		}
