@@ -1,7 +1,12 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	oai "github.com/openai/openai-go/v3"
@@ -9,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/internal/testkit/fakeopenai"
 	"github.com/lubanhq/luban/model"
 )
 
@@ -129,4 +135,42 @@ func schemaMap(raw json.RawMessage) shared.FunctionParameters {
 		return shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
 	}
 	return m
+}
+
+// Concurrent calls through the default client's transport keep their
+// connections: 8 calls at a time, 5 rounds, dial at most 16 connections
+// (8 and a dial that a queued call no longer needed, now and then;
+// http.DefaultTransport keeps 2 idle per host and closes the rest: ≥ 32).
+func TestConcurrentCallsReuseConnections(t *testing.T) {
+	t.Parallel()
+	fake := fakeopenai.New(t)
+	var dials atomic.Int64
+	tr := pooledTransport().(*http.Transport)
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	t.Cleanup(tr.CloseIdleConnections)
+	p, err := New(Options{BaseURL: fake.URL(), Model: "m", HTTPClient: &http.Client{Transport: tr}})
+	require.NoError(t, err)
+	const n = 8
+	for range 5 {
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for range n {
+			fake.Push(fakeopenai.Turn{Text: "hello"})
+		}
+		for range n {
+			wg.Go(func() {
+				_, err := p.Generate(context.Background(), &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}}, nil)
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+	}
+	require.LessOrEqual(t, dials.Load(), int64(2*n))
 }

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"time"
 
@@ -53,7 +54,11 @@ type Options struct {
 	// Model is the model name sent in every request, e.g. "gpt-4o-mini",
 	// "deepseek-chat", "qwen2.5:7b". Required.
 	Model string
-	// HTTPClient carries the requests; nil means the SDK's default client.
+	// HTTPClient carries the requests; nil means a client shared by the
+	// providers that have none: http.DefaultTransport's settings, but
+	// keeping up to MaxIdleConnsPerHost idle connections to a model host
+	// instead of 2, so that concurrent runs reuse their connections instead
+	// of dialing (and handshaking) again.
 	HTTPClient *http.Client
 	// MaxRetries is how many times a failed call is retried (429, 408, 5xx,
 	// connection error, a stream cut before its finish_reason). 0 means
@@ -100,9 +105,13 @@ func New(opts Options) (*Provider, error) {
 	ro := []option.RequestOption{
 		option.WithAPIKey(opts.APIKey),
 		option.WithMaxRetries(0),
+		option.WithMiddleware(drainRest),
 	}
 	if opts.BaseURL != "" {
 		ro = append(ro, option.WithBaseURL(opts.BaseURL))
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = sharedClient
 	}
 	if opts.HTTPClient != nil {
 		ro = append(ro, option.WithHTTPClient(opts.HTTPClient))
@@ -170,6 +179,57 @@ func (p *Provider) attempt(ctx context.Context, body []byte, onDelta, onReasonin
 	}
 	acc.flush(onDelta)
 	return acc.response(), nil
+}
+
+// MaxIdleConnsPerHost is how many idle connections the default client
+// (Options.HTTPClient nil) keeps to one model host.
+const MaxIdleConnsPerHost = 64
+
+var sharedClient = &http.Client{Transport: pooledTransport()}
+
+// pooledTransport is http.DefaultTransport with MaxIdleConnsPerHost idle
+// connections kept per host.
+func pooledTransport() http.RoundTripper {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return http.DefaultTransport
+	}
+	t = t.Clone()
+	t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
+	return t
+}
+
+// Bounds of drainingBody.Close.
+const (
+	drainMax  = 4 << 10
+	drainWait = 50 * time.Millisecond
+)
+
+// drainRest is a client middleware: a response's body, when closed, first
+// reads what is left of it. The SDK closes a stream's body at its
+// "data: [DONE]" line, before the body's own end (the chunked encoding's
+// last chunk) may have been read, and an HTTP/1.1 connection whose
+// response body is closed before its end is closed, not kept: the next
+// call dialed again (on loopback, 2–5 calls in 30; against a remote server
+// a TCP and TLS handshake each).
+func drainRest(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	resp, err := next(req)
+	if err == nil && resp != nil && resp.Body != nil {
+		resp.Body = &drainingBody{ReadCloser: resp.Body}
+	}
+	return resp, err
+}
+
+// drainingBody reads at most drainMax more bytes, for at most drainWait,
+// before it closes: a server that sends more, or keeps the response open,
+// gets the connection closed as before.
+type drainingBody struct{ io.ReadCloser }
+
+func (b *drainingBody) Close() error {
+	t := time.AfterFunc(drainWait, func() { _ = b.ReadCloser.Close() })
+	_, _ = io.CopyN(io.Discard, b.ReadCloser, drainMax)
+	t.Stop()
+	return b.ReadCloser.Close()
 }
 
 var emptyObject = []byte("{}")

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -340,4 +342,25 @@ func TestCallerCancelStopsRetries(t *testing.T) {
 	_, err := p.Generate(ctx, simpleRequest(), nil)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Len(t, b.fake.Requests(), 1)
+}
+
+// Calls one after another reuse one connection: each stream's body is read
+// to its end, so the connection goes back to the pool instead of being
+// closed and dialed again.
+func TestCallsReuseTheConnection(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var dials atomic.Int64
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	p := b.provider(t, openai.Options{HTTPClient: &http.Client{Transport: tr}})
+	for range 30 {
+		b.fake.Push(fakeopenai.Turn{Text: "hello"})
+		_, err := p.Generate(b.ctx, simpleRequest(), nil)
+		require.NoError(t, err)
+	}
+	require.Equal(t, int64(1), dials.Load())
 }
