@@ -148,8 +148,11 @@ func encodeArg(a any) (any, bool) {
 	case nil, bool, int, int32, int64, float64:
 		return a, false
 	case string:
-		e := encodeText(v)
-		return e, e != v
+		// a itself when unchanged: boxing e again would allocate.
+		if e := encodeText(v); e != v {
+			return e, true
+		}
+		return a, false
 	case []string:
 		var out []string
 		for i, s := range v {
@@ -160,13 +163,17 @@ func encodeArg(a any) (any, bool) {
 				out[i] = e
 			}
 		}
-		return out, out != nil
+		if out == nil {
+			return a, false
+		}
+		return out, true
 	}
 	rv := reflect.ValueOf(a)
 	if rv.Kind() == reflect.String {
 		s := rv.String()
-		e := encodeText(s)
-		return e, e != s
+		if e := encodeText(s); e != s {
+			return e, true
+		}
 	}
 	return a, false
 }
