@@ -52,28 +52,32 @@ func (r *Runner) driveFrom(id string, st *state) {
 	r.active[id] = cancel
 	r.wg.Add(1)
 	r.mu.Unlock()
-	go func() {
-		defer r.wg.Done()
-		defer cancel()
-		for {
-			r.drive(ctx, id, st)
-			r.mu.Lock()
-			next, again := r.again[id]
-			if again && ctx.Err() == nil {
-				// The transition that asked committed after this
-				// driver's last write (it paused or ended the run):
-				// its state is the newest.
-				st = next
-				delete(r.again, id)
-				r.mu.Unlock()
-				continue
-			}
+	go r.driveLoop(ctx, cancel, id, st)
+}
+
+// driveLoop is driveFrom's goroutine: it drives run id from st, and again
+// as long as a transition asks it to.
+func (r *Runner) driveLoop(ctx context.Context, cancel context.CancelFunc, id string, st *state) {
+	defer r.wg.Done()
+	defer cancel()
+	for {
+		r.drive(ctx, id, st)
+		r.mu.Lock()
+		next, again := r.again[id]
+		if again && ctx.Err() == nil {
+			// The transition that asked committed after this
+			// driver's last write (it paused or ended the run):
+			// its state is the newest.
+			st = next
 			delete(r.again, id)
-			delete(r.active, id)
 			r.mu.Unlock()
-			return
+			continue
 		}
-	}()
+		delete(r.again, id)
+		delete(r.active, id)
+		r.mu.Unlock()
+		return
+	}
 }
 
 func (r *Runner) drive(ctx context.Context, id string, from *state) {
@@ -83,11 +87,10 @@ func (r *Runner) drive(ctx context.Context, id string, from *state) {
 	}
 	// A lost lease (another process took the run over) stops this driver's
 	// model call or tool at once; its writes would lose anyway.
+	// The heartbeat ends with ctx, which lost cancels when drive returns.
 	ctx, lost := context.WithCancel(ctx)
 	defer lost()
-	hbDone := make(chan struct{})
-	defer close(hbDone)
-	go r.heartbeat(ctx, id, hbDone, lost)
+	go r.heartbeat(ctx, id, lost)
 	failures := 0
 	for {
 		sctx, end := ctx, func(bool, error) {}
@@ -167,15 +170,13 @@ func (r *Runner) leased(ctx context.Context, id string, from *state) (bool, *sta
 	return err == nil && won, nil
 }
 
-// heartbeat extends the lease of run id every LeaseDuration/3 until done;
-// when the lease is lost it calls lost.
-func (r *Runner) heartbeat(ctx context.Context, id string, done <-chan struct{}, lost context.CancelFunc) {
+// heartbeat extends the lease of run id every LeaseDuration/3 until ctx is
+// done; when the lease is lost it calls lost.
+func (r *Runner) heartbeat(ctx context.Context, id string, lost context.CancelFunc) {
 	t := time.NewTicker(r.opts.LeaseDuration / 3)
 	defer t.Stop()
 	for {
 		select {
-		case <-done:
-			return
 		case <-ctx.Done():
 			return
 		case <-t.C:
