@@ -7,7 +7,7 @@ import "sync"
 // subscribers on every replica wake up. The zero value is ready to use.
 type Hub struct {
 	mu   sync.Mutex
-	subs map[string]map[chan struct{}]struct{}
+	subs map[string][]chan struct{}
 }
 
 // Subscribe registers a wake-up channel for sessionID; see Store.Subscribe.
@@ -15,29 +15,34 @@ func (h *Hub) Subscribe(sessionID string) (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	h.mu.Lock()
 	if h.subs == nil {
-		h.subs = make(map[string]map[chan struct{}]struct{})
+		h.subs = make(map[string][]chan struct{})
 	}
-	m := h.subs[sessionID]
-	if m == nil {
-		m = make(map[chan struct{}]struct{})
-		h.subs[sessionID] = m
-	}
-	m[ch] = struct{}{}
+	h.subs[sessionID] = append(h.subs[sessionID], ch)
 	h.mu.Unlock()
 	return ch, func() {
 		h.mu.Lock()
-		delete(h.subs[sessionID], ch)
-		if len(h.subs[sessionID]) == 0 {
-			delete(h.subs, sessionID)
+		defer h.mu.Unlock()
+		subs := h.subs[sessionID]
+		for i, c := range subs {
+			if c == ch {
+				last := len(subs) - 1
+				subs[i], subs[last] = subs[last], nil
+				subs = subs[:last]
+				break
+			}
 		}
-		h.mu.Unlock()
+		if len(subs) == 0 {
+			delete(h.subs, sessionID)
+		} else {
+			h.subs[sessionID] = subs
+		}
 	}
 }
 
 // Notify wakes every subscriber of sessionID without blocking.
 func (h *Hub) Notify(sessionID string) {
 	h.mu.Lock()
-	for ch := range h.subs[sessionID] {
+	for _, ch := range h.subs[sessionID] {
 		select {
 		case ch <- struct{}{}:
 		default:
@@ -52,8 +57,8 @@ func (h *Hub) Notify(sessionID string) {
 // which is the source of truth, so nothing committed meanwhile is lost.
 func (h *Hub) NotifyAll() {
 	h.mu.Lock()
-	for _, m := range h.subs {
-		for ch := range m {
+	for _, subs := range h.subs {
+		for _, ch := range subs {
 			select {
 			case ch <- struct{}{}:
 			default:
