@@ -163,74 +163,16 @@ type modelTurn struct {
 // running under this process's lease).
 func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*state, error) {
 	run := st.run
-	steps := run.Steps + 1
-	callsJSON := t.callsJSON
-	if callsJSON == nil && len(t.calls) > 0 {
+	// One allocation holds the turn and what its transaction needs.
+	c := &turnCommit{r: r, ctx: ctx, run: run, t: t, steps: run.Steps + 1, callsJSON: t.callsJSON}
+	if c.callsJSON == nil && len(t.calls) > 0 {
 		var err error
-		if callsJSON, err = json.Marshal(t.calls); err != nil {
+		if c.callsJSON, err = json.Marshal(t.calls); err != nil {
 			return nil, err
 		}
 	}
-	now := r.now()
-	var stored *store.Message
-	// rows are the turn's own writes; the run's row is written first (the
-	// order every transaction of a run keeps), in one statement: the
-	// step's checkpoint, or the pause or the end of the run it leads to
-	// with the step's counts.
-	rows := func(tx store.Tx) error {
-		if err := tx.TraceInsert(ctx, &store.TraceInsertParams{SessionID: run.SessionID, RunID: run.ID, Kind: "model_call", Data: mustJSON(t.callTrace), Now: now}); err != nil {
-			return err
-		}
-		var err error
-		if stored, err = tx.MessageInsert(ctx, &store.MessageInsertParams{ID: t.msgID, SessionID: run.SessionID, RunID: run.ID, Role: "assistant",
-			Content: t.message.Content, ToolCalls: callsJSON, Metadata: assistantMetadata(t.message), Now: now}); err != nil {
-			return err
-		}
-		if _, err := r.emitContent(ctx, tx, run.SessionID, api.EventMessage, t.msgID, api.MessageEvent{MessageID: t.msgID, Role: "assistant", Reasoning: reasoningText(t.message)}); err != nil {
-			return err
-		}
-		// After the message event, never before: the log's last event
-		// must stay (SQLite numbers the next event after it).
-		if t.streamed[0] > 0 {
-			if _, err := tx.EventDelete(ctx, &store.EventDeleteParams{SessionID: run.SessionID, FromSeq: t.streamed[0], ToSeq: t.streamed[1],
-				Names: []string{api.EventMessageDelta, api.EventReasoningDelta}}); err != nil {
-				return err
-			}
-		}
-		for i, c := range t.calls {
-			r.trace(ctx, tx, run, "tool_call", t.traces[i])
-			if _, err := r.emitContent(ctx, tx, run.SessionID, api.EventToolCall, t.msgID, api.ToolCallEvent{ToolCallID: c.ID, Name: c.Name}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	err := r.st.InTx(ctx, func(tx store.Tx) error {
-		switch {
-		case len(t.calls) == 0:
-			won, err := r.finishRun(ctx, tx, run, &store.RunFinishParams{ID: run.ID, From: []store.RunStatus{store.RunRunning}, LeaseOwner: r.opts.InstanceID,
-				To: store.RunCompleted, Steps: &steps, InvalidStreak: &t.streak, Now: r.now(), MustWin: true}, nil, func() error { return rows(tx) })
-			if err != nil || !won {
-				return errLost(err)
-			}
-			return nil
-		case len(t.pause) > 0:
-			won, err := tx.RunPause(ctx, &store.RunPauseParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Steps: &steps, InvalidStreak: &t.streak, Now: now, MustWin: true})
-			if err != nil || !won {
-				return errLost(err)
-			}
-			if err := rows(tx); err != nil {
-				return err
-			}
-			return r.pauseRows(ctx, tx, run, t.pause, now)
-		}
-		won, err := tx.RunCheckpoint(ctx, &store.RunCheckpointParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Steps: &steps, InvalidStreak: &t.streak, Now: now})
-		if err != nil || !won {
-			return errLost(err)
-		}
-		return rows(tx)
-	})
-	if err != nil {
+	c.now = r.now()
+	if err := r.st.InTx(ctx, c.commit); err != nil {
 		return nil, mustWon(err)
 	}
 	if len(t.pause) > 0 {
@@ -238,12 +180,101 @@ func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*
 		r.fault("interaction_committed")
 		return nil, nil
 	}
-	after := *run
-	after.Steps, after.InvalidStreak, after.UpdatedAt = steps, t.streak, now
+	out := &committedState{run: *run}
+	after := &out.run
+	after.Steps, after.InvalidStreak, after.UpdatedAt = c.steps, t.streak, c.now
 	if len(t.calls) == 0 {
 		after.Status, after.LeaseOwner, after.LeaseUntil = store.RunCompleted, "", time.Time{}
 	}
-	return &state{run: &after, msgs: append(st.msgs[:len(st.msgs):len(st.msgs)], stored), prompts: t.prompts}, nil
+	out.state = state{run: after, msgs: append(st.msgs[:len(st.msgs):len(st.msgs)], c.stored), prompts: t.prompts}
+	return &out.state, nil
+}
+
+// committedState is a state and the run it points to, in one allocation.
+type committedState struct {
+	state
+	run store.Run
+}
+
+// turnCommit is recordModelTurn's transaction: the turn, the run it
+// belongs to, its step count and time, and the message it stored.
+type turnCommit struct {
+	r         *Runner
+	ctx       context.Context
+	run       *store.Run
+	t         modelTurn
+	steps     int
+	callsJSON json.RawMessage
+	now       time.Time
+	stored    *store.Message
+	tx        store.Tx // commit's, for rowsInTx
+}
+
+// commit writes the turn: the run's row first (the order every
+// transaction of a run keeps), in one statement: the step's checkpoint, or
+// the pause or the end of the run it leads to with the step's counts; then
+// the turn's own rows.
+func (c *turnCommit) commit(tx store.Tx) error {
+	r, ctx, run, t := c.r, c.ctx, c.run, &c.t
+	switch {
+	case len(t.calls) == 0:
+		c.tx = tx
+		won, err := r.finishRun(ctx, tx, run, &store.RunFinishParams{ID: run.ID, From: []store.RunStatus{store.RunRunning}, LeaseOwner: r.opts.InstanceID,
+			To: store.RunCompleted, Steps: &c.steps, InvalidStreak: &t.streak, Now: r.now(), MustWin: true}, nil, c.rowsInTx)
+		if err != nil || !won {
+			return errLost(err)
+		}
+		return nil
+	case len(t.pause) > 0:
+		won, err := tx.RunPause(ctx, &store.RunPauseParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Steps: &c.steps, InvalidStreak: &t.streak, Now: c.now, MustWin: true})
+		if err != nil || !won {
+			return errLost(err)
+		}
+		if err := c.rows(tx); err != nil {
+			return err
+		}
+		return r.pauseRows(ctx, tx, run, t.pause, c.now)
+	}
+	won, err := tx.RunCheckpoint(ctx, &store.RunCheckpointParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Steps: &c.steps, InvalidStreak: &t.streak, Now: c.now})
+	if err != nil || !won {
+		return errLost(err)
+	}
+	return c.rows(tx)
+}
+
+// rowsInTx is rows in commit's transaction.
+func (c *turnCommit) rowsInTx() error { return c.rows(c.tx) }
+
+// rows are the turn's own writes: the model_call trace, the assistant
+// message, its event, the deltas deleted, each tool call's trace and event.
+func (c *turnCommit) rows(tx store.Tx) error {
+	r, ctx, run, t, now := c.r, c.ctx, c.run, &c.t, c.now
+	if err := tx.TraceInsert(ctx, &store.TraceInsertParams{SessionID: run.SessionID, RunID: run.ID, Kind: "model_call", Data: mustJSON(t.callTrace), Now: now}); err != nil {
+		return err
+	}
+	var err error
+	if c.stored, err = tx.MessageInsert(ctx, &store.MessageInsertParams{ID: t.msgID, SessionID: run.SessionID, RunID: run.ID, Role: "assistant",
+		Content: t.message.Content, ToolCalls: c.callsJSON, Metadata: assistantMetadata(t.message), Now: now}); err != nil {
+		return err
+	}
+	if _, err := r.emitContent(ctx, tx, run.SessionID, api.EventMessage, t.msgID, api.MessageEvent{MessageID: t.msgID, Role: "assistant", Reasoning: reasoningText(t.message)}); err != nil {
+		return err
+	}
+	// After the message event, never before: the log's last event
+	// must stay (SQLite numbers the next event after it).
+	if t.streamed[0] > 0 {
+		if _, err := tx.EventDelete(ctx, &store.EventDeleteParams{SessionID: run.SessionID, FromSeq: t.streamed[0], ToSeq: t.streamed[1],
+			Names: []string{api.EventMessageDelta, api.EventReasoningDelta}}); err != nil {
+			return err
+		}
+	}
+	for i, call := range t.calls {
+		r.trace(ctx, tx, run, "tool_call", t.traces[i])
+		if _, err := r.emitContent(ctx, tx, run.SessionID, api.EventToolCall, t.msgID, api.ToolCallEvent{ToolCallID: call.ID, Name: call.Name}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recordToolResult stores the ToolResult of one tool call of the run's last
