@@ -372,9 +372,7 @@ func (r *Runner) finishRun(ctx context.Context, tx store.Tx, run *store.Run, p *
 	if _, err := r.emit(ctx, tx, run.SessionID, api.EventDone, api.DoneEvent{RunID: run.ID, Status: api.RunStatus(to)}); err != nil {
 		return false, err
 	}
-	if err := tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(to), Now: now}); err != nil {
-		return false, err
-	}
+	// RunFinish set the session's status.
 	r.log.LogAttrs(context.Background(), slog.LevelInfo, "run ended", slog.String("sessionId", run.SessionID), slog.String("runId", run.ID), slog.String("status", string(to)))
 	return true, nil
 }

@@ -358,14 +358,15 @@ func (r *Runner) pauseTx(ctx context.Context, tx store.Tx, run *store.Run, ins [
 	return r.pauseRows(ctx, tx, run, ins, now)
 }
 
-// pauseRows is pauseTx's writes after the run's row (RunPause won in tx).
+// pauseRows is pauseTx's writes after the run's row (RunPause won in tx,
+// and set the session waiting_input).
 func (r *Runner) pauseRows(ctx context.Context, tx store.Tx, run *store.Run, ins []interaction, now time.Time) error {
 	for _, in := range ins {
 		if err := r.putRows(ctx, tx, run, in, now); err != nil {
 			return err
 		}
 	}
-	return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunWaitingInput), Now: now})
+	return nil
 }
 
 // putRows is the rows of one interaction a pause puts.

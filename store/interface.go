@@ -83,6 +83,8 @@ type Executor interface {
 	// transitions (docs/design.md §4), each one conditional write that reports
 	// whether it won. Pausing or ending a run releases its lease.
 	RunCheckpoint(ctx context.Context, p *RunCheckpointParams) (bool, error)
+	// RunFinish also sets the run's session's status to p.To (and its
+	// updated_at to p.Now, as SessionSetStatus would) when it wins.
 	RunFinish(ctx context.Context, p *RunFinishParams) (bool, error)
 	RunGet(ctx context.Context, id string) (*Run, error)
 	// RunHold writes a waiting run's row and leaves it waiting
@@ -92,6 +94,8 @@ type Executor interface {
 	RunInsert(ctx context.Context, p *RunInsertParams) (*Run, error)
 	RunLease(ctx context.Context, p *RunLeaseParams) (bool, error)
 	RunListRecoverable(ctx context.Context, p *RunListRecoverableParams) ([]*Run, error)
+	// RunPause also sets the run's session waiting_input (its status and
+	// updated_at, as SessionSetStatus would) when it wins.
 	RunPause(ctx context.Context, p *RunPauseParams) (bool, error)
 	// RunResume also sets the run's session running when it wins; with
 	// Settled it wins only when the run waits on no other interaction.

@@ -649,10 +649,24 @@ func (e executor) RunCheckpoint(ctx context.Context, p *store.RunCheckpointParam
 
 // RunPause implements store.Executor.
 func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, error) {
-	ok, _, err := e.runWrite(ctx, "run pause", p.ID, p.MustWin, `UPDATE runs SET status = 'waiting_input', updated_at = $1, `+releaseLease+`,
+	ok, session, err := e.runWrite(ctx, "run pause", p.ID, p.MustWin, `UPDATE runs SET status = 'waiting_input', updated_at = $1, `+releaseLease+`,
 		steps = COALESCE($4, steps), invalid_streak = COALESCE($5, invalid_streak)
 		WHERE id = $2 AND status = 'running' AND lease_owner = $3`, p.Now.UTC(), p.ID, p.LeaseOwner, p.Steps, p.InvalidStreak)
-	return ok, err
+	if err != nil || !ok {
+		return ok, err
+	}
+	pipe, _ := e.q.(*pipeTx)
+	switch {
+	case pipe.queueStatus(session, "waiting_input", p.Now.UTC()):
+	case session != "":
+		err = e.execLater(ctx, `UPDATE sessions SET status = 'waiting_input', updated_at = $1 WHERE id = $2`, p.Now.UTC(), session)
+	default:
+		err = e.execLater(ctx, `UPDATE sessions SET status = 'waiting_input', updated_at = $1 WHERE id = (SELECT session_id FROM runs WHERE id = $2)`, p.Now.UTC(), p.ID)
+	}
+	if err != nil {
+		return false, fmt.Errorf("postgres: run pause: session status: %w", err)
+	}
+	return true, nil
 }
 
 // RunHold implements store.Executor.
@@ -808,17 +822,38 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 		steps = COALESCE($7, steps), invalid_streak = COALESCE($8, invalid_streak)
 		WHERE id = $4 AND status = ANY($5) AND ($6 = '' OR lease_owner = $6)`
 	args := []any{string(p.To), p.Now.UTC(), p.Error, p.ID, fs, p.LeaseOwner, p.Steps, p.InvalidStreak}
+	pipe, inTx := e.q.(*pipeTx)
+	if !inTx {
+		// One statement: the run's row and its session's status.
+		return won("run finish")(e.q.Exec(ctx, `WITH r AS (`+finish+` RETURNING session_id)
+			UPDATE sessions s SET status = $1, updated_at = $2 FROM r WHERE s.id = r.session_id`, args...))
+	}
 	if p.To != store.RunCompleted {
 		// Not runWrite: a run that ends otherwise closes its pending
 		// interactions (InteractionResolveRun) before it appends events,
 		// and a transaction that answers one of them locks the interaction
 		// and then the session; locking the session here would take the
 		// two in the other order. A run completes while running, without
-		// a pending interaction.
-		return won("run finish")(e.q.Exec(ctx, finish, args...))
+		// a pending interaction. The session's status is written after
+		// every other statement of the transaction.
+		ok, err := won("run finish")(e.q.Exec(ctx, finish, args...))
+		if err != nil || !ok {
+			return ok, err
+		}
+		pipe.atEnd(nil, `UPDATE sessions SET status = $1, updated_at = $2 WHERE id = (SELECT session_id FROM runs WHERE id = $3)`, string(p.To), p.Now.UTC(), p.ID)
+		return true, nil
 	}
-	ok, _, err := e.runWrite(ctx, "run finish", p.ID, p.MustWin, finish, args...)
-	return ok, err
+	ok, session, err := e.runWrite(ctx, "run finish", p.ID, p.MustWin, finish, args...)
+	if err != nil || !ok {
+		return ok, err
+	}
+	if !pipe.queueStatus(session, string(p.To), p.Now.UTC()) {
+		err = e.execLater(ctx, `UPDATE sessions SET status = $1, updated_at = $2 WHERE id = $3`, string(p.To), p.Now.UTC(), session)
+	}
+	if err != nil {
+		return false, fmt.Errorf("postgres: run finish: session status: %w", err)
+	}
+	return true, nil
 }
 
 // ---- sessions

@@ -84,7 +84,7 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 		`DELETE FROM interaction_deadlines WHERE request_id IN (SELECT id FROM interactions WHERE session_id = ?)`,
 		`DELETE FROM mcp_tasks WHERE session_id = ?`,
 		`DELETE FROM interactions WHERE session_id = ?`,
-		`DELETE FROM messages WHERE sk = ` + sessionKey,
+		`DELETE FROM messages WHERE ` + messagesOf("?1"),
 		`DELETE FROM runs WHERE session_id = ?`,
 		`DELETE FROM sessions WHERE id = ?`,
 	} {
@@ -348,8 +348,8 @@ func migrationStatus(ctx context.Context, p *goose.Provider) ([]store.Migration,
 }
 
 // migrationName is a migration's file name; a migration written in Go
-// (compactMigration, sessionKeyMigration, logsMigration, eventsMigration)
-// is named after what it does.
+// (compactMigration, sessionKeyMigration, logsMigration, eventsMigration,
+// rowsMigration) is named after what it does.
 func migrationName(version int64, path string) string {
 	if path == "" {
 		switch version {
@@ -359,6 +359,8 @@ func migrationName(version int64, path string) string {
 			return fmt.Sprintf("%05d_compact_trace_audit.go", version)
 		case eventsVersion:
 			return fmt.Sprintf("%05d_compact_events.go", version)
+		case rowsVersion:
+			return fmt.Sprintf("%05d_compact_messages.go", version)
 		default:
 			return fmt.Sprintf("%05d_compact_runs_interactions.go", version)
 		}

@@ -44,11 +44,11 @@ func TestMigrationRowidNumbering(t *testing.T) {
 	msgs, err := s.MessageList(ctx, "sess_a")
 	require.NoError(t, err)
 	require.Len(t, msgs, 2)
-	require.Equal(t, []int64{7, 9}, []int64{msgs[0].Seq, msgs[1].Seq})
+	require.Less(t, msgs[0].Seq, msgs[1].Seq, "in their order (rowsMigration numbers them in their session)")
 	require.Equal(t, "two", msgs[1].Content)
 	m, err := s.MessageInsert(ctx, &store.MessageInsertParams{ID: "msg_3", SessionID: "sess_a", Role: "user", Content: "three", Now: time.UnixMicro(3)})
 	require.NoError(t, err)
-	require.Equal(t, int64(10), m.Seq, "after the rows present")
+	require.Greater(t, m.Seq, msgs[1].Seq, "after the rows present")
 	require.NoError(t, s.TraceInsert(ctx, &store.TraceInsertParams{SessionID: "sess_a", Kind: "tool_call", Data: []byte(`{}`), Now: time.UnixMicro(3)}))
 	tr, err := s.TraceList(ctx, "sess_a")
 	require.NoError(t, err)
@@ -60,8 +60,8 @@ func TestMigrationRowidNumbering(t *testing.T) {
 	require.False(t, autoinc("audit"), "migration 00017 keeps the audit's never-reused numbers in log_seqs")
 	var idx int
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE type = 'index' AND name IN
-		('sqlite_autoindex_messages_1', 'messages_session', 'messages_one_result')`).Scan(&idx))
-	require.Equal(t, 3, idx, "the indexes are back under their names")
+		('sqlite_autoindex_messages_1', 'messages_one_result')`).Scan(&idx))
+	require.Equal(t, 2, idx, "the indexes are back under their names")
 
 	_, err = p.DownTo(ctx, 7)
 	require.NoError(t, err)
@@ -329,7 +329,8 @@ func TestMigrationSessionKey(t *testing.T) {
 	msgs, err := s.MessageList(ctx, "sess_a")
 	require.NoError(t, err)
 	require.Len(t, msgs, 2)
-	require.Equal(t, []int64{3, 8}, []int64{msgs[0].Seq, msgs[1].Seq})
+	require.Less(t, msgs[0].Seq, msgs[1].Seq)
+	require.Equal(t, []string{"msg_1", "msg_2"}, []string{msgs[0].ID, msgs[1].ID})
 	require.Equal(t, "sess_a", msgs[1].SessionID)
 	require.Len(t, msgs[1].Calls, 1)
 	tr, err := s.TraceList(ctx, "sess_a")
@@ -362,7 +363,7 @@ func TestMigrationSessionKey(t *testing.T) {
 	require.Equal(t, int64(5), feed[len(feed)-1].Seq)
 	m, err := s.MessageInsert(ctx, &store.MessageInsertParams{ID: "msg_3", SessionID: "sess_a", Role: "user", Content: "three", Now: time.UnixMicro(3)})
 	require.NoError(t, err)
-	require.Equal(t, int64(9), m.Seq)
+	require.Greater(t, m.Seq, msgs[1].Seq)
 	_, err = s.SessionCreate(ctx, &store.SessionCreateParams{ID: "sess_c", Owner: "o", Now: time.UnixMicro(4)})
 	require.NoError(t, err)
 	var kc, kmax int64
@@ -626,4 +627,125 @@ func TestMigrationFeedSession(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name = 'feed_session'`).Scan(&n))
 	require.Equal(t, 1, n)
+}
+
+// Migration 00020 (rowsMigration) keeps every message: a database with the
+// messages of two sessions interleaved reads them the same afterwards, each
+// session's in its order (MessageList, InteractionGetState, a message
+// reference of an event), numbered in its session's range, with the index
+// by session gone; new messages come after a session's last, deleting a
+// session deletes its messages and no other's, and pausing and resuming a
+// run set its session's status. Down restores the index and the rows.
+// Run again over a migrated database whose version goose did not record
+// (a kill between the two), it changes nothing.
+func TestMigrationRows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, p, path := migratedTo(t, rowsVersion-1)
+	for _, q := range []string{
+		`INSERT INTO sessions (k, id, owner, title, status, created_at, updated_at) VALUES
+			(1, 'sess_a', 'o', 'a', 'waiting_input', 1, 5), (2, 'sess_b', 'o', 'b', 'idle', 2, 2)`,
+		`INSERT INTO runs (id, session_id, agent, status, open, created_at, updated_at) VALUES ('run_a', 'sess_a', '', 2, 1, 1, 1)`,
+		`INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, created_at, expires_at) VALUES
+			('ask_1', 'sess_a', 'run_a', 'call_1', 'ask_user', '{"id":"ask_1"}', 1, 9999999999999)`,
+		`INSERT INTO messages (seq, id, sk, run_id, role, content, tool_calls, tool_call_id, created_at) VALUES
+			(3, 'msg_1', 1, 'run_a', 'user', 'hi', NULL, '', 1),
+			(4, 'msg_x', 2, '', 'user', 'other', NULL, '', 1),
+			(8, 'msg_2', 1, 'run_a', 'assistant', 'ask', '[{"id":"call_1","name":"ask_user","arguments":"{}"}]', '', 2),
+			(9, 'msg_y', 2, '', 'tool', 'r', NULL, 'call_9', 3)`,
+	} {
+		_, err := db.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+
+	s, err := Open(ctx, path, nil) // applies rowsMigration
+	require.NoError(t, err)
+	ids := func(ms []*store.Message) (out []string) {
+		for i, m := range ms {
+			if i > 0 {
+				require.Less(t, ms[i-1].Seq, m.Seq)
+			}
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	msgs, err := s.MessageList(ctx, "sess_a")
+	require.NoError(t, err)
+	require.Equal(t, []string{"msg_1", "msg_2"}, ids(msgs))
+	require.Equal(t, "sess_a", msgs[1].SessionID)
+	require.Equal(t, "ask", msgs[1].Content)
+	require.Len(t, msgs[1].Calls, 1)
+	mb, err := s.MessageList(ctx, "sess_b")
+	require.NoError(t, err)
+	require.Equal(t, []string{"msg_x", "msg_y"}, ids(mb))
+	require.Equal(t, int64(2)<<32+1, mb[0].Seq, "the session's key, then its number")
+	st, err := s.InteractionGetState(ctx, &store.InteractionGetStateParams{ID: "ask_1", Messages: true})
+	require.NoError(t, err)
+	require.Equal(t, []string{"msg_1", "msg_2"}, ids(st.Messages))
+	_, err = s.EventAppend(ctx, &store.EventAppendParams{SessionID: "sess_a", Name: "message", Data: []byte(`{"messageId":"msg_2","content":""}`), MessageRef: "msg_2", Now: time.UnixMicro(3)})
+	require.NoError(t, err)
+	evs, err := s.EventList(ctx, &store.EventListParams{SessionID: "sess_a"})
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	require.JSONEq(t, `{"messageId":"msg_2","content":"ask"}`, string(evs[0].Data))
+	_, err = s.MessageInsert(ctx, &store.MessageInsertParams{ID: "msg_z", SessionID: "sess_b", Role: "tool", ToolCallID: "call_9", Now: time.UnixMicro(4)})
+	require.ErrorIs(t, err, store.ErrDuplicate, "one result per call still holds")
+	m, err := s.MessageInsert(ctx, &store.MessageInsertParams{ID: "msg_3", SessionID: "sess_a", Role: "user", Content: "three", Now: time.UnixMicro(4)})
+	require.NoError(t, err)
+	msgs, err = s.MessageList(ctx, "sess_a")
+	require.NoError(t, err)
+	require.Equal(t, []string{"msg_1", "msg_2", "msg_3"}, ids(msgs))
+	require.Equal(t, m.Seq, msgs[2].Seq)
+	_, err = s.MessageInsert(ctx, &store.MessageInsertParams{ID: "msg_4", SessionID: "nope", Role: "user", Now: time.UnixMicro(4)})
+	require.ErrorIs(t, err, store.ErrNotFound, "no message of a session that does not exist")
+
+	won, err := s.RunResume(ctx, &store.RunResumeParams{ID: "run_a", LeaseOwner: "i", LeaseUntil: time.UnixMicro(100), Now: time.UnixMicro(7)})
+	require.NoError(t, err)
+	require.True(t, won)
+	sa, err := s.SessionGet(ctx, "sess_a")
+	require.NoError(t, err)
+	require.Equal(t, "running", sa.Status)
+	require.Equal(t, time.UnixMicro(7).UTC(), sa.UpdatedAt)
+	won, err = s.RunPause(ctx, &store.RunPauseParams{ID: "run_a", LeaseOwner: "i", Now: time.UnixMicro(8)})
+	require.NoError(t, err)
+	require.True(t, won)
+	sa, err = s.SessionGet(ctx, "sess_a")
+	require.NoError(t, err)
+	require.Equal(t, "waiting_input", sa.Status)
+	require.Equal(t, time.UnixMicro(8).UTC(), sa.UpdatedAt)
+	require.NoError(t, s.SessionDelete(ctx, "sess_b"))
+	msgs, err = s.MessageList(ctx, "sess_a")
+	require.NoError(t, err)
+	require.Len(t, msgs, 3, "deleting a session leaves the others' messages")
+	require.NoError(t, s.Close())
+
+	var n int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM messages`).Scan(&n))
+	require.Equal(t, 3, n)
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('messages_session', 'runs_session_status')`).Scan(&n))
+	require.Equal(t, 1, n, "the trigger, not the index")
+
+	// Killed before goose recorded the version: the next run records it.
+	_, err = db.ExecContext(ctx, `DELETE FROM goose_db_version WHERE version_id = ?`, rowsVersion)
+	require.NoError(t, err)
+	_, err = p.UpTo(ctx, rowsVersion)
+	require.NoError(t, err)
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM messages`).Scan(&n))
+	require.Equal(t, 3, n)
+
+	_, err = p.DownTo(ctx, rowsVersion-1)
+	require.NoError(t, err)
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name IN ('messages_session', 'runs_session_status')`).Scan(&n))
+	require.Equal(t, 1, n, "the index, not the trigger")
+	rows, err := db.QueryContext(ctx, `SELECT id FROM messages WHERE sk = 1 ORDER BY seq`)
+	require.NoError(t, err)
+	var got []string
+	for rows.Next() {
+		var id string
+		require.NoError(t, rows.Scan(&id))
+		got = append(got, id)
+	}
+	require.NoError(t, rows.Err())
+	rows.Close()
+	require.Equal(t, []string{"msg_1", "msg_2", "msg_3"}, got)
 }

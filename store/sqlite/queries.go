@@ -447,10 +447,18 @@ func sortInteractions(its []*store.Interaction) {
 // MessageInsert implements store.Executor.
 func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParams) (*store.Message, error) {
 	// seq is the rowid: an Exec and its last insert id, not RETURNING,
-	// whose rows cost database/sql a goroutine inside a transaction.
-	res, err := e.w.ExecContext(ctx, `INSERT INTO messages (id, sk, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at)
-		VALUES (?, `+sessionKey+`, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		p.ID, p.SessionID, p.RunID, p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata), p.ParentID, p.CallIndex, ts(p.Now))
+	// whose rows cost database/sql a goroutine inside a transaction. The
+	// session's last message is the last row of its range.
+	res, err := e.w.ExecContext(ctx, `INSERT INTO messages (seq, id, sk, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at)
+		SELECT COALESCE((SELECT m.seq FROM messages m WHERE m.seq BETWEEN s.k << 32 AND (s.k << 32) + 4294967295 ORDER BY m.seq DESC LIMIT 1), s.k << 32) + 1,
+			?, s.k, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM sessions s WHERE s.id = ?`,
+		p.ID, p.RunID, p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata), p.ParentID, p.CallIndex, ts(p.Now), p.SessionID)
+	if err == nil {
+		var n int64
+		if n, err = res.RowsAffected(); err == nil && n == 0 {
+			return nil, fmt.Errorf("sqlite: message insert: session %s: %w", p.SessionID, store.ErrNotFound)
+		}
+	}
 	var seq int64
 	if err == nil {
 		seq, err = res.LastInsertId()
@@ -464,6 +472,15 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 	return &store.Message{Seq: seq, ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, Role: p.Role, Content: p.Content,
 		ToolCalls: p.ToolCalls, Calls: store.DecodeCalls(p.ToolCalls), ToolCallID: p.ToolCallID, Name: p.Name, IsError: p.IsError, Metadata: p.Metadata,
 		ParentID: p.ParentID, CallIndex: p.CallIndex, CreatedAt: p.Now}, nil
+}
+
+// messagesOf is the condition on messages.seq that selects the messages
+// of the session whose id is the SQL expression session: a message's seq
+// is its session's key (sessions.k) shifted left by 32 bits plus its number
+// in the session (migration 00020), so a session's messages are one range
+// of the table's rowids, read in order without an index.
+func messagesOf(session string) string {
+	return `seq BETWEEN (SELECT k << 32 FROM sessions WHERE id = ` + session + `) AND (SELECT (k << 32) + 4294967295 FROM sessions WHERE id = ` + session + `)`
 }
 
 // messageCols are a message's columns as scanMessage reads them.
@@ -489,7 +506,7 @@ func scanMessage(sc interface{ Scan(...any) error }) (*store.Message, error) {
 
 // MessageList implements store.Executor.
 func (e executor) MessageList(ctx context.Context, sessionID string) ([]*store.Message, error) {
-	rows, err := e.r.QueryContext(ctx, `SELECT `+messageCols+` FROM messages WHERE sk = `+sessionKey+` ORDER BY seq`, sessionID)
+	rows, err := e.r.QueryContext(ctx, `SELECT `+messageCols+` FROM messages WHERE `+messagesOf("?1")+` ORDER BY seq`, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: message list: %w", err)
 	}
@@ -622,7 +639,9 @@ func (e executor) RunCheckpoint(ctx context.Context, p *store.RunCheckpointParam
 	return affected(res, err, "run checkpoint")
 }
 
-// RunPause implements store.Executor.
+// RunPause implements store.Executor; the trigger runs_session_status
+// sets the session waiting_input (as it sets the session's status in
+// RunResume and RunFinish).
 func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, error) {
 	res, err := e.w.ExecContext(ctx, `UPDATE runs SET status = 2, updated_at = ?, `+releaseLease+`,
 		steps = COALESCE(?, steps), invalid_streak = COALESCE(?, invalid_streak)
@@ -653,14 +672,8 @@ func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool
 		q += `)`
 	}
 	res, err := e.w.ExecContext(ctx, q, args...)
-	won, err := affected(res, err, "run resume")
-	if err != nil || !won {
-		return won, err
-	}
-	if _, err := e.w.ExecContext(ctx, `UPDATE sessions SET status = 'running', updated_at = ? WHERE id = (SELECT session_id FROM runs WHERE id = ?)`, ts(p.Now), idRun.enc(p.ID)); err != nil {
-		return false, fmt.Errorf("sqlite: run resume: session status: %w", err)
-	}
-	return true, nil
+	// The trigger runs_session_status sets the session running.
+	return affected(res, err, "run resume")
 }
 
 // RowsInsert implements store.Executor.
@@ -668,7 +681,8 @@ func (e executor) RowsInsert(ctx context.Context, p *store.RowsInsertParams) (*s
 	return store.InsertRows(ctx, e, p)
 }
 
-// RunFinish implements store.Executor.
+// RunFinish implements store.Executor; the trigger runs_session_status
+// sets the session's status.
 func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool, error) {
 	if !p.To.Terminal() {
 		return false, fmt.Errorf("sqlite: run finish: %q is not an end state", p.To)

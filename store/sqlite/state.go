@@ -70,8 +70,8 @@ func (e executor) InteractionGetState(ctx context.Context, p *store.InteractionG
 	if out.Session == nil {
 		return nil, fmt.Errorf("session %s: %w", out.Interaction.SessionID, store.ErrNotFound)
 	}
-	// The messages' part reads them in the order of its index on
-	// (session_id, seq); a plan that does not is sorted here.
+	// The messages' part reads them in rowid order (their seq); a plan
+	// that does not is sorted here.
 	if !slices.IsSortedFunc(out.Messages, func(a, b *store.Message) int { return cmpSeq(a.Seq, b.Seq) }) {
 		slices.SortFunc(out.Messages, func(a, b *store.Message) int { return cmpSeq(a.Seq, b.Seq) })
 	}
@@ -110,7 +110,7 @@ var stateQueries = sync.OnceValue(func() stateQuery {
 		statePartInteraction: {interactionCols, `FROM interactions WHERE id = ?1`},
 		statePartSession:     {sessionCols, `FROM sessions WHERE id = (SELECT session_id FROM interactions WHERE id = ?1)`},
 		statePartRun:         {runCols, `FROM runs WHERE id = (SELECT run_id FROM interactions WHERE id = ?1)`},
-		statePartMessage:     {messageCols, `FROM messages WHERE sk = (SELECT k FROM sessions WHERE id = (SELECT session_id FROM interactions WHERE id = ?1))`},
+		statePartMessage:     {messageCols, `FROM messages WHERE ` + messagesOf(`(SELECT session_id FROM interactions WHERE id = ?1)`)},
 	}
 	var sq stateQuery
 	for i, p := range parts {
