@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -411,4 +413,25 @@ func TestRequestBodyExact(t *testing.T) {
 		{"name":"ask_user","description":"ask","input_schema":`+string(askSchema)+`},
 		{"name":"AskUser","input_schema":{"type":"object","properties":{}}}
 	]`, string(tools))
+}
+
+// Calls one after another reuse one connection: each stream's body is read
+// to its end, so the connection goes back to the pool instead of being
+// closed and dialed again.
+func TestCallsReuseTheConnection(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var dials atomic.Int64
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	p := b.provider(t, anthropic.Options{HTTPClient: &http.Client{Transport: tr}})
+	for range 30 {
+		b.fake.Push(fakeanthropic.Turn{Text: "hello"})
+		_, err := p.Generate(b.ctx, simpleRequest(), nil)
+		require.NoError(t, err)
+	}
+	require.Equal(t, int64(1), dials.Load())
 }
