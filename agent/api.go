@@ -288,8 +288,14 @@ func (r *Runner) Resolve(ctx context.Context, p ResolveParams) (*ContinueResult,
 	if err != nil {
 		return nil, err
 	}
-	return &ContinueResult{Receipt: done.receipt, Receipts: []*api.Receipt{done.receipt}, RunID: it.RunID, AfterSeq: done.seq - 1, Owner: ist.Session.Owner,
-		Waiting: done.waiting, LastSeq: done.last}, nil
+	// The result and its one receipt's slice, in one allocation.
+	out := &struct {
+		ContinueResult
+		receipts [1]*api.Receipt
+	}{receipts: [1]*api.Receipt{done.receipt}}
+	out.ContinueResult = ContinueResult{Receipt: done.receipt, Receipts: out.receipts[:], RunID: it.RunID, AfterSeq: done.seq - 1, Owner: ist.Session.Owner,
+		Waiting: done.waiting, LastSeq: done.last}
+	return &out.ContinueResult, nil
 }
 
 // answerable is the answering of ist's interaction when it can take an

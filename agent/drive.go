@@ -502,9 +502,10 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 		return nil, true, err
 	}
 	specs = withFrontend(specs, runFrontendTools(msgs, run.ID))
-	req := &model.Request{Messages: buildMessages(agent.System, msgs), Tools: specs}
 	msgID := NewID("msg")
 	stream := r.newModelStream(ctx, run.SessionID, msgID)
+	req := &stream.req
+	req.Messages, req.Tools = buildMessages(agent.System, msgs), specs
 	req.OnReasoning = stream.reasoning.add
 	defer stream.text.take()
 	lt := &stream.live

@@ -61,7 +61,7 @@ func reasoningText(m model.Message) string {
 	return m.Reasoning.Text
 }
 
-// modelStream is a model call's streamed output (callModel): its text and
+// modelStream is a model call (callModel): its request, its streamed text and
 // its reasoning, each batched into delta events of message msgID
 // (message_delta and reasoning_delta), the Seqs of those events, and the
 // liveTurn a cancel claims; one allocation holds it all. The reasoning
@@ -70,6 +70,7 @@ func reasoningText(m model.Message) string {
 // deletes the deltas), and drop the batches still waiting, which the
 // message event carries.
 type modelStream struct {
+	req       model.Request // the call's request
 	r         *Runner
 	ctx       context.Context
 	sessionID string

@@ -124,7 +124,13 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 			// resolutions of one run take turns, and the last of them
 			// resumes it.
 			until := now.Add(r.opts.LeaseDuration)
-			resume := &store.RunResumeParams{ID: it.RunID, LeaseOwner: r.opts.InstanceID, LeaseUntil: until, Now: now, Settled: true, Resolving: []string{it.ID}}
+			// The params and the one id they resolve, in one allocation.
+			rp := &struct {
+				store.RunResumeParams
+				ids [1]string
+			}{ids: [1]string{it.ID}}
+			rp.RunResumeParams = store.RunResumeParams{ID: it.RunID, LeaseOwner: r.opts.InstanceID, LeaseUntil: until, Now: now, Settled: true, Resolving: rp.ids[:]}
+			resume := &rp.RunResumeParams
 			ok, err := tx.RunResume(ctx, resume)
 			if err != nil {
 				return err
