@@ -230,8 +230,12 @@ func (r *loadResult) print(out io.Writer) {
 		fmt.Fprintf(out, "commits per cycle: %.2f · process CPU per cycle (server, fake model and client together): %s\n",
 			r.commitsPerCycle, (r.cpu / time.Duration(max(r.cycles, 1))).Round(time.Microsecond))
 	}
-	fmt.Fprintf(out, "server process per cycle: %.0f allocations · %.1f KB allocated · %.2f reads · %.2f writer statements · %d goroutines at the end\n",
-		float64(r.server.Mallocs)/n, float64(r.server.Bytes)/n/1000, float64(r.server.Reads)/n, float64(r.server.Writes)/n, r.server.Goroutines)
+	who := "server process"
+	if !r.split {
+		who = "process (server, fake model and client together)"
+	}
+	fmt.Fprintf(out, "%s per cycle: %.0f allocations · %.1f KB allocated · %.2f reads · %.2f writer statements · %d goroutines at the end\n",
+		who, float64(r.server.Mallocs)/n, float64(r.server.Bytes)/n/1000, float64(r.server.Reads)/n, float64(r.server.Writes)/n, r.server.Goroutines)
 	if r.readsBy && len(r.server.ReadsBy) > 0 {
 		qs := slices.Collect(maps.Keys(r.server.ReadsBy))
 		slices.SortFunc(qs, func(a, b string) int { return cmp.Compare(r.server.ReadsBy[b], r.server.ReadsBy[a]) })
