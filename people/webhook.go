@@ -238,6 +238,10 @@ func (d *Dispatcher) Step(ctx context.Context) {
 	}
 }
 
+// Sends reports whether the dispatcher has a webhook or a notification
+// channel: without either, fanning out an entry only marks it fanned out.
+func (d *Dispatcher) Sends() bool { return len(d.o.Hooks)+len(d.o.Channels) > 0 }
+
 // Wait waits for the attempts Step started.
 func (d *Dispatcher) Wait() { d.wg.Wait() }
 

@@ -311,6 +311,11 @@ func (c *Serve) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// A SQLite database has this process's dispatcher alone: with nothing
+	// to send, a feed entry needs no outbox row (sqlite.Store.SetOutbox).
+	if sq, ok := rawStore.(*sqlite.Store); ok {
+		sq.SetOutbox(hooks.Sends())
+	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	hs.RegisterOnShutdown(srv.Close)
 

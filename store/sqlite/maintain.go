@@ -27,6 +27,39 @@ const (
 	keepFeedSeqEnd = ` GROUP BY owner ON CONFLICT (owner) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq)`
 )
 
+// pruneFeed deletes at most limit feed entries fanned out and created
+// before before, owner by owner on the primary key: an owner's entries are
+// numbered in the order they are committed, so its old ones are the first
+// of its numbers, up to its first entry created at or after before (one
+// created earlier past that waits for a later prune). No index of the
+// feed is read or written.
+func pruneFeed(ctx context.Context, tx cachedTx, before int64, limit int) (int64, error) {
+	var total int64
+	owner := ""
+	for total < int64(limit) {
+		var next sql.NullString
+		if err := tx.QueryRowContext(ctx, `SELECT MIN(owner) FROM feed WHERE owner > ?`, owner).Scan(&next); err != nil {
+			return total, err
+		}
+		if !next.Valid {
+			break
+		}
+		owner = next.String
+		// The owner's old entries: its numbers below its first recent one.
+		old := `(SELECT seq FROM feed WHERE owner = ?1 AND fanned = 1 AND seq < COALESCE((SELECT seq FROM feed WHERE owner = ?1 AND created_at >= ?2 ORDER BY seq LIMIT 1), 9223372036854775807) ORDER BY seq LIMIT ?3)`
+		if _, err := tx.ExecContext(ctx, keepFeedSeq+`WHERE owner = ?1 AND seq IN `+old+keepFeedSeqEnd, owner, before, int64(limit)-total); err != nil {
+			return total, err
+		}
+		r, err := tx.ExecContext(ctx, `DELETE FROM feed WHERE owner = ?1 AND seq IN `+old, owner, before, int64(limit)-total)
+		if err != nil {
+			return total, err
+		}
+		n, _ := r.RowsAffected()
+		total += n
+	}
+	return total, nil
+}
+
 // SessionDelete implements store.Maintainer in one write transaction.
 func (s *Store) SessionDelete(ctx context.Context, id string) error {
 	tx, warm, err := s.beginCached(ctx)
@@ -169,16 +202,12 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 				res.Trace += n
 			}
 		}
-		prunable := `(owner, seq) IN (SELECT owner, seq FROM feed WHERE fanned = 1 AND created_at < ? ORDER BY created_at LIMIT ?)`
-		if _, err := tx.ExecContext(ctx, keepFeedSeq+`WHERE `+prunable+keepFeedSeqEnd, ts(p.EventsBefore), limit*100); err != nil {
-			return nil, fmt.Errorf("sqlite: prune feed: %w", err)
-		}
-		r, err := tx.ExecContext(ctx, `DELETE FROM feed WHERE `+prunable, ts(p.EventsBefore), limit*100)
+		n, err := pruneFeed(ctx, tx, ts(p.EventsBefore), limit*100)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: prune feed: %w", err)
 		}
-		res.Feed, _ = r.RowsAffected()
-		r, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE id IN
+		res.Feed = n
+		r, err := tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE id IN
 			(SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < ? ORDER BY updated_at LIMIT ?)`, ts(p.EventsBefore), limit*100)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: prune webhook deliveries: %w", err)

@@ -749,3 +749,96 @@ func TestMigrationRows(t *testing.T) {
 	rows.Close()
 	require.Equal(t, []string{"msg_1", "msg_2", "msg_3"}, got)
 }
+
+// Migration 00021 drops feed_prune: retention prunes each owner's old
+// entries that were fanned out on the primary key, up to the owner's first
+// recent entry, and keeps the owner's numbers; an entry not fanned out
+// stays whatever its age. Down brings the index back.
+func TestMigrationFeedPrunePK(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, p, path := migratedTo(t, 20)
+	cutoff := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	old, recent := ts(cutoff.Add(-time.Hour)), ts(cutoff.Add(time.Hour))
+	for _, q := range []string{
+		`INSERT INTO sessions (k, id, owner, title, status, created_at, updated_at) VALUES (1, 'sess_a', 'o', 'a', 'idle', 1, 1), (2, 'sess_b', 'bob', 'b', 'idle', 1, 1)`,
+		fmt.Sprintf(`INSERT INTO feed (owner, seq, sk, session_seq, name, data, created_at, fanned) VALUES
+			('o', 1, 1, 1, 'done', '{}', %[1]d, 1), ('o', 2, 1, 2, 'done', '{}', %[1]d, 0), ('o', 3, 1, 3, 'done', '{}', %[1]d, 1),
+			('o', 4, 1, 4, 'done', '{}', %[2]d, 1), ('o', 5, 1, 5, 'done', '{}', %[1]d, 1), ('bob', 7, 2, 1, 'done', '{}', %[1]d, 1)`, old, recent),
+	} {
+		_, err := db.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+	s, err := Open(ctx, path, nil) // applies 00021
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name = 'feed_prune'`).Scan(&n))
+	require.Equal(t, 0, n)
+	res, err := s.Prune(ctx, &store.PruneParams{EventsBefore: cutoff, Limit: 1})
+	require.NoError(t, err)
+	require.Equal(t, int64(3), res.Feed, "o 1 and 3, bob 7")
+	seqs := func(owner string) []int64 {
+		t.Helper()
+		feed, err := s.FeedList(ctx, &store.FeedListParams{Owner: owner})
+		require.NoError(t, err)
+		var out []int64
+		for _, f := range feed {
+			out = append(out, f.Seq)
+		}
+		return out
+	}
+	require.Equal(t, []int64{2, 4, 5}, seqs("o"), "not fanned out: 2; recent: 4; past the first recent one: 5")
+	require.Empty(t, seqs("bob"))
+	for owner, want := range map[string]int64{"o": 5, "bob": 7} {
+		last, err := s.FeedLastSeq(ctx, owner)
+		require.NoError(t, err)
+		require.Equal(t, want, last, "%s's numbers are kept", owner)
+	}
+	require.NoError(t, s.Close())
+	_, err = p.DownTo(ctx, 20)
+	require.NoError(t, err)
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE name = 'feed_prune'`).Scan(&n))
+	require.Equal(t, 1, n)
+}
+
+// SetOutbox(false) writes an owner's feed entry fanned out: the feed lists
+// it, the outbox (FeedListUnfanned) does not; SetOutbox(true) makes the
+// next entries outbox rows again, and an entry committed before keeps its
+// state.
+func TestSetOutbox(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, _, path := migratedTo(t, 21)
+	_, err := db.ExecContext(ctx, `INSERT INTO sessions (k, id, owner, title, status, created_at, updated_at) VALUES (1, 'sess_a', 'o', 'a', 'idle', 1, 1)`)
+	require.NoError(t, err)
+	s, err := Open(ctx, path, nil)
+	require.NoError(t, err)
+	defer s.Close()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	appendDone := func() {
+		t.Helper()
+		_, err := s.EventAppend(ctx, &store.EventAppendParams{SessionID: "sess_a", Name: "done", Data: []byte(`{}`), Now: now})
+		require.NoError(t, err)
+	}
+	unfanned := func() []int64 {
+		t.Helper()
+		un, err := s.FeedListUnfanned(ctx, 10)
+		require.NoError(t, err)
+		var out []int64
+		for _, f := range un {
+			out = append(out, f.Seq)
+		}
+		return out
+	}
+	appendDone()
+	s.SetOutbox(false)
+	appendDone()
+	appendDone()
+	require.Equal(t, []int64{1}, unfanned(), "the entry committed before SetOutbox(false) stays an outbox row")
+	s.SetOutbox(true)
+	appendDone()
+	require.Equal(t, []int64{1, 4}, unfanned())
+	feed, err := s.FeedList(ctx, &store.FeedListParams{Owner: "o"})
+	require.NoError(t, err)
+	require.Len(t, feed, 4, "the feed lists every entry")
+}

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -47,6 +48,9 @@ type rawConn struct {
 	stmts map[string]driver.Stmt
 	args  []driver.NamedValue
 	c     *stmtCache // counts the statements (Store.Counts)
+	// noOutbox is the Store's: when set, an owner's feed entry is
+	// written fanned out (no webhook outbox row).
+	noOutbox *atomic.Bool
 	// row is the row rawTx.QueryRowContext returns, its values in vals:
 	// reused by the next one, so a row must be scanned before the next
 	// statement runs (every query of the store scans at once).

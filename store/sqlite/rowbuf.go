@@ -325,10 +325,13 @@ func (b *rowBuf) appendEvent(ctx context.Context, p *store.EventAppendParams) (*
 			if err != nil {
 				return nil, nil, err
 			}
-			// Only the owner's entry is a webhook outbox row (fanned 0).
+			// Only the owner's entry is a webhook outbox row (fanned 0),
+			// and only while the store has an outbox (SetOutbox).
 			fanned := int64(1)
 			if i == 0 {
-				fanned = 0
+				if !b.r.noOutbox.Load() {
+					fanned = 0
+				}
 				keys = append(keys, store.PrincipalKey(who), store.FeedKey)
 			} else {
 				keys = append(keys, store.PrincipalKey(who))

@@ -51,8 +51,11 @@ type Store struct {
 	rewinds           atomic.Int64
 	truncations       atomic.Int64
 	closeMu           sync.Mutex
-	closed            bool
-	rc, wc            *stmtCache
+	// noOutbox is SetOutbox(false): the writer reads it once per feed
+	// entry (rowbuf.go).
+	noOutbox atomic.Bool
+	closed   bool
+	rc, wc   *stmtCache
 	// raw is the writer's driver connection as the group commit uses it
 	// (rawtx.go); only the writer goroutine touches it.
 	raw *rawConn
@@ -221,7 +224,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	s.jobs, s.stopW, s.writerDone = make(chan *txJob), make(chan struct{}), make(chan struct{})
 	s.rc, s.wc = newStmtCache(rdb), newStmtCache(wdb)
 	s.wc.writer = true
-	s.raw = &rawConn{c: s.wc}
+	s.raw = &rawConn{c: s.wc, noOutbox: &s.noOutbox}
 	s.seq, s.learnt, s.touches = newSeqs(), newSeqs(), map[string]bool{}
 	go s.writer()
 	go s.checkpointLoop(checkpointInterval)
@@ -307,6 +310,17 @@ type Counts struct {
 	// from its beginning.
 	Checkpoints, Truncations, Rewinds int64
 }
+
+// SetOutbox says whether the owner's feed entry of an event committed
+// from now on is a webhook outbox row (listed by FeedListUnfanned until
+// WebhookEnqueue marks it fanned out); true after Open. With false the
+// entry is written as fanned out already, as a dispatcher with no webhook
+// and no notification channel would mark it, and touches no index of the
+// feed but its primary key. Entries committed before keep their state. A
+// process sets false only when it runs the database's one dispatcher and
+// that dispatcher has nothing to send; a webhook configured later gets
+// what happens after it (docs/design.md §20).
+func (s *Store) SetOutbox(on bool) { s.noOutbox.Store(!on) }
 
 // Counts returns the counts since Open.
 func (s *Store) Counts() Counts {
