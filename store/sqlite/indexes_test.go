@@ -77,7 +77,7 @@ var hotQueries = []struct{ name, sql, index string }{
 	{"EventDelete", "DELETE FROM events AS e WHERE e.k BETWEEN (SELECT k * 4294967296 FROM sessions WHERE id = ?1)", "PRIMARY KEY"},
 	{"SessionGet's last event number", "MAX(last_seq, COALESCE((SELECT (e.k & 4294967295) FROM events e WHERE e.k > (sessions.k)", "PRIMARY KEY"},
 	{"MessageList", "FROM messages WHERE seq BETWEEN (SELECT k << 32 FROM sessions WHERE id = ?1)", "PRIMARY KEY"},
-	{"MessageInsert's next number", "SELECT m.seq FROM messages m WHERE m.seq BETWEEN s.k << 32", "PRIMARY KEY"},
+	{"MessageInsert's next number", "SELECT m.seq FROM messages m WHERE m.seq BETWEEN k << 32", "PRIMARY KEY"},
 	{"InteractionGetPending", "WHERE session_id = ? AND status = 0 ORDER BY created_at LIMIT 1", "interactions_session_pending"},
 	{"InboxList (pending)", "WHERE s.owner = ? AND i.status = 0", "interactions_session_pending"},
 	{"InteractionList", "FROM interactions WHERE session_id = ? ORDER BY created_at, id", "interactions_tool_call"},

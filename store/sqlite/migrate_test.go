@@ -698,6 +698,12 @@ func TestMigrationRows(t *testing.T) {
 	require.Equal(t, m.Seq, msgs[2].Seq)
 	_, err = s.MessageInsert(ctx, &store.MessageInsertParams{ID: "msg_4", SessionID: "nope", Role: "user", Now: time.UnixMicro(4)})
 	require.ErrorIs(t, err, store.ErrNotFound, "no message of a session that does not exist")
+	_, err = db.ExecContext(ctx, `INSERT INTO messages (seq, id, sk, role, created_at) VALUES ((2 << 32) + 4294967295, 'msg_last', 2, 'user', 4)`)
+	require.NoError(t, err)
+	_, err = s.MessageInsert(ctx, &store.MessageInsertParams{ID: "msg_5", SessionID: "sess_b", Role: "user", Now: time.UnixMicro(4)})
+	require.Error(t, err, "a session's last number used: refused, not numbered in the next session's range")
+	_, err = db.ExecContext(ctx, `DELETE FROM messages WHERE id = 'msg_last'`)
+	require.NoError(t, err)
 
 	won, err := s.RunResume(ctx, &store.RunResumeParams{ID: "run_a", LeaseOwner: "i", LeaseUntil: time.UnixMicro(100), Now: time.UnixMicro(7)})
 	require.NoError(t, err)

@@ -450,13 +450,15 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 	// whose rows cost database/sql a goroutine inside a transaction. The
 	// session's last message is the last row of its range.
 	res, err := e.w.ExecContext(ctx, `INSERT INTO messages (seq, id, sk, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at)
-		SELECT COALESCE((SELECT m.seq FROM messages m WHERE m.seq BETWEEN s.k << 32 AND (s.k << 32) + 4294967295 ORDER BY m.seq DESC LIMIT 1), s.k << 32) + 1,
-			?, s.k, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM sessions s WHERE s.id = ?`,
+		SELECT s.n, ?, s.k, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+		FROM (SELECT k, COALESCE((SELECT m.seq FROM messages m WHERE m.seq BETWEEN k << 32 AND (k << 32) + 4294967295 ORDER BY m.seq DESC LIMIT 1), k << 32) + 1 AS n
+			FROM sessions WHERE id = ? AND k < 2147483648) s
+		WHERE s.n <= (s.k << 32) + 4294967295`,
 		p.ID, p.RunID, p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata), p.ParentID, p.CallIndex, ts(p.Now), p.SessionID)
 	if err == nil {
 		var n int64
 		if n, err = res.RowsAffected(); err == nil && n == 0 {
-			return nil, fmt.Errorf("sqlite: message insert: session %s: %w", p.SessionID, store.ErrNotFound)
+			return nil, fmt.Errorf("sqlite: message insert: session %s: none, or its key or message numbers past messagesOf's range: %w", p.SessionID, store.ErrNotFound)
 		}
 	}
 	var seq int64
@@ -478,7 +480,10 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 // of the session whose id is the SQL expression session: a message's seq
 // is its session's key (sessions.k) shifted left by 32 bits plus its number
 // in the session (migration 00020), so a session's messages are one range
-// of the table's rowids, read in order without an index.
+// of the table's rowids, read in order without an index. A session key is
+// below 2³¹ and a session's messages are numbered 1 … 2³²−1: MessageInsert
+// refuses a message past either, never numbering it in another session's
+// range.
 func messagesOf(session string) string {
 	return `seq BETWEEN (SELECT k << 32 FROM sessions WHERE id = ` + session + `) AND (SELECT (k << 32) + 4294967295 FROM sessions WHERE id = ` + session + `)`
 }
