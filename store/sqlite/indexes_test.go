@@ -88,6 +88,8 @@ var hotQueries = []struct{ name, sql, index string }{
 	{"RunGetActive", "FROM runs WHERE session_id = ? AND open = 1", "runs_one_active"},
 	{"RunListRecoverable", "FROM runs WHERE status = 1 AND lease_until", "runs_recoverable"},
 	{"DeadlineListDue", "WHERE d.fired_at IS NULL AND d.due_at <= ?", "interaction_deadlines_due"},
+	{"DeadlineListDue (timeouts)", "FROM interactions i WHERE i.timeout_fired IS NULL AND i.expires_at <= ?1", "interactions_timeout"},
+	{"DeadlineNextDue (timeouts)", "FROM interactions WHERE timeout_fired IS NULL ORDER BY expires_at LIMIT 1", "interactions_timeout"},
 	{"SessionGet", "FROM sessions WHERE id = ?", "sqlite_autoindex_sessions_1"},
 	{"SessionList", "FROM sessions WHERE owner = ?", "sessions_owner_updated"},
 	{"TraceList", "FROM trace WHERE id BETWEEN (SELECT k FROM sessions WHERE id = ?1) << 32", "PRIMARY KEY"},

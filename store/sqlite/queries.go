@@ -335,8 +335,8 @@ func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionIns
 		return it, err
 	}
 	req := packRequest(p.Request, &reqRow{id: p.ID, toolCallID: p.ToolCallID, sessionID: p.SessionID, runID: p.RunID, tool: p.Tool, created: ts(p.Now), expires: ts(p.ExpiresAt)})
-	_, err := e.w.ExecContext(ctx, `INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at, route)
-		VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`, e.enc(idAsk, p.ID), p.SessionID, e.enc(idRun, p.RunID), e.enc(idCall, p.ToolCallID), p.Tool, req, ts(p.Now), ts(p.ExpiresAt), nullJSON(p.Route))
+	_, err := e.w.ExecContext(ctx, `INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at, route, timeout_data)
+		VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`, e.enc(idAsk, p.ID), p.SessionID, e.enc(idRun, p.RunID), e.enc(idCall, p.ToolCallID), p.Tool, req, ts(p.Now), ts(p.ExpiresAt), nullJSON(p.Route), timeoutData(p.TimeoutData))
 	if isUnique(err) {
 		return nil, fmt.Errorf("interaction for tool call %s: %w", p.ToolCallID, store.ErrDuplicate)
 	}
