@@ -68,32 +68,36 @@ func (p deadlinePlan) specs(now time.Time) (json.RawMessage, []store.DeadlineSpe
 	return mustJSON(timeoutData{OnTimeout: on}), out
 }
 
-// wakeDeadlines tells the scheduler of this process to look at the
-// deadlines again (a question was just asked here).
-func (r *Runner) wakeDeadlines() {
-	select {
-	case r.deadlineWake <- struct{}{}:
-	default:
-	}
-}
-
 // runDeadlines is the deadline scheduler (docs/design.md §16 "Deadlines"):
 // it fires every due deadline, then sleeps until the earliest one not yet
 // fired is due, a question is asked (here, or on any replica of a
-// PostgreSQL store: every question writes a feed entry, store.FeedKey), or
-// DeadlinePoll passed, whichever comes first. Each deadline fires through
-// a conditional write, so of the replicas that all run this loop one fires
+// PostgreSQL store: the commit that inserts a question's deadlines wakes
+// store.DeadlineKey), or DeadlinePoll passed, whichever comes first. A
+// wake by a new question reads only the earliest due time and fires only
+// when something is due by then. Each deadline fires through a
+// conditional write, so of the replicas that all run this loop one fires
 // it, once, and a restart finds whatever was not fired still due.
 func (r *Runner) runDeadlines(ctx context.Context) {
-	wake, unsub := r.st.Subscribe(store.FeedKey)
+	wake, unsub := r.st.Subscribe(store.DeadlineKey)
 	defer unsub()
+	fire := true
 	for {
-		failed := r.fireDeadlines(ctx)
+		failed := false
+		if fire {
+			failed = r.fireDeadlines(ctx)
+		}
 		wait := r.opts.DeadlinePoll
-		if next, err := r.st.DeadlineNextDue(ctx); err == nil && !next.IsZero() {
-			wait = min(wait, max(next.Sub(r.now()), time.Millisecond))
-		} else if err != nil && ctx.Err() == nil {
+		next, err := r.st.DeadlineNextDue(ctx)
+		if err != nil && ctx.Err() == nil {
 			r.log.Error("deadlines: next due", "err", err)
+		}
+		if err == nil && !next.IsZero() {
+			if !fire && !next.After(r.now()) {
+				// A new question's deadline is already due: fire now.
+				fire = true
+				continue
+			}
+			wait = min(wait, max(next.Sub(r.now()), time.Millisecond))
 		}
 		if failed {
 			// A deadline that could not fire stays due: try it again in a
@@ -106,8 +110,9 @@ func (r *Runner) runDeadlines(ctx context.Context) {
 			t.Stop()
 			return
 		case <-wake:
-		case <-r.deadlineWake:
+			fire = false
 		case <-t.C:
+			fire = true
 		}
 		t.Stop()
 	}

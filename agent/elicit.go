@@ -177,7 +177,6 @@ func (e *elicitor) Elicit(ctx context.Context, el tool.Elicitation) (tool.Elicit
 	if err != nil {
 		return tool.ElicitAnswer{}, err
 	}
-	r.wakeDeadlines()
 	r.fault("elicitation_committed")
 	return r.awaitElicitation(ctx, run.SessionID, req.ID, ch)
 }

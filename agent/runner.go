@@ -149,8 +149,6 @@ type Runner struct {
 	// toolRuns holds, by run id, the tool call each run driven here is
 	// making (toolstop.go).
 	toolRuns map[string]*toolRun
-	// deadlineWake wakes the deadline scheduler (deadline.go).
-	deadlineWake chan struct{}
 }
 
 // New validates opts and returns a Runner. Call Run to start the sweeper
@@ -186,7 +184,7 @@ func New(opts Options) (*Runner, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Runner{opts: opts, st: opts.Store, tools: opts.Tools, agents: map[string]*Agent{}, log: opts.Logger, active: map[string]context.CancelFunc{}, elicits: map[string]chan elicit.Answer{}, live: map[string]*liveTurn{}, toolRuns: map[string]*toolRun{}, deadlineWake: make(chan struct{}, 1)}
+	r := &Runner{opts: opts, st: opts.Store, tools: opts.Tools, agents: map[string]*Agent{}, log: opts.Logger, active: map[string]context.CancelFunc{}, elicits: map[string]chan elicit.Answer{}, live: map[string]*liveTurn{}, toolRuns: map[string]*toolRun{}}
 	r.decideTools = decideInput{registered: r.registered, spec: r.spec, check: r.tools.CheckArgs}
 	for _, a := range opts.Agents {
 		if a.Name == "" {

@@ -176,7 +176,6 @@ func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*
 		return nil, mustWon(err)
 	}
 	if len(t.pause) > 0 {
-		r.wakeDeadlines()
 		r.fault("interaction_committed")
 		return nil, nil
 	}
@@ -332,9 +331,6 @@ type interaction struct {
 func (r *Runner) pause(ctx context.Context, run *store.Run, ins ...interaction) error {
 	now := r.now()
 	err := r.st.InTx(ctx, func(tx store.Tx) error { return r.pauseTx(ctx, tx, run, ins, now) })
-	if err == nil {
-		r.wakeDeadlines()
-	}
 	return mustWon(err)
 }
 

@@ -95,6 +95,12 @@ const FeedKey = "feed:"
 // committed (GET /api/events listens to it).
 func PrincipalKey(owner string) string { return "principal:" + owner }
 
+// DeadlineKey is the Subscribe key woken after a transaction (InTx) that
+// inserted an interaction, and so its deadlines, committed: by this
+// process or, on PostgreSQL, by any replica (the deadline scheduler
+// listens to it).
+const DeadlineKey = "deadline:"
+
 // InboxStatus selects pending or resolved interactions in InboxListParams.
 type InboxStatus string
 

@@ -307,6 +307,9 @@ func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionIns
 	if tag.RowsAffected() == 0 {
 		return nil, fmt.Errorf("interaction for tool call %s: %w", p.ToolCallID, store.ErrDuplicate)
 	}
+	if e.touched != nil {
+		e.touched[store.DeadlineKey] = struct{}{}
+	}
 	return &store.Interaction{ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, ToolCallID: p.ToolCallID, Tool: p.Tool,
 		Request: p.Request, Status: "pending", CreatedAt: p.Now, ExpiresAt: p.ExpiresAt, Route: p.Route}, nil
 }

@@ -346,6 +346,9 @@ func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionIns
 	if err := e.insertDeadlines(ctx, p); err != nil {
 		return nil, err
 	}
+	if e.onEvent != nil {
+		e.onEvent(store.DeadlineKey)
+	}
 	return &store.Interaction{ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, ToolCallID: p.ToolCallID, Tool: p.Tool,
 		Request: p.Request, Status: "pending", CreatedAt: p.Now, ExpiresAt: p.ExpiresAt, Route: p.Route}, nil
 }

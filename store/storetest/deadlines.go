@@ -54,6 +54,24 @@ func exerciseDeadlines(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.NoError(t, err)
 		require.Empty(t, ds)
 	})
+	t.Run("CommitWakesDeadlineKey", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		r := b.run(t)
+		wake, unsub := b.st.Subscribe(store.DeadlineKey)
+		defer unsub()
+		require.NoError(t, b.st.InTx(b.ctx, func(tx store.Tx) error {
+			_, err := tx.InteractionInsert(b.ctx, &store.InteractionInsertParams{ID: "ask_w", SessionID: r.SessionID, RunID: r.ID, ToolCallID: "call_w", Tool: "ask_user",
+				Request: json.RawMessage(`{}`), Now: T0, ExpiresAt: T0.Add(time.Hour)})
+			return err
+		}))
+		// The commit woke the key before InTx returned.
+		select {
+		case <-wake:
+		default:
+			t.Fatal("the commit that inserted a question's deadlines did not wake store.DeadlineKey")
+		}
+	})
 	t.Run("DueAndNext", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, newStore)
