@@ -121,7 +121,12 @@ func TestWALStaysBounded(t *testing.T) {
 	written := int64(writers * txs * 2 * len(big))
 	t.Logf("wrote %d MB of rows with %d reads alongside; largest -wal file %d KB (limit %d KB)", written>>20, reads.Load(), maxWAL.Load()>>10, limit>>10)
 	require.Greater(t, written, int64(8*limit), "the load writes many times the limit")
-	require.LessOrEqual(t, maxWAL.Load(), int64(2*limit), "the -wal file stays near WALLimit")
+	// The writer checks the bound between batches, so the file can pass
+	// WALLimit by what the batches committed while the checkpointer's round
+	// runs write: here a batch is up to four 30 KB transactions, each with
+	// its overflow pages and the leaves of every table and index it
+	// touches (≈ 45 frames, 180 KB), and a loaded machine lets a few through.
+	require.LessOrEqual(t, maxWAL.Load(), int64(limit+768<<10), "the -wal file stays near WALLimit")
 }
 
 // Under a steady load (one writer committing back to back, a reader reading
