@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -16,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/internal/testkit/fakeanthropic"
+	"github.com/lubanhq/luban/internal/testkit/fakemodel"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/model/anthropic"
 )
@@ -421,17 +420,12 @@ func TestRequestBodyExact(t *testing.T) {
 func TestCallsReuseTheConnection(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	var dials atomic.Int64
-	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		dials.Add(1)
-		return (&net.Dialer{}).DialContext(ctx, network, addr)
-	}}
-	t.Cleanup(tr.CloseIdleConnections)
-	p := b.provider(t, anthropic.Options{HTTPClient: &http.Client{Transport: tr}})
-	for range 30 {
-		b.fake.Push(fakeanthropic.Turn{Text: "hello"})
-		_, err := p.Generate(b.ctx, simpleRequest(), nil)
-		require.NoError(t, err)
-	}
-	require.Equal(t, int64(1), dials.Load())
+	fakemodel.RequireSequentialReuse(t, 30, func(c *http.Client) func() error {
+		p := b.provider(t, anthropic.Options{HTTPClient: c})
+		return func() error {
+			b.fake.Push(fakeanthropic.Turn{Text: "hello"})
+			_, err := p.Generate(b.ctx, simpleRequest(), nil)
+			return err
+		}
+	})
 }

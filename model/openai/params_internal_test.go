@@ -3,10 +3,8 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	oai "github.com/openai/openai-go/v3"
@@ -14,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/internal/testkit/fakemodel"
 	"github.com/lubanhq/luban/internal/testkit/fakeopenai"
 	"github.com/lubanhq/luban/model"
 )
@@ -144,13 +143,8 @@ func schemaMap(raw json.RawMessage) shared.FunctionParameters {
 func TestConcurrentCallsReuseConnections(t *testing.T) {
 	t.Parallel()
 	fake := fakeopenai.New(t)
-	var dials atomic.Int64
 	tr := pooledTransport().(*http.Transport)
-	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		dials.Add(1)
-		return (&net.Dialer{}).DialContext(ctx, network, addr)
-	}
-	t.Cleanup(tr.CloseIdleConnections)
+	dials := fakemodel.CountDials(t, tr)
 	p, err := New(Options{BaseURL: fake.URL(), Model: "m", HTTPClient: &http.Client{Transport: tr}})
 	require.NoError(t, err)
 	const n = 8

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -15,6 +13,7 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/internal/testkit/fakemodel"
 	"github.com/lubanhq/luban/internal/testkit/fakeopenai"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/model/openai"
@@ -350,17 +349,12 @@ func TestCallerCancelStopsRetries(t *testing.T) {
 func TestCallsReuseTheConnection(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	var dials atomic.Int64
-	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		dials.Add(1)
-		return (&net.Dialer{}).DialContext(ctx, network, addr)
-	}}
-	t.Cleanup(tr.CloseIdleConnections)
-	p := b.provider(t, openai.Options{HTTPClient: &http.Client{Transport: tr}})
-	for range 30 {
-		b.fake.Push(fakeopenai.Turn{Text: "hello"})
-		_, err := p.Generate(b.ctx, simpleRequest(), nil)
-		require.NoError(t, err)
-	}
-	require.Equal(t, int64(1), dials.Load())
+	fakemodel.RequireSequentialReuse(t, 30, func(c *http.Client) func() error {
+		p := b.provider(t, openai.Options{HTTPClient: c})
+		return func() error {
+			b.fake.Push(fakeopenai.Turn{Text: "hello"})
+			_, err := p.Generate(b.ctx, simpleRequest(), nil)
+			return err
+		}
+	})
 }

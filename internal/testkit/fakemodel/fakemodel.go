@@ -3,7 +3,9 @@
 // test queues and the record of every request (Recorder), and the wire
 // helpers that cut text into byte pieces (Split) and quote them as JSON
 // strings that keep a cut UTF-8 character byte-exact (Quote). Each fake keeps
-// its own Turn and Request types and its own wire format.
+// its own Turn and Request types and its own wire format. The provider tests
+// (model/openai, model/anthropic) share its dial counter (CountDials,
+// RequireSequentialReuse).
 package fakemodel
 
 import (

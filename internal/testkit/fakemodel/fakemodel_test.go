@@ -3,6 +3,10 @@ package fakemodel_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -98,4 +102,33 @@ func TestQuote(t *testing.T) {
 	std, err := json.Marshal(cut)
 	require.NoError(t, err)
 	require.NotEqual(t, string(std), fakemodel.Quote(cut), "encoding/json would replace the bytes by U+FFFD")
+}
+
+// CountDials counts each connection: with keep-alives off, every request
+// dials; RequireSequentialReuse passes when the pooled client reuses one.
+func TestCountDials(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	get := func(c *http.Client) error {
+		resp, err := c.Get(srv.URL)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		return errors.Join(err, resp.Body.Close())
+	}
+
+	tr := &http.Transport{DisableKeepAlives: true}
+	dials := fakemodel.CountDials(t, tr)
+	for range 3 {
+		require.NoError(t, get(&http.Client{Transport: tr}))
+	}
+	require.Equal(t, int64(3), dials.Load())
+
+	fakemodel.RequireSequentialReuse(t, 3, func(c *http.Client) func() error {
+		return func() error { return get(c) }
+	})
 }
