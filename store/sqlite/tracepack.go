@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // A trace entry's data and an audit entry's summary are JSON of a few
@@ -93,18 +94,8 @@ func packTrace(data []byte) any {
 	for i := 0; i < len(data); {
 		b := data[i]
 		if b == '"' {
-			// "hex64"
-			if end := i + 65; end < len(data) && data[end] == '"' && isLowerHex(data[i+1:end]) {
-				out = append(out, '"', traceHex)
-				out, _ = hex.AppendDecode(out, data[i+1:end]) // isLowerHex: no error
-				i = end                                       // the closing quote is copied next
-				continue
-			}
-			// "prefix_id"
-			if n, code, id, ok := traceIDAt(data[i+1:]); ok {
-				out = append(out, '"', traceID16, code)
-				out = append(out, id[:]...)
-				i += 1 + n
+			if o, n, ok := packQuoted(append(out, '"'), data[i+1:]); ok {
+				out, i = o, i+1+n
 				continue
 			}
 		}
@@ -112,6 +103,12 @@ func packTrace(data []byte) any {
 			if k := traceDictAt(data[i:]); k >= 0 {
 				out = append(out, traceCode[k]...)
 				i += len(traceDict[k])
+				// A string the entry opens may be a digest or an id.
+				if strings.HasSuffix(traceDict[k], `"`) {
+					if o, n, ok := packQuoted(out, data[i:]); ok {
+						out, i = o, i+n
+					}
+				}
 				continue
 			}
 		}
@@ -122,6 +119,25 @@ func packTrace(data []byte) any {
 		return string(data)
 	}
 	return out
+}
+
+// packQuoted appends to out the packed form of the digest or id that data
+// (the text after a string's opening quote) starts with, and reports the
+// bytes of data it stands for (the closing quote not among them); ok is
+// false, and out unchanged, when data starts with neither.
+func packQuoted(out, data []byte) ([]byte, int, bool) {
+	// hex64"
+	if len(data) > 64 && data[64] == '"' && isLowerHex(data[:64]) {
+		out = append(out, traceHex)
+		out, _ = hex.AppendDecode(out, data[:64]) // isLowerHex: no error
+		return out, 64, true
+	}
+	// prefix_id"
+	if n, code, id, ok := traceIDAt(data); ok {
+		out = append(out, traceID16, code)
+		return append(out, id[:]...), n, true
+	}
+	return out, 0, false
 }
 
 // traceDictAt is the index of the longest traceDict string data starts

@@ -50,6 +50,12 @@ func TestTracePackRoundTrip(t *testing.T) {
 		require.True(t, ok, "%q is packed", s)
 		require.Less(t, len(b), len(s)*3/4, "%q packs to %d bytes", s, len(b))
 	}
+	// A digest or an id in a string a dictionary entry opens is packed
+	// too: 1 + 1+3 + 1+33 + 1+8 + 1+18 + 1 bytes.
+	b, _ := packTrace([]byte(shrinks[1])).([]byte)
+	require.Len(t, b, 68, "%q", shrinks[1])
+	b, _ = packTrace([]byte(shrinks[2])).([]byte)
+	require.Len(t, b, 1+1+9+1+18+1+18+1, "%q", shrinks[2])
 	require.Equal(t, "{\"a\":\"\x01\"}", packTrace([]byte("{\"a\":\"\x01\"}")), "a control byte keeps the data as text")
 	_, err := unpackTrace([]byte{tracePacked, traceHex, 1})
 	require.Error(t, err, "a digest cut short")
