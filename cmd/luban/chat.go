@@ -686,7 +686,7 @@ func (s *chatSession) answerLoop(ctx context.Context, req *api.InputRequest, aft
 			for _, a := range approvals {
 				offered[a.ID] = true
 			}
-			sent, next, nextAfter, err := s.approveAll(ctx, approvals, lang)
+			sent, next, nextAfter, err := s.approveAll(ctx, approvals, after, lang)
 			if err != nil {
 				return err
 			}
@@ -748,10 +748,12 @@ func approvalsOf(reqs []*api.InputRequest) []*api.InputRequest {
 
 // approveAll shows every approval of approvals and offers to approve them
 // all with one batch answer (docs/design.md §32). It reports whether it
-// sent it; then next is the run's next question (nil when the run ended or
-// waits on nothing this terminal shows) with the id of its event. Enter
-// (or anything but A) answers them one by one instead.
-func (s *chatSession) approveAll(ctx context.Context, approvals []*api.InputRequest, lang chatLang) (bool, *api.InputRequest, int64, error) {
+// sent it, or found one of them resolved elsewhere (409/410 with the
+// receipt, shown as an answer seen on the stream is, from the event after);
+// then next is the run's next question (nil when the run ended or waits on
+// nothing this terminal shows) with the id of its event. Enter (or anything
+// but A), or another refusal, answers them one by one instead.
+func (s *chatSession) approveAll(ctx context.Context, approvals []*api.InputRequest, after int64, lang chatLang) (bool, *api.InputRequest, int64, error) {
 	s.printf(lang.pick("%d 个调用等待批准：\n", "%d calls wait for approval:\n"), len(approvals))
 	for _, a := range approvals {
 		s.asked[a.ID] = a
@@ -773,6 +775,12 @@ func (s *chatSession) approveAll(ctx context.Context, approvals []*api.InputRequ
 	st, err := s.c.ContinueBatch(ctx, body)
 	var ce *client.Error
 	if errors.As(err, &ce) {
+		if ce.Receipt != nil && (ce.Code == string(api.CodeAlreadyResolved) || ce.Code == string(api.CodeInteractionExpired)) {
+			// One was resolved elsewhere while the prompt showed: its
+			// receipt, then the run's next question (the others).
+			next, nextAfter, err := s.elsewhere(ctx, ce.Receipt, after)
+			return true, next, nextAfter, err
+		}
 		// Nothing changed (all or none): say why, then they are asked
 		// one by one.
 		if ce.Status == http.StatusUnprocessableEntity {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/client"
 	"github.com/lubanhq/luban/internal/testkit/lubantest"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/tool"
@@ -71,17 +74,21 @@ func TestChatApprovalApproveAndReject(t *testing.T) {
 	require.Equal(t, `The user declined this write_file call; it did not run. Their message: "不要 b.txt" Do not repeat the same call unless the user asks for it.`, last[len(last)-1].Content)
 }
 
+// writesTwo is a model message with two write_file calls, call_a (a.txt,
+// content a) and call_c (c.txt, content c).
+func writesTwo(a, c string) model.Message {
+	return model.Message{Content: "写两个。", ToolCalls: []model.ToolCall{
+		{ID: "call_" + a, Name: "write_file", Arguments: `{"path":"` + a + `.txt","content":"` + a + `"}`},
+		{ID: "call_" + c, Name: "write_file", Arguments: `{"path":"` + c + `.txt","content":"` + c + `"}`}}}
+}
+
 // docs/design.md §32 in the terminal: two approvals of one model message
 // are shown together and "approve all" (A) answers both with one batch
 // request; Enter answers them one by one instead.
 func TestChatApproveAll(t *testing.T) {
 	t.Parallel()
 	b := approvalSetup(t)
-	two := func(a, c string) model.Message {
-		return model.Message{Content: "写两个。", ToolCalls: []model.ToolCall{
-			{ID: "call_" + a, Name: "write_file", Arguments: `{"path":"` + a + `.txt","content":"` + a + `"}`},
-			{ID: "call_" + c, Name: "write_file", Arguments: `{"path":"` + c + `.txt","content":"` + c + `"}`}}}
-	}
+	two := writesTwo
 	b.model.push(two("a", "b"), model.Message{Content: "both written"})
 	out := b.chat("write both\nA\n/quit\n")
 	require.Contains(t, out, "2 calls wait for approval:\n")
@@ -108,4 +115,54 @@ func TestChatApproveAll(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(b.work, "d.txt"))
 	require.NoError(t, err)
 	require.Equal(t, "d", string(got))
+}
+
+// One of two approvals is rejected elsewhere (the API, as the page would)
+// while the terminal shows "approve all?": A then gets 409 already_resolved,
+// and the terminal says the approval was answered elsewhere with its receipt
+// (docs/terminal.md), not an error, and asks the other one on its own.
+func TestChatApproveAllAnsweredElsewhere(t *testing.T) {
+	t.Parallel()
+	b := approvalSetup(t)
+	b.model.push(writesTwo("a", "b"), model.Message{Content: "b written"})
+	stdin, w := io.Pipe()
+	out := &syncBuffer{}
+	done := make(chan struct{})
+	c := &Chat{Stdin: stdin, Stdout: out, Stderr: out,
+		Getenv: envOf(map[string]string{"LUBAN_URL": b.srv.URL, "LUBAN_AUTH_TOKEN": "test-token", "XDG_DATA_HOME": t.TempDir()})}
+	var runErr error
+	go func() { defer close(done); runErr = c.Run(b.ctx, nil) }()
+	t.Cleanup(func() { _ = w.Close(); <-done })
+	send := func(line string) {
+		_, err := io.WriteString(w, line+"\n")
+		require.NoError(t, err)
+	}
+
+	send("write both")
+	waitFor(t, out, done, "approve all? [A = approve all, Enter = one by one]: ")
+	cl, err := client.New(b.srv.URL, "test-token", nil)
+	require.NoError(t, err)
+	p := b.pending(b.sessionID())
+	require.Len(t, p.Requests, 2)
+	_, err = cl.ContinueNoStream(b.ctx, api.ContinueRequest{SessionID: p.Requests[0].SessionID, RequestID: p.Requests[0].ID,
+		Decision: api.DecisionReject, Message: "not a"})
+	require.NoError(t, err)
+
+	send("A")
+	waitFor(t, out, done, "(answered elsewhere)\n✗ rejected: not a\n")
+	waitFor(t, out, done, "decision [a/a!/e/r]")
+	send("a")
+	waitFor(t, out, done, "b written\n[run completed]\n")
+	send("/quit")
+	<-done
+	require.NoError(t, runErr)
+	got := out.String()
+	require.NotContains(t, got, "error:")
+	require.Equal(t, 1, strings.Count(got, "✗ rejected: not a\n"), "the receipt shows once:\n%s", got)
+	require.Equal(t, 1, strings.Count(got, "decision [a/a!/e/r]"), "only b is asked on its own:\n%s", got)
+	_, err = os.Stat(filepath.Join(b.work, "a.txt"))
+	require.True(t, os.IsNotExist(err))
+	data, err := os.ReadFile(filepath.Join(b.work, "b.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "b", string(data))
 }
