@@ -45,7 +45,6 @@ func (c collecting) Close() error {
 // constraintIndexes enforce a rule (docs/design.md §3–4) rather than serve a query:
 // a unique index is needed even when no plan reads it.
 var constraintIndexes = map[string]bool{
-	"runs_one_active":        true, // one active run per session
 	"messages_one_result":    true, // one ToolResult per tool call
 	"interactions_tool_call": true, // one interaction per tool call
 	"webhook_deliveries_row": true, // one delivery per feed row and hook
@@ -85,7 +84,7 @@ var hotQueries = []struct{ name, sql, index string }{
 	{"InteractionListExpired", "WHERE status = 0 AND expires_at", "interactions_session_pending"},
 	{"InteractionGet", "FROM interactions WHERE id = ?", "PRIMARY KEY"},
 	{"RunGet", "FROM runs WHERE id = ?", "PRIMARY KEY"},
-	{"RunGetActive", "FROM runs WHERE session_id = ? AND open = 1", "runs_one_active"},
+	{"RunGetActive", "FROM runs WHERE id = (SELECT active_run FROM sessions WHERE id = ?)", "PRIMARY KEY"},
 	{"RunListRecoverable", "FROM runs WHERE status = 1 AND lease_until", "runs_recoverable"},
 	{"DeadlineListDue", "WHERE d.fired_at IS NULL AND d.due_at <= ?", "interaction_deadlines_due"},
 	{"DeadlineListDue (timeouts)", "FROM interactions i WHERE i.timeout_fired IS NULL AND i.expires_at <= ?1", "interactions_timeout"},

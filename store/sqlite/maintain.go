@@ -75,7 +75,7 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 	if n == 0 {
 		return fmt.Errorf("sqlite: session %s: %w", id, store.ErrNotFound)
 	}
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM runs WHERE session_id = ? AND open = 1`, id).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions WHERE id = ? AND active_run IS NOT NULL`, id).Scan(&n); err != nil {
 		return fmt.Errorf("sqlite: session delete: %w", err)
 	}
 	if n > 0 {
@@ -161,7 +161,7 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 	res := &store.PruneResult{}
 	if !p.EventsBefore.IsZero() {
 		rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions s WHERE updated_at < ?
-			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.open = 1)
+			AND s.active_run IS NULL
 			AND (EXISTS (SELECT 1 FROM events e WHERE `+eventsOf("s.k")+`) OR EXISTS (SELECT 1 FROM trace WHERE `+traceOf("s.k")+`))
 			LIMIT ?`, ts(p.EventsBefore), limit)
 		if err != nil {

@@ -561,16 +561,20 @@ func (e executor) RunGet(ctx context.Context, id string) (*store.Run, error) {
 	return r, nil
 }
 
-// RunGetActive implements store.Executor.
+// RunGetActive implements store.Executor: the run the session's row names
+// (sessions.active_run, set and cleared by the triggers runs_one_active
+// and runs_session_status).
 func (e executor) RunGetActive(ctx context.Context, sessionID string) (*store.Run, error) {
-	r, err := scanRun(e.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE session_id = ? AND open = 1`, sessionID))
+	r, err := scanRun(e.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = (SELECT active_run FROM sessions WHERE id = ?)`, sessionID))
 	if err != nil {
 		return nil, notFound(err, "active run")
 	}
 	return r, nil
 }
 
-// RunInsert implements store.Executor.
+// RunInsert implements store.Executor; the trigger runs_one_active refuses
+// a second open run in the session (store.ErrRunActive) and names the new
+// one in the session's row.
 func (e executor) RunInsert(ctx context.Context, p *store.RunInsertParams) (*store.Run, error) {
 	_, err := e.w.ExecContext(ctx, `INSERT INTO runs (id, session_id, agent, status, open, lease_owner, lease_until, created_at, updated_at)
 		VALUES (?, ?, ?, 1, 1, ?, ?, ?, ?)`, e.enc(idRun, p.ID), p.SessionID, p.Agent, p.LeaseOwner, ts(p.LeaseUntil), ts(p.Now), ts(p.Now))
