@@ -344,7 +344,7 @@ func (r *Runner) resolveAll(ctx context.Context, ins []*answering, ress []resolu
 			if end.status == api.StatusExpired {
 				to = store.RunExpired
 			}
-			won, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunWaitingInput}, to, nil, consume)
+			won, err := r.finish(endedBy(ctx, *end), tx, run, []store.RunStatus{store.RunWaitingInput}, to, nil, consume)
 			if err == nil && !won {
 				err = errNotWaiting
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
 	"github.com/lubanhq/luban/model"
+	"github.com/lubanhq/luban/signing"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/tool"
 )
@@ -49,15 +50,19 @@ func (m *recordingModel) count() int {
 }
 
 // batchRunner is a Runner on st whose agent may call ask_user and "slow".
-func batchRunner(t *testing.T, st store.Store, p model.Provider) *agent.Runner {
+func batchRunner(t *testing.T, st store.Store, p model.Provider, opts ...func(*agent.Options)) *agent.Runner {
 	t.Helper()
 	reg := tool.NewRegistry()
 	require.NoError(t, reg.Register(tool.Func{ToolSpec: model.ToolSpec{Name: "slow", Description: "a tool", Parameters: json.RawMessage(`{"type":"object"}`)},
 		Fn: func(ctx context.Context, args json.RawMessage) (api.ToolResult, error) {
 			return api.ToolResult{Content: "slow result"}, nil
 		}}, true))
-	r, err := agent.New(agent.Options{Store: st, Tools: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Agents: []*agent.Agent{{Provider: p, Tools: tool.Allowlist{api.ToolAskUser, "slow"}}}})
+	o := agent.Options{Store: st, Tools: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Agents: []*agent.Agent{{Provider: p, Tools: tool.Allowlist{api.ToolAskUser, "slow"}}}}
+	for _, f := range opts {
+		f(&o)
+	}
+	r, err := agent.New(o)
 	require.NoError(t, err)
 	return r
 }
@@ -399,6 +404,59 @@ func TestRunYieldsEveryQuestionOfAPause(t *testing.T) {
 				}
 			}
 			require.Equal(t, []string{"pick", "pick again"}, asked)
+		})
+	}
+}
+
+// A person's cancel of one question of a pause ends the run, and the run's
+// end closes its other questions: their signed receipts name the person who
+// cancelled ("the cancelling principal for a cancel", docs/design.md §17),
+// not "system", whether the cancel came alone or in a batch.
+func TestCancelOfOneQuestionNamesTheCancellerOnTheOthers(t *testing.T) {
+	t.Parallel()
+	for name, newStore := range raceDrivers(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			raw := newStore(t)
+			defer raw.Close()
+			keys, err := signing.Generate()
+			require.NoError(t, err)
+			rec := &recordingModel{next: scriptModel([]model.ToolCall{{Name: api.ToolAskUser, Arguments: raceAsk}, {Name: api.ToolAskUser, Arguments: batchAsk2}, {Name: api.ToolAskUser, Arguments: raceAsk}})}
+			r := batchRunner(t, raw, rec.provider(), func(o *agent.Options) { o.Signer = keys })
+			defer r.Shutdown()
+			b := &raceBundle{ctx: ctx, st: &hookStore{Store: raw}, runner: r}
+			for _, batch := range []bool{false, true} {
+				res, err := r.Start(ctx, agent.StartParams{Owner: "alice", Message: "hi"})
+				require.NoError(t, err)
+				b.waitRun(t, res.SessionID, res.RunID, store.RunWaitingInput)
+				its, err := raw.InteractionList(ctx, res.SessionID)
+				require.NoError(t, err)
+				require.Len(t, its, 3)
+				if batch {
+					_, err = r.ResolveBatch(ctx, agent.ResolveBatchParams{By: "alice", SessionID: res.SessionID, Surface: agent.SurfaceContinue,
+						Entries: []agent.ResolveEntry{{RequestID: its[0].ID, Answer: api.ContinueRequest{Selections: []string{"a"}}},
+							{RequestID: its[1].ID, Answer: api.ContinueRequest{Cancelled: true}}}})
+				} else {
+					_, err = r.Resolve(ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "alice", SessionID: res.SessionID, RequestID: its[1].ID,
+						Answer: api.ContinueRequest{Cancelled: true}})
+				}
+				require.NoError(t, err)
+				b.waitRun(t, res.SessionID, res.RunID, store.RunCancelled)
+				after, err := raw.InteractionList(ctx, res.SessionID)
+				require.NoError(t, err)
+				for i, it := range after {
+					want := api.StatusCancelled
+					if batch && i == 0 {
+						want = api.StatusAnswered
+					}
+					require.Equal(t, string(want), it.Status, "question %d", i)
+					c, err := signing.VerifyReceipt(it.ReceiptJWS, keys.PublicJWKS())
+					require.NoError(t, err, "question %d", i)
+					require.Equal(t, "alice", c.By, "question %d (batch %v)", i, batch)
+				}
+			}
 		})
 	}
 }

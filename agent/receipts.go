@@ -26,6 +26,18 @@ func withActor(ctx context.Context, by string) context.Context {
 	return context.WithValue(ctx, actorKey{}, by)
 }
 
+// endedBy is ctx naming who resolved as res as who closes what its end of
+// the run closes: a person's cancel of one question ends the run, and the
+// run's other questions are cancelled by that person too (docs/design.md
+// §17: "the cancelling principal for a cancel"). ctx unchanged when res
+// names nobody.
+func endedBy(ctx context.Context, res resolution) context.Context {
+	if res.by == "" {
+		return ctx
+	}
+	return withActor(ctx, res.by)
+}
+
 // actorOf is who resolved under ctx as res: res.by (the principal that
 // answered; "timeout" for a deadline's action), else the principal that
 // cancelled under ctx (withActor), else "timeout" for an expiry and

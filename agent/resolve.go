@@ -186,7 +186,7 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 		if res.status == api.StatusExpired {
 			to = store.RunExpired
 		}
-		won, err := r.finish(ctx, tx, run, []store.RunStatus{store.RunWaitingInput, store.RunRunning}, to, nil, func() error { return consume(run) })
+		won, err := r.finish(endedBy(ctx, res), tx, run, []store.RunStatus{store.RunWaitingInput, store.RunRunning}, to, nil, func() error { return consume(run) })
 		if err == nil && !won {
 			err = errResolveLost
 		}
