@@ -67,6 +67,18 @@ func batchRunner(t *testing.T, st store.Store, p model.Provider, opts ...func(*a
 	return r
 }
 
+// pause starts a run of alice's on b.runner, waits until it pauses, and
+// returns it with the questions it asked, in call order.
+func (b *raceBundle) pause(t *testing.T) (*agent.StartResult, []*store.Interaction) {
+	t.Helper()
+	res, err := b.runner.Start(b.ctx, agent.StartParams{Owner: "alice", Message: "hi"})
+	require.NoError(t, err)
+	b.waitRun(t, res.SessionID, res.RunID, store.RunWaitingInput)
+	its, err := b.st.InteractionList(b.ctx, res.SessionID)
+	require.NoError(t, err)
+	return res, its
+}
+
 const batchAsk2 = `{"title":"pick again","mode":"single","options":[{"id":"x","label":"X"},{"id":"y","label":"Y"}]}`
 
 // One model message with two questions and a tool between them: the tool
@@ -170,12 +182,8 @@ func TestResolveBatchAllOrNone(t *testing.T) {
 			rec := &recordingModel{next: scriptModel([]model.ToolCall{{Name: api.ToolAskUser, Arguments: raceAsk}, {Name: api.ToolAskUser, Arguments: batchAsk2}})}
 			r := batchRunner(t, raw, rec.provider())
 			defer r.Shutdown()
-			res, err := r.Start(ctx, agent.StartParams{Owner: "alice", Message: "hi"})
-			require.NoError(t, err)
 			b := &raceBundle{ctx: ctx, st: &hookStore{Store: raw}, runner: r}
-			b.waitRun(t, res.SessionID, res.RunID, store.RunWaitingInput)
-			its, err := raw.InteractionList(ctx, res.SessionID)
-			require.NoError(t, err)
+			res, its := b.pause(t)
 			require.Len(t, its, 2)
 			batch := func(entries ...agent.ResolveEntry) (*agent.ContinueResult, error) {
 				return r.ResolveBatch(ctx, agent.ResolveBatchParams{By: "alice", SessionID: res.SessionID, Entries: entries, Surface: agent.SurfaceContinue, Field: "answers"})
@@ -190,7 +198,7 @@ func TestResolveBatchAllOrNone(t *testing.T) {
 				require.Len(t, p.Requests, 2)
 			}
 
-			_, err = batch(pick(its[0].ID, "a"), pick(its[1].ID, "nope"))
+			_, err := batch(pick(its[0].ID, "a"), pick(its[1].ID, "nope"))
 			var ae *askuser.AnswerError
 			require.ErrorAs(t, err, &ae)
 			require.Equal(t, "answers[1].selections[0]", ae.Details[0].Field)
@@ -248,11 +256,7 @@ func TestResolveBatchResolvesTogether(t *testing.T) {
 			defer r.Shutdown()
 			b := &raceBundle{ctx: ctx, st: &hookStore{Store: raw}, runner: r}
 			for _, cancelSecond := range []bool{false, true} {
-				res, err := r.Start(ctx, agent.StartParams{Owner: "alice", Message: "hi"})
-				require.NoError(t, err)
-				b.waitRun(t, res.SessionID, res.RunID, store.RunWaitingInput)
-				its, err := raw.InteractionList(ctx, res.SessionID)
-				require.NoError(t, err)
+				res, its := b.pause(t)
 				second := api.ContinueRequest{Selections: []string{"x"}}
 				if cancelSecond {
 					second = api.ContinueRequest{Cancelled: true}
@@ -300,12 +304,8 @@ func TestBatchRacesSingleAnswerAndCancel(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				raw := newStore(t)
 				r := batchRunner(t, raw, scriptModel([]model.ToolCall{{Name: api.ToolAskUser, Arguments: raceAsk}, {Name: api.ToolAskUser, Arguments: batchAsk2}}))
-				res, err := r.Start(ctx, agent.StartParams{Owner: "alice", Message: "hi"})
-				require.NoError(t, err)
 				b := &raceBundle{ctx: ctx, st: &hookStore{Store: raw}, runner: r}
-				b.waitRun(t, res.SessionID, res.RunID, store.RunWaitingInput)
-				its, err := raw.InteractionList(ctx, res.SessionID)
-				require.NoError(t, err)
+				res, its := b.pause(t)
 				start := make(chan struct{})
 				var wg sync.WaitGroup
 				var batchErr, singleErr error
@@ -428,11 +428,7 @@ func TestCancelOfOneQuestionNamesTheCancellerOnTheOthers(t *testing.T) {
 			defer r.Shutdown()
 			b := &raceBundle{ctx: ctx, st: &hookStore{Store: raw}, runner: r}
 			for _, batch := range []bool{false, true} {
-				res, err := r.Start(ctx, agent.StartParams{Owner: "alice", Message: "hi"})
-				require.NoError(t, err)
-				b.waitRun(t, res.SessionID, res.RunID, store.RunWaitingInput)
-				its, err := raw.InteractionList(ctx, res.SessionID)
-				require.NoError(t, err)
+				res, its := b.pause(t)
 				require.Len(t, its, 3)
 				if batch {
 					_, err = r.ResolveBatch(ctx, agent.ResolveBatchParams{By: "alice", SessionID: res.SessionID, Surface: agent.SurfaceContinue,
