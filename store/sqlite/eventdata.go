@@ -6,14 +6,15 @@ import (
 )
 
 // An event's data is stored packed (packEventData) when that is shorter:
-// a blob where each quoted id the row already names is one byte, and each
-// other quoted id of agent.NewID's form is a byte and its 16 (idCodec).
-// Data that is not packed is stored as the text it is: SQLite's type of
-// the value says which (rows written before the packing are text).
+// a blob where each quoted id the row already names is one byte, each
+// other quoted id of agent.NewID's form is a byte and its 16 (idCodec),
+// and each eventDict string is one byte. Data that is not packed is stored
+// as the text it is: SQLite's type of the value says which (rows written
+// before the packing are text).
 //
-// The bytes that stand for ids are control bytes JSON text never holds
-// unescaped; data holding one (not JSON) is never packed, so unpacking
-// gives back every byte that was packed.
+// The bytes that stand for ids and strings are control bytes JSON text
+// never holds unescaped; data holding one (not JSON) is never packed, so
+// unpacking gives back every byte that was packed.
 const (
 	evSession byte = 0x01 // "<the row's session id>"
 	evRun     byte = 0x02 // "<the row's run id>"
@@ -22,13 +23,59 @@ const (
 )
 
 // evIDCodecs are the id forms packed as 16 bytes, in their byte's order:
-// append, never reorder (stored).
+// never reorder (stored); the bytes after them are eventDict's, so one
+// more form takes the place of a string.
 var evIDCodecs = [...]idCodec{idRun, idAsk, idSession, idMessage, idCall, idTask}
 
 // eventNames are the event names stored as small integers (any other name
 // is stored as its text), in code order: append, never reorder (stored).
 var eventNames = enum{"session", "message_delta", "reasoning_delta", "message", "tool_call", "tool_result",
 	"user_input_required", "user_input_resolved", "user_input_reminder", "done", "error"}
+
+// eventDict are the strings of the agent's events (api's event payloads,
+// with the hole of a message reference, store.SpliceMessage) stored as one
+// byte each, in the order of the free control bytes from 0x04 (evDictCode):
+// append, never reorder (stored); where several start the data, the
+// longest is taken. Migration 00023 brought them; its Down stores the rows
+// without them.
+var eventDict = [...]string{
+	`{"sessionId":`, `,"runId":`, `{"messageId":`, `,"role":"user","content":""}`, `,"role":"assistant","content":""}`,
+	`,"role":"`, `,"content":""`, `{"toolCallId":`, `,"name":`, `"ask_user"`, `,"arguments":""}`, `,"isError":false`,
+	`,"isError":true`, `,"delta":"`, `{"runId":`, `,"status":"`, `{"requestId":`, `,"toolCallId":`, `,"selections":[`,
+}
+
+// evDictCode[i] is the byte of eventDict[i]; evDictEntry[c] the string of
+// byte c ("" for a byte that is not one).
+var (
+	evDictCode  [len(eventDict)]byte
+	evDictEntry [0x20]string
+)
+
+func init() {
+	c := byte(0x04)
+	for i, s := range eventDict {
+		for c == '\t' || c == '\n' || c == '\r' || (c >= evID && c < evID+byte(len(evIDCodecs))) {
+			c++
+		}
+		if c >= 0x20 {
+			panic("sqlite: eventDict has more strings than free control bytes")
+		}
+		evDictCode[i], evDictEntry[c] = c, s
+		c++
+	}
+}
+
+// evDictAt is the index of the longest eventDict string data starts with,
+// -1 for none.
+func evDictAt(data []byte) int {
+	best := -1
+	for k, s := range eventDict {
+		if len(s) <= len(data) && string(data[:len(s)]) == s && (best < 0 || len(s) > len(eventDict[best])) {
+			best = k
+		}
+	}
+	return best
+}
 
 // packable reports whether data holds none of the bytes packEventData
 // writes for ids: JSON text has no control byte but tab, newline and
@@ -46,7 +93,13 @@ func packable(data []byte) bool {
 // session, run and message reference ref (either may be ""): the packed
 // blob when data can be packed and that is shorter, else the text.
 func packEventData(data []byte, session, run, ref string) any {
-	if !packable(data) || bytes.IndexByte(data, '"') < 0 {
+	return packEvent(data, session, run, ref, true)
+}
+
+// packEvent is packEventData, with eventDict's strings packed only when
+// dict is set (the form before migration 00023, which its Down restores).
+func packEvent(data []byte, session, run, ref string, dict bool) any {
+	if !packable(data) || (bytes.IndexByte(data, '"') < 0) {
 		return string(data)
 	}
 	named := [...]struct {
@@ -56,13 +109,20 @@ func packEventData(data []byte, session, run, ref string) any {
 	out := make([]byte, 0, len(data))
 	packed := false
 	for i := 0; i < len(data); {
-		if data[i] != '"' {
-			j := bytes.IndexByte(data[i:], '"')
-			if j < 0 {
-				j = len(data) - i
+		c := data[i]
+		if dict && (c == '{' || c == ',' || c == '"') {
+			if k := evDictAt(data[i:]); k >= 0 {
+				out, i, packed = append(out, evDictCode[k]), i+len(eventDict[k]), true
+				continue
 			}
-			out = append(out, data[i:i+j]...)
-			i += j
+		}
+		if c != '"' {
+			j := i + 1
+			for j < len(data) && data[j] != '"' && (!dict || (data[j] != '{' && data[j] != ',')) {
+				j++
+			}
+			out = append(out, data[i:j]...)
+			i = j
 			continue
 		}
 		rest := data[i+1:]
@@ -92,7 +152,7 @@ func packEventData(data []byte, session, run, ref string) any {
 		}
 		i += n
 	}
-	if !packed {
+	if !packed || len(out) >= len(data) {
 		return string(data)
 	}
 	return out
@@ -117,6 +177,8 @@ func unpackEventData(v any, session, run, ref string) ([]byte, error) {
 				out = appendQuoted(out, run)
 			case c == evRef:
 				out = appendQuoted(out, ref)
+			case c < 0x20 && evDictEntry[c] != "":
+				out = append(out, evDictEntry[c]...)
 			case c >= evID && c < evID+byte(len(evIDCodecs)):
 				if i+16 >= len(v) {
 					return nil, fmt.Errorf("sqlite: event data: a packed id cut short")

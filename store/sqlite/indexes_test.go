@@ -72,7 +72,7 @@ var hotQueries = []struct{ name, sql, index string }{
 	{"group commit's next event number", "SELECT s.k, s.owner, MAX(s.last_seq, COALESCE((SELECT (e.k & 4294967295) FROM events e", "PRIMARY KEY"},
 	{"EventList", "SELECT (e.k & 4294967295), e.name, e.data, i.request", "PRIMARY KEY"},
 	{"EventList (interaction reference)", "SELECT (e.k & 4294967295), e.name, e.data, i.request", "PRIMARY KEY"},
-	{"EventList (message reference)", "SELECT (e.k & 4294967295), e.name, e.data, i.request", "sqlite_autoindex_messages_1"},
+	{"EventList (message reference)", "LEFT JOIN messages m ON m.seq = CASE WHEN e.ref < 4294967296 THEN (s.k) * 4294967296 + e.ref", "PRIMARY KEY"},
 	{"EventDelete", "DELETE FROM events AS e WHERE e.k BETWEEN (SELECT k * 4294967296 FROM sessions WHERE id = ?1)", "PRIMARY KEY"},
 	{"SessionGet's last event number", "MAX(last_seq, COALESCE((SELECT (e.k & 4294967295) FROM events e WHERE e.k > (sessions.k)", "PRIMARY KEY"},
 	{"MessageList", "FROM messages WHERE seq BETWEEN (SELECT k << 32 FROM sessions WHERE id = ?1)", "PRIMARY KEY"},
@@ -192,6 +192,13 @@ func TestIndexesServeQueries(t *testing.T) {
 		}
 		require.True(t, found, "%s: no query like %q was made", h.name, h.sql)
 		require.True(t, uses, "%s does not use %s (plan: %q)", h.name, h.index, seen)
+	}
+	// EventList finds a message an event references by its seq (the
+	// session's key and the number the event stores), not by its id.
+	for q, details := range plans {
+		if strings.Contains(q, "LEFT JOIN messages m ON m.seq = CASE WHEN e.ref < 4294967296 THEN (s.k) * 4294967296 + e.ref") {
+			require.Contains(t, details, "SEARCH m USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN", q)
+		}
 	}
 }
 

@@ -18,9 +18,10 @@ import (
 //     table appends a leaf and one integer to its parent;
 //   - the name is a small integer (eventNames), the run id a 16-byte blob
 //     (idCodec);
-//   - the data is stored packed (packEventData): the quoted session id,
-//     run id and message reference the row names are a byte each, other
-//     quoted ids 17 bytes, rebuilt on read byte for byte.
+//   - the data is stored packed (packEvent without eventDict, which
+//     migration 00023 added): the quoted session id, run id and message
+//     reference the row names are a byte each, other quoted ids 17 bytes,
+//     rebuilt on read byte for byte.
 //
 // It runs in goose's transaction, with the version's record: a process
 // killed during it leaves the old table. Down restores the previous shape
@@ -141,7 +142,7 @@ func eventsUp(ctx context.Context, tx *sql.Tx) error {
 			if run != "" {
 				runv = idRun.enc(run)
 			}
-			return []any{k, eventNames.enc(text(v[2])), packEventData([]byte(text(v[3])), session, run, mref), ref, runv, v[6]}, nil
+			return []any{k, eventNames.enc(text(v[2])), packEvent([]byte(text(v[3])), session, run, mref, false), ref, runv, v[6]}, nil
 		})
 }
 

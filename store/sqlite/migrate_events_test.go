@@ -161,15 +161,35 @@ func TestEventDataRoundTrip(t *testing.T) {
 		`{"a":"` + newFormID("ask", '7') + `x"}`, `{"a":"` + newFormID("call", '2') + `"}`,
 		"\x02\"" + run + "\"", "{\t\"a\":\r\n\"" + msg + "\"}",
 		`{"a":"` + strings.ToUpper(run) + `"}`, `{"a":"run_` + strings.Repeat("c", 26) + `"}`,
+		// The agent's events (eventDict), and strings that only look like
+		// their parts.
+		`{"sessionId":"` + sess + `","runId":"` + run + `"}`,
+		`{"messageId":"` + msg + `","role":"user","content":""}`, `{"messageId":"` + msg + `","role":"assistant","content":""}`,
+		`{"messageId":"` + msg + `","role":"tool","content":"","reasoning":"r"}`,
+		`{"toolCallId":"` + newFormID("call", '2') + `","name":"ask_user","arguments":""}`,
+		`{"toolCallId":"call_1","name":"x","content":"","isError":false,"metadata":{"a":1}}`,
+		`{"toolCallId":"call_1","name":"x","content":"","isError":true}`,
+		`{"messageId":"` + msg + `","delta":"{\"sessionId\":,\"runId\":"}`,
+		`{"runId":"` + run + `","status":"completed"}`, `{"requestId":"` + newFormID("ask", '7') + `","toolCallId":"` + newFormID("call", '2') + `","status":"answered","selections":["safe"]}`,
+		`{"sessionId":`, `,"runId":`, `"ask_user"`, `{"a":",\"name\":"}`, `,,{{""`,
 	} {
-		v := packEventData([]byte(d), sess, run, msg)
-		got, err := unpackEventData(v, sess, run, msg)
-		require.NoError(t, err, "%q", d)
-		require.Equal(t, d, string(got), "%q", d)
-		if b, ok := v.([]byte); ok {
-			require.Less(t, len(b), len(d), "%q packed only when shorter", d)
+		for _, dict := range []bool{true, false} {
+			v := packEvent([]byte(d), sess, run, msg, dict)
+			got, err := unpackEventData(v, sess, run, msg)
+			require.NoError(t, err, "%q", d)
+			require.Equal(t, d, string(got), "%q", d)
+			if b, ok := v.([]byte); ok {
+				require.Less(t, len(b), len(d), "%q packed only when shorter", d)
+				if !dict {
+					for _, c := range b {
+						require.True(t, c >= 0x20 || evDictEntry[c] == "", "%q: no eventDict byte without dict", d)
+					}
+				}
+			}
 		}
 	}
+	// The agent's message event: the id and the rest a byte each.
+	require.Equal(t, []byte{evDictCode[2], evRef, evDictCode[3]}, packEventData([]byte(`{"messageId":"`+msg+`","role":"user","content":""}`), sess, run, msg))
 	_, err := unpackEventData([]byte{evID, 1, 2}, "", "", "")
 	require.Error(t, err)
 }

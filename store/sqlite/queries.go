@@ -151,12 +151,15 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	if limit <= 0 {
 		limit = 1000
 	}
-	// A reference names an interaction (the event is its request) or a
-	// message (the event carries its content or a call's arguments,
-	// store.SpliceMessage).
-	rows, err := e.r.QueryContext(ctx, `SELECT `+eventSeq+`, e.name, e.data, `+requestCols+`, m.content, m.tool_calls, e.ref, e.run_id, e.created_at
+	// A reference names an interaction (a blob: the event is its request)
+	// or a message of the session (the event carries its content or a
+	// call's arguments, store.SpliceMessage): its number in the session (an
+	// integer, rowBuf.messageRef; migration 00023 stored another session's
+	// as its whole seq), or its id as text when there was none.
+	rows, err := e.r.QueryContext(ctx, `SELECT `+eventSeq+`, e.name, e.data, `+requestCols+`, m.content, m.tool_calls, e.ref, m.id, e.run_id, e.created_at
 		FROM sessions s JOIN events e ON e.k > s.k * 4294967296 + ? AND e.k < (s.k + 1) * 4294967296
-		LEFT JOIN interactions i ON i.id = e.ref LEFT JOIN messages m ON m.id = e.ref AND i.id IS NULL
+		LEFT JOIN interactions i ON i.id = e.ref
+		LEFT JOIN messages m ON m.seq = `+eventRefSeq("e", "s.k")+` AND typeof(e.ref) = 'integer'
 		WHERE s.id = ? ORDER BY e.k LIMIT ?`, max(p.AfterSeq, 0), p.SessionID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: event list: %w", err)
@@ -166,10 +169,10 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	for rows.Next() {
 		ev := &store.Event{SessionID: p.SessionID}
 		var data, ref any
-		var content, calls sql.NullString
+		var content, calls, msgID sql.NullString
 		var at int64
 		var rq requestRef
-		if err := rows.Scan(append(append([]any{&ev.Seq, eventNames.into(&ev.Name), &data}, rq.dest()...), &content, &calls, &ref, idRun.into(&ev.RunID), &at)...); err != nil {
+		if err := rows.Scan(append(append([]any{&ev.Seq, eventNames.into(&ev.Name), &data}, rq.dest()...), &content, &calls, &ref, &msgID, idRun.into(&ev.RunID), &at)...); err != nil {
 			return nil, err
 		}
 		ev.CreatedAt = tm(at)
@@ -178,7 +181,10 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 		} else if req != nil {
 			ev.Data = req
 		} else {
-			mref, _ := ref.(string)
+			mref, ok := ref.(string)
+			if !ok {
+				mref = msgID.String
+			}
 			if ev.Data, err = unpackEventData(data, p.SessionID, ev.RunID, mref); err != nil {
 				return nil, err
 			}
@@ -473,6 +479,9 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: message insert: %w", err)
+	}
+	if e.buf != nil {
+		e.buf.inserted(p.SessionID, p.ID, seq)
 	}
 	return &store.Message{Seq: seq, ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, Role: p.Role, Content: p.Content,
 		ToolCalls: p.ToolCalls, Calls: store.DecodeCalls(p.ToolCalls), ToolCallID: p.ToolCallID, Name: p.Name, IsError: p.IsError, Metadata: p.Metadata,

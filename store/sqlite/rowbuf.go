@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -111,6 +113,13 @@ type feedRow struct {
 	sk, seq, sessionSeq, at, fanned int64
 }
 
+// msgRef is a message a member inserted: its session, its id and its
+// number in the session (the low 32 bits of its seq, messagesOf).
+type msgRef struct {
+	session, id string
+	n           int64
+}
+
 // rowBuf is one member's held-back rows and what it learnt of the numbers
 // (its own, merged into the writer's when the member succeeds).
 type rowBuf struct {
@@ -121,6 +130,9 @@ type rowBuf struct {
 	feed   []feedRow
 	trace  []traceRow
 	audit  []auditRow
+	// msgs are the messages the member inserted, for its events'
+	// references (messageRef).
+	msgs []msgRef
 	// wrote is set once held rows were written.
 	wrote bool
 	// touches caches, per query text, whether it names a bufTables table.
@@ -183,6 +195,33 @@ func (b *rowBuf) lastFeed(owner string) (int64, bool) {
 // of a session or an owner that has no held rows (it would be known).
 func (b *rowBuf) query(ctx context.Context, q string, args ...any) rowScanner {
 	return rawTx{r: b.r}.QueryRowContext(ctx, q, args...)
+}
+
+// inserted notes that the member inserted message id of session with seq.
+func (b *rowBuf) inserted(session, id string, seq int64) {
+	b.msgs = append(b.msgs, msgRef{session: session, id: id, n: seq & (1<<32 - 1)})
+}
+
+// messageRef is what an event of session (key sk) stores as its reference
+// to message id: the message's number in the session, an integer
+// (EventList finds the message by its seq), or the id as text when the
+// session has no such message (read as a reference to none, as before
+// migration 00023).
+func (b *rowBuf) messageRef(ctx context.Context, session string, sk int64, id string) (any, error) {
+	for i := len(b.msgs) - 1; i >= 0; i-- {
+		if m := &b.msgs[i]; m.id == id && m.session == session {
+			return m.n, nil
+		}
+	}
+	var seq int64
+	err := b.query(ctx, `SELECT seq FROM messages WHERE seq BETWEEN ?1 << 32 AND (?1 << 32) + 4294967295 AND id = ?2`, sk, id).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return id, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: event append: message %s: %w", id, err)
+	}
+	return seq & (1<<32 - 1), nil
 }
 
 // nextEvent returns session id (its key and owner) with the number of its
@@ -305,7 +344,9 @@ func (b *rowBuf) appendEvent(ctx context.Context, p *store.EventAppendParams) (*
 	} else {
 		data = packEventData(p.Data, p.SessionID, p.RunID, p.MessageRef)
 		if p.MessageRef != "" {
-			ref = p.MessageRef
+			if ref, err = b.messageRef(ctx, p.SessionID, s.key, p.MessageRef); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 	var keys []string
