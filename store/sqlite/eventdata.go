@@ -36,7 +36,7 @@ var eventNames = enum{"session", "message_delta", "reasoning_delta", "message", 
 // with the hole of a message reference, store.SpliceMessage) stored as one
 // byte each, in the order of the free control bytes from 0x04 (evDictCode):
 // append, never reorder (stored); where several start the data, the
-// longest is taken. Migration 00023 brought them; its Down stores the rows
+// longest is taken. Migration 00024 brought them; its Down stores the rows
 // without them.
 var eventDict = [...]string{
 	`{"sessionId":`, `,"runId":`, `{"messageId":`, `,"role":"user","content":""}`, `,"role":"assistant","content":""}`,
@@ -97,7 +97,7 @@ func packEventData(data []byte, session, run, ref string) any {
 }
 
 // packEvent is packEventData, with eventDict's strings packed only when
-// dict is set (the form before migration 00023, which its Down restores).
+// dict is set (the form before migration 00024, which its Down restores).
 func packEvent(data []byte, session, run, ref string, dict bool) any {
 	if !packable(data) || (bytes.IndexByte(data, '"') < 0) {
 		return string(data)

@@ -25,8 +25,8 @@ import (
 // Up is one UPDATE in goose's transaction, with the version's record: a
 // process killed during it leaves the rows as they were. Down gives the
 // references back their ids and stores the data without eventDict's
-// bytes, the rows 00022 reads.
-const eventRefsVersion = 23
+// bytes, the rows the releases before it read.
+const eventRefsVersion = 24
 
 func eventRefsMigration() *goose.Migration {
 	return goose.NewGoMigration(eventRefsVersion, &goose.GoFunc{RunTx: eventRefsUp}, &goose.GoFunc{RunTx: eventRefsDown})

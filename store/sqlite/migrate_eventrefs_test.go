@@ -12,7 +12,7 @@ import (
 	"github.com/lubanhq/luban/store"
 )
 
-// oldEventList is what EventList read at migration 00022 (the query and
+// oldEventList is what EventList read before migration 00024 (the query and
 // the decoding of that release): a message reference is the message's id,
 // found by the message-id index in any session.
 func oldEventList(t *testing.T, db *sql.DB, session string) []string {
@@ -50,8 +50,8 @@ func oldEventList(t *testing.T, db *sql.DB, session string) []string {
 	return out
 }
 
-// Migration 00023 (eventRefsMigration) keeps every event's bytes: events
-// stored as 00022's release stored them (message references as ids, to a
+// Migration 00024 (eventRefsMigration) keeps every event's bytes: events
+// stored as the release before stored them (message references as ids, to a
 // message of the session, of another session and of none; data packed
 // without eventDict) read the same through EventList (what the SSE replay
 // and the transcript send) after it; new events store a message's number
@@ -125,7 +125,7 @@ func TestMigrationEventRefs(t *testing.T) {
 		}
 		return out
 	}
-	s, err := Open(ctx, path, nil) // applies 00023
+	s, err := Open(ctx, path, nil) // applies 00024
 	require.NoError(t, err)
 	for session, want := range old {
 		require.Equal(t, want, list(s, session), "%s reads byte for byte as before", session)

@@ -19,7 +19,7 @@ import (
 //   - the name is a small integer (eventNames), the run id a 16-byte blob
 //     (idCodec);
 //   - the data is stored packed (packEvent without eventDict, which
-//     migration 00023 added): the quoted session id, run id and message
+//     migration 00024 added): the quoted session id, run id and message
 //     reference the row names are a byte each, other quoted ids 17 bytes,
 //     rebuilt on read byte for byte.
 //

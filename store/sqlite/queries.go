@@ -154,7 +154,7 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	// A reference names an interaction (a blob: the event is its request)
 	// or a message of the session (the event carries its content or a
 	// call's arguments, store.SpliceMessage): its number in the session (an
-	// integer, rowBuf.messageRef; migration 00023 stored another session's
+	// integer, rowBuf.messageRef; migration 00024 stored another session's
 	// as its whole seq), or its id as text when there was none.
 	rows, err := e.r.QueryContext(ctx, `SELECT `+eventSeq+`, e.name, e.data, `+requestCols+`, m.content, m.tool_calls, e.ref, m.id, e.run_id, e.created_at
 		FROM sessions s JOIN events e ON e.k > s.k * 4294967296 + ? AND e.k < (s.k + 1) * 4294967296

@@ -206,7 +206,7 @@ func (b *rowBuf) inserted(session, id string, seq int64) {
 // to message id: the message's number in the session, an integer
 // (EventList finds the message by its seq), or the id as text when the
 // session has no such message (read as a reference to none, as before
-// migration 00023).
+// migration 00024).
 func (b *rowBuf) messageRef(ctx context.Context, session string, sk int64, id string) (any, error) {
 	for i := len(b.msgs) - 1; i >= 0; i-- {
 		if m := &b.msgs[i]; m.id == id && m.session == session {
