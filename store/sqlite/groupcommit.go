@@ -194,7 +194,10 @@ func (s *Store) runBatch(dc any, batch []*txJob, results []error) (bool, error) 
 		return false, err
 	}
 	ctx := context.Background()
-	dtx, err := r.begin.BeginTx(ctx, driver.TxOptions{})
+	// BEGIN, COMMIT and ROLLBACK run as statements prepared once on the
+	// connection: the driver's BeginTx and Commit prepare and finalize
+	// theirs on every call.
+	_, err := r.exec(ctx, `BEGIN IMMEDIATE`, nil)
 	if err != nil {
 		err = fmt.Errorf("sqlite: begin: %w", err)
 		if errors.Is(err, driver.ErrBadConn) {
@@ -224,13 +227,13 @@ func (s *Store) runBatch(dc any, batch []*txJob, results []error) (bool, error) 
 		wrote = wrote || w
 	}
 	if solo && results[0] != nil {
-		if rbErr := dtx.Rollback(); rbErr != nil {
+		if _, rbErr := r.exec(ctx, `ROLLBACK`, nil); rbErr != nil {
 			results[0] = errors.Join(results[0], fmt.Errorf("sqlite: rollback: %w", rbErr))
 		}
 		s.seq.reset()
 		return false, nil
 	}
-	if err := dtx.Commit(); err != nil {
+	if _, err := r.exec(ctx, `COMMIT`, nil); err != nil {
 		s.seq.reset()
 		// A COMMIT that failed (SQLITE_BUSY, a full disk) can leave the
 		// transaction open; end it so the next batch can begin.

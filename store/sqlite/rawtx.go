@@ -43,7 +43,6 @@ type rowScanner interface {
 type rawConn struct {
 	dc    any // the driver.Conn the statements belong to
 	prep  driver.ConnPrepareContext
-	begin driver.ConnBeginTx
 	check driver.NamedValueChecker // nil when the driver has none
 	stmts map[string]driver.Stmt
 	args  []driver.NamedValue
@@ -92,14 +91,13 @@ func (r *rawConn) bind(dc any) error {
 	if r.dc == dc && dc != nil {
 		return nil
 	}
-	prep, ok1 := dc.(driver.ConnPrepareContext)
-	begin, ok2 := dc.(driver.ConnBeginTx)
-	if !ok1 || !ok2 {
-		return fmt.Errorf("sqlite: driver connection %T lacks PrepareContext or BeginTx", dc)
+	prep, ok := dc.(driver.ConnPrepareContext)
+	if !ok {
+		return fmt.Errorf("sqlite: driver connection %T lacks PrepareContext", dc)
 	}
 	// The old connection is gone: its statements went with it.
 	r.stmts = map[string]driver.Stmt{}
-	r.dc, r.prep, r.begin = dc, prep, begin
+	r.dc, r.prep = dc, prep
 	r.check, _ = dc.(driver.NamedValueChecker)
 	return nil
 }
