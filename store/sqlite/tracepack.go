@@ -67,6 +67,11 @@ func init() {
 	}
 	c := byte(traceDict0)
 	for k, s := range traceDict {
+		if len(s) < 2 {
+			panic("sqlite: traceDict string shorter than two bytes: " + s)
+		}
+		key := traceDictKey(s[0], s[1])
+		traceDictBy[key] = append(traceDictBy[key], k)
 		for c == '\t' || c == '\n' || c == '\r' {
 			c++
 		}
@@ -141,16 +146,28 @@ func packQuoted(out, data []byte) ([]byte, int, bool) {
 }
 
 // traceDictAt is the index of the longest traceDict string data starts
-// with, -1 for none.
+// with (the first of those as long), -1 for none.
 func traceDictAt(data []byte) int {
+	if len(data) < 2 {
+		return -1
+	}
 	best := -1
-	for k, s := range traceDict {
+	for _, k := range traceDictBy[traceDictKey(data[0], data[1])] {
+		s := traceDict[k]
 		if len(s) <= len(data) && string(data[:len(s)]) == s && (best < 0 || len(s) > len(traceDict[best])) {
 			best = k
 		}
 	}
 	return best
 }
+
+// traceDictKey is the traceDictBy key of the strings starting with a, b.
+func traceDictKey(a, b byte) uint16 { return uint16(a)<<8 | uint16(b) }
+
+// traceDictBy lists, for the first two bytes of each traceDict string (all
+// have at least two), the indexes of the strings starting with them, in
+// traceDict order.
+var traceDictBy = map[uint16][]int{}
 
 // traceIDAt reports whether data starts with an id of agent.NewID's form
 // followed by a quote: its length, the index of its prefix and its bytes.

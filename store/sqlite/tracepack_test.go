@@ -79,3 +79,37 @@ func FuzzTracePack(f *testing.F) {
 		}
 	})
 }
+
+// traceDictAt finds, at every offset of data made of the dictionary's
+// strings, their prefixes and JSON around them, the string a scan of the
+// whole dictionary finds: the longest that starts there, the first of
+// those as long.
+func TestTraceDictAtMatchesScan(t *testing.T) {
+	t.Parallel()
+	scan := func(data []byte) int {
+		best := -1
+		for k, s := range traceDict {
+			if strings.HasPrefix(string(data), s) && (best < 0 || len(s) > len(traceDict[best])) {
+				best = k
+			}
+		}
+		return best
+	}
+	var b strings.Builder
+	for i, s := range traceDict {
+		b.WriteString(s)
+		b.WriteString(`x",`)
+		b.WriteString(s[:len(s)/2])
+		b.WriteString(traceDict[(i*7)%len(traceDict)])
+	}
+	data := []byte(b.String())
+	found := 0
+	for i := range data {
+		want := scan(data[i:])
+		require.Equal(t, want, traceDictAt(data[i:]), "at %d: %q", i, data[i:min(i+24, len(data))])
+		if want >= 0 {
+			found++
+		}
+	}
+	require.GreaterOrEqual(t, found, len(traceDict))
+}
