@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/lubanhq/luban/api"
@@ -90,7 +91,7 @@ func (r *Runner) drive(ctx context.Context, id string, from *state) {
 	// The heartbeat ends with ctx, which lost cancels when drive returns.
 	ctx, lost := context.WithCancel(ctx)
 	defer lost()
-	go r.heartbeat(ctx, id, lost)
+	defer r.heartbeat(ctx, id, lost)()
 	failures := 0
 	for {
 		sctx, end := ctx, func(bool, error) {}
@@ -171,23 +172,41 @@ func (r *Runner) leased(ctx context.Context, id string, from *state) (bool, *sta
 }
 
 // heartbeat extends the lease of run id every LeaseDuration/3 until ctx is
-// done; when the lease is lost it calls lost.
-func (r *Runner) heartbeat(ctx context.Context, id string, lost context.CancelFunc) {
-	t := time.NewTicker(r.opts.LeaseDuration / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
+// done or the returned func is called; when the lease is lost it calls
+// lost. It runs on a timer, not a goroutine of its own: a drive shorter
+// than LeaseDuration/3 starts nothing.
+func (r *Runner) heartbeat(ctx context.Context, id string, lost context.CancelFunc) (end func()) {
+	var (
+		mu      sync.Mutex
+		stopped bool
+		t       *time.Timer
+	)
+	every := r.opts.LeaseDuration / 3
+	beat := func() {
+		if ctx.Err() != nil {
 			return
-		case <-t.C:
-			now := r.now()
-			won, err := r.st.RunLease(ctx, &store.RunLeaseParams{ID: id, Owner: r.opts.InstanceID, Until: now.Add(r.opts.LeaseDuration), Now: now})
-			if err == nil && !won {
-				// Paused, ended, or taken over by another process: stop.
-				lost()
-				return
-			}
 		}
+		now := r.now()
+		won, err := r.st.RunLease(ctx, &store.RunLeaseParams{ID: id, Owner: r.opts.InstanceID, Until: now.Add(r.opts.LeaseDuration), Now: now})
+		if err == nil && !won {
+			// Paused, ended, or taken over by another process: stop.
+			lost()
+			return
+		}
+		mu.Lock()
+		if !stopped && ctx.Err() == nil {
+			t.Reset(every)
+		}
+		mu.Unlock()
+	}
+	mu.Lock()
+	t = time.AfterFunc(every, beat)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		mu.Unlock()
 	}
 }
 
@@ -514,7 +533,7 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 	// A stop committed by another process ends the call here too.
 	callCtx, stopCall := context.WithCancel(ctx)
 	defer stopCall()
-	go r.watchPeerStop(callCtx, run.SessionID, run.ID, lt, stopCall)
+	defer r.watchPeerStop(callCtx, run.SessionID, run.ID, lt, stopCall)()
 	start := time.Now()
 	resp, err := agent.Provider.Generate(callCtx, req, stream.onText)
 	stream.reasoning.take()

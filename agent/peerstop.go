@@ -122,11 +122,29 @@ const peerStopCheck = 200 * time.Millisecond
 // it claims lt, so the turn records nothing and commits no more deltas,
 // and calls stop to end the model call. The wake-up is the store's (PG
 // NOTIFY across replicas); the run row is read at most every
-// peerStopCheck. It returns when ctx is done.
-func (r *Runner) watchPeerStop(ctx context.Context, sessionID, runID string, lt *liveTurn, stop context.CancelFunc) {
+// peerStopCheck, the first time peerStopCheck after the call began if the
+// log moved meanwhile. It returns the func that ends the watch, to be
+// called once the call returned; what it started ends when ctx is done.
+// The goroutine that reads starts only after peerStopCheck: a call
+// shorter than that costs a subscription and a timer.
+func (r *Runner) watchPeerStop(ctx context.Context, sessionID, runID string, lt *liveTurn, stop context.CancelFunc) (end func()) {
 	wake, unsubscribe := r.st.Subscribe(sessionID)
-	defer unsubscribe()
 	next := time.Now().Add(peerStopCheck)
+	t := time.AfterFunc(peerStopCheck, func() {
+		defer unsubscribe()
+		r.followPeerStop(ctx, runID, lt, stop, wake, next)
+	})
+	return func() {
+		if t.Stop() {
+			unsubscribe()
+		}
+	}
+}
+
+// followPeerStop is watchPeerStop's loop from the time next, until ctx
+// is done: a wake-up that came before next (left in wake) makes it read
+// the run at once.
+func (r *Runner) followPeerStop(ctx context.Context, runID string, lt *liveTurn, stop context.CancelFunc, wake <-chan struct{}, next time.Time) {
 	var timer *time.Timer
 	var fire <-chan time.Time
 	for {
