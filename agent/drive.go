@@ -91,7 +91,7 @@ func (r *Runner) drive(ctx context.Context, id string, from *state) {
 	// The heartbeat ends with ctx, which lost cancels when drive returns.
 	ctx, lost := context.WithCancel(ctx)
 	defer lost()
-	defer r.heartbeat(ctx, id, lost)()
+	defer r.heartbeat(ctx, id, lost).stop()
 	failures := 0
 	for {
 		sctx, end := ctx, func(bool, error) {}
@@ -172,42 +172,55 @@ func (r *Runner) leased(ctx context.Context, id string, from *state) (bool, *sta
 }
 
 // heartbeat extends the lease of run id every LeaseDuration/3 until ctx is
-// done or the returned func is called; when the lease is lost it calls
-// lost. It runs on a timer, not a goroutine of its own: a drive shorter
-// than LeaseDuration/3 starts nothing.
-func (r *Runner) heartbeat(ctx context.Context, id string, lost context.CancelFunc) (end func()) {
-	var (
-		mu      sync.Mutex
-		stopped bool
-		t       *time.Timer
-	)
-	every := r.opts.LeaseDuration / 3
-	beat := func() {
-		if ctx.Err() != nil {
-			return
-		}
-		now := r.now()
-		won, err := r.st.RunLease(ctx, &store.RunLeaseParams{ID: id, Owner: r.opts.InstanceID, Until: now.Add(r.opts.LeaseDuration), Now: now})
-		if err == nil && !won {
-			// Paused, ended, or taken over by another process: stop.
-			lost()
-			return
-		}
-		mu.Lock()
-		if !stopped && ctx.Err() == nil {
-			t.Reset(every)
-		}
-		mu.Unlock()
+// done or stop is called; when the lease is lost it calls lost. It runs on
+// a timer, not a goroutine of its own: a drive shorter than
+// LeaseDuration/3 starts nothing.
+type heartbeat struct {
+	r    *Runner
+	ctx  context.Context
+	id   string
+	lost context.CancelFunc
+	// mu guards stopped and the timer's re-arming.
+	mu      sync.Mutex
+	stopped bool
+	t       *time.Timer
+}
+
+// heartbeat starts run id's heartbeat; stop it when the drive returns.
+func (r *Runner) heartbeat(ctx context.Context, id string, lost context.CancelFunc) *heartbeat {
+	h := &heartbeat{r: r, ctx: ctx, id: id, lost: lost}
+	h.mu.Lock()
+	h.t = time.AfterFunc(r.opts.LeaseDuration/3, h.beat)
+	h.mu.Unlock()
+	return h
+}
+
+// beat extends the lease once and arms the next beat.
+func (h *heartbeat) beat() {
+	if h.ctx.Err() != nil {
+		return
 	}
-	mu.Lock()
-	t = time.AfterFunc(every, beat)
-	mu.Unlock()
-	return func() {
-		mu.Lock()
-		stopped = true
-		t.Stop()
-		mu.Unlock()
+	r := h.r
+	now := r.now()
+	won, err := r.st.RunLease(h.ctx, &store.RunLeaseParams{ID: h.id, Owner: r.opts.InstanceID, Until: now.Add(r.opts.LeaseDuration), Now: now})
+	if err == nil && !won {
+		// Paused, ended, or taken over by another process: stop.
+		h.lost()
+		return
 	}
+	h.mu.Lock()
+	if !h.stopped && h.ctx.Err() == nil {
+		h.t.Reset(r.opts.LeaseDuration / 3)
+	}
+	h.mu.Unlock()
+}
+
+// stop ends the heartbeat: no beat starts after it returned.
+func (h *heartbeat) stop() {
+	h.mu.Lock()
+	h.stopped = true
+	h.t.Stop()
+	h.mu.Unlock()
 }
 
 func (r *Runner) release(id string) {
@@ -533,7 +546,7 @@ func (r *Runner) callModel(ctx context.Context, st *state, agent *Agent) (*state
 	// A stop committed by another process ends the call here too.
 	callCtx, stopCall := context.WithCancel(ctx)
 	defer stopCall()
-	defer r.watchPeerStop(callCtx, run.SessionID, run.ID, lt, stopCall)()
+	defer r.watchPeerStop(callCtx, run.SessionID, run.ID, lt, stopCall).end()
 	start := time.Now()
 	resp, err := agent.Provider.Generate(callCtx, req, stream.onText)
 	stream.reasoning.take()

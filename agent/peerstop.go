@@ -123,28 +123,43 @@ const peerStopCheck = 200 * time.Millisecond
 // and calls stop to end the model call. The wake-up is the store's (PG
 // NOTIFY across replicas); the run row is read at most every
 // peerStopCheck, the first time peerStopCheck after the call began if the
-// log moved meanwhile. It returns the func that ends the watch, to be
-// called once the call returned; what it started ends when ctx is done.
-// The goroutine that reads starts only after peerStopCheck: a call
-// shorter than that costs a subscription and a timer.
-func (r *Runner) watchPeerStop(ctx context.Context, sessionID, runID string, lt *liveTurn, stop context.CancelFunc) (end func()) {
-	wake, unsubscribe := r.st.Subscribe(sessionID)
-	next := time.Now().Add(peerStopCheck)
-	t := time.AfterFunc(peerStopCheck, func() {
-		defer unsubscribe()
-		r.followPeerStop(ctx, runID, lt, stop, wake, next)
-	})
-	return func() {
-		if t.Stop() {
-			unsubscribe()
-		}
+// log moved meanwhile. Call end once the call returned; what the watch
+// started ends when ctx is done. Its goroutine starts only after
+// peerStopCheck: a shorter call costs a subscription and a timer.
+func (r *Runner) watchPeerStop(ctx context.Context, sessionID, runID string, lt *liveTurn, stop context.CancelFunc) *peerWatch {
+	w := &peerWatch{r: r, ctx: ctx, runID: runID, lt: lt, stop: stop}
+	w.wake, w.unsubscribe = r.st.Subscribe(sessionID)
+	w.next = time.Now().Add(peerStopCheck)
+	w.t = time.AfterFunc(peerStopCheck, w.follow)
+	return w
+}
+
+// peerWatch is a watchPeerStop.
+type peerWatch struct {
+	r           *Runner
+	ctx         context.Context
+	runID       string
+	lt          *liveTurn
+	stop        context.CancelFunc
+	wake        <-chan struct{}
+	unsubscribe func()
+	next        time.Time // the earliest read
+	t           *time.Timer
+}
+
+// end ends the watch unless its goroutine started (that one ends with
+// ctx).
+func (w *peerWatch) end() {
+	if w.t.Stop() {
+		w.unsubscribe()
 	}
 }
 
-// followPeerStop is watchPeerStop's loop from the time next, until ctx
-// is done: a wake-up that came before next (left in wake) makes it read
-// the run at once.
-func (r *Runner) followPeerStop(ctx context.Context, runID string, lt *liveTurn, stop context.CancelFunc, wake <-chan struct{}, next time.Time) {
+// follow is the watch from the time next until ctx is done: a wake-up that
+// came before next (left in wake) makes it read the run at once.
+func (w *peerWatch) follow() {
+	defer w.unsubscribe()
+	r, ctx, runID, lt, stop, wake, next := w.r, w.ctx, w.runID, w.lt, w.stop, w.wake, w.next
 	var timer *time.Timer
 	var fire <-chan time.Time
 	for {
