@@ -52,52 +52,81 @@ const eventBatch = 500
 // Events yields the events of session sessionID with Seq > after, oldest
 // first, then every new one as it is committed, until ctx is done or the
 // loop stops (the same replay-then-live contract as GET
-// /api/sessions/{id}/events). Nothing is missed or repeated: a commit only
-// wakes the reader, which reads the log again after the last Seq it
-// yielded; without a wake-up it reads again every Options.EventPoll (a
-// commit of another process on the same SQLite file). When the log cannot be read it yields the error once and stops.
+// /api/sessions/{id}/events). Nothing is missed or repeated: it reads the
+// log once after following the session (store.Store.Follow), then takes
+// the events this process's commits hand over as they are, each the one
+// numbered right after the last it yielded; a wake-up without them (a
+// commit of another process, a deletion), a gap in the numbers or a
+// handed batch too big reads the log again after the last Seq it yielded,
+// and without any wake-up it reads again every Options.EventPoll (a commit
+// of another process on the same SQLite file). When the log cannot be read
+// it yields the error once and stops.
 // It ends (with no error) when it finds nothing new and the session
-// deleted (checked before each wait), so a client that reconnects learns
-// it from a 404. It does not check who owns the session: call Session
-// first.
+// deleted (checked after each read that finds nothing), so a client that
+// reconnects learns it from a 404. It does not check who owns the session:
+// call Session first.
 func (r *Runner) Events(ctx context.Context, sessionID string, after int64) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		wake, unsubscribe := r.st.Subscribe(sessionID)
-		defer unsubscribe()
+		follow, unfollow := r.st.Follow(sessionID)
+		defer unfollow()
 		poll := time.NewTicker(r.opts.EventPoll)
 		defer poll.Stop()
+		read := true
 		for {
-			evs, err := r.st.EventList(ctx, &store.EventListParams{SessionID: sessionID, AfterSeq: after, Limit: eventBatch})
-			if err != nil {
-				if ctx.Err() == nil {
-					yield(Event{}, err)
-				}
-				return
-			}
-			if len(evs) == 0 {
-				// Nothing new: the session may have been deleted (its
-				// events with it), before this reader subscribed or since.
-				if _, err := r.st.SessionGet(ctx, sessionID); errors.Is(err, store.ErrNotFound) {
+			if read {
+				evs, err := r.st.EventList(ctx, &store.EventListParams{SessionID: sessionID, AfterSeq: after, Limit: eventBatch})
+				if err != nil {
+					if ctx.Err() == nil {
+						yield(Event{}, err)
+					}
 					return
 				}
-			}
-			for _, ev := range evs {
-				if !yield(Event{Seq: ev.Seq, Name: ev.Name, Data: ev.Data, At: ev.CreatedAt, runID: ev.RunID}, nil) {
-					return
+				if len(evs) == 0 {
+					// Nothing new: the session may have been deleted (its
+					// events with it), before this reader subscribed or since.
+					if _, err := r.st.SessionGet(ctx, sessionID); errors.Is(err, store.ErrNotFound) {
+						return
+					}
 				}
-				after = ev.Seq
-			}
-			if len(evs) == eventBatch {
-				continue
+				for _, ev := range evs {
+					if !yield(eventOf(ev), nil) {
+						return
+					}
+					after = ev.Seq
+				}
+				if len(evs) == eventBatch {
+					continue
+				}
 			}
 			select {
-			case <-wake:
+			case <-follow.C:
+				var handed []*store.Event
+				handed, read = follow.Take()
+				for _, ev := range handed {
+					if read || ev.Seq <= after {
+						continue
+					}
+					if ev.Seq != after+1 {
+						read = true // a gap: events this process was not handed
+						continue
+					}
+					if !yield(eventOf(ev), nil) {
+						return
+					}
+					after = ev.Seq
+				}
 			case <-poll.C:
+				read = true
 			case <-ctx.Done():
 				return
 			}
 		}
 	}
+}
+
+// eventOf is the stored event ev as Events yields it.
+func eventOf(ev *store.Event) Event {
+	return Event{Seq: ev.Seq, Name: ev.Name, Data: ev.Data, At: ev.CreatedAt, runID: ev.RunID}
 }
 
 // Session returns owner's session (ErrSessionNotFound for a session that

@@ -54,3 +54,59 @@ func TestHubSubscribers(t *testing.T) {
 	require.False(t, woken(a1))
 	require.False(t, woken(a2))
 }
+
+// TestHubFollowers: Hand gives a session's Followers the events, in order,
+// and wakes its Subscribe channels too; Notify and NotifyAll tell them to
+// read the log, and so does a backlog past what a Follower holds.
+func TestHubFollowers(t *testing.T) {
+	t.Parallel()
+	var h store.Hub
+	f, unfollow := h.Follow("a")
+	g, unG := h.Follow("b")
+	defer unG()
+	sub, unsub := h.Subscribe("a")
+	defer unsub()
+	ev := func(seq int64) *store.Event { return &store.Event{SessionID: "a", Seq: seq} }
+
+	h.Hand("a", []*store.Event{ev(1), ev(2)})
+	h.Hand("a", []*store.Event{ev(3)})
+	require.True(t, woken(f.C))
+	require.False(t, woken(f.C), "one wake-up for two hands")
+	require.True(t, woken(sub), "Subscribe channels wake too")
+	evs, read := f.Take()
+	require.False(t, read)
+	require.Equal(t, []*store.Event{ev(1), ev(2), ev(3)}, evs)
+	evs, read = f.Take()
+	require.Empty(t, evs)
+	require.False(t, read)
+	require.False(t, woken(g.C), "another session's follower")
+
+	h.Hand("a", []*store.Event{ev(4)})
+	h.Notify("a")
+	h.Hand("a", []*store.Event{ev(5)})
+	require.True(t, woken(f.C))
+	evs, read = f.Take()
+	require.True(t, read, "a wake-up without events since the last Take")
+	require.Empty(t, evs)
+
+	h.NotifyAll()
+	require.True(t, woken(g.C))
+	_, read = g.Take()
+	require.True(t, read)
+
+	var many []*store.Event
+	for i := range 300 {
+		many = append(many, ev(int64(i+6)))
+	}
+	h.Hand("a", many[:200])
+	h.Hand("a", many[200:])
+	_, read = f.Take()
+	require.True(t, read, "a backlog too big to hold")
+
+	unfollow()
+	unfollow()
+	h.Hand("a", []*store.Event{ev(306)})
+	evs, read = f.Take()
+	require.Empty(t, evs)
+	require.False(t, read, "not after unfollowing")
+}

@@ -138,6 +138,15 @@ type Store interface {
 	// func to unsubscribe. The event log stays the source of truth: a
 	// subscriber re-reads it with EventList after each wake-up.
 	Subscribe(sessionID string) (<-chan struct{}, func())
+	// Follow is Subscribe with the events: the Follower is woken when
+	// Subscribe's channel would be, and its Take returns the events that
+	// commits of this process appended to sessionID, complete and in
+	// commit order, or says to read the log (another process's commit, a
+	// driver that hands none, a deletion). What it hands is what EventList
+	// returns for the same events, byte for byte; the log stays the source
+	// of truth, and a follower that sees a gap in the numbers reads it.
+	// The func unregisters the Follower.
+	Follow(sessionID string) (*Follower, func())
 	// Durable reports whether rows survive a restart ("memory" does not).
 	Durable() bool
 	// HoldInstance marks the process instance id (a lease owner) alive

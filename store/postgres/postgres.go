@@ -271,6 +271,13 @@ func (s *Store) Subscribe(sessionID string) (<-chan struct{}, func()) {
 	return s.hub.Subscribe(sessionID)
 }
 
+// Follow implements store.Store. It hands no events: every wake-up (a
+// commit of this replica or, through LISTEN, of another) tells the
+// Follower to read the log.
+func (s *Store) Follow(sessionID string) (*store.Follower, func()) {
+	return s.hub.Follow(sessionID)
+}
+
 // InTx implements store.Store with a READ COMMITTED transaction. Sessions that
 // got events are NOTIFYed before the commit, which delivers them; local
 // subscribers are woken right after it. BEGIN rides with the first

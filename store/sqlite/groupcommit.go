@@ -53,6 +53,8 @@ type txJob struct {
 	// Set by the writer: the sessions (and feed keys) it appended events
 	// to, and the statements that missed the cache.
 	sessions map[string]struct{}
+	// handed is what it appended, for the sessions' Followers.
+	handed   *handing
 	panicked any
 }
 
@@ -173,7 +175,7 @@ func (s *Store) commitBatch(batch []*txJob) {
 		for i, j := range batch {
 			if results[i] == nil {
 				for id := range j.sessions {
-					s.hub.Notify(id)
+					s.hub.Hand(id, j.handed.of(id))
 				}
 			}
 		}
@@ -314,6 +316,7 @@ func (s *Store) runMember(r *rawConn, j *txJob, i int, solo bool) (wrote bool, e
 			// rows stay; the batch's commit decides the rest.
 			s.seq.merge(s.learnt)
 			wrote = buf.wrote
+			j.handed = buf.hand
 		}
 		s.learnt.reset()
 	}()

@@ -137,6 +137,8 @@ type rowBuf struct {
 	wrote bool
 	// touches caches, per query text, whether it names a bufTables table.
 	touches map[string]bool
+	// hand is what the member appended, for its session's Followers.
+	hand *handing
 }
 
 func (b *rowBuf) pending() bool {

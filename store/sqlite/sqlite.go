@@ -262,6 +262,14 @@ func (s *Store) Subscribe(sessionID string) (<-chan struct{}, func()) {
 	return s.hub.Subscribe(sessionID)
 }
 
+// Follow implements store.Store: the events this process's commits
+// append are handed to the session's Followers at the commit; a commit of
+// another process on the same file wakes none (Options.EventPoll in the
+// agent reads the log for those).
+func (s *Store) Follow(sessionID string) (*store.Follower, func()) {
+	return s.hub.Follow(sessionID)
+}
+
 // Close closes both pools; a "memory" database's file is removed.
 func (s *Store) Close() error {
 	s.closeMu.Lock()

@@ -1,10 +1,12 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -356,6 +358,18 @@ func exerciseEvents(t *testing.T, newStore func(t *testing.T) store.Store) {
 		_, err = b.st.EventAppend(b.ctx, &store.EventAppendParams{SessionID: s.ID, Name: "message_delta", Data: json.RawMessage(`{}`), Now: T0})
 		require.NoError(t, err)
 	})
+	t.Run("FollowHandsWhatEventListReads", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		s := b.session(t)
+		other, unfollow := b.st.Follow("sess_unrelated")
+		defer unfollow()
+		followCommits(t, b, s.ID, FollowedCommits(b.ctx, s.ID)...)
+		evs, read := other.Take()
+		require.Empty(t, evs, "another session's follower")
+		require.False(t, read, "another session's follower")
+		require.False(t, woken(other.C), "another session's follower")
+	})
 	t.Run("RollbackDropsEvents", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, newStore)
@@ -387,6 +401,100 @@ func exerciseEvents(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.Equal(t, int64(1), ev.Seq, "the rolled-back sequence number is reused: no gap")
 		waitWake(t, wake, "after the commit that followed the rollback")
 	})
+}
+
+// handedCommit is what a Follower was handed for one commit: the events,
+// or read when it was told to read the log instead.
+type handedCommit struct {
+	events []*store.Event
+	read   bool
+}
+
+// followCommits runs each of commits (a func of an InTx, or with tx nil
+// a write outside one) on b's store and returns what a Follower of
+// sessionID was handed for each, checking that whatever was handed is
+// what EventList reads for the same numbers, byte for byte.
+func followCommits(t *testing.T, b *testBundle, sessionID string, commits ...func(tx store.Tx) error) []handedCommit {
+	t.Helper()
+	f, unfollow := b.st.Follow(sessionID)
+	defer unfollow()
+	var out []handedCommit
+	var after int64
+	for i, c := range commits {
+		// No require inside fn: a failed test must not keep a transaction open.
+		require.NoError(t, b.st.InTx(b.ctx, c), "commit %d", i)
+		waitWake(t, f.C, fmt.Sprintf("after commit %d", i))
+		evs, read := f.Take()
+		want, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: sessionID, AfterSeq: after})
+		require.NoError(t, err)
+		require.NotEmpty(t, want)
+		after = want[len(want)-1].Seq
+		if !read {
+			require.Equal(t, want, evs, "commit %d: handed as EventList reads them", i)
+		}
+		out = append(out, handedCommit{events: evs, read: read})
+	}
+	return out
+}
+
+// FollowCommits is followCommits for a driver's own tests: whether the
+// driver hands the events of each commit (see store.Store.Follow).
+func FollowCommits(t *testing.T, st store.Store, sessionID string, commits ...func(tx store.Tx) error) (read []bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, c := range followCommits(t, &testBundle{ctx: ctx, st: st, n: &atomic.Int64{}}, sessionID, commits...) {
+		read = append(read, c.read)
+	}
+	return read
+}
+
+// FollowedCommits are commits of events that EventList reads back
+// rebuilt (references to messages and to an interaction, run ids taken
+// out of Data, a time finer than the store keeps), for FollowCommits on
+// session sessionID: the second references a message the first inserted.
+func FollowedCommits(ctx context.Context, sessionID string) []func(tx store.Tx) error {
+	now := T0.Add(1234567891 * time.Nanosecond)
+	app := func(tx store.Tx, p *store.EventAppendParams) error {
+		p.SessionID, p.Now = sessionID, now
+		_, err := tx.EventAppend(ctx, p)
+		return err
+	}
+	return []func(tx store.Tx) error{
+		func(tx store.Tx) error {
+			if _, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: "msg_follow_a", SessionID: sessionID, RunID: "run_f", Role: "assistant",
+				Content: "<b>&\u00e9\"</b> é", ToolCalls: json.RawMessage(`[{"id":"call_f","name":"f","arguments":{"x":[1,"<"]}}]`), Now: now}); err != nil {
+				return err
+			}
+			if _, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: "ask_follow", SessionID: sessionID, RunID: "run_f", ToolCallID: "call_f",
+				Tool: "ask_user", Request: json.RawMessage(`{"id":"ask_follow","runId":"run_f","sessionId":"` + sessionID + `","questions":[]}`), Now: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+				return err
+			}
+			for _, p := range []*store.EventAppendParams{
+				{Name: "session", Data: json.RawMessage(`{"sessionId":"` + sessionID + `","runId":"run_f","status":"running"}`), RunID: "run_f"},
+				{Name: "message", Data: json.RawMessage(`{"messageId":"msg_follow_a","role":"assistant","content":""}`), MessageRef: "msg_follow_a"},
+				{Name: "tool_call", Data: json.RawMessage(`{"toolCallId":"call_f","name":"f","arguments":""}`), MessageRef: "msg_follow_a"},
+				{Name: "user_input_required", Data: json.RawMessage(`{"id":"ask_follow","runId":"run_f","sessionId":"` + sessionID + `","questions":[]}`), Ref: "ask_follow", RunID: "run_f"},
+			} {
+				if err := app(tx, p); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		func(tx store.Tx) error {
+			return app(tx, &store.EventAppendParams{Name: "message", Data: json.RawMessage(`{"messageId":"msg_follow_a","role":"assistant","content":""}`), MessageRef: "msg_follow_a"})
+		},
+		func(tx store.Tx) error {
+			if _, err := tx.MessageInsert(ctx, &store.MessageInsertParams{ID: "msg_follow_b", SessionID: sessionID, RunID: "run_f", Role: "tool", ToolCallID: "call_f", Content: "42", Now: now}); err != nil {
+				return err
+			}
+			if err := app(tx, &store.EventAppendParams{Name: "tool_result", Data: json.RawMessage(`{"toolCallId":"call_f","name":"f","content":"","isError":false}`), MessageRef: "msg_follow_b"}); err != nil {
+				return err
+			}
+			return app(tx, &store.EventAppendParams{Name: "done", Data: json.RawMessage(`{"runId":"run_f","status":"completed"}`), RunID: "run_f"})
+		},
+	}
 }
 
 func exerciseAuditTrace(t *testing.T, newStore func(t *testing.T) store.Store) {
