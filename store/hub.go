@@ -96,6 +96,15 @@ func (h *Hub) Follow(sessionID string) (*Follower, func()) {
 	}
 }
 
+// Following reports whether sessionID has a Follower now: a driver
+// keeps a commit's events for Hand only then (one that follows later
+// reads the log for what it was not handed).
+func (h *Hub) Following(sessionID string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.followers[sessionID]) > 0
+}
+
 // Hand wakes sessionID's subscribers as Notify does and gives its
 // Followers evs, the events one commit appended to the session, in their
 // order, complete (Data as EventList returns it). A driver calls it once

@@ -284,7 +284,8 @@ func (s *Store) runMember(r *rawConn, j *txJob, i int, solo bool) (wrote bool, e
 	// The held rows' slices are reused; a member that failed before its
 	// rows were written leaves them there.
 	m.buf = rowBuf{r: r, known: s.seq, learnt: s.learnt, touches: s.touches,
-		events: emptied(m.buf.events), feed: emptied(m.buf.feed), trace: emptied(m.buf.trace), audit: emptied(m.buf.audit), msgs: emptied(m.buf.msgs)}
+		events: emptied(m.buf.events), feed: emptied(m.buf.feed), trace: emptied(m.buf.trace), audit: emptied(m.buf.audit), msgs: emptied(m.buf.msgs),
+		hub: &s.hub}
 	buf := &m.buf
 	m.q = rawTx{r: r, buf: buf}
 	m.tx = txExecutor{executor{r: &m.q, w: &m.q, onEvent: m.onEvent, buf: buf}}

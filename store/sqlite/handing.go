@@ -11,7 +11,8 @@ import (
 // An event that references a message (EventAppendParams.MessageRef) is
 // completed from the message the member inserted before it; one whose
 // message the member did not insert leaves its session unhanded, and that
-// session's Followers read the log.
+// session's Followers read the log. Nothing is kept for a session that had
+// no Follower when the member wrote (rowBuf.follows).
 type handing struct {
 	events   []*store.Event
 	unhanded map[string]struct{}
@@ -24,6 +25,12 @@ func (b *rowBuf) handing() *handing {
 		b.hand = &handing{}
 	}
 	return b.hand
+}
+
+// follows reports whether the member keeps sessionID's events and
+// messages for Hand: only while the session has a Follower.
+func (b *rowBuf) follows(sessionID string) bool {
+	return b.hub != nil && b.hub.Following(sessionID)
 }
 
 // message notes a message the member inserted.

@@ -121,7 +121,9 @@ func (e executor) EventAppend(ctx context.Context, p *store.EventAppendParams) (
 		if err != nil {
 			return nil, err
 		}
-		e.buf.handing().event(ev, p)
+		if e.buf.follows(p.SessionID) {
+			e.buf.handing().event(ev, p)
+		}
 		if e.onEvent != nil {
 			e.onEvent(p.SessionID)
 			for _, k := range keys {
@@ -483,7 +485,9 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 	}
 	if e.buf != nil {
 		e.buf.inserted(p.SessionID, p.ID, seq)
-		e.buf.handing().message(p)
+		if e.buf.follows(p.SessionID) {
+			e.buf.handing().message(p)
+		}
 	}
 	return &store.Message{Seq: seq, ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, Role: p.Role, Content: p.Content,
 		ToolCalls: p.ToolCalls, Calls: store.DecodeCalls(p.ToolCalls), ToolCallID: p.ToolCallID, Name: p.Name, IsError: p.IsError, Metadata: p.Metadata,

@@ -137,8 +137,10 @@ type rowBuf struct {
 	wrote bool
 	// touches caches, per query text, whether it names a bufTables table.
 	touches map[string]bool
-	// hand is what the member appended, for its session's Followers.
+	// hand is what the member appended, for its session's Followers;
+	// hub is the store's, which says whether a session has any.
 	hand *handing
+	hub  *store.Hub
 }
 
 func (b *rowBuf) pending() bool {
