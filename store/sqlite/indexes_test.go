@@ -58,11 +58,11 @@ var fullScan = regexp.MustCompile(`^SCAN \w+$`)
 // scansAllowed are the queries that may read a whole table: maintenance
 // (retention, deleting a session), never a run's step.
 var scansAllowed = []string{
-	"DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE at < ?",                                  // Prune: oldest rows first, by rowid
-	"INSERT INTO log_seqs (name, last) SELECT 'audit', MAX(id) FROM (SELECT id FROM audit WHERE at < ?", // Prune: the largest id it deletes
-	"SELECT id FROM sessions s WHERE updated_at < ?",                                                    // Prune: sessions idle since
-	"DELETE FROM runs WHERE session_id = ?",                                                             // SessionDelete
-	"DELETE FROM feed WHERE sk = (SELECT k FROM sessions WHERE id = ?) RETURNING",                       // SessionDelete: no index by session
+	"DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE at < ?",            // Prune: oldest rows first, by rowid
+	"END, MAX(id) FROM (SELECT id FROM audit WHERE at < ?",                        // Prune: the largest id it deletes of each range
+	"SELECT id FROM sessions s WHERE updated_at < ?",                              // Prune: sessions idle since
+	"DELETE FROM runs WHERE session_id = ?",                                       // SessionDelete
+	"DELETE FROM feed WHERE sk = (SELECT k FROM sessions WHERE id = ?) RETURNING", // SessionDelete: no index by session
 }
 
 // hotQueries are the queries of every cycle (and of every replay), each
@@ -92,7 +92,8 @@ var hotQueries = []struct{ name, sql, index string }{
 	{"SessionGet", "FROM sessions WHERE id = ?", "sqlite_autoindex_sessions_1"},
 	{"SessionList", "FROM sessions WHERE owner = ?", "sessions_owner_updated"},
 	{"TraceList", "FROM trace WHERE id BETWEEN (SELECT k FROM sessions WHERE id = ?1) << 32", "PRIMARY KEY"},
-	{"AuditList", "FROM audit WHERE session_id = ? ORDER BY id", "audit_session"},
+	{"AuditList", "FROM audit WHERE id BETWEEN (SELECT k FROM sessions WHERE id = ?2) << 32", "PRIMARY KEY"},
+	{"AuditList (entries stored before 00025)", "FROM audit WHERE session_id = ?1 AND id < 4294967296", "audit_session"},
 	{"group commit's next trace id", "SELECT s.k, COALESCE((SELECT MAX(t.id) FROM trace t WHERE id BETWEEN s.k << 32", "PRIMARY KEY"},
 	{"FeedList", "WHERE f.owner = ? AND f.seq > ?", "PRIMARY KEY"},
 	{"FeedListUnfanned", "WHERE f.fanned = 0 ORDER BY", "feed_unfanned"},

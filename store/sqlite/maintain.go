@@ -109,6 +109,22 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 			return fmt.Errorf("sqlite: session delete: %w", err)
 		}
 	}
+	// The audit entries are kept: those of the session's range
+	// (rowbuf.go, auditOf) become entries of no session, numbered on in
+	// their order, so AuditList still finds them (audit_session), and the
+	// range starts empty, without its mark, for a session that takes the
+	// key later (the writer numbers a session it creates from 1).
+	var base int64
+	if err := tx.QueryRowContext(ctx, `SELECT `+nextAuditID+` - 1`).Scan(&base); err != nil {
+		return fmt.Errorf("sqlite: session delete: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM log_seqs WHERE name = 'audit:' || (SELECT k FROM sessions WHERE id = ?)`, id); err != nil {
+		return fmt.Errorf("sqlite: session delete: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE audit SET id = ?1 + (id & 4294967295) WHERE `+auditOf(`(SELECT k FROM sessions WHERE id = ?2)`)+` AND session_id = ?3`,
+		base, id, idSession.enc(id)); err != nil {
+		return fmt.Errorf("sqlite: session delete: %w", err)
+	}
 	for _, q := range []string{
 		`DELETE FROM events AS e WHERE ` + eventsOf(`SELECT k FROM sessions WHERE id = ?1`),
 		`DELETE FROM webhook_deliveries WHERE session_id = ?`,
@@ -215,11 +231,12 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 		res.Webhooks, _ = r.RowsAffected()
 	}
 	if !p.AuditBefore.IsZero() {
-		// log_seqs keeps the largest id deleted: the next is one past it
-		// (nextAuditID), so an id is never given twice.
+		// log_seqs keeps the largest id deleted of each range (rowbuf.go,
+		// auditMark): the next id of the range is one past it, so an id is
+		// never given twice.
 		prunable := `(SELECT id FROM audit WHERE at < ? ORDER BY id LIMIT ?)`
-		if _, err := tx.ExecContext(ctx, `INSERT INTO log_seqs (name, last) SELECT 'audit', MAX(id) FROM `+prunable+`
-			WHERE true HAVING MAX(id) IS NOT NULL ON CONFLICT (name) DO UPDATE SET last = MAX(last, excluded.last)`, ts(p.AuditBefore), limit*100); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO log_seqs (name, last) SELECT `+auditMark("id")+`, MAX(id) FROM `+prunable+`
+			WHERE true GROUP BY 1 ON CONFLICT (name) DO UPDATE SET last = MAX(last, excluded.last)`, ts(p.AuditBefore), limit*100); err != nil {
 			return nil, fmt.Errorf("sqlite: prune audit: %w", err)
 		}
 		r, err := tx.ExecContext(ctx, `DELETE FROM audit WHERE id IN `+prunable, ts(p.AuditBefore), limit*100)

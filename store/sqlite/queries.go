@@ -77,8 +77,11 @@ func (e executor) AuditInsert(ctx context.Context, p *store.AuditInsertParams) e
 	if e.buf != nil {
 		return e.buf.appendAudit(ctx, p)
 	}
+	// The next id of the session's range (rowbuf.go, auditOf), or of no
+	// session's.
 	_, err := e.w.ExecContext(ctx, `INSERT INTO audit (id, session_id, request_id, tool_call_id, run_id, action, reason, summary, at)
-		VALUES (`+nextAuditID+`, ?, ?, ?, ?, ?, ?, ?, ?)`, idSession.enc(p.SessionID), idAsk.enc(p.RequestID), idCall.enc(p.ToolCallID), idRun.enc(p.RunID),
+		VALUES (COALESCE((SELECT (s.k << 32) + `+nextAuditOf("s.k")+` + 1 FROM sessions s WHERE s.id = ?), `+nextAuditID+`),
+		?, ?, ?, ?, ?, ?, ?, ?)`, p.SessionID, idSession.enc(p.SessionID), idAsk.enc(p.RequestID), idCall.enc(p.ToolCallID), idRun.enc(p.RunID),
 		auditActions.enc(p.Action), auditReasons.enc(p.Reason), packSummary(p.Summary), ts(p.Now))
 	if err != nil {
 		return fmt.Errorf("sqlite: audit insert: %w", err)
@@ -88,8 +91,11 @@ func (e executor) AuditInsert(ctx context.Context, p *store.AuditInsertParams) e
 
 // AuditList implements store.Executor.
 func (e executor) AuditList(ctx context.Context, sessionID string) ([]*store.AuditEntry, error) {
-	rows, err := e.r.QueryContext(ctx, `SELECT id, session_id, request_id, tool_call_id, run_id, action, reason, summary, at
-		FROM audit WHERE session_id = ? ORDER BY id`, idSession.enc(sessionID))
+	// The session's range (rowbuf.go, auditOf) and the entries stored
+	// before it had one (audit_session).
+	const cols = `SELECT id, session_id, request_id, tool_call_id, run_id, action, reason, summary, at FROM audit`
+	rows, err := e.r.QueryContext(ctx, cols+` WHERE `+auditOf(`(SELECT k FROM sessions WHERE id = ?2)`)+` AND session_id = ?1
+		UNION ALL `+cols+` WHERE session_id = ?1 AND `+auditOld+` ORDER BY id`, idSession.enc(sessionID), sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: audit list: %w", err)
 	}

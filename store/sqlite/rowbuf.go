@@ -44,19 +44,20 @@ const maxRowsPerInsert = 200
 
 // seqs are the numbers the writer goroutine knows: the last event number
 // of a session, a session's owner and key (sessions.k), the last feed
-// number of an owner, the last trace entry of a session, the last audit
-// id (0 when not known).
+// number of an owner, the last trace entry and the last audit entry of a
+// session, the last audit id of no session (0 when not known).
 type seqs struct {
-	ev    map[string]int64
-	owner map[string]string
-	key   map[string]int64
-	feed  map[string]int64
-	trace map[string]int64
-	audit int64
+	ev     map[string]int64
+	owner  map[string]string
+	key    map[string]int64
+	feed   map[string]int64
+	trace  map[string]int64
+	audits map[string]int64
+	audit  int64
 }
 
 func newSeqs() *seqs {
-	return &seqs{ev: map[string]int64{}, owner: map[string]string{}, key: map[string]int64{}, feed: map[string]int64{}, trace: map[string]int64{}}
+	return &seqs{ev: map[string]int64{}, owner: map[string]string{}, key: map[string]int64{}, feed: map[string]int64{}, trace: map[string]int64{}, audits: map[string]int64{}}
 }
 
 func (q *seqs) reset() {
@@ -65,6 +66,7 @@ func (q *seqs) reset() {
 	clear(q.key)
 	clear(q.feed)
 	clear(q.trace)
+	clear(q.audits)
 	q.audit = 0
 }
 
@@ -84,6 +86,9 @@ func (q *seqs) merge(o *seqs) {
 	}
 	for k, v := range o.trace {
 		q.trace[k] = v
+	}
+	for k, v := range o.audits {
+		q.audits[k] = v
 	}
 	if o.audit > 0 {
 		q.audit = o.audit
@@ -262,10 +267,10 @@ func (b *rowBuf) nextFeed(ctx context.Context, owner string) (int64, error) {
 	return last + 1, nil
 }
 
-// created notes a session this member created, with key k: no events
-// and no trace entries yet.
+// created notes a session this member created, with key k: no events,
+// no trace and no audit entries yet.
 func (b *rowBuf) created(id, owner string, k int64) {
-	b.learnt.ev[id], b.learnt.owner[id], b.learnt.key[id], b.learnt.trace[id] = 0, owner, k, 0
+	b.learnt.ev[id], b.learnt.owner[id], b.learnt.key[id], b.learnt.trace[id], b.learnt.audits[id] = 0, owner, k, 0, 0
 }
 
 // nextTrace returns the key of session id and the number of its next
@@ -304,25 +309,93 @@ func (b *rowBuf) appendTrace(ctx context.Context, p *store.TraceInsertParams) er
 	return nil
 }
 
-// nextAuditID is, in a statement, the next audit id: one past the larger
-// of the last row's and the largest deleted (log_seqs).
-const nextAuditID = `(SELECT MAX(COALESCE((SELECT MAX(id) FROM audit), 0), COALESCE((SELECT last FROM log_seqs WHERE name = 'audit'), 0)) + 1)`
+// An audit entry's id is its session's key (sessions.k) in the high 32
+// bits and its number in the session's range in the low 32 (auditOf), as
+// a trace entry's: a session's entries are one range of the table's own
+// b-tree, read without an index. The next number is one past the larger
+// of the range's last entry and its mark in log_seqs ('audit:' and the
+// key, auditMark), which Prune raises to the largest id it deletes of the
+// range: a session is never given an id twice. An entry of no session,
+// every entry stored before migration 00025 and the entries of a deleted
+// session (SessionDelete renumbers them, and its range starts empty for a
+// session that takes the key later) have ids below 2³² (auditOld), read
+// through the partial index audit_session.
+const auditOld = `id < 4294967296`
 
-// appendAudit holds back p's audit entry with the next id (nextAuditID,
-// read once and then kept).
-func (b *rowBuf) appendAudit(ctx context.Context, p *store.AuditInsertParams) error {
+// auditOf is the condition, on audit, that selects the ids of the range
+// of the session key the SQL expression k gives.
+func auditOf(k string) string {
+	return `id BETWEEN ` + k + ` << 32 AND (` + k + ` << 32) + 4294967295`
+}
+
+// nextAuditOf is, in a statement, the last number given in the range of
+// the session key the SQL expression k gives (0: none).
+func nextAuditOf(k string) string {
+	return `(MAX(COALESCE((SELECT MAX(a.id) FROM audit a WHERE a.` + auditOf(k) + `), 0),
+		COALESCE((SELECT last FROM log_seqs WHERE name = 'audit:' || ` + k + `), 0)) & 4294967295)`
+}
+
+// auditMark is, in a statement, the log_seqs name of the range of the
+// audit id the SQL expression id gives ('audit' below 2³²).
+func auditMark(id string) string {
+	return `CASE WHEN ` + id + ` < 4294967296 THEN 'audit' ELSE 'audit:' || (` + id + ` >> 32) END`
+}
+
+// nextAuditID is, in a statement, the next id of an entry of no session:
+// one past the larger of the last such row's and the largest deleted
+// (log_seqs 'audit').
+const nextAuditID = `(SELECT MAX(COALESCE((SELECT MAX(id) FROM audit WHERE ` + auditOld + `), 0),
+	COALESCE((SELECT last FROM log_seqs WHERE name = 'audit'), 0)) + 1)`
+
+// nextAudit returns the key of session id and the number of its next
+// audit entry; for a session that does not exist, key -1 and the next id
+// of no session (nextAuditID, read once and then kept).
+func (b *rowBuf) nextAudit(ctx context.Context, id string) (sk, n int64, err error) {
+	for _, q := range []*seqs{b.learnt, b.known} {
+		if v, ok := q.audits[id]; ok {
+			if k, ok := q.key[id]; ok {
+				return k, v + 1, nil
+			}
+		}
+	}
+	err = b.query(ctx, `SELECT s.k, `+nextAuditOf("s.k")+` FROM sessions s WHERE s.id = ?`, id).Scan(&sk, &n)
+	if err == nil {
+		b.learnt.key[id] = sk
+		return sk, n + 1, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, fmt.Errorf("sqlite: audit insert: %w", err)
+	}
 	last := b.learnt.audit
 	if last == 0 {
 		last = b.known.audit
 	}
 	if last == 0 {
 		if err := b.query(ctx, `SELECT `+nextAuditID+` - 1`).Scan(&last); err != nil {
-			return fmt.Errorf("sqlite: audit insert: %w", err)
+			return 0, 0, fmt.Errorf("sqlite: audit insert: %w", err)
 		}
 	}
-	b.learnt.audit = last + 1
+	return -1, last + 1, nil
+}
+
+// appendAudit holds back p's audit entry with the next id of its session
+// (nextAudit).
+func (b *rowBuf) appendAudit(ctx context.Context, p *store.AuditInsertParams) error {
+	sk, n, err := b.nextAudit(ctx, p.SessionID)
+	if err != nil {
+		return err
+	}
+	id := n
+	if sk < 0 {
+		b.learnt.audit = n
+	} else {
+		if n > traceMax {
+			return fmt.Errorf("sqlite: audit insert: session %s has %d entries", p.SessionID, int64(traceMax))
+		}
+		b.learnt.audits[p.SessionID], id = n, traceID(sk, n)
+	}
 	ids := &b.r.ids
-	b.audit = append(b.audit, auditRow{id: last + 1, session: ids.enc(idSession, p.SessionID), request: ids.enc(idAsk, p.RequestID), call: ids.enc(idCall, p.ToolCallID),
+	b.audit = append(b.audit, auditRow{id: id, session: ids.enc(idSession, p.SessionID), request: ids.enc(idAsk, p.RequestID), call: ids.enc(idCall, p.ToolCallID),
 		run: ids.enc(idRun, p.RunID), action: auditActions.enc(p.Action), reason: auditReasons.enc(p.Reason), sum: packSummary(p.Summary), at: ts(p.Now)})
 	return nil
 }
