@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,61 +13,26 @@ import (
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/approval"
 	"github.com/lubanhq/luban/askuser"
+	"github.com/lubanhq/luban/config"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/when"
 )
 
 // Route is one of an agent's routes (docs/design.md §16): which questions
-// it takes (Kind, Tool, When; the first matching route of the agent wins)
-// and who answers them. Without a matching route the session's owner is
-// the only assignee.
-type Route struct {
-	// Kind is RouteAsk, RouteApproval or RouteElicitation; empty matches
-	// every kind.
-	Kind string
-	// Tool is a tool name or a path.Match glob; empty matches every tool.
-	// The tool of an ask is the ask tool (ask_user, AskUser), of an
-	// approval the tool that waits for it, of an elicitation the tool
-	// whose MCP server asks.
-	Tool string
-	// When narrows the route to the calls for which it holds (nil: every
-	// call). A condition that cannot be evaluated matches: the route is
-	// the stricter path.
-	When *when.Expr
-	// Assignees are person ids, "group:<id>" (every person of the group,
-	// as the Directory has them when the question is asked) and "owner"
-	// (the session's owner). At least one.
-	Assignees []string
-	// Quorum is the number of distinct approvals an approval needs (0 or
-	// 1: one); any reject rejects.
-	Quorum int
-	// SelfApproval false keeps the session's owner from approving (or
-	// editing) their own agent's call; nil means allowed.
-	SelfApproval *bool
-	// Timeout, Remind, Escalate and OnTimeout are the route's deadlines:
-	// stored with the question for the deadline keeper. A Timeout sets the
-	// question's expiresAt (0: Options.InteractionTTL).
-	Timeout   time.Duration
-	Remind    []time.Duration
-	Escalate  *Escalate
-	OnTimeout string
-	// Line is where the route is written in the configuration (0: unknown).
-	Line int
-}
+// it takes and who answers them, by when. It is config.Route, the
+// configuration file's `routes:` entry, whose fields say the rules.
+type Route = config.Route
 
-// Escalate is a route's escalation: after After, To (as Route.Assignees)
-// may answer too.
-type Escalate struct {
-	After time.Duration `json:"after"`
-	To    []string      `json:"to"`
-}
+// Escalate is a route's escalation (config.Escalate): after After, To (as
+// Route.Assignees) may answer too.
+type Escalate = config.Escalate
 
 // Route kinds (Route.Kind, AssignedRoute.Kind).
 const (
-	RouteAsk         = "ask"
-	RouteApproval    = "approval"
-	RouteElicitation = "elicitation"
+	RouteAsk         = config.KindAsk
+	RouteApproval    = config.KindApproval
+	RouteElicitation = config.KindElicitation
 )
 
 // AssignedRoute is what a question keeps of the route that assigned it
@@ -125,20 +89,6 @@ func questionKind(tool string) string {
 	return ""
 }
 
-// matches reports whether route rt takes a question of kind about call v.
-func (rt *Route) matches(kind string, v when.Vars) bool {
-	if rt.Kind != "" && rt.Kind != kind {
-		return false
-	}
-	if rt.Tool != "" {
-		if ok, _ := path.Match(rt.Tool, v.Tool); !ok {
-			return false
-		}
-	}
-	ok, err := rt.When.Eval(v)
-	return ok || err != nil
-}
-
 // assign routes a question of prompt tool promptTool about call c of run
 // (docs/design.md §16): the first route of the run's agent that matches
 // names its assignees. It returns nil (the owner answers, as without
@@ -160,7 +110,7 @@ func (r *Runner) assign(ctx context.Context, run *store.Run, promptTool string, 
 	v := when.Vars{Tool: c.Name, Args: json.RawMessage(c.Arguments), Agent: ag.Name, Owner: s.Owner, Session: run.SessionID}
 	for i := range ag.Routes {
 		rt := &ag.Routes[i]
-		if !rt.matches(kind, v) {
+		if !rt.Matches(kind, v) {
 			continue
 		}
 		a := &assignment{route: AssignedRoute{Agent: ag.Name, Index: i, Line: rt.Line, Kind: kind, Owner: s.Owner,

@@ -59,24 +59,37 @@ type OIDC struct {
 
 // Route is one entry of an agent's `routes:` (docs/design.md §16): which
 // questions it takes (Kind, Tool, When; the first matching route of the
-// agent wins) and who answers them, by when.
+// agent wins) and who answers them, by when. Without a matching route the
+// session's owner is the only assignee. agent.Route is this type: a route
+// parsed from the file goes to agent.Agent.Routes as it is.
 type Route struct {
-	// Kind is ask, approval or elicitation; empty matches every kind.
+	// Kind is ask, approval or elicitation (KindAsk, …); empty matches
+	// every kind.
 	Kind string
-	// Tool is a tool name or glob; empty matches every tool.
+	// Tool is a tool name or a path.Match glob; empty matches every tool.
+	// The tool of an ask is the ask tool (ask_user, AskUser), of an
+	// approval the tool that waits for it, of an elicitation the tool
+	// whose MCP server asks.
 	Tool string
-	// When narrows the route to calls for which the condition holds.
+	// When narrows the route to the calls for which it holds (nil: every
+	// call). A condition that cannot be evaluated matches: the route is
+	// the stricter path.
 	When *when.Expr
-	// Assignees are person ids, "group:<id>" and "owner". At least one.
+	// Assignees are person ids, "group:<id>" (every person of the group,
+	// as the directory has them when the question is asked) and "owner"
+	// (the session's owner). At least one.
 	Assignees []string
-	// Quorum is the number of distinct approvals an approval needs
-	// (0: one). Never more than the people Assignees can name.
+	// Quorum is the number of distinct approvals an approval needs (0 or
+	// 1: one); any reject rejects. Never more than the people Assignees
+	// can name.
 	Quorum int
-	// SelfApproval false keeps the session's owner from approving their
-	// own agent's call; nil means allowed.
+	// SelfApproval false keeps the session's owner from approving (or
+	// editing) their own agent's call; nil means allowed.
 	SelfApproval *bool
-	// Timeout resolves the question with OnTimeout (0: the server's
-	// --interaction-ttl).
+	// Timeout resolves the question with OnTimeout and sets its expiresAt
+	// (0: the server's --interaction-ttl, agent.Options.InteractionTTL).
+	// Timeout, Remind, Escalate and OnTimeout are stored with the question
+	// for the deadline keeper.
 	Timeout time.Duration
 	// Remind are the delays after the question at which its assignees are
 	// notified again, each shorter than Timeout.
@@ -85,14 +98,16 @@ type Route struct {
 	Escalate *Escalate
 	// OnTimeout is reject, approve, cancel or default ("": default).
 	OnTimeout string
-	Line      int
+	// Line is where the route is written in the configuration (0: unknown).
+	Line int
 }
 
-// Escalate is a route's `escalate:`: after After, To (as Assignees) may
-// answer too and are notified.
+// Escalate is a route's `escalate:`: after After, To (as Route.Assignees)
+// may answer too and are notified. Its JSON form is what a question keeps
+// of its route (agent.AssignedRoute).
 type Escalate struct {
-	After time.Duration
-	To    []string
+	After time.Duration `json:"after"`
+	To    []string      `json:"to"`
 }
 
 // Route kinds (Route.Kind).

@@ -290,7 +290,7 @@ func configAgents(file string, f *config.File, reg *tool.Registry, workspace, de
 			}
 		}
 		out = append(out, &agent.Agent{Name: ca.Name, System: ca.Instructions, Provider: prov, Tools: allow, MaxSteps: ca.MaxSteps, Approval: ca.Approval,
-			Routes: agentRoutes(ca.Routes)})
+			Routes: ca.Routes})
 	}
 	if len(errs) > 0 {
 		return nil, errs
@@ -423,21 +423,6 @@ func describeRoute(r config.Route) string {
 	}
 	if r.OnTimeout != "" {
 		out += ", on timeout " + r.OnTimeout
-	}
-	return out
-}
-
-// agentRoutes are an agent's routes (docs/design.md §16) as the
-// configuration writes them.
-func agentRoutes(rs []config.Route) []agent.Route {
-	out := make([]agent.Route, 0, len(rs))
-	for _, r := range rs {
-		ar := agent.Route{Kind: r.Kind, Tool: r.Tool, When: r.When, Assignees: r.Assignees, Quorum: r.Quorum, SelfApproval: r.SelfApproval,
-			Timeout: r.Timeout, Remind: r.Remind, OnTimeout: r.OnTimeout, Line: r.Line}
-		if e := r.Escalate; e != nil {
-			ar.Escalate = &agent.Escalate{After: e.After, To: e.To}
-		}
-		out = append(out, ar)
 	}
 	return out
 }
