@@ -395,8 +395,8 @@ func migrationStatus(ctx context.Context, p *goose.Provider) ([]store.Migration,
 
 // migrationName is a migration's file name; a migration written in Go
 // (compactMigration, sessionKeyMigration, logsMigration, eventsMigration,
-// rowsMigration, timeoutsMigration, eventRefsMigration) is named after
-// what it does.
+// rowsMigration, timeoutsMigration, eventRefsMigration,
+// messageIDsMigration) is named after what it does.
 func migrationName(version int64, path string) string {
 	if path == "" {
 		switch version {
@@ -412,6 +412,8 @@ func migrationName(version int64, path string) string {
 			return fmt.Sprintf("%05d_timeouts_in_interactions.go", version)
 		case eventRefsVersion:
 			return fmt.Sprintf("%05d_event_refs.go", version)
+		case messageIDsVersion:
+			return fmt.Sprintf("%05d_message_ids.go", version)
 		default:
 			return fmt.Sprintf("%05d_compact_runs_interactions.go", version)
 		}

@@ -178,10 +178,11 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 	for rows.Next() {
 		ev := &store.Event{SessionID: p.SessionID}
 		var data, ref any
-		var content, calls, msgID sql.NullString
+		var content, calls sql.NullString
+		var msgID string
 		var at int64
 		var rq requestRef
-		if err := rows.Scan(append(append([]any{&ev.Seq, eventNames.into(&ev.Name), &data}, rq.dest()...), &content, &calls, &ref, &msgID, idRun.into(&ev.RunID), &at)...); err != nil {
+		if err := rows.Scan(append(append([]any{&ev.Seq, eventNames.into(&ev.Name), &data}, rq.dest()...), &content, &calls, &ref, idMessage.into(&msgID), idRun.into(&ev.RunID), &at)...); err != nil {
 			return nil, err
 		}
 		ev.CreatedAt = tm(at)
@@ -192,7 +193,7 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 		} else {
 			mref, ok := ref.(string)
 			if !ok {
-				mref = msgID.String
+				mref = msgID
 			}
 			if ev.Data, err = unpackEventData(data, p.SessionID, ev.RunID, mref); err != nil {
 				return nil, err
@@ -472,7 +473,8 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 		FROM (SELECT k, COALESCE((SELECT m.seq FROM messages m WHERE m.seq BETWEEN k << 32 AND (k << 32) + 4294967295 ORDER BY m.seq DESC LIMIT 1), k << 32) + 1 AS n
 			FROM sessions WHERE id = ? AND k < 2147483648) s
 		WHERE s.n <= (s.k << 32) + 4294967295`,
-		p.ID, p.RunID, p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata), p.ParentID, p.CallIndex, ts(p.Now), p.SessionID)
+		e.enc(idMessage, p.ID), e.enc(idRun, p.RunID), p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata),
+		e.enc(idMessage, p.ParentID), p.CallIndex, ts(p.Now), p.SessionID)
 	if err == nil {
 		var n int64
 		if n, err = res.RowsAffected(); err == nil && n == 0 {
@@ -518,12 +520,14 @@ const messageCols = `seq, id, (SELECT s.id FROM sessions s WHERE s.k = messages.
 func scanMessage(sc interface{ Scan(...any) error }) (*store.Message, error) {
 	// One allocation, as in scanInteraction.
 	v := &struct {
-		m           store.Message
-		calls, meta sql.NullString
-		at          int64
+		m                 store.Message
+		calls, meta       sql.NullString
+		at                int64
+		id, run, parentID idDest
 	}{}
 	m := &v.m
-	if err := sc.Scan(&m.Seq, &m.ID, &m.SessionID, &m.RunID, &m.Role, &m.Content, &v.calls, &m.ToolCallID, &m.Name, &m.IsError, &v.meta, &m.ParentID, &m.CallIndex, &v.at); err != nil {
+	v.id, v.run, v.parentID = idMessage.into(&m.ID), idRun.into(&m.RunID), idMessage.into(&m.ParentID)
+	if err := sc.Scan(&m.Seq, &v.id, &m.SessionID, &v.run, &m.Role, &m.Content, &v.calls, &m.ToolCallID, &m.Name, &m.IsError, &v.meta, &v.parentID, &m.CallIndex, &v.at); err != nil {
 		return nil, err
 	}
 	m.ToolCalls, m.Metadata, m.CreatedAt = rawJSON(v.calls), rawJSON(v.meta), tm(v.at)

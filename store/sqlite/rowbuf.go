@@ -223,7 +223,7 @@ func (b *rowBuf) messageRef(ctx context.Context, session string, sk int64, id st
 		}
 	}
 	var seq int64
-	err := b.query(ctx, `SELECT seq FROM messages WHERE seq BETWEEN ?1 << 32 AND (?1 << 32) + 4294967295 AND id = ?2`, sk, id).Scan(&seq)
+	err := b.query(ctx, `SELECT seq FROM messages WHERE seq BETWEEN ?1 << 32 AND (?1 << 32) + 4294967295 AND id = ?2`, sk, idMessage.enc(id)).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return id, nil
 	}
