@@ -277,7 +277,7 @@ func TestMigrateStatusAndUp(t *testing.T) {
 	require.Contains(t, r.stdout, "applied 20 00020_compact_messages.go")
 	require.Contains(t, r.stdout, "applied 22 00022_timeouts_in_interactions.go")
 	require.Contains(t, r.stdout, "applied 24 00024_event_refs.go")
-	require.Contains(t, r.stdout, "applied 25 00025_message_ids.go")
+	require.Contains(t, r.stdout, "applied 26 00026_message_ids.go")
 
 	r = luban(t, nil, "migrate", "status", "--db", db)
 	require.Equal(t, 0, r.code, r.stderr)

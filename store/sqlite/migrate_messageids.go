@@ -23,7 +23,7 @@ import (
 // It rebuilds the table in goose's transaction, with the version's record:
 // a process killed during it leaves the old table. Down restores the text
 // columns and the UNIQUE id.
-const messageIDsVersion = 25
+const messageIDsVersion = 26
 
 func messageIDsMigration() *goose.Migration {
 	return goose.NewGoMigration(messageIDsVersion,

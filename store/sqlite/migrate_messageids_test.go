@@ -11,7 +11,7 @@ import (
 	"github.com/lubanhq/luban/store"
 )
 
-// Migration 00025 (messageIDsMigration) keeps every message: messages
+// Migration 00026 (messageIDsMigration) keeps every message: messages
 // stored with text ids (of agent.NewID's form and not, with and without a
 // run and a parent) read the same through MessageList and the events that
 // reference them through EventList afterwards, the ids of agent.NewID's
@@ -57,7 +57,7 @@ func TestMigrationMessageIDs(t *testing.T) {
 	}
 	before := dump()
 
-	s, err := Open(ctx, path, nil) // applies 00025
+	s, err := Open(ctx, path, nil) // applies 00026
 	require.NoError(t, err)
 	msgs, err := s.MessageList(ctx, sa)
 	require.NoError(t, err)

@@ -61,7 +61,7 @@ func TestMigrationRowidNumbering(t *testing.T) {
 	var idx int
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema WHERE type = 'index' AND name IN
 		('sqlite_autoindex_messages_1', 'messages_one_result')`).Scan(&idx))
-	require.Equal(t, 1, idx, "the index is back under its name (migration 00025 drops the message-id index)")
+	require.Equal(t, 1, idx, "the index is back under its name (migration 00026 drops the message-id index)")
 
 	_, err = p.DownTo(ctx, 7)
 	require.NoError(t, err)
