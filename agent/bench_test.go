@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -563,17 +564,28 @@ func TestCycleCounts(t *testing.T) {
 	for range 100 {
 		require.NoError(t, bb.cycle(ctx))
 	}
-	before, readsBefore, clientBefore := bb.sq.Counts(), bb.sq.ReadsByQuery(), bb.clientReads.Load()
+	before, readsBefore, writesBefore, clientBefore := bb.sq.Counts(), bb.sq.ReadsByQuery(), bb.sq.WritesByQuery(), bb.clientReads.Load()
 	const cycles = 20
 	for range cycles {
 		require.NoError(t, bb.cycle(ctx))
 	}
-	after, readsAfter, client := bb.sq.Counts(), bb.sq.ReadsByQuery(), float64(bb.clientReads.Load()-clientBefore)/cycles
+	after, readsAfter, writesAfter, client := bb.sq.Counts(), bb.sq.ReadsByQuery(), bb.sq.WritesByQuery(), float64(bb.clientReads.Load()-clientBefore)/cycles
 	for q, n := range readsAfter {
 		if d := n - readsBefore[q]; d > 0 {
 			t.Logf("%.1f reads per cycle of %s", float64(d)/cycles, strings.Join(strings.Fields(q), " "))
 		}
 	}
+	// The writer's statements, one line each (docs/performance.md
+	// "Statements per cycle" has them commit by commit).
+	var byQuery int64
+	for _, q := range slices.Sorted(maps.Keys(writesAfter)) {
+		if d := writesAfter[q] - writesBefore[q]; d > 0 {
+			byQuery += d
+			q = strings.Join(strings.Fields(q), " ")
+			t.Logf("%.1f writes per cycle of %s", float64(d)/cycles, q[:min(len(q), 110)])
+		}
+	}
+	require.Equal(t, after.Writes-before.Writes, byQuery, "the writer's statements per query add up to its count")
 	commits := float64(after.Commits-before.Commits) / cycles
 	writes := float64(after.Writes-before.Writes) / cycles
 	reads := float64(after.Reads-before.Reads) / cycles

@@ -139,7 +139,9 @@ func (s *Store) closeRaw() {
 	defer conn.Close()
 	_ = conn.Raw(func(dc any) error {
 		if s.raw.dc == dc {
+			s.wmu.Lock() // WritesByQuery reads the statements' counts
 			s.raw.close()
+			s.wmu.Unlock()
 		}
 		return nil
 	})

@@ -44,9 +44,12 @@ type rawConn struct {
 	dc    any // the driver.Conn the statements belong to
 	prep  driver.ConnPrepareContext
 	check driver.NamedValueChecker // nil when the driver has none
-	stmts map[string]driver.Stmt
-	args  []driver.NamedValue
-	c     *stmtCache // counts the statements (Store.Counts)
+	stmts map[string]*rawStmt
+	// gone counts, per query text, the statements run on connections
+	// replaced since (bind): with stmts' counts, Store.WritesByQuery.
+	gone map[string]int64
+	args []driver.NamedValue
+	c    *stmtCache // counts the statements (Store.Counts)
 	// noOutbox is the Store's: when set, an owner's feed entry is
 	// written fanned out (no webhook outbox row).
 	noOutbox *atomic.Bool
@@ -61,6 +64,14 @@ type rawConn struct {
 	manyArgs []any
 	// ids are the values of the ids the log rows encoded last.
 	ids idMemo
+}
+
+// rawStmt is a statement prepared on the writer's connection and the
+// number of times rawTx ran it (not the group commit's SAVEPOINT, RELEASE
+// and ROLLBACK). Only the writer goroutine, holding Store.wmu, touches n.
+type rawStmt struct {
+	driver.Stmt
+	n int64
 }
 
 // manyKey names a multi-row INSERT: its head, one row's placeholders, the
@@ -96,21 +107,22 @@ func (r *rawConn) bind(dc any) error {
 		return fmt.Errorf("sqlite: driver connection %T lacks PrepareContext", dc)
 	}
 	// The old connection is gone: its statements went with it.
-	r.stmts = map[string]driver.Stmt{}
+	r.forget()
 	r.dc, r.prep = dc, prep
 	r.check, _ = dc.(driver.NamedValueChecker)
 	return nil
 }
 
 // stmt returns q prepared on the connection.
-func (r *rawConn) stmt(q string) (driver.Stmt, error) {
+func (r *rawConn) stmt(q string) (*rawStmt, error) {
 	if st := r.stmts[q]; st != nil {
 		return st, nil
 	}
-	st, err := r.prep.PrepareContext(context.Background(), q)
+	ds, err := r.prep.PrepareContext(context.Background(), q)
 	if err != nil {
 		return nil, err
 	}
+	st := &rawStmt{Stmt: ds}
 	r.stmts[q] = st
 	return st, nil
 }
@@ -120,7 +132,33 @@ func (r *rawConn) close() {
 	for _, st := range r.stmts {
 		st.Close()
 	}
-	r.stmts = map[string]driver.Stmt{}
+	r.forget()
+}
+
+// forget drops the prepared statements, keeping their counts in gone.
+func (r *rawConn) forget() {
+	for q, st := range r.stmts {
+		if st.n > 0 {
+			if r.gone == nil {
+				r.gone = map[string]int64{}
+			}
+			r.gone[q] += st.n
+		}
+	}
+	r.stmts = map[string]*rawStmt{}
+}
+
+// counts returns, per query text, the statements rawTx ran; the caller
+// holds Store.wmu.
+func (r *rawConn) counts(out map[string]int64) {
+	for q, n := range r.gone {
+		out[q] += n
+	}
+	for q, st := range r.stmts {
+		if st.n > 0 {
+			out[q] += st.n
+		}
+	}
 }
 
 // named converts args as database/sql does: the driver's NamedValueChecker
@@ -154,18 +192,27 @@ func (r *rawConn) named(args []any) ([]driver.NamedValue, error) {
 	return nv, nil
 }
 
-// prepared returns q's statement on the connection with args bound.
-func (r *rawConn) prepared(q string, args []any) (driver.Stmt, []driver.NamedValue, error) {
+// prepared returns q's statement on the connection with args bound; a
+// counted statement adds one to the statement's count (rawStmt).
+func (r *rawConn) prepared(q string, args []any, counted bool) (driver.Stmt, []driver.NamedValue, error) {
 	st, err := r.stmt(q)
 	if err != nil {
 		return nil, nil, err
 	}
+	if counted {
+		st.n++
+	}
 	nv, err := r.named(args)
-	return st, nv, err
+	return st.Stmt, nv, err
 }
 
+// exec runs q, not counted (the group commit's own statements).
 func (r *rawConn) exec(ctx context.Context, q string, args []any) (sql.Result, error) {
-	st, nv, err := r.prepared(q, args)
+	return r.execStmt(ctx, q, args, false)
+}
+
+func (r *rawConn) execStmt(ctx context.Context, q string, args []any, counted bool) (sql.Result, error) {
+	st, nv, err := r.prepared(q, args, counted)
 	if err != nil {
 		return nil, err
 	}
@@ -176,8 +223,9 @@ func (r *rawConn) exec(ctx context.Context, q string, args []any) (sql.Result, e
 	return ex.ExecContext(ctx, nv)
 }
 
+// query runs q, counted.
 func (r *rawConn) query(ctx context.Context, q string, args []any) (driver.Rows, error) {
-	st, nv, err := r.prepared(q, args)
+	st, nv, err := r.prepared(q, args, true)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +255,7 @@ func (t rawTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Resu
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return t.r.exec(context.Background(), q, args)
+	return t.r.execStmt(context.Background(), q, args, true)
 }
 
 // before writes the held rows q must see.

@@ -341,6 +341,19 @@ func (s *Store) Counts() Counts {
 // work reads, for tests and benchmarks.
 func (s *Store) ReadsByQuery() map[string]int64 { return s.rc.counts() }
 
+// WritesByQuery returns, per query text, the number of statements run on
+// the writer since Open (Counts.Writes is their sum, but for statements
+// that failed before they ran): what a piece of work writes, statement by
+// statement, for tests and benchmarks. It waits for
+// the group commit's batch under way, if any.
+func (s *Store) WritesByQuery() map[string]int64 {
+	out := s.wc.counts()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.raw.counts(out)
+	return out
+}
+
 func fsSub(f fs.FS, dir string) (fs.FS, error) { return fs.Sub(f, dir) }
 
 // checkpointInterval is how often the checkpointer runs a round when the

@@ -19,8 +19,8 @@ type stmtCache struct {
 	// on the writer is a commit of its own.
 	n, commits atomic.Int64
 	writer     bool
-	// byQuery counts the statements run outside a transaction per query
-	// text (Store.ReadsByQuery); entries are created on a statement's
+	// byQuery counts the statements run through the cache per query text
+	// (Store.ReadsByQuery, Store.WritesByQuery); entries are created on a statement's
 	// first use and never removed.
 	byQuery sync.Map // string → *atomic.Int64
 }
@@ -55,10 +55,15 @@ func (c *stmtCache) get(ctx context.Context, q string) (*sql.Stmt, error) {
 
 // count counts one statement outside a transaction, running q.
 func (c *stmtCache) count(q string) {
-	c.n.Add(1)
 	if c.writer {
 		c.commits.Add(1)
 	}
+	c.countStmt(q)
+}
+
+// countStmt counts one statement running q.
+func (c *stmtCache) countStmt(q string) {
+	c.n.Add(1)
 	n, ok := c.byQuery.Load(q)
 	if !ok {
 		n, _ = c.byQuery.LoadOrStore(q, new(atomic.Int64))
@@ -187,7 +192,7 @@ func (t cachedTx) ctx(ctx context.Context) (context.Context, bool) {
 }
 
 func (t cachedTx) stmt(ctx context.Context, q string) *sql.Stmt {
-	t.c.n.Add(1)
+	t.c.countStmt(q)
 	st := t.c.peek(q)
 	if st == nil {
 		if t.miss != nil {
