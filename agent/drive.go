@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lubanhq/luban/api"
 	"github.com/lubanhq/luban/askuser"
@@ -728,6 +729,22 @@ func storedCalls(m *store.Message) []store.ToolCall {
 }
 
 // storeCalls is calls as store.Message.Calls holds them.
+// insertedCalls are calls as the store decodes their JSON
+// (MessageInsertParams.Calls): nil when there are none, or when a string
+// is not valid UTF-8, which the JSON would not give back as it is (the
+// store decodes those).
+func insertedCalls(calls []model.ToolCall) []store.ToolCall {
+	for _, c := range calls {
+		if !utf8.ValidString(c.ID) || !utf8.ValidString(c.Name) || !utf8.ValidString(c.Arguments) {
+			return nil
+		}
+	}
+	if len(calls) == 0 {
+		return nil
+	}
+	return storeCalls(calls)
+}
+
 func storeCalls(calls []model.ToolCall) []store.ToolCall {
 	out := make([]store.ToolCall, len(calls))
 	for i, c := range calls {

@@ -253,7 +253,7 @@ func (c *turnCommit) rows(tx store.Tx) error {
 	}
 	var err error
 	if c.stored, err = tx.MessageInsert(ctx, &store.MessageInsertParams{ID: t.msgID, SessionID: run.SessionID, RunID: run.ID, Role: "assistant",
-		Content: t.message.Content, ToolCalls: c.callsJSON, Metadata: assistantMetadata(t.message), Now: now}); err != nil {
+		Content: t.message.Content, ToolCalls: c.callsJSON, Calls: insertedCalls(t.calls), Metadata: assistantMetadata(t.message), Now: now}); err != nil {
 		return err
 	}
 	if _, err := r.emitContent(ctx, tx, run.SessionID, api.EventMessage, t.msgID, api.MessageEvent{MessageID: t.msgID, Role: "assistant", Reasoning: reasoningText(t.message)}); err != nil {

@@ -126,12 +126,25 @@ type MessageInsertParams struct {
 	ID, SessionID, RunID string
 	Role, Content        string
 	ToolCalls            json.RawMessage
-	ToolCallID, Name     string
-	IsError              bool
-	Metadata             json.RawMessage
-	ParentID             string
-	CallIndex            int
-	Now                  time.Time
+	// Calls, when not nil, are ToolCalls decoded: the inserted Message's
+	// Calls, so the store need not decode what the caller just encoded.
+	// nil: the store decodes ToolCalls (DecodeCalls).
+	Calls            []ToolCall
+	ToolCallID, Name string
+	IsError          bool
+	Metadata         json.RawMessage
+	ParentID         string
+	CallIndex        int
+	Now              time.Time
+}
+
+// DecodedCalls are the inserted message's Calls: p.Calls, else ToolCalls
+// decoded (DecodeCalls).
+func (p *MessageInsertParams) DecodedCalls() []ToolCall {
+	if p.Calls != nil {
+		return p.Calls
+	}
+	return DecodeCalls(p.ToolCalls)
 }
 
 // InteractionInsertParams inserts a pending interaction. It fails with

@@ -426,7 +426,7 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 // newMessage is the message MessageInsert writes, without its Seq.
 func newMessage(p *store.MessageInsertParams) *store.Message {
 	return &store.Message{ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, Role: p.Role, Content: p.Content,
-		ToolCalls: p.ToolCalls, Calls: store.DecodeCalls(p.ToolCalls), ToolCallID: p.ToolCallID, Name: p.Name, IsError: p.IsError, Metadata: p.Metadata,
+		ToolCalls: p.ToolCalls, Calls: p.DecodedCalls(), ToolCallID: p.ToolCallID, Name: p.Name, IsError: p.IsError, Metadata: p.Metadata,
 		ParentID: p.ParentID, CallIndex: p.CallIndex, CreatedAt: p.Now}
 }
 

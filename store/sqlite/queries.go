@@ -498,7 +498,7 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 		}
 	}
 	return &store.Message{Seq: seq, ID: p.ID, SessionID: p.SessionID, RunID: p.RunID, Role: p.Role, Content: p.Content,
-		ToolCalls: p.ToolCalls, Calls: store.DecodeCalls(p.ToolCalls), ToolCallID: p.ToolCallID, Name: p.Name, IsError: p.IsError, Metadata: p.Metadata,
+		ToolCalls: p.ToolCalls, Calls: p.DecodedCalls(), ToolCallID: p.ToolCallID, Name: p.Name, IsError: p.IsError, Metadata: p.Metadata,
 		ParentID: p.ParentID, CallIndex: p.CallIndex, CreatedAt: p.Now}, nil
 }
 
