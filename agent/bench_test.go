@@ -635,12 +635,11 @@ func TestCycleCounts(t *testing.T) {
 // the PostgreSQL store, the client's polling reads (one round trip each)
 // left out: the four transactions of TestCycleCounts and the answer's read.
 // A transaction costs one round trip per statement whose answer the runner
-// reads before it goes on (a conditional write other than a MustWin one:
-// the answer's resume; an insert that can be a duplicate and whose caller
-// goes on when it is: the question) plus one for the writes that follow
-// the last of them, the NOTIFY and the COMMIT; BEGIN rides with the first:
-// 1 + 2 + 1 (the answer's read) + 2 + 1 (docs/performance.md
-// "PostgreSQL").
+// reads before it goes on (none in a cycle: the pause, the question's
+// insert, the answer's resume and resolution and the completion are
+// MustWin writes) plus one for the writes that follow the last of them,
+// the NOTIFY and the COMMIT; BEGIN rides with the first: 1 + 1 + 1 (the
+// answer's read) + 1 + 1 (docs/performance.md "PostgreSQL").
 func TestCycleCountsPostgres(t *testing.T) {
 	t.Parallel()
 	bb := setupBenchPostgres(t)
@@ -658,11 +657,11 @@ func TestCycleCountsPostgres(t *testing.T) {
 	t.Logf("per cycle: %.1f round trips of the runner, %.1f statements in them", trips, stmts)
 	// Half a round trip of slack for the runner's own timers (a lease
 	// renewal on a loaded machine); one more per cycle fails.
-	require.LessOrEqual(t, trips, 7.5, "round trips per cycle")
-	// 41: 12 of them BEGIN, NOTIFY and COMMIT; a round trip's events are
+	require.LessOrEqual(t, trips, 5.5, "round trips per cycle")
+	// 39: 12 of them BEGIN, NOTIFY and COMMIT; a round trip's events are
 	// one statement per session, its trace rows one, and a session's
 	// status rides in its events' statement.
-	require.LessOrEqual(t, stmts, 41.5, "statements per cycle")
+	require.LessOrEqual(t, stmts, 39.5, "statements per cycle")
 }
 
 // counts is the SQLite store's counts (zero on PostgreSQL).

@@ -70,7 +70,13 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 	var done resolved
 	var stored *store.Message
 	var resumed *store.Run
-	err := r.st.InTx(ctx, func(tx store.Tx) error {
+	// sure: the answer is expected to resume its run (the run was read
+	// waiting and, when the messages were read, this is its one call
+	// without a result), so the resume is a MustWin write; should it
+	// lose, the transaction runs again without (docs/design.md §34).
+	sure := out.effect == effResume && (in.run == nil || in.run.Status == store.RunWaitingInput) &&
+		(in.msgs == nil || onlyMissing(in.msgs, it.RunID, it.ToolCallID))
+	write := func(tx store.Tx) error {
 		done, stored, resumed = resolved{}, nil, nil
 		// consume writes the question's own rows once the run's row is
 		// written (every transaction of a run writes the run's row first,
@@ -129,7 +135,7 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 				store.RunResumeParams
 				ids [1]string
 			}{ids: [1]string{it.ID}}
-			rp.RunResumeParams = store.RunResumeParams{ID: it.RunID, LeaseOwner: r.opts.InstanceID, LeaseUntil: until, Now: now, Settled: true, Resolving: rp.ids[:]}
+			rp.RunResumeParams = store.RunResumeParams{ID: it.RunID, LeaseOwner: r.opts.InstanceID, LeaseUntil: until, Now: now, Settled: true, Resolving: rp.ids[:], MustWin: sure}
 			resume := &rp.RunResumeParams
 			ok, err := tx.RunResume(ctx, resume)
 			if err != nil {
@@ -157,7 +163,7 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 				return err
 			}
 			if held {
-				resume.Resolving = nil
+				resume.Resolving, resume.MustWin = nil, false
 				if ok, err = tx.RunResume(ctx, resume); err != nil || !ok {
 					return err
 				}
@@ -191,7 +197,15 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 			err = errResolveLost
 		}
 		return err
-	})
+	}
+	err := r.st.InTx(ctx, write)
+	if sure && errors.Is(err, store.ErrLost) {
+		// The resume or the resolution lost: the resume's loss is not
+		// the answer's (the run may hold for another question), so the
+		// transaction runs again with a resume that may lose.
+		sure = false
+		err = r.st.InTx(ctx, write)
+	}
 	if errors.Is(err, store.ErrLost) {
 		// The resolution lost after all (MustWin: the store failed the
 		// transaction instead of reporting it).

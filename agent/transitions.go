@@ -172,7 +172,14 @@ func (r *Runner) recordModelTurn(ctx context.Context, st *state, t modelTurn) (*
 		}
 	}
 	c.now = r.now()
-	if err := r.st.InTx(ctx, c.commit); err != nil {
+	c.fresh = true
+	err := r.st.InTx(ctx, c.commit)
+	if errors.Is(err, store.ErrDuplicate) && len(t.pause) > 0 {
+		// A question's tool call was asked before (putRows).
+		c.fresh = false
+		err = r.st.InTx(ctx, c.commit)
+	}
+	if err != nil {
 		return nil, mustWon(err)
 	}
 	if len(t.pause) > 0 {
@@ -207,6 +214,7 @@ type turnCommit struct {
 	now       time.Time
 	stored    *store.Message
 	tx        store.Tx // commit's, for rowsInTx
+	fresh     bool     // the questions' inserts are MustWin (putRows)
 }
 
 // commit writes the turn: the run's row first (the order every
@@ -232,7 +240,7 @@ func (c *turnCommit) commit(tx store.Tx) error {
 		if err := c.rows(tx); err != nil {
 			return err
 		}
-		return r.pauseRows(ctx, tx, run, t.pause, c.now)
+		return r.pauseRows(ctx, tx, run, t.pause, c.now, c.fresh)
 	}
 	won, err := tx.RunCheckpoint(ctx, &store.RunCheckpointParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Steps: &c.steps, InvalidStreak: &t.streak, Now: c.now})
 	if err != nil || !won {
@@ -330,7 +338,11 @@ type interaction struct {
 // lease, so that a run that a cancel ended never pauses.
 func (r *Runner) pause(ctx context.Context, run *store.Run, ins ...interaction) error {
 	now := r.now()
-	err := r.st.InTx(ctx, func(tx store.Tx) error { return r.pauseTx(ctx, tx, run, ins, now) })
+	err := r.st.InTx(ctx, func(tx store.Tx) error { return r.pauseTx(ctx, tx, run, ins, now, true) })
+	if errors.Is(err, store.ErrDuplicate) {
+		// A question's tool call was asked before (putRows).
+		err = r.st.InTx(ctx, func(tx store.Tx) error { return r.pauseTx(ctx, tx, run, ins, now, false) })
+	}
 	return mustWon(err)
 }
 
@@ -345,38 +357,43 @@ func mustWon(err error) error {
 }
 
 // pauseTx is pause's writes in tx (its own transaction, or the model turn's
-// that asked the questions, see modelTurn.pause).
-func (r *Runner) pauseTx(ctx context.Context, tx store.Tx, run *store.Run, ins []interaction, now time.Time) error {
+// that asked the questions, see modelTurn.pause); fresh as in putRows.
+func (r *Runner) pauseTx(ctx context.Context, tx store.Tx, run *store.Run, ins []interaction, now time.Time, fresh bool) error {
 	won, err := tx.RunPause(ctx, &store.RunPauseParams{ID: run.ID, LeaseOwner: r.opts.InstanceID, Now: now, MustWin: true})
 	if err != nil || !won {
 		return errLost(err)
 	}
-	return r.pauseRows(ctx, tx, run, ins, now)
+	return r.pauseRows(ctx, tx, run, ins, now, fresh)
 }
 
 // pauseRows is pauseTx's writes after the run's row (RunPause won in tx,
-// and set the session waiting_input).
-func (r *Runner) pauseRows(ctx context.Context, tx store.Tx, run *store.Run, ins []interaction, now time.Time) error {
+// and set the session waiting_input); fresh as in putRows.
+func (r *Runner) pauseRows(ctx context.Context, tx store.Tx, run *store.Run, ins []interaction, now time.Time, fresh bool) error {
 	for _, in := range ins {
-		if err := r.putRows(ctx, tx, run, in, now); err != nil {
+		if err := r.putRows(ctx, tx, run, in, now, fresh); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// putRows is the rows of one interaction a pause puts.
-func (r *Runner) putRows(ctx context.Context, tx store.Tx, run *store.Run, in interaction, now time.Time) error {
+// putRows is the rows of one interaction a pause puts. fresh: the
+// question's tool call is expected not to have one yet, so its insert is
+// MustWin (a store may then fail the transaction on a duplicate, with
+// store.ErrDuplicate, and its caller runs it again with fresh unset:
+// docs/design.md §34).
+func (r *Runner) putRows(ctx context.Context, tx store.Tx, run *store.Run, in interaction, now time.Time, fresh bool) error {
 	at := now
 	if !in.CreatedAt.IsZero() {
 		at = in.CreatedAt
 	}
 	td, deadlines := in.Assign.deadlines().specs(at)
 	it, err := tx.InteractionInsert(ctx, &store.InteractionInsertParams{ID: in.ID, SessionID: run.SessionID, RunID: run.ID,
-		ToolCallID: in.ToolCallID, Tool: in.Tool, Request: in.Request, Route: in.Assign.routeJSON(), Now: at, ExpiresAt: in.ExpiresAt, TimeoutData: td, Deadlines: deadlines})
+		ToolCallID: in.ToolCallID, Tool: in.Tool, Request: in.Request, Route: in.Assign.routeJSON(), Now: at, ExpiresAt: in.ExpiresAt, TimeoutData: td, Deadlines: deadlines, MustWin: fresh})
 	if errors.Is(err, store.ErrDuplicate) {
 		// The call was asked before (an interaction and its pause are
-		// one transaction): pause rather than ask twice.
+		// one transaction): pause rather than ask twice. (A MustWin
+		// insert may instead fail the transaction: fresh.)
 		return nil
 	}
 	if err != nil {

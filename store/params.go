@@ -75,6 +75,11 @@ type RunResumeParams struct {
 	Now            time.Time
 	Settled        bool
 	Resolving      []string
+	// MustWin: as InteractionResolveParams.MustWin. A caller that goes on
+	// when the resume loses (it holds the run instead) sets it only when
+	// it expects the resume to win, and runs the transaction again
+	// without it after an ErrLost (docs/design.md §34).
+	MustWin bool
 }
 
 // RunHoldParams writes the row of a run waiting_input (its updated_at)
@@ -159,6 +164,14 @@ type InteractionInsertParams struct {
 	Deadlines                              []DeadlineSpec
 	// Route, when not nil, is stored as the interaction's Route.
 	Route json.RawMessage
+	// MustWin says the caller rolls the transaction back unless the
+	// insert is new. Inside InTx a driver may then return the interaction
+	// at once, without waiting for the write's answer, and fail the
+	// transaction on a duplicate: nothing of it is committed and InTx
+	// returns an error wrapping ErrDuplicate. Outside InTx, and in a
+	// driver that answers at once, it changes nothing (InteractionInsert
+	// returns ErrDuplicate and the transaction goes on).
+	MustWin bool
 }
 
 // AssigneeAddParams makes Persons assignees of interaction RequestID, in

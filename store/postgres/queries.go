@@ -297,15 +297,34 @@ func (e executor) InteractionGetLastResolved(ctx context.Context, sessionID stri
 // InteractionInsert uses ON CONFLICT DO NOTHING on the one-per-tool-call
 // index, so a duplicate reports store.ErrDuplicate without aborting the
 // surrounding transaction (as in SQLite).
+//
+// A MustWin insert inside InTx is queued (pipeTx) as a statement that
+// fails the transaction on a duplicate (insertInteractionNew): InTx then
+// returns an error wrapping store.ErrDuplicate.
 func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionInsertParams) (*store.Interaction, error) {
 	seqs, kinds, dues, data := deadlineArgs(p)
-	tag, err := e.q.Exec(ctx, insertInteraction,
-		p.ID, p.SessionID, p.RunID, p.ToolCallID, p.Tool, string(p.Request), p.Now.UTC(), p.ExpiresAt.UTC(), seqs, kinds, dues, data, nullJSON(p.Route))
-	if err != nil {
-		return nil, fmt.Errorf("postgres: interaction insert: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return nil, fmt.Errorf("interaction for tool call %s: %w", p.ToolCallID, store.ErrDuplicate)
+	args := []any{p.ID, p.SessionID, p.RunID, p.ToolCallID, p.Tool, string(p.Request), p.Now.UTC(), p.ExpiresAt.UTC(), seqs, kinds, dues, data, nullJSON(p.Route)}
+	if pipe, ok := e.q.(*pipeTx); ok && p.MustWin {
+		toolCall := p.ToolCallID
+		pipe.laterRead(func(br pgx.BatchResults) error {
+			_, err := br.Exec()
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "LB001" {
+				return fmt.Errorf("interaction for tool call %s: %w", toolCall, store.ErrDuplicate)
+			}
+			if err != nil {
+				return fmt.Errorf("interaction insert: %w", err)
+			}
+			return nil
+		}, insertInteractionNew, args...)
+	} else {
+		tag, err := e.q.Exec(ctx, insertInteraction, args...)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: interaction insert: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return nil, fmt.Errorf("interaction for tool call %s: %w", p.ToolCallID, store.ErrDuplicate)
+		}
 	}
 	if e.touched != nil {
 		e.touched[store.DeadlineKey] = struct{}{}
@@ -692,7 +711,7 @@ func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool
 			AND i.status = 'pending' AND NOT (i.id = ANY($5::text[])))`
 		args = append(args, resolving)
 	}
-	ok, session, err := e.runWrite(ctx, "run resume", p.ID, false, q, args...)
+	ok, session, err := e.runWrite(ctx, "run resume", p.ID, p.MustWin, q, args...)
 	if err != nil || !ok {
 		return ok, err
 	}

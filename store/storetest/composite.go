@@ -225,6 +225,19 @@ func exerciseComposite(t *testing.T, newStore func(t *testing.T) store.Store) {
 			b.mustWin(t, r, pause, false, true)
 			b.mustWin(t, r, pause, false, false)
 		}
+		// A resume of a paused run (settled: it waits on nothing else).
+		for _, r := range []*store.Run{b.runInTx(t), b.run(t)} {
+			won, err := b.st.RunPause(b.ctx, &store.RunPauseParams{ID: r.ID, LeaseOwner: "inst_a", Now: T0})
+			require.NoError(t, err)
+			require.True(t, won)
+			resume := func(tx store.Tx) (bool, error) {
+				return tx.RunResume(b.ctx, &store.RunResumeParams{ID: r.ID, LeaseOwner: "inst_a", LeaseUntil: T0.Add(time.Minute), Now: T0,
+					Settled: true, MustWin: true})
+			}
+			b.mustWin(t, r, resume, true, true)
+			b.mustWin(t, r, resume, false, true)
+			b.mustWin(t, r, resume, false, false)
+		}
 		for _, r := range []*store.Run{b.runInTx(t), b.run(t)} {
 			finish := func(tx store.Tx) (bool, error) {
 				return tx.RunFinish(b.ctx, &store.RunFinishParams{ID: r.ID, From: []store.RunStatus{store.RunRunning}, LeaseOwner: "inst_a",

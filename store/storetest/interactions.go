@@ -91,6 +91,38 @@ func exerciseMessages(t *testing.T, newStore func(t *testing.T) store.Store) {
 		_, err = b.st.InteractionGet(b.ctx, "ask_1")
 		require.NoError(t, err)
 	})
+	t.Run("DuplicateMustWinFailsTransaction", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		r := b.run(t)
+		ask := func(tx store.Tx, id, call string) error {
+			_, err := tx.InteractionInsert(b.ctx, &store.InteractionInsertParams{ID: id, SessionID: r.SessionID, RunID: r.ID, ToolCallID: call, Tool: "ask_user",
+				Request: []byte(`{}`), Now: T0, ExpiresAt: T0.Add(time.Hour), MustWin: true})
+			if err != nil {
+				return err
+			}
+			// As a caller does: a row after the question, and its event.
+			if err := tx.AuditInsert(b.ctx, &store.AuditInsertParams{SessionID: r.SessionID, RequestID: id, RunID: r.ID, Action: "requested", Now: T0}); err != nil {
+				return err
+			}
+			_, err = tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: r.SessionID, Name: "user_input_required", Data: []byte(`{}`), Ref: id, RunID: r.ID, Now: T0})
+			return err
+		}
+		require.NoError(t, b.st.InTx(b.ctx, func(tx store.Tx) error { return ask(tx, "ask_1", "call_1") }))
+		it, err := b.st.InteractionGet(b.ctx, "ask_1")
+		require.NoError(t, err)
+		require.Equal(t, "call_1", it.ToolCallID)
+		err = b.st.InTx(b.ctx, func(tx store.Tx) error { return ask(tx, "ask_2", "call_1") })
+		require.ErrorIs(t, err, store.ErrDuplicate, "whether the driver reported it at once or failed the transaction")
+		_, err = b.st.InteractionGet(b.ctx, "ask_2")
+		require.ErrorIs(t, err, store.ErrNotFound)
+		au, err := b.st.AuditList(b.ctx, r.SessionID)
+		require.NoError(t, err)
+		require.Len(t, au, 1, "no audit row of the failed transaction")
+		evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: r.SessionID})
+		require.NoError(t, err)
+		require.Len(t, evs, 1, "no event of the failed transaction")
+	})
 	t.Run("RacingToolResultsOneWins", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, newStore)
