@@ -328,14 +328,16 @@ func (p *pipeTx) laterRead(read func(pgx.BatchResults) error, sql string, args .
 // begun and nothing waits in the queue.
 func (p *pipeTx) direct() bool { return p.begun && !p.pending() }
 
-// send sends BEGIN (once), the queue and tail in one batch, reads the
-// results of all but tail and returns the batch positioned at tail's
-// results. On an error the batch is closed.
-func (p *pipeTx) send(ctx context.Context, tail ...queued) (pgx.BatchResults, error) {
+// send sends BEGIN (once, unless implicit), the queue and tail in one
+// batch, reads the results of all but tail and returns the batch
+// positioned at tail's results. On an error the batch is closed.
+// implicit: the batch is the whole transaction, sent without BEGIN and
+// COMMIT (commit).
+func (p *pipeTx) send(ctx context.Context, implicit bool, tail ...queued) (pgx.BatchResults, error) {
 	p.flushEvents()
 	b := &pgx.Batch{}
 	lead := 0
-	if !p.begun {
+	if !p.begun && !implicit {
 		b.Queue("BEGIN")
 		lead = 1
 	}
@@ -350,7 +352,7 @@ func (p *pipeTx) send(ctx context.Context, tail ...queued) (pgx.BatchResults, er
 	for _, q := range tail {
 		b.Queue(q.sql, q.args...)
 	}
-	p.begun = true
+	p.begun = !implicit
 	br := p.conn.SendBatch(ctx, b)
 	if lead == 1 {
 		if _, err := br.Exec(); err != nil {
@@ -379,7 +381,7 @@ func (p *pipeTx) sendQueued(ctx context.Context) error {
 	if p.direct() {
 		return nil
 	}
-	br, err := p.send(ctx)
+	br, err := p.send(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -389,6 +391,12 @@ func (p *pipeTx) sendQueued(ctx context.Context) error {
 // commit sends what is queued, the atEnd writes, notify (when not empty)
 // and COMMIT in one batch. When the transaction sent nothing at all, there
 // is nothing to commit.
+//
+// A transaction that has sent nothing before is that one batch, sent
+// without BEGIN and COMMIT: the server runs a pipeline up to its Sync as
+// one implicit transaction, which the Sync commits (an error skips what
+// follows it and rolls back, as in an explicit one), so the batch is two
+// statements shorter and the same one round trip and one commit.
 func (p *pipeTx) commit(ctx context.Context, notify []queued) error {
 	// The events first: a feed entry (last) reads its event's number.
 	p.flushEvents()
@@ -396,7 +404,26 @@ func (p *pipeTx) commit(ctx context.Context, notify []queued) error {
 	if !p.begun && !p.pending() && len(notify) == 0 {
 		return nil
 	}
-	br, err := p.send(ctx, append(notify, queued{sql: "COMMIT"})...)
+	if !p.begun {
+		br, err := p.send(ctx, true, notify...)
+		if err != nil {
+			return err
+		}
+		for range notify {
+			if _, err := br.Exec(); err != nil {
+				br.Close()
+				return fmt.Errorf("notify: %w", err)
+			}
+		}
+		if err := br.Close(); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+		if st := p.conn.Conn().PgConn().TxStatus(); st != 'I' {
+			return fmt.Errorf("commit: the connection is in transaction status %q after the Sync", st)
+		}
+		return nil
+	}
+	br, err := p.send(ctx, false, append(notify, queued{sql: "COMMIT"})...)
 	if err != nil {
 		return err
 	}
@@ -436,7 +463,7 @@ func (p *pipeTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 	if p.direct() {
 		return p.conn.Exec(ctx, sql, args...)
 	}
-	br, err := p.send(ctx, queued{sql: sql, args: args})
+	br, err := p.send(ctx, false, queued{sql: sql, args: args})
 	if err != nil {
 		return pgconn.CommandTag{}, err
 	}
@@ -456,7 +483,7 @@ func (p *pipeTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 		}
 		return textRows{rows}, err
 	}
-	br, err := p.send(ctx, queued{sql: sql, args: args})
+	br, err := p.send(ctx, false, queued{sql: sql, args: args})
 	if err != nil {
 		return nil, err
 	}
@@ -473,7 +500,7 @@ func (p *pipeTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row 
 	if p.direct() {
 		return textRow{p.conn.QueryRow(ctx, sql, args...)}
 	}
-	br, err := p.send(ctx, queued{sql: sql, args: args})
+	br, err := p.send(ctx, false, queued{sql: sql, args: args})
 	if err != nil {
 		return errRow{err}
 	}

@@ -78,8 +78,9 @@ func TestPipelinedWrites(t *testing.T) {
 }
 
 // A transaction that creates a session knows its event numbers: the
-// session, its events and the NOTIFY go to the server with BEGIN and
-// COMMIT in one round trip, and the events are numbered 1, 2, 3. A run
+// session, its events and the NOTIFY go to the server in one round trip,
+// a pipeline the server runs as one implicit transaction (no BEGIN, no
+// COMMIT), and the events are numbered 1, 2, 3. A run
 // write tells the transaction its session's last number, so the events
 // after it ride with the commit too.
 func TestPipelinedTransaction(t *testing.T) {
@@ -107,8 +108,21 @@ func TestPipelinedTransaction(t *testing.T) {
 		require.Equal(t, before, s.RoundTrips(), "nothing sent before the commit")
 		return nil
 	}))
-	require.Equal(t, int64(1), s.RoundTrips()-before, "BEGIN, the writes, NOTIFY and COMMIT in one batch")
-	require.Equal(t, int64(6), s.Statements()-stmts, "BEGIN, session, run, the three events in one statement, NOTIFY, COMMIT")
+	require.Equal(t, int64(1), s.RoundTrips()-before, "the writes and NOTIFY in one batch")
+	require.Equal(t, int64(4), s.Statements()-stmts, "session, run, the three events in one statement, NOTIFY")
+	// Such a transaction keeps nothing when one of its statements fails.
+	before = s.RoundTrips()
+	err = s.InTx(ctx, func(tx store.Tx) error {
+		if _, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: "sess3", Owner: "o", Now: now}); err != nil {
+			return err
+		}
+		_, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: "sess", Owner: "o", Now: now})
+		return err
+	})
+	require.Error(t, err, "an id taken")
+	require.Equal(t, int64(1), s.RoundTrips()-before, "one batch")
+	_, err = s.SessionGet(ctx, "sess3")
+	require.ErrorIs(t, err, store.ErrNotFound, "the first insert rolled back with the second")
 	// A second run of the new session is asked for, and conflicts.
 	err = s.InTx(ctx, func(tx store.Tx) error {
 		if _, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: "sess2", Owner: "o", Now: now}); err != nil {

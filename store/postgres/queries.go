@@ -788,7 +788,7 @@ func (e executor) InteractionGetState(ctx context.Context, p *store.InteractionG
 	var br pgx.BatchResults
 	if pipe, ok := e.q.(*pipeTx); ok {
 		var err error
-		if br, err = pipe.send(ctx, reads...); err != nil {
+		if br, err = pipe.send(ctx, false, reads...); err != nil {
 			return nil, fmt.Errorf("postgres: interaction state: %w", err)
 		}
 	} else {
