@@ -3,10 +3,12 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,6 +36,9 @@ type hookStore struct {
 	onTx     func()                                 // before the next InTx
 	onActive func()                                 // before the next RunGetActive
 	onGet    func()                                 // after the next InteractionGet or InteractionGetState read
+	// failed counts the transactions a store failed with ErrLost or
+	// ErrDuplicate (a MustWin write that lost, docs/design.md §34).
+	failed atomic.Int64
 }
 
 func (s *hookStore) InteractionGetState(ctx context.Context, p *store.InteractionGetStateParams) (*store.InteractionState, error) {
@@ -71,7 +76,11 @@ func (s *hookStore) InTx(ctx context.Context, fn func(tx store.Tx) error) error 
 	if f := s.take(&s.onTx); f != nil {
 		f()
 	}
-	return s.Store.InTx(ctx, func(tx store.Tx) error { return fn(hookTx{tx, s}) })
+	err := s.Store.InTx(ctx, func(tx store.Tx) error { return fn(hookTx{tx, s}) })
+	if errors.Is(err, store.ErrLost) || errors.Is(err, store.ErrDuplicate) {
+		s.failed.Add(1)
+	}
+	return err
 }
 
 type hookTx struct {
