@@ -65,17 +65,12 @@ func init() {
 	}
 }
 
-// evDictAt is the index of the longest eventDict string data starts with,
-// -1 for none.
-func evDictAt(data []byte) int {
-	best := -1
-	for k, s := range eventDict {
-		if len(s) <= len(data) && string(data[:len(s)]) == s && (best < 0 || len(s) > len(eventDict[best])) {
-			best = k
-		}
-	}
-	return best
-}
+// evDictAt is the index of the longest eventDict string data starts with
+// (the first of those as long), -1 for none.
+func evDictAt(data []byte) int { return evDictBy.at(eventDict[:], data) }
+
+// evDictBy indexes eventDict.
+var evDictBy = newDictIndex(eventDict[:])
 
 // packable reports whether data holds none of the bytes packEventData
 // writes for ids: JSON text has no control byte but tab, newline and

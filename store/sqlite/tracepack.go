@@ -67,11 +67,6 @@ func init() {
 	}
 	c := byte(traceDict0)
 	for k, s := range traceDict {
-		if len(s) < 2 {
-			panic("sqlite: traceDict string shorter than two bytes: " + s)
-		}
-		key := traceDictKey(s[0], s[1])
-		traceDictBy[key] = append(traceDictBy[key], k)
 		for c == '\t' || c == '\n' || c == '\r' {
 			c++
 		}
@@ -147,27 +142,44 @@ func packQuoted(out, data []byte) ([]byte, int, bool) {
 
 // traceDictAt is the index of the longest traceDict string data starts
 // with (the first of those as long), -1 for none.
-func traceDictAt(data []byte) int {
+func traceDictAt(data []byte) int { return traceDictBy.at(traceDict, data) }
+
+// traceDictBy indexes traceDict.
+var traceDictBy = newDictIndex(traceDict)
+
+// dictIndex lists, for the first two bytes of each string of a dictionary
+// (all have at least two), the indexes of the strings starting with them,
+// in the dictionary's order: a lookup compares a few strings, not all.
+type dictIndex map[uint16][]int
+
+// newDictIndex indexes dict; it panics on a string shorter than two bytes.
+func newDictIndex(dict []string) dictIndex {
+	x := dictIndex{}
+	for k, s := range dict {
+		if len(s) < 2 {
+			panic("sqlite: dictionary string shorter than two bytes: " + s)
+		}
+		key := uint16(s[0])<<8 | uint16(s[1])
+		x[key] = append(x[key], k)
+	}
+	return x
+}
+
+// at is the index of the longest string of dict (the one x indexes) data
+// starts with, the first of those as long; -1 for none.
+func (x dictIndex) at(dict []string, data []byte) int {
 	if len(data) < 2 {
 		return -1
 	}
 	best := -1
-	for _, k := range traceDictBy[traceDictKey(data[0], data[1])] {
-		s := traceDict[k]
-		if len(s) <= len(data) && string(data[:len(s)]) == s && (best < 0 || len(s) > len(traceDict[best])) {
+	for _, k := range x[uint16(data[0])<<8|uint16(data[1])] {
+		s := dict[k]
+		if len(s) <= len(data) && string(data[:len(s)]) == s && (best < 0 || len(s) > len(dict[best])) {
 			best = k
 		}
 	}
 	return best
 }
-
-// traceDictKey is the traceDictBy key of the strings starting with a, b.
-func traceDictKey(a, b byte) uint16 { return uint16(a)<<8 | uint16(b) }
-
-// traceDictBy lists, for the first two bytes of each traceDict string (all
-// have at least two), the indexes of the strings starting with them, in
-// traceDict order.
-var traceDictBy = map[uint16][]int{}
 
 // traceIDAt reports whether data starts with an id of agent.NewID's form
 // followed by a quote: its length, the index of its prefix and its bytes.

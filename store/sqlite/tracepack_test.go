@@ -80,36 +80,41 @@ func FuzzTracePack(f *testing.F) {
 	})
 }
 
-// traceDictAt finds, at every offset of data made of the dictionary's
-// strings, their prefixes and JSON around them, the string a scan of the
-// whole dictionary finds: the longest that starts there, the first of
-// those as long.
-func TestTraceDictAtMatchesScan(t *testing.T) {
+// traceDictAt and evDictAt find, at every offset of data made of their
+// dictionary's strings, their prefixes and JSON around them, the string a
+// scan of the whole dictionary finds: the longest that starts there, the
+// first of those as long.
+func TestDictAtMatchesScan(t *testing.T) {
 	t.Parallel()
-	scan := func(data []byte) int {
-		best := -1
-		for k, s := range traceDict {
-			if strings.HasPrefix(string(data), s) && (best < 0 || len(s) > len(traceDict[best])) {
-				best = k
+	for name, c := range map[string]struct {
+		dict []string
+		at   func([]byte) int
+	}{"trace": {traceDict, traceDictAt}, "event": {eventDict[:], evDictAt}} {
+		scan := func(data []byte) int {
+			best := -1
+			for k, s := range c.dict {
+				if strings.HasPrefix(string(data), s) && (best < 0 || len(s) > len(c.dict[best])) {
+					best = k
+				}
+			}
+			return best
+		}
+		var b strings.Builder
+		for i, s := range c.dict {
+			b.WriteString(s)
+			b.WriteString(`x",`)
+			b.WriteString(s[:len(s)/2])
+			b.WriteString(c.dict[(i*7)%len(c.dict)])
+		}
+		data := []byte(b.String())
+		found := 0
+		for i := range data {
+			want := scan(data[i:])
+			require.Equal(t, want, c.at(data[i:]), "%s at %d: %q", name, i, data[i:min(i+24, len(data))])
+			if want >= 0 {
+				found++
 			}
 		}
-		return best
+		require.GreaterOrEqual(t, found, len(c.dict), name)
 	}
-	var b strings.Builder
-	for i, s := range traceDict {
-		b.WriteString(s)
-		b.WriteString(`x",`)
-		b.WriteString(s[:len(s)/2])
-		b.WriteString(traceDict[(i*7)%len(traceDict)])
-	}
-	data := []byte(b.String())
-	found := 0
-	for i := range data {
-		want := scan(data[i:])
-		require.Equal(t, want, traceDictAt(data[i:]), "at %d: %q", i, data[i:min(i+24, len(data))])
-		if want >= 0 {
-			found++
-		}
-	}
-	require.GreaterOrEqual(t, found, len(traceDict))
 }
