@@ -64,6 +64,9 @@ type benchBundle struct {
 	// timer stopped: checkCompleted).
 	runsMu sync.Mutex
 	runs   []string
+	// session, when not empty, is the session pause starts its runs in
+	// (each cycle a next turn); empty: a new session each cycle.
+	session string
 }
 
 // stepWaits hands the outcome of a run's steps that stopped its driver (a
@@ -187,7 +190,7 @@ func waitFor(ctx context.Context, st store.Store, sessionID string, cond func() 
 // the pending question once (its id is what the answer names); without
 // it, it reads the pending question after every committed event.
 func (bb *benchBundle) pause(ctx context.Context) (*agent.StartResult, *store.Interaction, error) {
-	res, err := bb.runner.Start(ctx, agent.StartParams{Owner: "bench", Message: "帮我改代码"})
+	res, err := bb.runner.Start(ctx, agent.StartParams{Owner: "bench", SessionID: bb.session, Message: "帮我改代码"})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -629,6 +632,51 @@ func TestCycleCounts(t *testing.T) {
 	require.LessOrEqual(t, reads-client, 1.0, "the runner's reads on the reader pool per cycle")
 	require.Equal(t, 1.0, client, "the client's reads per cycle")
 	bb.checkCompleted(t)
+}
+
+// TestCycleCountsNextTurn pins the writer's statements of a cycle in a
+// session that already has one: the new run sets the session running in
+// its own INSERT (store.RunInsertParams; the trigger runs_one_active,
+// SQLite migration 00027), so the turn writes the session's row by no
+// statement of its own: 22, the new session's INSERT fewer than a first
+// turn's 23 (one more each before 00027: the agent's SessionSetStatus).
+func TestCycleCountsNextTurn(t *testing.T) {
+	t.Parallel()
+	bb := setupBench(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, it, err := bb.pause(ctx)
+	require.NoError(t, err)
+	_, err = bb.runner.Resolve(ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "bench", SessionID: res.SessionID, RequestID: it.ID,
+		Answer: api.ContinueRequest{Selections: []string{"safe"}}})
+	require.NoError(t, err)
+	require.NoError(t, waitFor(ctx, bb.st, res.SessionID, func() (bool, error) {
+		run, err := bb.st.RunGet(ctx, res.RunID)
+		return err == nil && run.Status == store.RunCompleted, err
+	}))
+	bb.session = res.SessionID
+	for range 5 {
+		require.NoError(t, bb.cycle(ctx))
+	}
+	before, writesBefore := bb.sq.Counts(), bb.sq.WritesByQuery()
+	const cycles = 10
+	for range cycles {
+		require.NoError(t, bb.cycle(ctx))
+	}
+	after, writesAfter := bb.sq.Counts(), bb.sq.WritesByQuery()
+	for _, q := range slices.Sorted(maps.Keys(writesAfter)) {
+		if d := writesAfter[q] - writesBefore[q]; d > 0 {
+			q = strings.Join(strings.Fields(q), " ")
+			t.Logf("%.1f writes per cycle of %s", float64(d)/cycles, q[:min(len(q), 110)])
+		}
+	}
+	writes := float64(after.Writes-before.Writes) / cycles
+	t.Logf("per cycle: %.1f commits, %.1f writes", float64(after.Commits-before.Commits)/cycles, writes)
+	require.Equal(t, 4.0, float64(after.Commits-before.Commits)/cycles)
+	require.LessOrEqual(t, writes, 22.0, "statements on the writer per next turn")
+	s, err := bb.st.SessionGet(ctx, res.SessionID)
+	require.NoError(t, err)
+	require.Equal(t, string(store.RunCompleted), s.Status)
 }
 
 // TestCycleCountsPostgres pins the round trips one sequential cycle costs

@@ -105,10 +105,8 @@ func (r *Runner) start(ctx context.Context, nr newRun) (*store.Run, []*store.Mes
 				return err
 			}
 		}
-		if created { // created running
-			return nil
-		}
-		return tx.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: run.SessionID, Status: string(store.RunRunning), Now: now})
+		// RunInsert set the session running.
+		return nil
 	})
 	if errors.Is(err, store.ErrRunActive) {
 		if it, perr := r.st.InteractionGetPending(ctx, run.SessionID); perr == nil {

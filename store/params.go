@@ -27,8 +27,10 @@ type SessionSetStatusParams struct {
 	Now        time.Time
 }
 
-// RunInsertParams inserts a run in status running, leased to LeaseOwner.
-// It fails with ErrRunActive when the session already has an active run.
+// RunInsertParams inserts a run in status running, leased to LeaseOwner,
+// and sets its session's status to running and updated_at to Now (as
+// SessionSetStatus would). It fails with
+// ErrRunActive when the session already has an active run.
 type RunInsertParams struct {
 	ID, SessionID, Agent string
 	LeaseOwner           string

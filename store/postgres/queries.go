@@ -536,7 +536,7 @@ func (e executor) RunInsert(ctx context.Context, p *store.RunInsertParams) (*sto
 				}
 				return nil
 			}, insert, args...)
-			return run, nil
+			return run, nil // the session was created running, at Now
 		}
 	}
 	tag, err := e.q.Exec(ctx, insert, args...)
@@ -545,6 +545,10 @@ func (e executor) RunInsert(ctx context.Context, p *store.RunInsertParams) (*sto
 	}
 	if tag.RowsAffected() == 0 {
 		return nil, fmt.Errorf("run insert: %w", store.ErrRunActive)
+	}
+	// The session is running (store.RunInsertParams).
+	if err := e.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: p.SessionID, Status: string(store.RunRunning), Now: p.Now}); err != nil {
+		return nil, fmt.Errorf("postgres: run insert: %w", err)
 	}
 	return run, nil
 }

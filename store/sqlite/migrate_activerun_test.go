@@ -113,6 +113,8 @@ func TestMigrationSessionActiveRun(t *testing.T) {
 		`DELETE FROM runs WHERE id IN ('run_a', 'run_b')`,
 		`UPDATE runs SET status = 2, open = 1, updated_at = 5 WHERE id = 'run_2'`,
 		`UPDATE sessions SET status = 'waiting_input', updated_at = 5 WHERE id = 'sess_a'`,
+		// run_b set its session running (migration 00027).
+		`UPDATE sessions SET status = 'completed', updated_at = 6 WHERE id = 'sess_b'`,
 	} {
 		_, err = db.ExecContext(ctx, q)
 		require.NoError(t, err, q)

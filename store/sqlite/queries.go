@@ -599,7 +599,8 @@ func (e executor) RunGetActive(ctx context.Context, sessionID string) (*store.Ru
 
 // RunInsert implements store.Executor; the trigger runs_one_active refuses
 // a second open run in the session (store.ErrRunActive) and names the new
-// one in the session's row.
+// one in the session's row with the session's status and updated_at
+// (migration 00027).
 func (e executor) RunInsert(ctx context.Context, p *store.RunInsertParams) (*store.Run, error) {
 	_, err := e.w.ExecContext(ctx, `INSERT INTO runs (id, session_id, agent, status, open, lease_owner, lease_until, created_at, updated_at)
 		VALUES (?, ?, ?, 1, 1, ?, ?, ?, ?)`, e.enc(idRun, p.ID), p.SessionID, p.Agent, p.LeaseOwner, ts(p.LeaseUntil), ts(p.Now), ts(p.Now))

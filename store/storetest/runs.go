@@ -52,6 +52,44 @@ func exerciseRuns(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.NoError(t, err)
 		require.Equal(t, r2.ID, act.ID)
 	})
+	t.Run("InsertSetsSessionRunning", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		r := b.run(t)
+		status := func() (string, time.Time) {
+			t.Helper()
+			s, err := b.st.SessionGet(b.ctx, r.SessionID)
+			require.NoError(t, err)
+			return s.Status, s.UpdatedAt
+		}
+		st, _ := status()
+		require.Equal(t, string(store.RunRunning), st, "a session's first run")
+		won, err := b.st.RunFinish(b.ctx, &store.RunFinishParams{ID: r.ID, From: []store.RunStatus{store.RunRunning}, To: store.RunCompleted, Now: T0.Add(time.Minute)})
+		require.NoError(t, err)
+		require.True(t, won)
+		st, _ = status()
+		require.Equal(t, string(store.RunCompleted), st)
+		// A new run in the session, in a transaction and outside one.
+		for i, at := range []time.Time{T0.Add(2 * time.Minute), T0.Add(3 * time.Minute)} {
+			var r2 *store.Run
+			if i == 0 {
+				require.NoError(t, b.st.InTx(b.ctx, func(tx store.Tx) error {
+					var err error
+					r2, err = tx.RunInsert(b.ctx, &store.RunInsertParams{ID: b.id("run"), SessionID: r.SessionID, Agent: "default", Now: at})
+					return err
+				}))
+			} else {
+				r2, err = b.st.RunInsert(b.ctx, &store.RunInsertParams{ID: b.id("run"), SessionID: r.SessionID, Agent: "default", Now: at})
+				require.NoError(t, err)
+			}
+			st, upd := status()
+			require.Equal(t, string(store.RunRunning), st)
+			require.True(t, at.Equal(upd), "updated_at %v, want %v", upd, at)
+			won, err := b.st.RunFinish(b.ctx, &store.RunFinishParams{ID: r2.ID, From: []store.RunStatus{store.RunRunning}, To: store.RunCancelled, Now: at.Add(time.Second)})
+			require.NoError(t, err)
+			require.True(t, won)
+		}
+	})
 	t.Run("RacingInsertsOneWins", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, newStore)
