@@ -465,6 +465,8 @@ func sortInteractions(its []*store.Interaction) {
 
 // MessageInsert implements store.Executor.
 func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParams) (*store.Message, error) {
+	// The message's own ids are new or rare: encoded, not through the
+	// writer's memo of the ids a commit names again and again.
 	// seq is the rowid: an Exec and its last insert id, not RETURNING,
 	// whose rows cost database/sql a goroutine inside a transaction. The
 	// session's last message is the last row of its range.
@@ -473,8 +475,8 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 		FROM (SELECT k, COALESCE((SELECT m.seq FROM messages m WHERE m.seq BETWEEN k << 32 AND (k << 32) + 4294967295 ORDER BY m.seq DESC LIMIT 1), k << 32) + 1 AS n
 			FROM sessions WHERE id = ? AND k < 2147483648) s
 		WHERE s.n <= (s.k << 32) + 4294967295`,
-		e.enc(idMessage, p.ID), e.enc(idRun, p.RunID), p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata),
-		e.enc(idMessage, p.ParentID), p.CallIndex, ts(p.Now), p.SessionID)
+		idMessage.enc(p.ID), e.enc(idRun, p.RunID), p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata),
+		idMessage.enc(p.ParentID), p.CallIndex, ts(p.Now), p.SessionID)
 	if err == nil {
 		var n int64
 		if n, err = res.RowsAffected(); err == nil && n == 0 {
