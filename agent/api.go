@@ -34,6 +34,11 @@ type StartParams struct {
 	// 1–64 characters of [A-Za-z0-9_-], parameters a JSON Schema object
 	// (none: no parameters); one named like a registered tool is left out.
 	FrontendTools []model.ToolSpec
+	// Follow, when not nil, is a Following made by Runner.Follow(""): Start
+	// has it follow the run's session before its commit, so that
+	// Follow.Events(ctx, SessionID, AfterSeq) is handed the start's events
+	// instead of reading them back. Nil: nothing is followed.
+	Follow *Following
 }
 
 // StartResult names the run; AfterSeq is the event sequence number just
@@ -79,7 +84,8 @@ func (r *Runner) Start(ctx context.Context, p StartParams) (*StartResult, error)
 			return nil, err
 		}
 	}
-	run, msgs, first, err := r.start(ctx, newRun{sessionID: sessionID, owner: p.Owner, title: titleOf(p.Message), agent: agent.Name, user: p.Message, userMeta: meta})
+	run, msgs, first, err := r.start(ctx, newRun{sessionID: sessionID, owner: p.Owner, title: titleOf(p.Message), agent: agent.Name, user: p.Message, userMeta: meta,
+		follow: p.Follow})
 	if err != nil {
 		return nil, err
 	}

@@ -69,57 +69,82 @@ func (r *Runner) Events(ctx context.Context, sessionID string, after int64) iter
 	return func(yield func(Event, error) bool) {
 		follow, unfollow := r.st.Follow(sessionID)
 		defer unfollow()
-		poll := time.NewTicker(r.opts.EventPoll)
-		defer poll.Stop()
-		read := true
-		for {
-			if read {
-				evs, err := r.st.EventList(ctx, &store.EventListParams{SessionID: sessionID, AfterSeq: after, Limit: eventBatch})
-				if err != nil {
-					if ctx.Err() == nil {
-						yield(Event{}, err)
-					}
-					return
-				}
-				if len(evs) == 0 {
-					// Nothing new: the session may have been deleted (its
-					// events with it), before this reader subscribed or since.
-					if _, err := r.st.SessionGet(ctx, sessionID); errors.Is(err, store.ErrNotFound) {
-						return
-					}
-				}
-				for _, ev := range evs {
-					if !yield(eventOf(ev), nil) {
-						return
-					}
-					after = ev.Seq
-				}
-				if len(evs) == eventBatch {
-					continue
-				}
+		r.events(ctx, sessionID, after, follow, false, yield)
+	}
+}
+
+// events is Events' loop on follow, a Follower of sessionID; followed
+// says that follow was registered before the commit of the events after
+// after (Following), so it starts with what that commit handed instead of
+// reading the log.
+func (r *Runner) events(ctx context.Context, sessionID string, after int64, follow *store.Follower, followed bool, yield func(Event, error) bool) {
+	poll := time.NewTicker(r.opts.EventPoll)
+	defer poll.Stop()
+	// take yields what follow was handed that follows on from after; it
+	// reports whether the log must be read and whether to go on.
+	take := func() (read, ok bool) {
+		handed, read := follow.Take()
+		for _, ev := range handed {
+			if read || ev.Seq <= after {
+				continue
 			}
-			select {
-			case <-follow.C:
-				var handed []*store.Event
-				handed, read = follow.Take()
-				for _, ev := range handed {
-					if read || ev.Seq <= after {
-						continue
-					}
-					if ev.Seq != after+1 {
-						read = true // a gap: events this process was not handed
-						continue
-					}
-					if !yield(eventOf(ev), nil) {
-						return
-					}
-					after = ev.Seq
+			if ev.Seq != after+1 {
+				read = true // a gap: events this process was not handed
+				continue
+			}
+			if !yield(eventOf(ev), nil) {
+				return false, false
+			}
+			after = ev.Seq
+		}
+		return read, true
+	}
+	read := true
+	if followed {
+		start := after
+		var ok bool
+		if read, ok = take(); !ok {
+			return
+		}
+		read = read || after == start
+	}
+	for {
+		if read {
+			evs, err := r.st.EventList(ctx, &store.EventListParams{SessionID: sessionID, AfterSeq: after, Limit: eventBatch})
+			if err != nil {
+				if ctx.Err() == nil {
+					yield(Event{}, err)
 				}
-			case <-poll.C:
-				read = true
-			case <-ctx.Done():
 				return
 			}
+			if len(evs) == 0 {
+				// Nothing new: the session may have been deleted (its
+				// events with it), before this reader subscribed or since.
+				if _, err := r.st.SessionGet(ctx, sessionID); errors.Is(err, store.ErrNotFound) {
+					return
+				}
+			}
+			for _, ev := range evs {
+				if !yield(eventOf(ev), nil) {
+					return
+				}
+				after = ev.Seq
+			}
+			if len(evs) == eventBatch {
+				continue
+			}
+			read = false
+		}
+		select {
+		case <-follow.C:
+			var ok bool
+			if read, ok = take(); !ok {
+				return
+			}
+		case <-poll.C:
+			read = true
+		case <-ctx.Done():
+			return
 		}
 	}
 }

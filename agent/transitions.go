@@ -40,6 +40,8 @@ type newRun struct {
 	// front-end tools); nil for none.
 	userMeta json.RawMessage
 	call     *model.ToolCall
+	// follow, when not nil, follows the session before the commit.
+	follow *Following
 }
 
 // start is the start transition: it inserts the run running under this
@@ -64,11 +66,14 @@ func (r *Runner) start(ctx context.Context, nr newRun) (*store.Run, []*store.Mes
 	}
 	var first int64
 	var msgs []*store.Message
+	created := run.SessionID == ""
+	if created {
+		run.SessionID = NewID("sess")
+	}
+	nr.follow.follow(run.SessionID)
 	err := r.st.InTx(ctx, func(tx store.Tx) error {
-		created := false
 		msgs = nil
-		if run.SessionID == "" {
-			run.SessionID, created = NewID("sess"), true
+		if created {
 			if _, err := tx.SessionCreate(ctx, &store.SessionCreateParams{ID: run.SessionID, Owner: nr.owner, Title: nr.title, Agent: sessionAgent(nr.agent),
 				Status: string(store.RunRunning), Now: now}); err != nil {
 				return err

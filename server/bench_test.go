@@ -75,13 +75,13 @@ func benchStream(b *testing.B, events int) {
 	stop := func(ev agent.Event) bool { return ev.Seq == bb.last }
 	req := httptest.NewRequest("GET", "/api/sessions/"+bb.session+"/events", nil)
 	rec := httptest.NewRecorder()
-	bb.srv.stream(rec, req, bb.session, 0, true, stop)
+	bb.srv.stream(rec, req, bb.session, 0, true, stop, nil)
 	require.Equal(b, events, strings.Count(rec.Body.String(), "\nevent: "))
 	b.ReportAllocs()
 	b.SetBytes(int64(rec.Body.Len()))
 	for b.Loop() {
 		rec := httptest.NewRecorder()
-		bb.srv.stream(rec, req, bb.session, 0, true, stop)
+		bb.srv.stream(rec, req, bb.session, 0, true, stop, nil)
 	}
 }
 

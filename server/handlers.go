@@ -46,7 +46,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
-	s.stream(w, r, ss.ID, after, false, nil)
+	s.stream(w, r, ss.ID, after, false, nil, nil)
 }
 
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {

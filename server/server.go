@@ -258,12 +258,17 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if !s.decode(w, r, &req) {
 		return
 	}
-	res, err := s.opts.Runner.Start(r.Context(), agent.StartParams{Owner: Principal(r.Context()), SessionID: req.SessionID, Message: req.Message, Agent: req.Agent})
+	// The stream is handed the start's events: it follows the session
+	// from before the start's commit.
+	follow := s.opts.Runner.Follow(req.SessionID)
+	defer follow.Close()
+	res, err := s.opts.Runner.Start(r.Context(), agent.StartParams{Owner: Principal(r.Context()), SessionID: req.SessionID, Message: req.Message, Agent: req.Agent,
+		Follow: follow})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.stream(w, r, res.SessionID, res.AfterSeq, true, s.runEnds(r.Context(), res.SessionID, res.RunID))
+	s.stream(w, r, res.SessionID, res.AfterSeq, true, s.runEnds(r.Context(), res.SessionID, res.RunID), follow)
 }
 
 func (s *Server) handleContinue(w http.ResponseWriter, r *http.Request) {
@@ -274,12 +279,21 @@ func (s *Server) handleContinue(w http.ResponseWriter, r *http.Request) {
 	var res *agent.ContinueResult
 	var err error
 	var sessionID string
+	// A continuation streamed is handed the answer's events: it follows
+	// the session from before the answer's commit (an assignee who does
+	// not own it gets the receipt alone, below, and nothing of it).
+	var follow *agent.Following
+	defer func() { follow.Close() }()
+	streamed := !wantsJSON(r)
 	if batch {
 		var req api.ContinueBatchRequest
 		if !s.decode(w, r, &req) {
 			return
 		}
 		sessionID = req.SessionID
+		if streamed {
+			follow = s.opts.Runner.Follow(sessionID)
+		}
 		entries := make([]agent.ResolveEntry, len(req.Answers))
 		for i, e := range req.Answers {
 			entries[i] = agent.ResolveEntry{RequestID: e.RequestID, Answer: e.Continue(req.SessionID)}
@@ -292,6 +306,9 @@ func (s *Server) handleContinue(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		sessionID = req.SessionID
+		if streamed {
+			follow = s.opts.Runner.Follow(sessionID)
+		}
 		res, err = s.opts.Runner.Resolve(r.Context(), agent.ResolveParams{By: Principal(r.Context()), SessionID: req.SessionID, RequestID: req.RequestID,
 			Answer: req, Surface: agent.SurfaceContinue})
 	}
@@ -305,7 +322,7 @@ func (s *Server) handleContinue(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusAccepted, api.ContinueAccepted{Receipt: res.Receipt, Receipts: res.Receipts, Pending: res.Pending})
 		return
 	}
-	s.stream(w, r, sessionID, res.AfterSeq, true, s.continuationEnds(r.Context(), sessionID, res))
+	s.stream(w, r, sessionID, res.AfterSeq, true, s.continuationEnds(r.Context(), sessionID, res), follow)
 }
 
 // continueForm reads the body of POST /api/chat/continue (bounded as

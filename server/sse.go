@@ -26,7 +26,11 @@ import (
 // session sees the stream open. The frames of the last batch, the one with
 // the stop event, are not flushed here: the handler returns right after,
 // and the response's end sends them with its last chunk, in one write.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, sessionID string, after int64, pending bool, stop func(agent.Event) bool) {
+//
+// follow, when not nil, followed the session since before the commit of
+// the events after after (Runner.Follow): the stream starts with what
+// that commit handed over instead of reading it back.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, sessionID string, after int64, pending bool, stop func(agent.Event) bool, follow *agent.Following) {
 	rc := ssepump.Start(w)
 	if !pending {
 		if err := rc.Flush(); err != nil {
@@ -35,6 +39,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sessionID string
 	}
 	ending := false
 	ssepump.Run(r.Context(), func(ctx context.Context) iter.Seq2[agent.Event, error] {
+		if follow != nil {
+			return follow.Events(ctx, sessionID, after)
+		}
 		return s.opts.Runner.Events(ctx, sessionID, after)
 	}, s.opts.Heartbeat, s.closing, ssepump.Writer[agent.Event]{
 		Item: func(ev agent.Event) (bool, bool) {
