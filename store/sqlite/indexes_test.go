@@ -95,7 +95,7 @@ var hotQueries = []struct{ name, sql, index string }{
 	{"AuditList", "FROM audit WHERE id BETWEEN (SELECT k FROM sessions WHERE id = ?2) << 32", "PRIMARY KEY"},
 	{"AuditList (entries stored before 00025)", "FROM audit WHERE session_id = ?1 AND id < 4294967296", "audit_session"},
 	{"group commit's next trace id", "SELECT s.k, COALESCE((SELECT MAX(t.id) FROM trace t WHERE id BETWEEN s.k << 32", "PRIMARY KEY"},
-	{"FeedList", "WHERE f.owner = ? AND f.seq > ?", "PRIMARY KEY"},
+	{"FeedList", "WHERE f.k > (SELECT k << 32 FROM principals WHERE owner = ?1)", "PRIMARY KEY"},
 	{"FeedListUnfanned", "WHERE f.fanned = 0 ORDER BY", "feed_unfanned"},
 }
 

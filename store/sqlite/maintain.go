@@ -38,19 +38,21 @@ func pruneFeed(ctx context.Context, tx cachedTx, before int64, limit int) (int64
 	owner := ""
 	for total < int64(limit) {
 		var next sql.NullString
-		if err := tx.QueryRowContext(ctx, `SELECT MIN(owner) FROM feed WHERE owner > ?`, owner).Scan(&next); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT MIN(owner) FROM principals WHERE owner > ?`, owner).Scan(&next); err != nil {
 			return total, err
 		}
 		if !next.Valid {
 			break
 		}
 		owner = next.String
-		// The owner's old entries: its numbers below its first recent one.
-		old := `(SELECT seq FROM feed WHERE owner = ?1 AND fanned = 1 AND seq < COALESCE((SELECT seq FROM feed WHERE owner = ?1 AND created_at >= ?2 ORDER BY seq LIMIT 1), 9223372036854775807) ORDER BY seq LIMIT ?3)`
-		if _, err := tx.ExecContext(ctx, keepFeedSeq+`WHERE owner = ?1 AND seq IN `+old+keepFeedSeqEnd, owner, before, int64(limit)-total); err != nil {
+		// The owner's old entries: its numbers below its first recent one,
+		// in its range of keys (rowbuf.go, feedKey).
+		in := feedOf(`(SELECT k FROM principals WHERE owner = ?1)`)
+		old := `(SELECT k FROM feed WHERE ` + in + ` AND fanned = 1 AND k < COALESCE((SELECT k FROM feed WHERE ` + in + ` AND created_at >= ?2 ORDER BY k LIMIT 1), 9223372036854775807) ORDER BY k LIMIT ?3)`
+		if _, err := tx.ExecContext(ctx, keepFeedSeq+`WHERE k IN `+old+keepFeedSeqEnd, owner, before, int64(limit)-total); err != nil {
 			return total, err
 		}
-		r, err := tx.ExecContext(ctx, `DELETE FROM feed WHERE owner = ?1 AND seq IN `+old, owner, before, int64(limit)-total)
+		r, err := tx.ExecContext(ctx, `DELETE FROM feed WHERE k IN `+old, owner, before, int64(limit)-total)
 		if err != nil {
 			return total, err
 		}

@@ -135,7 +135,9 @@ func (e executor) FeedList(ctx context.Context, p *store.FeedListParams) ([]*sto
 	if limit <= 0 {
 		limit = 500
 	}
-	rows, err := e.r.QueryContext(ctx, feedSelect+`WHERE f.owner = ? AND f.seq > ? ORDER BY f.seq LIMIT ?`, p.Owner, p.AfterSeq, limit)
+	// The owner's range of keys (rowbuf.go, feedKey) after AfterSeq.
+	rows, err := e.r.QueryContext(ctx, feedSelect+`WHERE f.k > (SELECT k << 32 FROM principals WHERE owner = ?1) + MAX(?2, 0)
+		AND f.k <= (SELECT (k << 32) + 4294967295 FROM principals WHERE owner = ?1) ORDER BY f.k LIMIT ?3`, p.Owner, p.AfterSeq, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: feed list: %w", err)
 	}
@@ -145,8 +147,8 @@ func (e executor) FeedList(ctx context.Context, p *store.FeedListParams) ([]*sto
 // FeedLastSeq implements store.People.
 func (e executor) FeedLastSeq(ctx context.Context, owner string) (int64, error) {
 	var n int64
-	err := e.r.QueryRowContext(ctx, `SELECT MAX(COALESCE((SELECT last_seq FROM principals WHERE owner = ?1), 0),
-		COALESCE((SELECT MAX(seq) FROM feed WHERE owner = ?1), 0))`, owner).Scan(&n)
+	err := e.r.QueryRowContext(ctx, `SELECT COALESCE((SELECT MAX(p.last_seq, COALESCE((SELECT MAX(f.k) FROM feed f WHERE f.`+feedOf("p.k")+`), 0) & 4294967295)
+		FROM principals p WHERE p.owner = ?), 0)`, owner).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: feed last seq: %w", err)
 	}
@@ -180,7 +182,7 @@ func (s *Store) WebhookEnqueue(ctx context.Context, p *store.WebhookEnqueueParam
 			return fmt.Errorf("sqlite: webhook enqueue: %w", err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE feed SET fanned = 1 WHERE owner = ? AND seq = ?`, p.Owner, p.Seq); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE feed SET fanned = 1 WHERE k = (SELECT k << 32 FROM principals WHERE owner = ?) + ?`, p.Owner, p.Seq); err != nil {
 		return fmt.Errorf("sqlite: webhook enqueue: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -43,9 +43,10 @@ var bufTables = []string{"events", "feed", "trace", "audit", "principals", "log_
 const maxRowsPerInsert = 200
 
 // seqs are the numbers the writer goroutine knows: the last event number
-// of a session, a session's owner and key (sessions.k), the last feed
-// number of an owner, the last trace entry and the last audit entry of a
-// session, the last audit id of no session (0 when not known).
+// of a session, a session's owner and key (sessions.k), the key of the
+// last feed entry of an owner (feedKey), the last trace entry and the
+// last audit entry of a session, the last audit id of no session (0 when
+// not known).
 type seqs struct {
 	ev     map[string]int64
 	owner  map[string]string
@@ -113,9 +114,9 @@ type auditRow struct {
 }
 
 type feedRow struct {
-	owner, name, data               string
-	ref                             any
-	sk, seq, sessionSeq, at, fanned int64
+	owner, name, data                  string
+	ref                                any
+	k, sk, seq, sessionSeq, at, fanned int64
 }
 
 // msgRef is a message a member inserted: its session, its id and its
@@ -252,19 +253,27 @@ func (b *rowBuf) nextEvent(ctx context.Context, id string) (session, error) {
 	return s, nil
 }
 
-// nextFeed returns the number of owner's next feed entry: one past the
-// larger of its last entry and principals.last_seq (the numbers of entries
-// that were deleted).
+// nextFeed returns the key (rowid, feedKey) of owner's next feed entry:
+// its number is one past the larger of its last entry's and
+// principals.last_seq (the numbers of entries that were deleted). An
+// owner without a principals row gets one, and with it its key.
 func (b *rowBuf) nextFeed(ctx context.Context, owner string) (int64, error) {
 	if last, ok := b.lastFeed(owner); ok {
 		return last + 1, nil
 	}
-	var last int64
-	if err := b.query(ctx, `SELECT MAX(COALESCE((SELECT last_seq FROM principals WHERE owner = ?1), 0),
-		COALESCE((SELECT MAX(seq) FROM feed WHERE owner = ?1), 0))`, owner).Scan(&last); err != nil {
+	var pk, last int64
+	err := b.query(ctx, `SELECT p.k, MAX(p.last_seq, COALESCE((SELECT MAX(f.k) FROM feed f WHERE f.`+feedOf("p.k")+`), 0) & 4294967295)
+		FROM principals p WHERE p.owner = ?`, owner).Scan(&pk, &last)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = b.query(ctx, `INSERT INTO principals (owner) VALUES (?) RETURNING k`, owner).Scan(&pk)
+	}
+	if err != nil {
 		return 0, fmt.Errorf("sqlite: feed append: %w", err)
 	}
-	return last + 1, nil
+	if last >= feedMax {
+		return 0, fmt.Errorf("sqlite: feed append: owner %s has %d entries", owner, int64(feedMax))
+	}
+	return feedKey(pk, last+1), nil
 }
 
 // created notes a session this member created, with key k: no events,
@@ -339,6 +348,21 @@ func nextAuditOf(k string) string {
 // audit id the SQL expression id gives ('audit' below 2³²).
 func auditMark(id string) string {
 	return `CASE WHEN ` + id + ` < 4294967296 THEN 'audit' ELSE 'audit:' || (` + id + ` >> 32) END`
+}
+
+// A feed entry's key (its rowid) is its owner's key (principals.k) in
+// the high 32 bits and its number in the owner's feed (FeedEntry.Seq) in
+// the low 32: an owner's entries are one range of the table's own b-tree,
+// appended at its end (migration 00028).
+const feedMax = 1<<32 - 1
+
+// feedKey is the rowid of owner key pk's entry number n.
+func feedKey(pk, n int64) int64 { return pk<<32 | n }
+
+// feedOf is the condition, on feed, that selects the entries of the owner
+// whose key the SQL expression k gives.
+func feedOf(k string) string {
+	return `k BETWEEN ` + k + ` << 32 AND (` + k + ` << 32) + 4294967295`
 }
 
 // nextAuditID is, in a statement, the next id of an entry of no session:
@@ -439,9 +463,12 @@ func (b *rowBuf) appendEvent(ctx context.Context, p *store.EventAppendParams) (*
 				continue
 			}
 			seen[who] = true
-			fseq, err := b.nextFeed(ctx, who)
+			fk, err := b.nextFeed(ctx, who)
 			if err != nil {
 				return nil, nil, err
+			}
+			if fk&feedMax == 0 {
+				return nil, nil, fmt.Errorf("sqlite: feed append: owner %s has %d entries", who, int64(feedMax))
 			}
 			// Only the owner's entry is a webhook outbox row (fanned 0),
 			// and only while the store has an outbox (SetOutbox).
@@ -454,8 +481,8 @@ func (b *rowBuf) appendEvent(ctx context.Context, p *store.EventAppendParams) (*
 			} else {
 				keys = append(keys, store.PrincipalKey(who))
 			}
-			feed = append(feed, feedRow{owner: who, seq: fseq, sk: s.key, sessionSeq: seq, name: p.Name, data: fdata, ref: fref, at: ts(p.Now), fanned: fanned})
-			b.learnt.feed[who] = fseq
+			feed = append(feed, feedRow{owner: who, k: fk, seq: fk & feedMax, sk: s.key, sessionSeq: seq, name: p.Name, data: fdata, ref: fref, at: ts(p.Now), fanned: fanned})
+			b.learnt.feed[who] = fk
 		}
 	}
 	b.learnt.ev[p.SessionID], b.learnt.owner[p.SessionID], b.learnt.key[p.SessionID] = seq, owner, s.key
@@ -518,9 +545,9 @@ func (b *rowBuf) flush() error {
 	}); err != nil {
 		return fmt.Errorf("sqlite: event append: %w", err)
 	}
-	if err := b.insertMany(ctx, `INSERT INTO feed (owner, seq, sk, session_seq, name, data, ref, created_at, fanned)`, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`, 9, len(fd), func(i int, a []any) []any {
+	if err := b.insertMany(ctx, `INSERT INTO feed (k, owner, seq, sk, session_seq, name, data, ref, created_at, fanned)`, `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, 10, len(fd), func(i int, a []any) []any {
 		f := &fd[i]
-		return append(a, f.owner, f.seq, f.sk, f.sessionSeq, f.name, f.data, f.ref, f.at, f.fanned)
+		return append(a, f.k, f.owner, f.seq, f.sk, f.sessionSeq, f.name, f.data, f.ref, f.at, f.fanned)
 	}); err != nil {
 		return fmt.Errorf("sqlite: feed append: %w", err)
 	}
