@@ -53,6 +53,12 @@ type pipeTx struct {
 	// once it commits.
 	known *runSessions
 	runs  map[string]string
+	// running are the sessions a new run set running (RunInsert) while
+	// the transaction did not hold their row, with the time: the status
+	// rides the session's next events statement (flushEvents) or, with
+	// none, is a write at the end (commit); a later status of the session
+	// (queueStatus) replaces it.
+	running map[string]time.Time
 }
 
 // runSessions remembers the session and its owner of runs this store
@@ -195,6 +201,9 @@ func (p *pipeTx) queueEvent(ev *store.Event, data, ref string) {
 // events: no statement of its own. It reports false, having done
 // nothing, when p is nil or does not hold the session.
 func (p *pipeTx) queueStatus(session, status string, at time.Time) bool {
+	if p != nil {
+		delete(p.running, session)
+	}
 	held := p.held(session)
 	if held == nil {
 		return false
@@ -208,6 +217,14 @@ func (p *pipeTx) queueStatus(session, status string, at time.Time) bool {
 // the end of the queue, one statement per session whose answer is
 // checked: every number as expected.
 func (p *pipeTx) flushEvents() {
+	for _, g := range p.events {
+		if at, ok := p.running[g.session]; ok {
+			delete(p.running, g.session)
+			if g.status == "" {
+				g.status, g.statusAt = "running", at
+			}
+		}
+	}
 	if t := p.traces; len(t.kinds) > 0 {
 		p.queue = append(p.queue, queued{sql: insertTracesSQL, args: encodeArgs([]any{t.sessions, t.runIDs, t.kinds, t.datas, t.ats})})
 		p.traces = traceRows{}
@@ -400,6 +417,10 @@ func (p *pipeTx) sendQueued(ctx context.Context) error {
 func (p *pipeTx) commit(ctx context.Context, notify []queued) error {
 	// The events first: a feed entry (last) reads its event's number.
 	p.flushEvents()
+	for session, at := range p.running {
+		p.later(`UPDATE sessions SET status = 'running', updated_at = $1 WHERE id = $2`, at, session)
+	}
+	clear(p.running)
 	p.queue, p.last = append(p.queue, p.last...), nil
 	if !p.begun && !p.pending() && len(notify) == 0 {
 		return nil

@@ -546,7 +546,15 @@ func (e executor) RunInsert(ctx context.Context, p *store.RunInsertParams) (*sto
 	if tag.RowsAffected() == 0 {
 		return nil, fmt.Errorf("run insert: %w", store.ErrRunActive)
 	}
-	// The session is running (store.RunInsertParams).
+	// The session is running (store.RunInsertParams): with its events
+	// when the transaction appends some (pipeTx.running).
+	if pipe, ok := e.q.(*pipeTx); ok && pipe.held(p.SessionID) == nil {
+		if pipe.running == nil {
+			pipe.running = map[string]time.Time{}
+		}
+		pipe.running[p.SessionID] = p.Now.UTC()
+		return run, nil
+	}
 	if err := e.SessionSetStatus(ctx, &store.SessionSetStatusParams{ID: p.SessionID, Status: string(store.RunRunning), Now: p.Now}); err != nil {
 		return nil, fmt.Errorf("postgres: run insert: %w", err)
 	}

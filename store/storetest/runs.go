@@ -69,13 +69,18 @@ func exerciseRuns(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.True(t, won)
 		st, _ = status()
 		require.Equal(t, string(store.RunCompleted), st)
-		// A new run in the session, in a transaction and outside one.
-		for i, at := range []time.Time{T0.Add(2 * time.Minute), T0.Add(3 * time.Minute)} {
+		// A new run in the session: in a transaction alone, in one with
+		// an event of the session, outside one.
+		for i, at := range []time.Time{T0.Add(2 * time.Minute), T0.Add(3 * time.Minute), T0.Add(4 * time.Minute)} {
 			var r2 *store.Run
-			if i == 0 {
+			if i < 2 {
 				require.NoError(t, b.st.InTx(b.ctx, func(tx store.Tx) error {
 					var err error
 					r2, err = tx.RunInsert(b.ctx, &store.RunInsertParams{ID: b.id("run"), SessionID: r.SessionID, Agent: "default", Now: at})
+					if err != nil || i == 0 {
+						return err
+					}
+					_, err = tx.EventAppend(b.ctx, &store.EventAppendParams{SessionID: r.SessionID, RunID: r2.ID, Name: "run_started", Data: []byte(`{}`), Now: at})
 					return err
 				}))
 			} else {
