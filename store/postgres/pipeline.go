@@ -48,6 +48,7 @@ type pipeTx struct {
 	// the next batch like events (no foreign keys; a read of them in the
 	// transaction comes after).
 	traces traceRows
+	tbuf   traceBuf
 	// known is the store's runSessions; runs, the runs whose session this
 	// transaction learned (inserted the run, or wrote it), given to known
 	// once it commits.
@@ -121,6 +122,21 @@ type traceRows struct {
 	ats                            []time.Time
 }
 
+// rowsInline is how many rows of a kind a transaction queues without
+// allocating their columns (traceBuf, eventRows.buf): a cycle's
+// transactions queue at most 4 events of a session and 3 trace rows
+// between two round trips.
+const rowsInline = 4
+
+// traceBuf is the columns' first backing arrays of a transaction's trace
+// rows: used once, by the first rows queued (a later batch's rows get
+// their own, as the first batch's arguments may still refer to these).
+type traceBuf struct {
+	used                           bool
+	sessions, runIDs, kinds, datas [rowsInline]string
+	ats                            [rowsInline]time.Time
+}
+
 // insertTracesSQL inserts the trace rows of arrays $1.. in their order.
 const insertTracesSQL = `INSERT INTO trace (session_id, run_id, kind, data, at)
 	SELECT u.session_id, u.run_id, u.kind, u.data, u.at
@@ -130,6 +146,10 @@ const insertTracesSQL = `INSERT INTO trace (session_id, run_id, kind, data, at)
 // queueTrace queues a trace row.
 func (p *pipeTx) queueTrace(session, runID, kind, data string, at time.Time) {
 	t := &p.traces
+	if b := &p.tbuf; !b.used {
+		b.used = true
+		t.sessions, t.runIDs, t.kinds, t.datas, t.ats = b.sessions[:0], b.runIDs[:0], b.kinds[:0], b.datas[:0], b.ats[:0]
+	}
 	t.sessions, t.runIDs, t.kinds, t.datas = append(t.sessions, session), append(t.runIDs, runID), append(t.kinds, kind), append(t.datas, data)
 	t.ats = append(t.ats, at)
 }
@@ -154,6 +174,12 @@ type eventRows struct {
 	// (queueStatus).
 	status   string
 	statusAt time.Time
+	// buf is the columns' first backing arrays (rowsInline events).
+	buf struct {
+		names, datas, refs, runIDs [rowsInline]string
+		ats                        [rowsInline]time.Time
+		evs                        [rowsInline]*store.Event
+	}
 }
 
 // appendEventsSQL appends the events of arrays $3.. to session $1, which
@@ -176,6 +202,8 @@ func (p *pipeTx) group(session string) *eventRows {
 		}
 	}
 	g := &eventRows{session: session}
+	g.names, g.datas, g.refs, g.runIDs = g.buf.names[:0], g.buf.datas[:0], g.buf.refs[:0], g.buf.runIDs[:0]
+	g.ats, g.evs = g.buf.ats[:0], g.buf.evs[:0]
 	p.events = append(p.events, g)
 	return g
 }
@@ -226,7 +254,7 @@ func (p *pipeTx) flushEvents() {
 		}
 	}
 	if t := p.traces; len(t.kinds) > 0 {
-		p.queue = append(p.queue, queued{sql: insertTracesSQL, args: encodeArgs([]any{t.sessions, t.runIDs, t.kinds, t.datas, t.ats})})
+		p.queue = append(p.queue, queued{sql: insertTracesSQL, args: encodeArgs([]any{textArray(t.sessions), textArray(t.runIDs), textArray(t.kinds), textArray(t.datas), t.ats})})
 		p.traces = traceRows{}
 	}
 	for _, g := range p.events {
@@ -234,7 +262,7 @@ func (p *pipeTx) flushEvents() {
 		held := p.sess[g.session]
 		deferred := held.deferred
 		p.queue = append(p.queue, queued{sql: appendEventsSQL,
-			args: encodeArgs([]any{g.session, n, g.names, g.datas, g.refs, g.runIDs, g.ats, g.status, g.statusAt}),
+			args: encodeArgs([]any{g.session, n, textArray(g.names), textArray(g.datas), textArray(g.refs), textArray(g.runIDs), g.ats, g.status, g.statusAt}),
 			read: func(br pgx.BatchResults) error {
 				rows, err := br.Query()
 				if err != nil {

@@ -308,7 +308,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
 		for id := range sessions {
 			keys = append(keys, id)
 		}
-		notify = append(notify, queued{sql: notifySQL, args: encodeArgs([]any{s.channel, keys})})
+		notify = append(notify, queued{sql: notifySQL, args: encodeArgs([]any{s.channel, textArray(keys)})})
 	}
 	if err := pipe.commit(ctx, notify); err != nil {
 		_ = pipe.rollback(context.WithoutCancel(ctx))

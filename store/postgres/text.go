@@ -178,6 +178,42 @@ func encodeArg(a any) (any, bool) {
 	return a, false
 }
 
+// textArray is ss as a PostgreSQL array literal, every element quoted
+// (so "NULL" and "" are strings), for a $n::text[] parameter: pgx sends a
+// string argument in text format as it is, so the array costs one string,
+// not a boxed value per element. The literal goes through encodeArgs like
+// any string, which escapes it as it would escape each element (the
+// escape sequences hold no quote or backslash).
+func textArray(ss []string) string {
+	n := 2 + 3*len(ss)
+	for _, s := range ss {
+		n += len(s)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteByte('{')
+	for i, s := range ss {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		for {
+			j := strings.IndexAny(s, `"\`)
+			if j < 0 {
+				break
+			}
+			b.WriteString(s[:j])
+			b.WriteByte('\\')
+			b.WriteByte(s[j])
+			s = s[j+1:]
+		}
+		b.WriteString(s)
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
 // decodeDests decodes the strings a Scan wrote.
 func decodeDests(dest []any) {
 	for _, d := range dest {

@@ -1,11 +1,14 @@
 package postgres
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lubanhq/luban/store/postgres/pgtest"
 )
 
 // FuzzTextCodec checks, for any string, that what the driver sends to
@@ -37,4 +40,28 @@ func TestEncodeArgs(t *testing.T) {
 	require.Equal(t, "a\x00", args[0], "the caller's arguments are left alone")
 	clean := []any{"x", 1}
 	require.Equal(t, clean, encodeArgs(clean))
+}
+
+// TestTextArray sends strings that an array literal must quote or escape
+// as a text[] parameter (textArray through encodeArgs) and reads them back
+// as the server parsed them, byte for byte.
+func TestTextArray(t *testing.T) {
+	t.Parallel()
+	s, err := Open(context.Background(), pgtest.Schema(t), nil)
+	require.NoError(t, err)
+	defer s.Close()
+	for _, want := range [][]string{
+		{},
+		{""},
+		{"NULL", "null", "", " a b ", "{x,y}", `"quoted"`, `back\slash`, `\"`, `\`, `"`, "a,b", "中文"},
+		{"a\x00b", "\xff\xfe", "\ufdd0", "\ufdd00", "x\ufdd0E\"\\"},
+	} {
+		var got []string
+		err := textQuerier{s.pool}.QueryRow(context.Background(), `SELECT $1::text[]`, textArray(want)).Scan(&got)
+		require.NoError(t, err)
+		for i := range got {
+			got[i] = decodeText(got[i])
+		}
+		require.Equal(t, want, got)
+	}
 }
