@@ -43,7 +43,7 @@ func appendFeed(ctx context.Context, q querier, p *store.EventAppendParams, seq 
 		idx := held.n
 		fix = func(args []any) { args[2] = int64(held.n - idx) }
 	}
-	args := []any{owner, p.SessionID, seq, p.Name, data, ref, p.Now.UTC()}
+	args := []any{owner, p.SessionID, seq, p.Name, data, ref, tstz(p.Now)}
 	if inTx {
 		pipe.atEnd(fix, feedSQL(false, true), args...)
 	} else if _, err := q.Exec(ctx, feedSQL(false, false), args...); err != nil {
@@ -58,7 +58,7 @@ func appendFeed(ctx context.Context, q querier, p *store.EventAppendParams, seq 
 		seen[who] = true
 		// The audience's entries are no webhook outbox rows (fanned): a
 		// webhook gets the event once, from the owner's entry.
-		args := []any{who, p.SessionID, seq, p.Name, data, ref, p.Now.UTC()}
+		args := []any{who, p.SessionID, seq, p.Name, data, ref, tstz(p.Now)}
 		if inTx {
 			pipe.atEnd(fix, feedSQL(true, true), args...)
 		} else if _, err := q.Exec(ctx, feedSQL(true, false), args...); err != nil {

@@ -262,7 +262,7 @@ func (p *pipeTx) flushEvents() {
 		held := p.sess[g.session]
 		deferred := held.deferred
 		p.queue = append(p.queue, queued{sql: appendEventsSQL,
-			args: encodeArgs([]any{g.session, n, textArray(g.names), textArray(g.datas), textArray(g.refs), textArray(g.runIDs), g.ats, g.status, g.statusAt}),
+			args: encodeArgs([]any{g.session, n, textArray(g.names), textArray(g.datas), textArray(g.refs), textArray(g.runIDs), g.ats, g.status, tstz(g.statusAt)}),
 			read: func(br pgx.BatchResults) error {
 				rows, err := br.Query()
 				if err != nil {

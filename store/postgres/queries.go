@@ -39,7 +39,14 @@ func ts(t time.Time) any {
 	if t.IsZero() {
 		return nil
 	}
-	return t.UTC()
+	return tstz(t)
+}
+
+// tstz is t as a timestamptz argument: pgx encodes a pgtype.Timestamptz
+// as it is, a time.Time only once wrapped in a value of its own (one
+// allocation more per argument).
+func tstz(t time.Time) pgtype.Timestamptz {
+	return pgtype.Timestamptz{Time: t.UTC(), Valid: true}
 }
 
 func tm(v pgtype.Timestamptz) time.Time {
@@ -80,7 +87,7 @@ func notFound(err error, what string) error {
 // AuditInsert implements store.Executor.
 func (e executor) AuditInsert(ctx context.Context, p *store.AuditInsertParams) error {
 	err := e.execLater(ctx, `INSERT INTO audit (session_id, request_id, tool_call_id, run_id, action, reason, summary, at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, p.SessionID, p.RequestID, p.ToolCallID, p.RunID, p.Action, p.Reason, nullJSON(p.Summary), p.Now.UTC())
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, p.SessionID, p.RequestID, p.ToolCallID, p.RunID, p.Action, p.Reason, nullJSON(p.Summary), tstz(p.Now))
 	if err != nil {
 		return fmt.Errorf("postgres: audit insert: %w", err)
 	}
@@ -190,7 +197,7 @@ func appendEvent(ctx context.Context, q querier, p *store.EventAppendParams) (*s
 		owner = held.owner
 		pipe.queueEvent(ev, data, ref)
 	} else {
-		if err := q.QueryRow(ctx, appendEventSQL, p.SessionID, p.Name, data, ref, p.RunID, p.Now.UTC()).Scan(&ev.Seq, &owner); err != nil {
+		if err := q.QueryRow(ctx, appendEventSQL, p.SessionID, p.Name, data, ref, p.RunID, tstz(p.Now)).Scan(&ev.Seq, &owner); err != nil {
 			return nil, nil, notFound(err, "event append: session "+p.SessionID)
 		}
 		pipe.hold(p.SessionID, ev.Seq, owner)
@@ -303,7 +310,7 @@ func (e executor) InteractionGetLastResolved(ctx context.Context, sessionID stri
 // returns an error wrapping store.ErrDuplicate.
 func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionInsertParams) (*store.Interaction, error) {
 	seqs, kinds, dues, data := deadlineArgs(p)
-	args := []any{p.ID, p.SessionID, p.RunID, p.ToolCallID, p.Tool, string(p.Request), p.Now.UTC(), p.ExpiresAt.UTC(), seqs, kinds, dues, data, nullJSON(p.Route)}
+	args := []any{p.ID, p.SessionID, p.RunID, p.ToolCallID, p.Tool, string(p.Request), tstz(p.Now), tstz(p.ExpiresAt), seqs, kinds, dues, data, nullJSON(p.Route)}
 	if pipe, ok := e.q.(*pipeTx); ok && p.MustWin {
 		toolCall := p.ToolCallID
 		pipe.laterRead(func(br pgx.BatchResults) error {
@@ -352,7 +359,7 @@ func (e executor) InteractionListExpired(ctx context.Context, p *store.Interacti
 	if limit <= 0 {
 		limit = 100
 	}
-	return e.interactionMany(ctx, `WHERE status = 'pending' AND expires_at <= $1 ORDER BY expires_at LIMIT $2`, p.Now.UTC(), limit)
+	return e.interactionMany(ctx, `WHERE status = 'pending' AND expires_at <= $1 ORDER BY expires_at LIMIT $2`, tstz(p.Now), limit)
 }
 
 // InteractionResolve is the one-time consumption (docs/design.md §A.6.2): a single
@@ -365,7 +372,7 @@ func (e executor) InteractionResolve(ctx context.Context, p *store.InteractionRe
 	}
 	update := `UPDATE interactions SET status = $1, answer = $2, resolved_at = $3, receipt_jws = $7, decided_by = $8
 		WHERE id = $4 AND session_id = $5 AND status = 'pending' AND ` + cmp
-	args := []any{p.Status, nullJSON(p.Answer), p.Now.UTC(), p.ID, p.SessionID, p.Now.UTC(), p.ReceiptJWS, nullJSON(p.DecidedBy)}
+	args := []any{p.Status, nullJSON(p.Answer), tstz(p.Now), p.ID, p.SessionID, tstz(p.Now), p.ReceiptJWS, nullJSON(p.DecidedBy)}
 	if pipe, ok := e.q.(*pipeTx); ok && p.MustWin {
 		pipe.laterRead(mustWin("interaction resolve"), mustWinSQL(update), args...)
 		return true, nil
@@ -389,7 +396,7 @@ func (e executor) InteractionSign(ctx context.Context, p *store.InteractionSignP
 func (e executor) InteractionResolveRun(ctx context.Context, p *store.InteractionResolveRunParams) ([]*store.Interaction, error) {
 	rows, err := e.q.Query(ctx, `UPDATE interactions SET status = $1, answer = $2, resolved_at = $3
 		WHERE session_id = $4 AND run_id = $5 AND status = 'pending' RETURNING `+interactionCols,
-		p.Status, nullJSON(p.Answer), p.Now.UTC(), p.SessionID, p.RunID)
+		p.Status, nullJSON(p.Answer), tstz(p.Now), p.SessionID, p.RunID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: interaction resolve run: %w", err)
 	}
@@ -451,7 +458,7 @@ func newMessage(p *store.MessageInsertParams) *store.Message {
 
 // messageArgs are insertMessageSQL's arguments.
 func messageArgs(p *store.MessageInsertParams) []any {
-	return []any{p.ID, p.SessionID, p.RunID, p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata), p.ParentID, p.CallIndex, p.Now.UTC()}
+	return []any{p.ID, p.SessionID, p.RunID, p.Role, p.Content, nullJSON(p.ToolCalls), p.ToolCallID, p.Name, p.IsError, nullJSON(p.Metadata), p.ParentID, p.CallIndex, tstz(p.Now)}
 }
 
 // MessageList implements store.Executor.
@@ -519,7 +526,7 @@ func (e executor) RunInsert(ctx context.Context, p *store.RunInsertParams) (*sto
 	const insert = `INSERT INTO runs (id, session_id, agent, status, lease_owner, lease_until, created_at, updated_at)
 		VALUES ($1, $2, $3, 'running', $4, $5, $6, $6)
 		ON CONFLICT (session_id) WHERE status IN ('running', 'waiting_input') DO NOTHING`
-	args := []any{p.ID, p.SessionID, p.Agent, p.LeaseOwner, ts(p.LeaseUntil), p.Now.UTC()}
+	args := []any{p.ID, p.SessionID, p.Agent, p.LeaseOwner, ts(p.LeaseUntil), tstz(p.Now)}
 	run := &store.Run{ID: p.ID, SessionID: p.SessionID, Agent: p.Agent, Status: store.RunRunning,
 		LeaseOwner: p.LeaseOwner, LeaseUntil: p.LeaseUntil, CreatedAt: p.Now, UpdatedAt: p.Now}
 	if pipe, ok := e.q.(*pipeTx); ok {
@@ -567,7 +574,7 @@ func (e executor) RunLease(ctx context.Context, p *store.RunLeaseParams) (bool, 
 	tag, err := e.q.Exec(ctx, `UPDATE runs SET lease_owner = $1, lease_until = $2
 		WHERE id = $3 AND status = 'running'
 		  AND (lease_owner = '' OR lease_owner = $1 OR lease_until IS NULL OR lease_until < $4)`,
-		p.Owner, ts(p.Until), p.ID, p.Now.UTC())
+		p.Owner, ts(p.Until), p.ID, tstz(p.Now))
 	if err != nil {
 		return false, fmt.Errorf("postgres: run lease: %w", err)
 	}
@@ -581,7 +588,7 @@ func (e executor) RunListRecoverable(ctx context.Context, p *store.RunListRecove
 		limit = 100
 	}
 	rows, err := e.q.Query(ctx, `SELECT `+runCols+` FROM runs WHERE status = 'running' AND (lease_until IS NULL OR lease_until < $1)
-		ORDER BY updated_at LIMIT $2`, p.Now.UTC(), limit)
+		ORDER BY updated_at LIMIT $2`, tstz(p.Now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: run list recoverable: %w", err)
 	}
@@ -678,14 +685,14 @@ func won(what string) func(tag pgconn.CommandTag, err error) (bool, error) {
 // RunCheckpoint implements store.Executor.
 func (e executor) RunCheckpoint(ctx context.Context, p *store.RunCheckpointParams) (bool, error) {
 	return won("run checkpoint")(e.q.Exec(ctx, `UPDATE runs SET updated_at = $1, steps = COALESCE($2, steps), invalid_streak = COALESCE($3, invalid_streak)
-		WHERE id = $4 AND status = 'running' AND lease_owner = $5`, p.Now.UTC(), p.Steps, p.InvalidStreak, p.ID, p.LeaseOwner))
+		WHERE id = $4 AND status = 'running' AND lease_owner = $5`, tstz(p.Now), p.Steps, p.InvalidStreak, p.ID, p.LeaseOwner))
 }
 
 // RunPause implements store.Executor.
 func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, error) {
 	ok, session, err := e.runWrite(ctx, "run pause", p.ID, p.MustWin, `UPDATE runs SET status = 'waiting_input', updated_at = $1, `+releaseLease+`,
 		steps = COALESCE($4, steps), invalid_streak = COALESCE($5, invalid_streak)
-		WHERE id = $2 AND status = 'running' AND lease_owner = $3`, p.Now.UTC(), p.ID, p.LeaseOwner, p.Steps, p.InvalidStreak)
+		WHERE id = $2 AND status = 'running' AND lease_owner = $3`, tstz(p.Now), p.ID, p.LeaseOwner, p.Steps, p.InvalidStreak)
 	if err != nil || !ok {
 		return ok, err
 	}
@@ -693,9 +700,9 @@ func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, 
 	switch {
 	case pipe.queueStatus(session, "waiting_input", p.Now.UTC()):
 	case session != "":
-		err = e.execLater(ctx, `UPDATE sessions SET status = 'waiting_input', updated_at = $1 WHERE id = $2`, p.Now.UTC(), session)
+		err = e.execLater(ctx, `UPDATE sessions SET status = 'waiting_input', updated_at = $1 WHERE id = $2`, tstz(p.Now), session)
 	default:
-		err = e.execLater(ctx, `UPDATE sessions SET status = 'waiting_input', updated_at = $1 WHERE id = (SELECT session_id FROM runs WHERE id = $2)`, p.Now.UTC(), p.ID)
+		err = e.execLater(ctx, `UPDATE sessions SET status = 'waiting_input', updated_at = $1 WHERE id = (SELECT session_id FROM runs WHERE id = $2)`, tstz(p.Now), p.ID)
 	}
 	if err != nil {
 		return false, fmt.Errorf("postgres: run pause: session status: %w", err)
@@ -705,7 +712,7 @@ func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, 
 
 // RunHold implements store.Executor.
 func (e executor) RunHold(ctx context.Context, p *store.RunHoldParams) (bool, error) {
-	ok, _, err := e.runWrite(ctx, "run hold", p.ID, false, `UPDATE runs SET updated_at = $1 WHERE id = $2 AND status = 'waiting_input'`, p.Now.UTC(), p.ID)
+	ok, _, err := e.runWrite(ctx, "run hold", p.ID, false, `UPDATE runs SET updated_at = $1 WHERE id = $2 AND status = 'waiting_input'`, tstz(p.Now), p.ID)
 	return ok, err
 }
 
@@ -713,7 +720,7 @@ func (e executor) RunHold(ctx context.Context, p *store.RunHoldParams) (bool, er
 func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool, error) {
 	q := `UPDATE runs SET status = 'running', updated_at = $1, lease_owner = $2, lease_until = $3
 		WHERE id = $4 AND status = 'waiting_input'`
-	args := []any{p.Now.UTC(), p.LeaseOwner, ts(p.LeaseUntil), p.ID}
+	args := []any{tstz(p.Now), p.LeaseOwner, ts(p.LeaseUntil), p.ID}
 	if p.Settled {
 		resolving := p.Resolving
 		if resolving == nil {
@@ -731,9 +738,9 @@ func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool
 	switch {
 	case pipe.queueStatus(session, "running", p.Now.UTC()):
 	case session != "":
-		err = e.execLater(ctx, `UPDATE sessions SET status = 'running', updated_at = $1 WHERE id = $2`, p.Now.UTC(), session)
+		err = e.execLater(ctx, `UPDATE sessions SET status = 'running', updated_at = $1 WHERE id = $2`, tstz(p.Now), session)
 	default:
-		err = e.execLater(ctx, `UPDATE sessions SET status = 'running', updated_at = $1 WHERE id = (SELECT session_id FROM runs WHERE id = $2)`, p.Now.UTC(), p.ID)
+		err = e.execLater(ctx, `UPDATE sessions SET status = 'running', updated_at = $1 WHERE id = (SELECT session_id FROM runs WHERE id = $2)`, tstz(p.Now), p.ID)
 	}
 	if err != nil {
 		return false, fmt.Errorf("postgres: run resume: session status: %w", err)
@@ -855,7 +862,7 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 	const finish = `UPDATE runs SET status = $1, updated_at = $2, error = CASE WHEN $3 <> '' THEN $3 ELSE error END, ` + releaseLease + `,
 		steps = COALESCE($7, steps), invalid_streak = COALESCE($8, invalid_streak)
 		WHERE id = $4 AND status = ANY($5) AND ($6 = '' OR lease_owner = $6)`
-	args := []any{string(p.To), p.Now.UTC(), p.Error, p.ID, fs, p.LeaseOwner, p.Steps, p.InvalidStreak}
+	args := []any{string(p.To), tstz(p.Now), p.Error, p.ID, fs, p.LeaseOwner, p.Steps, p.InvalidStreak}
 	pipe, inTx := e.q.(*pipeTx)
 	if !inTx {
 		// One statement: the run's row and its session's status.
@@ -874,7 +881,7 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 		if err != nil || !ok {
 			return ok, err
 		}
-		pipe.atEnd(nil, `UPDATE sessions SET status = $1, updated_at = $2 WHERE id = (SELECT session_id FROM runs WHERE id = $3)`, string(p.To), p.Now.UTC(), p.ID)
+		pipe.atEnd(nil, `UPDATE sessions SET status = $1, updated_at = $2 WHERE id = (SELECT session_id FROM runs WHERE id = $3)`, string(p.To), tstz(p.Now), p.ID)
 		return true, nil
 	}
 	ok, session, err := e.runWrite(ctx, "run finish", p.ID, p.MustWin, finish, args...)
@@ -882,7 +889,7 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 		return ok, err
 	}
 	if !pipe.queueStatus(session, string(p.To), p.Now.UTC()) {
-		err = e.execLater(ctx, `UPDATE sessions SET status = $1, updated_at = $2 WHERE id = $3`, string(p.To), p.Now.UTC(), session)
+		err = e.execLater(ctx, `UPDATE sessions SET status = $1, updated_at = $2 WHERE id = $3`, string(p.To), tstz(p.Now), session)
 	}
 	if err != nil {
 		return false, fmt.Errorf("postgres: run finish: session status: %w", err)
@@ -914,7 +921,7 @@ func (e executor) SessionCreate(ctx context.Context, p *store.SessionCreateParam
 	// fails the transaction at its next round trip), and the transaction
 	// holds the new row: its events are numbered from 1 without asking.
 	if err := e.execLater(ctx, `INSERT INTO sessions (id, owner, title, status, created_at, updated_at, agent) VALUES ($1, $2, $3, $6, $4, $4, $5)`,
-		p.ID, p.Owner, p.Title, p.Now.UTC(), p.Agent, status); err != nil {
+		p.ID, p.Owner, p.Title, tstz(p.Now), p.Agent, status); err != nil {
 		return nil, fmt.Errorf("postgres: session create: %w", err)
 	}
 	if pipe, ok := e.q.(*pipeTx); ok {
@@ -953,7 +960,7 @@ func (e executor) SessionSetStatus(ctx context.Context, p *store.SessionSetStatu
 	if pipe, _ := e.q.(*pipeTx); pipe.queueStatus(p.ID, p.Status, p.Now.UTC()) {
 		return nil
 	}
-	if err := e.execLater(ctx, `UPDATE sessions SET status = $1, updated_at = $2 WHERE id = $3`, p.Status, p.Now.UTC(), p.ID); err != nil {
+	if err := e.execLater(ctx, `UPDATE sessions SET status = $1, updated_at = $2 WHERE id = $3`, p.Status, tstz(p.Now), p.ID); err != nil {
 		return fmt.Errorf("postgres: session set status: %w", err)
 	}
 	return nil
@@ -968,7 +975,7 @@ func (e executor) TraceInsert(ctx context.Context, p *store.TraceInsertParams) e
 		return nil
 	}
 	if err := e.execLater(ctx, `INSERT INTO trace (session_id, run_id, kind, data, at) VALUES ($1, $2, $3, $4, $5)`,
-		p.SessionID, p.RunID, p.Kind, string(p.Data), p.Now.UTC()); err != nil {
+		p.SessionID, p.RunID, p.Kind, string(p.Data), tstz(p.Now)); err != nil {
 		return fmt.Errorf("postgres: trace insert: %w", err)
 	}
 	return nil

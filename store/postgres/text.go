@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -145,7 +146,7 @@ func encodeArgs(args []any) []any {
 
 func encodeArg(a any) (any, bool) {
 	switch v := a.(type) {
-	case nil, bool, int, int32, int64, float64:
+	case nil, bool, int, int32, int64, float64, pgtype.Timestamptz, time.Time:
 		return a, false
 	case string:
 		// a itself when unchanged: boxing e again would allocate.
