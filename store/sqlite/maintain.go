@@ -23,8 +23,8 @@ var _ store.Maintainer = (*Store)(nil)
 // the owner's last entry and last_seq (appendFeed), so a number a client
 // saw is never given again.
 const (
-	keepFeedSeq    = `INSERT INTO principals (owner, last_seq) SELECT owner, MAX(seq) FROM feed `
-	keepFeedSeqEnd = ` GROUP BY owner ON CONFLICT (owner) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq)`
+	keepFeedSeq    = `INSERT INTO principals (owner, last_seq) SELECT p.owner, MAX(f.k & 4294967295) FROM feed f JOIN principals p ON p.k = f.k >> 32 `
+	keepFeedSeqEnd = ` GROUP BY p.owner ON CONFLICT (owner) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq)`
 )
 
 // pruneFeed deletes at most limit feed entries fanned out and created
@@ -49,7 +49,7 @@ func pruneFeed(ctx context.Context, tx cachedTx, before int64, limit int) (int64
 		// in its range of keys (rowbuf.go, feedKey).
 		in := feedOf(`(SELECT k FROM principals WHERE owner = ?1)`)
 		old := `(SELECT k FROM feed WHERE ` + in + ` AND fanned = 1 AND k < COALESCE((SELECT k FROM feed WHERE ` + in + ` AND created_at >= ?2 ORDER BY k LIMIT 1), 9223372036854775807) ORDER BY k LIMIT ?3)`
-		if _, err := tx.ExecContext(ctx, keepFeedSeq+`WHERE k IN `+old+keepFeedSeqEnd, owner, before, int64(limit)-total); err != nil {
+		if _, err := tx.ExecContext(ctx, keepFeedSeq+`WHERE f.k IN `+old+keepFeedSeqEnd, owner, before, int64(limit)-total); err != nil {
 			return total, err
 		}
 		r, err := tx.ExecContext(ctx, `DELETE FROM feed WHERE k IN `+old, owner, before, int64(limit)-total)
@@ -87,27 +87,25 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 	// pass, deleted, and the largest number of each owner's is kept in
 	// principals.last_seq (as keepFeedSeq does), so that no number a
 	// client saw is given again.
-	rows, err := tx.QueryContext(ctx, `DELETE FROM feed WHERE sk = `+sessionKey+` RETURNING owner, seq`, id)
+	rows, err := tx.QueryContext(ctx, `DELETE FROM feed WHERE sk = `+sessionKey+` RETURNING k`, id)
 	if err != nil {
 		return fmt.Errorf("sqlite: session delete: %w", err)
 	}
-	last := map[string]int64{}
+	last := map[int64]int64{} // an owner's key (principals.k) → its largest number deleted
 	for rows.Next() {
-		var owner string
-		var seq int64
-		if err := rows.Scan(&owner, &seq); err != nil {
+		var k int64
+		if err := rows.Scan(&k); err != nil {
 			rows.Close()
 			return fmt.Errorf("sqlite: session delete: %w", err)
 		}
-		last[owner] = max(last[owner], seq)
+		last[k>>32] = max(last[k>>32], k&feedMax)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("sqlite: session delete: %w", err)
 	}
-	for owner, seq := range last {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO principals (owner, last_seq) VALUES (?, ?)
-			ON CONFLICT (owner) DO UPDATE SET last_seq = MAX(last_seq, excluded.last_seq)`, owner, seq); err != nil {
+	for pk, seq := range last {
+		if _, err := tx.ExecContext(ctx, `UPDATE principals SET last_seq = MAX(last_seq, ?) WHERE k = ?`, seq, pk); err != nil {
 			return fmt.Errorf("sqlite: session delete: %w", err)
 		}
 	}

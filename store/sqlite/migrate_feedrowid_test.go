@@ -12,8 +12,9 @@ import (
 	"github.com/lubanhq/luban/store"
 )
 
-// Migration 00028 (feed_rowid) makes the feed a rowid table keyed by its
-// owner's key and number: every entry reads back as it was (an owner with
+// Migrations 00028 (feed_rowid) and 00029 (feed_key_only) make the feed a
+// rowid table keyed by its owner's key and number, which the row no longer
+// repeats as columns: every entry reads back as it was (an owner with
 // a principals row and one without), an owner's numbers go on after its
 // last and after the numbers Prune deleted, a new owner gets a key, an
 // entry is fanned out by its number, and Down gives back both tables'
@@ -58,8 +59,11 @@ func TestMigrationFeedRowid(t *testing.T) {
 	const principalRows = `SELECT owner, last_seq FROM principals ORDER BY owner`
 	feedBefore, principalsBefore := dump(feedRows), dump(principalRows)
 
-	s, err := Open(ctx, path, nil) // applies the migration
+	s, err := Open(ctx, path, nil) // applies the migrations
 	require.NoError(t, err)
+	var cols int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('feed') WHERE name IN ('owner', 'seq')`).Scan(&cols))
+	require.Zero(t, cols, "the key holds the owner and the number")
 	list := func(owner string) (out []string) {
 		fs, err := s.FeedList(ctx, &store.FeedListParams{Owner: owner})
 		require.NoError(t, err)

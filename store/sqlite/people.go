@@ -104,8 +104,8 @@ func (e executor) SessionPage(ctx context.Context, p *store.SessionPageParams) (
 
 // feedSelect reads feed entries as f, the request of a referenced
 // interaction in the place of data.
-const feedSelect = `SELECT f.owner, f.seq, s.id, f.session_seq, f.name, f.data, ` + requestCols + `, f.created_at
-	FROM feed f JOIN sessions s ON s.k = f.sk LEFT JOIN interactions i ON i.id = f.ref `
+const feedSelect = `SELECT p.owner, f.k & 4294967295, s.id, f.session_seq, f.name, f.data, ` + requestCols + `, f.created_at
+	FROM feed f JOIN principals p ON p.k = f.k >> 32 JOIN sessions s ON s.k = f.sk LEFT JOIN interactions i ON i.id = f.ref `
 
 func scanFeed(rows rowsReader) ([]*store.FeedEntry, error) {
 	defer rows.Close()
@@ -160,7 +160,7 @@ func (e executor) FeedListUnfanned(ctx context.Context, limit int) ([]*store.Fee
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := e.r.QueryContext(ctx, feedSelect+`WHERE f.fanned = 0 ORDER BY f.created_at, f.owner, f.seq LIMIT ?`, limit)
+	rows, err := e.r.QueryContext(ctx, feedSelect+`WHERE f.fanned = 0 ORDER BY f.created_at, p.owner, f.k LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: feed unfanned: %w", err)
 	}

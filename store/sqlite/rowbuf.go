@@ -114,9 +114,9 @@ type auditRow struct {
 }
 
 type feedRow struct {
-	owner, name, data                  string
-	ref                                any
-	k, sk, seq, sessionSeq, at, fanned int64
+	name, data                    string
+	ref                           any
+	k, sk, sessionSeq, at, fanned int64
 }
 
 // msgRef is a message a member inserted: its session, its id and its
@@ -353,7 +353,8 @@ func auditMark(id string) string {
 // A feed entry's key (its rowid) is its owner's key (principals.k) in
 // the high 32 bits and its number in the owner's feed (FeedEntry.Seq) in
 // the low 32: an owner's entries are one range of the table's own b-tree,
-// appended at its end (migration 00028).
+// appended at its end (migration 00028); the key is all the row holds of
+// the owner and the number (migration 00029).
 const feedMax = 1<<32 - 1
 
 // feedKey is the rowid of owner key pk's entry number n.
@@ -481,7 +482,7 @@ func (b *rowBuf) appendEvent(ctx context.Context, p *store.EventAppendParams) (*
 			} else {
 				keys = append(keys, store.PrincipalKey(who))
 			}
-			feed = append(feed, feedRow{owner: who, k: fk, seq: fk & feedMax, sk: s.key, sessionSeq: seq, name: p.Name, data: fdata, ref: fref, at: ts(p.Now), fanned: fanned})
+			feed = append(feed, feedRow{k: fk, sk: s.key, sessionSeq: seq, name: p.Name, data: fdata, ref: fref, at: ts(p.Now), fanned: fanned})
 			b.learnt.feed[who] = fk
 		}
 	}
@@ -545,9 +546,9 @@ func (b *rowBuf) flush() error {
 	}); err != nil {
 		return fmt.Errorf("sqlite: event append: %w", err)
 	}
-	if err := b.insertMany(ctx, `INSERT INTO feed (k, owner, seq, sk, session_seq, name, data, ref, created_at, fanned)`, `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, 10, len(fd), func(i int, a []any) []any {
+	if err := b.insertMany(ctx, `INSERT INTO feed (k, sk, session_seq, name, data, ref, created_at, fanned)`, `(?, ?, ?, ?, ?, ?, ?, ?)`, 8, len(fd), func(i int, a []any) []any {
 		f := &fd[i]
-		return append(a, f.k, f.owner, f.seq, f.sk, f.sessionSeq, f.name, f.data, f.ref, f.at, f.fanned)
+		return append(a, f.k, f.sk, f.sessionSeq, f.name, f.data, f.ref, f.at, f.fanned)
 	}); err != nil {
 		return fmt.Errorf("sqlite: feed append: %w", err)
 	}
