@@ -27,7 +27,9 @@ const messageIDsVersion = 26
 
 func messageIDsMigration() *goose.Migration {
 	return goose.NewGoMigration(messageIDsVersion,
-		&goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error { return messageIDsCopy(ctx, tx, messagesCompactSchema, true) }},
+		&goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
+			return messageIDsCopy(ctx, tx, messagesCompactSchema, true)
+		}},
 		&goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error { return messageIDsCopy(ctx, tx, messagesTextSchema, false) }})
 }
 
