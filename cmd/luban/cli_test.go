@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"net"
 	"net/http"
@@ -291,6 +292,25 @@ func TestMigrateStatusAndUp(t *testing.T) {
 
 	r = luban(t, nil, "migrate", "sideways", "--db", db)
 	require.Equal(t, 2, r.code)
+
+	// A database a newer luban migrated: status lists what this binary
+	// knows and fails as serve and up do, changing nothing.
+	sq, err := sql.Open(sqlite.DriverName, "file:"+db)
+	require.NoError(t, err)
+	_, err = sq.Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES (9999, 1)`)
+	require.NoError(t, err)
+	require.NoError(t, sq.Close())
+	before, err := os.ReadFile(db)
+	require.NoError(t, err)
+	for _, sub := range []string{"up", "status"} {
+		r = luban(t, nil, "migrate", sub, "--db", db)
+		require.Equal(t, 1, r.code, "%s: %s", sub, r.stdout)
+		require.Contains(t, r.stderr, "the database was migrated by a newer luban: its schema is at version 9999", sub)
+	}
+	require.Regexp(t, `1\s+00001_init.sql\s+applied\s+\d{4}-`, r.stdout, "status still lists the migrations it knows")
+	after, err := os.ReadFile(db)
+	require.NoError(t, err)
+	require.Equal(t, before, after, "the file is not changed")
 }
 
 func TestBackupCommand(t *testing.T) {

@@ -82,8 +82,10 @@ func (c *Migrate) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.Stdout, "%d applied; database %s is at version %d\n", applied, describeDB(*db), latest(after))
 		return nil
 	}
+	// A database a newer luban migrated lists what this binary knows, then
+	// fails as serve and up do (store.ErrSchemaTooNew).
 	ms, err := migrations(ctx, *db)
-	if err != nil {
+	if ms == nil && err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(c.Stdout, 0, 4, 2, ' ', 0)
@@ -103,7 +105,7 @@ func (c *Migrate) Run(ctx context.Context, args []string) error {
 	}
 	tw.Flush()
 	fmt.Fprintf(c.Stdout, "%d pending\n", pending)
-	return nil
+	return err
 }
 
 func migrations(ctx context.Context, db string) ([]store.Migration, error) {

@@ -174,7 +174,10 @@ func (s *Store) Stats(ctx context.Context) (*store.Stats, error) {
 func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 
 // Migrations lists the embedded migrations and whether the database at url
-// (its connection's schema) has each one, without changing anything.
+// (its connection's schema) has each one, without changing anything. On a
+// database a newer luban migrated past the newest migration embedded here
+// it returns the list and an error wrapping store.ErrSchemaTooNew, the
+// error Open returns for that database.
 func Migrations(ctx context.Context, url string) ([]store.Migration, error) {
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
@@ -206,6 +209,16 @@ func Migrations(ctx context.Context, url string) ([]store.Migration, error) {
 	for _, m := range st {
 		out = append(out, store.Migration{Version: m.Source.Version, Name: filepath.Base(m.Source.Path),
 			Applied: m.State == goose.StateApplied, AppliedAt: m.AppliedAt.UTC()})
+	}
+	if len(out) > 0 && out[len(out)-1].Applied {
+		// Every known migration is applied: the database may be ahead.
+		cur, err := p.GetDBVersion(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: schema version: %w", err)
+		}
+		if err := store.CheckSchemaVersion(cur, out[len(out)-1].Version); err != nil {
+			return out, fmt.Errorf("postgres: %w", err)
+		}
 	}
 	return out, nil
 }

@@ -77,4 +77,9 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 	_, err = postgres.Open(ctx, url, nil)
 	require.ErrorIs(t, err, store.ErrSchemaTooNew)
 	require.ErrorContains(t, err, "version 9999")
+	ms, err := postgres.Migrations(ctx, url)
+	require.ErrorIs(t, err, store.ErrSchemaTooNew, "migrate status tells the database is ahead")
+	require.ErrorContains(t, err, "version 9999")
+	require.NotEmpty(t, ms, "the known migrations are still listed")
+	require.True(t, ms[len(ms)-1].Applied)
 }

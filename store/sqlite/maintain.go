@@ -352,7 +352,9 @@ func openPlain(path string) (*sql.DB, error) {
 
 // Migrations lists the embedded migrations and whether the database at
 // path has each one. It neither creates the file nor changes it: a missing
-// file is an error.
+// file is an error. On a database a newer luban migrated past the newest
+// migration embedded here it returns the list and an error wrapping
+// store.ErrSchemaTooNew, the error Open returns for that database.
 func Migrations(ctx context.Context, path string) ([]store.Migration, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("sqlite: no database at %s: %w", path, err)
@@ -370,7 +372,17 @@ func Migrations(ctx context.Context, path string) ([]store.Migration, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: migrations: %w", err)
 	}
-	return migrationStatus(ctx, p)
+	out, err := migrationStatus(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > 0 && out[len(out)-1].Applied {
+		// Every known migration is applied: the database may be ahead.
+		if err := schemaNotNewer(ctx, p, "sqlite"); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
 func migrationStatus(ctx context.Context, p *goose.Provider) ([]store.Migration, error) {

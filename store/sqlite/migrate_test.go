@@ -434,6 +434,7 @@ func TestMigrationSessionKeyKilledBeforeRecorded(t *testing.T) {
 // A database a newer luban migrated past this binary's newest migration
 // is refused at Open (store.ErrSchemaTooNew), naming both versions,
 // before anything reads its rows; one at this binary's version opens.
+// Migrations lists such a database's known migrations with the same error.
 func TestOpenRefusesANewerSchema(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -441,6 +442,9 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 	s, err := Open(ctx, path, nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
+	known, err := Migrations(ctx, path)
+	require.NoError(t, err, "a database at this binary's version")
+	require.True(t, known[len(known)-1].Applied)
 	db, err := sql.Open(DriverName, "file:"+path)
 	require.NoError(t, err)
 	_, err = db.ExecContext(ctx, `INSERT INTO goose_db_version (version_id, is_applied) VALUES (9999, 1)`)
@@ -449,6 +453,10 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 	_, err = Open(ctx, path, nil)
 	require.ErrorIs(t, err, store.ErrSchemaTooNew)
 	require.ErrorContains(t, err, "version 9999")
+	ms, err := Migrations(ctx, path)
+	require.ErrorIs(t, err, store.ErrSchemaTooNew)
+	require.ErrorContains(t, err, "version 9999")
+	require.Equal(t, known, ms, "the known migrations are still listed")
 }
 
 // Migration 00017 (logsMigration) keeps every trace and audit row: read
