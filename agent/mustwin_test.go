@@ -25,11 +25,9 @@ func TestAnswerHeldWhenAnotherQuestionAppears(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			b := setupRace(t, newStore, scriptModel([]model.ToolCall{{Name: api.ToolAskUser, Arguments: raceAsk}}))
-			res, err := b.runner.Start(b.ctx, agent.StartParams{Owner: "alice", Message: "hi"})
-			require.NoError(t, err)
-			b.waitRun(t, res.SessionID, res.RunID, store.RunWaitingInput)
-			it, err := b.st.InteractionGetPending(b.ctx, res.SessionID)
-			require.NoError(t, err)
+			res, its := b.pause(t)
+			require.Len(t, its, 1)
+			it := its[0]
 			// After the answer's read, before its transaction: another
 			// question of the run, which the read did not see.
 			var otherErr error
@@ -40,7 +38,7 @@ func TestAnswerHeldWhenAnotherQuestionAppears(t *testing.T) {
 					ToolCallID: "call_other", Tool: api.ToolAskUser, Request: json.RawMessage(raceAsk), Now: now, ExpiresAt: now.Add(time.Hour)})
 			}
 			b.st.mu.Unlock()
-			_, err = b.runner.Resolve(b.ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "alice", SessionID: res.SessionID, RequestID: it.ID,
+			_, err := b.runner.Resolve(b.ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "alice", SessionID: res.SessionID, RequestID: it.ID,
 				Answer: api.ContinueRequest{Selections: []string{"a"}}})
 			require.NoError(t, otherErr)
 			require.NoError(t, err, "the answer is taken")

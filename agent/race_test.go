@@ -334,11 +334,7 @@ func TestCancelRacesBatchPause(t *testing.T) {
 			require.Len(t, its, 2)
 
 			b = setupRace(t, newStore, scriptModel(two))
-			res, err := b.runner.Start(b.ctx, agent.StartParams{Owner: "alice", Message: "hi"})
-			require.NoError(t, err)
-			b.waitRun(t, res.SessionID, res.RunID, store.RunWaitingInput)
-			its, err = b.st.InteractionList(b.ctx, res.SessionID)
-			require.NoError(t, err)
+			res, its := b.pause(t)
 			require.Len(t, its, 2, "both questions are put in one pause")
 			done, err := b.runner.Resolve(b.ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "alice", SessionID: res.SessionID, RequestID: its[0].ID,
 				Answer: api.ContinueRequest{Selections: []string{"a"}}})
@@ -466,11 +462,9 @@ func TestDuplicateRacesRunEnd(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			b := setupRace(t, newStore, scriptModel([]model.ToolCall{{Name: api.ToolAskUser, Arguments: raceAsk}}))
-			res, err := b.runner.Start(b.ctx, agent.StartParams{Owner: "alice", Message: "hi"})
-			require.NoError(t, err)
-			b.waitRun(t, res.SessionID, res.RunID, store.RunWaitingInput)
-			it, err := b.st.InteractionGetPending(b.ctx, res.SessionID)
-			require.NoError(t, err)
+			res, its := b.pause(t)
+			require.Len(t, its, 1)
+			it := its[0]
 			answer := func(sel string) error {
 				_, err := b.runner.Resolve(b.ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "alice", SessionID: res.SessionID, RequestID: it.ID,
 					Answer: api.ContinueRequest{Selections: []string{sel}}})
@@ -484,7 +478,7 @@ func TestDuplicateRacesRunEnd(t *testing.T) {
 				b.waitRun(t, res.SessionID, res.RunID, store.RunCompleted)
 			}
 			b.st.mu.Unlock()
-			err = answer("b")
+			err := answer("b")
 			var already *agent.AlreadyResolvedError
 			require.ErrorAs(t, err, &already)
 			require.Equal(t, []string{"a"}, already.Receipt.Selections, "the first answer's receipt")
