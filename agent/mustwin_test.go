@@ -103,3 +103,29 @@ func TestQuestionAskedBeforeNotAskedTwice(t *testing.T) {
 		})
 	}
 }
+
+// An answer that resumes its run names the events it committed
+// (ContinueResult.AfterSeq, LastSeq), the numbers a continue stream
+// starts from, on a store that numbers them only at the commit too (a
+// MustWin resume on PostgreSQL, docs/design.md §34).
+func TestAnswerNamesItsEvents(t *testing.T) {
+	t.Parallel()
+	for name, newStore := range raceDrivers(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setupRace(t, newStore, scriptModel([]model.ToolCall{{Name: api.ToolAskUser, Arguments: raceAsk}}))
+			res, its := b.pause(t)
+			require.Len(t, its, 1)
+			evs, err := b.st.EventList(b.ctx, &store.EventListParams{SessionID: res.SessionID})
+			require.NoError(t, err)
+			last := evs[len(evs)-1]
+			require.Equal(t, api.EventUserInputRequired, last.Name)
+			done, err := b.runner.Resolve(b.ctx, agent.ResolveParams{Surface: agent.SurfaceContinue, By: "alice", SessionID: res.SessionID, RequestID: its[0].ID,
+				Answer: api.ContinueRequest{Selections: []string{"a"}}})
+			require.NoError(t, err)
+			require.Equal(t, last.Seq, done.AfterSeq, "the answer's events follow the pause's")
+			require.Greater(t, done.LastSeq, done.AfterSeq)
+			b.waitRun(t, res.SessionID, res.RunID, store.RunCompleted)
+		})
+	}
+}

@@ -70,6 +70,7 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 	var done resolved
 	var stored *store.Message
 	var resumed *store.Run
+	var firstEv, lastEv *store.Event
 	// sure: the answer is expected to resume its run (the run was read
 	// waiting and, when the messages were read, this is its one call
 	// without a result), so the resume is a MustWin write; should it
@@ -78,6 +79,7 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 		(in.msgs == nil || onlyMissing(in.msgs, it.RunID, it.ToolCallID))
 	write := func(tx store.Tx) error {
 		done, stored, resumed = resolved{}, nil, nil
+		firstEv, lastEv = nil, nil
 		// consume writes the question's own rows once the run's row is
 		// written (every transaction of a run writes the run's row first,
 		// so two of them wait for each other in one order).
@@ -108,7 +110,10 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 			if err != nil {
 				return err
 			}
-			done.seq, done.last = ins.Events[0].Seq, ins.Events[len(ins.Events)-1].Seq
+			// The numbers are read once the transaction is committed: a
+			// store may number the events at the commit (a MustWin resume
+			// on PostgreSQL, docs/design.md §34).
+			firstEv, lastEv = ins.Events[0], ins.Events[len(ins.Events)-1]
 			if len(ins.Messages) > 0 {
 				stored = ins.Messages[0]
 			}
@@ -213,6 +218,9 @@ func (r *Runner) resolveInteraction(ctx context.Context, in *answering, res reso
 	}
 	if err != nil {
 		return nil, err
+	}
+	if firstEv != nil {
+		done.seq, done.last = firstEv.Seq, lastEv.Seq
 	}
 	done.resumed = resumed != nil
 	done.waiting = out.effect == effResume && resumed == nil
