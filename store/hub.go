@@ -79,20 +79,7 @@ func (h *Hub) Follow(sessionID string) (*Follower, func()) {
 	return f, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		fs := h.followers[sessionID]
-		for i, x := range fs {
-			if x == f {
-				last := len(fs) - 1
-				fs[i], fs[last] = fs[last], nil
-				fs = fs[:last]
-				break
-			}
-		}
-		if len(fs) == 0 {
-			delete(h.followers, sessionID)
-		} else {
-			h.followers[sessionID] = fs
-		}
+		removeFrom(h.followers, sessionID, f)
 	}
 }
 
@@ -141,20 +128,7 @@ func (h *Hub) Subscribe(sessionID string) (<-chan struct{}, func()) {
 	return ch, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		subs := h.subs[sessionID]
-		for i, c := range subs {
-			if c == ch {
-				last := len(subs) - 1
-				subs[i], subs[last] = subs[last], nil
-				subs = subs[:last]
-				break
-			}
-		}
-		if len(subs) == 0 {
-			delete(h.subs, sessionID)
-		} else {
-			h.subs[sessionID] = subs
-		}
+		removeFrom(h.subs, sessionID, ch)
 	}
 }
 
@@ -184,4 +158,25 @@ func (h *Hub) NotifyAll() {
 		}
 	}
 	h.mu.Unlock()
+}
+
+// removeFrom removes x from m[key] (order not kept; the freed slot is
+// zeroed so the slice holds no reference to it) and deletes the key when
+// its slice is left empty.
+func removeFrom[T comparable](m map[string][]T, key string, x T) {
+	xs := m[key]
+	for i, y := range xs {
+		if y == x {
+			last := len(xs) - 1
+			var zero T
+			xs[i], xs[last] = xs[last], zero
+			xs = xs[:last]
+			break
+		}
+	}
+	if len(xs) == 0 {
+		delete(m, key)
+	} else {
+		m[key] = xs
+	}
 }

@@ -458,11 +458,8 @@ func (p *pipeTx) commit(ctx context.Context, notify []queued) error {
 		if err != nil {
 			return err
 		}
-		for range notify {
-			if _, err := br.Exec(); err != nil {
-				br.Close()
-				return fmt.Errorf("notify: %w", err)
-			}
+		if err := readNotifies(br, len(notify)); err != nil {
+			return err
 		}
 		if err := br.Close(); err != nil {
 			return fmt.Errorf("commit: %w", err)
@@ -476,11 +473,8 @@ func (p *pipeTx) commit(ctx context.Context, notify []queued) error {
 	if err != nil {
 		return err
 	}
-	for range notify {
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return fmt.Errorf("notify: %w", err)
-		}
+	if err := readNotifies(br, len(notify)); err != nil {
+		return err
 	}
 	tag, err := br.Exec()
 	if cerr := br.Close(); err == nil {
@@ -593,4 +587,16 @@ func (e executor) execLater(ctx context.Context, sql string, args ...any) error 
 	}
 	_, err := e.q.Exec(ctx, sql, args...)
 	return err
+}
+
+// readNotifies reads the results of the n NOTIFY statements a commit's
+// batch sends first; on an error it closes br and returns the error.
+func readNotifies(br pgx.BatchResults, n int) error {
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return fmt.Errorf("notify: %w", err)
+		}
+	}
+	return nil
 }
