@@ -80,7 +80,10 @@ type RunResumeParams struct {
 	// MustWin: as InteractionResolveParams.MustWin. A caller that goes on
 	// when the resume loses (it holds the run instead) sets it only when
 	// it expects the resume to win, and runs the transaction again
-	// without it after an ErrLost (docs/design.md §34).
+	// without it after an ErrLost (docs/design.md §34). A driver that
+	// queues the write may number the session's events appended after it
+	// only at the commit: their *Event's Seq is set when InTx returns, so
+	// a caller reads it then, not inside the transaction.
 	MustWin bool
 }
 
