@@ -1,9 +1,7 @@
 package acceptance
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -20,13 +18,6 @@ import (
 	"github.com/lubanhq/luban/signing"
 	"github.com/lubanhq/luban/tool"
 )
-
-// tokenPrincipal is the principal of a token without people: "p_" and the
-// first 16 hex digits of its SHA-256 (server.Principal).
-func tokenPrincipal(tok string) string {
-	sum := sha256.Sum256([]byte(tok))
-	return "p_" + hex.EncodeToString(sum[:8])
-}
 
 // linkClient is a browser without cookies that does not follow redirects:
 // what a person who clicks a link in a mail has.
@@ -85,7 +76,7 @@ func TestActionLinkApproval(t *testing.T) {
 	})
 	e.model.push(turn{calls: []call{{id: "call_d", name: "deploy", args: `{"service":"<b>api</b>","replicas":2}`}}}, turn{text: "done"})
 	p := e.ask("", "deploy")
-	owner := tokenPrincipal(e.srv.Token)
+	owner := lubantest.TokenPrincipal(e.srv.Token)
 	links := &signing.Links{Keys: keys, Base: e.srv.URL + "/", ExpiresAt: e.srv.Runner.QuestionExpiry}
 	link, err := links.ActionLink(p.req.ID, owner, "")
 	require.NoError(t, err)
@@ -187,7 +178,7 @@ func TestActionLinkQuestion(t *testing.T) {
 	args := `{"title":"<script>alert(1)</script> which?","mode":"single","options":[{"id":"safe","label":"Safe <i>way</i>"},{"id":"fast","label":"Fast"}]}`
 	e.model.push(turn{calls: []call{{id: "call_q", name: "ask_user", args: args}}}, turn{calls: []call{{id: "call_q2", name: "ask_user", args: singleArgs}}})
 	p := e.ask("", "ask")
-	owner := tokenPrincipal(e.srv.Token)
+	owner := lubantest.TokenPrincipal(e.srv.Token)
 	links := &signing.Links{Keys: keys, Base: e.srv.URL, ExpiresAt: e.srv.Runner.QuestionExpiry}
 	link, err := links.ActionLink(p.req.ID, owner, "")
 	require.NoError(t, err)

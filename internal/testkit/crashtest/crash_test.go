@@ -68,8 +68,7 @@ func TestCrashAfterInteractionCommitted(t *testing.T) {
 	b.fake.Push(askTurn("call_ask_1"), endTurn())
 
 	p1 := startProc(t, procOptions{Name: "p1", DB: b.db, Fake: b.fake, Fault: "interaction_committed"})
-	st := p1.API.Chat("", userMessage)
-	seen, last := readRest(st)
+	seen, last := chatMayDie(p1)
 	p1.WaitFault()
 
 	p2 := startProc(t, procOptions{Name: "p2", DB: b.db, Fake: b.fake})
@@ -198,7 +197,7 @@ func TestCrashMidModelStream(t *testing.T) {
 	b.fake.Push(talkAskTurn("call_ask_1"), talkAskTurn("call_ask_1"), endTurn())
 
 	p1 := startProc(t, procOptions{Name: "p1", DB: b.db, Fake: b.fake, Fault: "model_stream:3"})
-	seen, last := readRest(p1.API.Chat("", userMessage))
+	seen, last := chatMayDie(p1)
 	p1.WaitFault()
 
 	p2 := startProc(t, procOptions{Name: "p2", DB: b.db, Fake: b.fake})
@@ -266,7 +265,7 @@ func TestCrashDuringToolCall(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), nil, 0o644))
 		b.fake.Push(first, endTurn())
 		p1 := startProc(t, procOptions{Name: "p1", DB: b.db, Fake: b.fake, Fault: fault, Workspace: ws})
-		seen, last := readRest(p1.API.Chat("", userMessage))
+		seen, last := chatMayDie(p1)
 		if fault != "" {
 			p1.WaitFault()
 		}

@@ -76,6 +76,17 @@ func readRest(st *lubantest.Stream) ([]lubantest.Event, int64) {
 	return evs, last
 }
 
+// chatMayDie starts a session on a process that may die before it answers
+// (or before its stream's first write reaches the client) and reads what
+// the stream carried: nothing when the POST itself got no answer.
+func chatMayDie(p *proc) ([]lubantest.Event, int64) {
+	st, err := p.API.TryChat("", userMessage)
+	if err != nil {
+		return nil, 0
+	}
+	return readRest(st)
+}
+
 func lastID(evs []lubantest.Event) int64 {
 	if len(evs) == 0 {
 		return 0

@@ -192,7 +192,7 @@ func TestOneDriverAfterCrash(t *testing.T) {
 	b := setup(t)
 	b.fake.Push(talkAskTurn("call_ask_1"), talkAskTurn("call_ask_1"), endTurn())
 	p1 := startProc(t, procOptions{Name: "p1", DB: b.db, Fake: b.fake, Fault: "model_stream:2"})
-	seen, last := readRest(p1.API.Chat("", userMessage))
+	seen, last := chatMayDie(p1)
 	p1.WaitFault()
 
 	// Both start before p1's 1s lease expires (each start takes well under it);

@@ -227,8 +227,18 @@ func (s *Server) saveArtifacts() {
 }
 
 // Request sends an authenticated JSON request (body nil for none) with the
-// given token ("" = s.Token) and returns the response.
+// given token ("" = s.Token) and returns the response; a transport error
+// fails the test.
 func (s *Server) Request(method, path string, body any, token string, hdr ...string) *http.Response {
+	s.t.Helper()
+	resp, err := s.TryRequest(method, path, body, token, hdr...)
+	require.NoError(s.t, err)
+	return resp
+}
+
+// TryRequest is Request that returns a transport error (a server killed
+// in the middle of the request) instead of failing the test.
+func (s *Server) TryRequest(method, path string, body any, token string, hdr ...string) (*http.Response, error) {
 	s.t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -257,9 +267,7 @@ func (s *Server) Request(method, path string, body any, token string, hdr ...str
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(s.t, err)
-	return resp
+	return http.DefaultClient.Do(req)
 }
 
 // JSON sends a request and decodes a JSON response into out (may be nil),

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -208,6 +210,30 @@ func (s *Server) Chat(sessionID, message string) *Stream {
 		s.t.Fatalf("POST /api/chat: %s %s", resp.Status, b)
 	}
 	return s.Open(resp, "chat")
+}
+
+// TryChat is Chat on a server that may die before it answers: it returns
+// the transport error (with a nil stream) instead of failing the test. A
+// non-200 answer still fails it.
+func (s *Server) TryChat(sessionID, message string) (*Stream, error) {
+	s.t.Helper()
+	resp, err := s.TryRequest("POST", "/api/chat", map[string]any{"sessionId": sessionID, "message": message}, "")
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		s.t.Fatalf("POST /api/chat: %s %s", resp.Status, b)
+	}
+	return s.Open(resp, "chat"), nil
+}
+
+// TokenPrincipal is the principal luban derives from a bearer token
+// without people: "p_" and the first 16 hex digits of its SHA-256
+// (server.Principal).
+func TokenPrincipal(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return "p_" + hex.EncodeToString(sum[:8])
 }
 
 // Continue posts an answer and returns the raw response (the caller checks
