@@ -53,6 +53,10 @@ type benchBundle struct {
 	st     store.Store
 	sq     *sqlite.Store   // nil on PostgreSQL
 	pg     *postgres.Store // nil on SQLite
+	// pgWAL reads the server's WAL insert position in bytes (on
+	// PostgreSQL; nil on SQLite), walMark its value when counts was called.
+	pgWAL   func() int64
+	walMark int64
 	// clientReads counts the reads the benchmark's client makes while it
 	// waits (pause, cycle): one statement each; the rest are the runner's.
 	clientReads atomic.Int64
@@ -152,6 +156,14 @@ func setupBenchPostgres(tb testing.TB) *benchBundle {
 	require.NoError(tb, err)
 	bb := setupBenchOn(tb, st)
 	bb.pg = st
+	conn, err := pgx.Connect(context.Background(), url)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { conn.Close(context.Background()) })
+	bb.pgWAL = func() int64 {
+		var lsn int64
+		require.NoError(tb, conn.QueryRow(context.Background(), `SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint`).Scan(&lsn))
+		return lsn
+	}
 	return bb
 }
 
@@ -525,12 +537,16 @@ func TestCycle(t *testing.T) {
 // reportCounts reports what the cycles since before cost the database,
 // per cycle: commits, statements on the writer, reads on the pool (all,
 // and the runner's: without the benchmark client's), WAL frames appended; and the truncating checkpoints it took (checkpoints that
-// hold the store back: 0 under a steady load).
+// hold the store back: 0 under a steady load). On PostgreSQL: round trips
+// (all, and the runner's) and the bytes of WAL the server wrote.
 func (bb *benchBundle) reportCounts(b *testing.B, before sqlite.Counts, cycles int) {
 	if bb.pg != nil {
 		b.ReportMetric(float64(bb.pg.RoundTrips()-before.Writes)/float64(cycles), "round-trips/cycle")
 		// A client read is one statement sent alone: one round trip.
 		b.ReportMetric(float64(bb.pg.RoundTrips()-before.Writes-bb.clientReads.Load()+bb.clientMark)/float64(cycles), "runner-round-trips/cycle")
+		// The server's WAL, whoever wrote it: exact on a server no one
+		// else writes to.
+		b.ReportMetric(float64(bb.pgWAL()-bb.walMark)/float64(cycles), "wal-bytes/cycle")
 		return
 	}
 	after := bb.sq.Counts()
@@ -721,6 +737,7 @@ func TestCycleCountsPostgres(t *testing.T) {
 func (bb *benchBundle) counts() sqlite.Counts {
 	bb.clientMark = bb.clientReads.Load()
 	if bb.pg != nil {
+		bb.walMark = bb.pgWAL()
 		return sqlite.Counts{Writes: bb.pg.RoundTrips()} // round trips, see reportCounts
 	}
 	return bb.sq.Counts()
