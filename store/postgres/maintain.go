@@ -42,7 +42,7 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 	}
 	for _, q := range []string{
 		`DELETE FROM events WHERE session_id = $1`,
-		`DELETE FROM feed WHERE session_id = $1`,
+		`DELETE FROM feed WHERE session_id = $1`, // no index by session: the feed read whole
 		`DELETE FROM webhook_deliveries WHERE session_id = $1`,
 		`DELETE FROM notify_messages WHERE session_id = $1`,
 		`DELETE FROM trace WHERE session_id = $1`,

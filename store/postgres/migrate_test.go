@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"os"
 	"testing"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -82,4 +83,77 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 	require.ErrorContains(t, err, "version 9999")
 	require.NotEmpty(t, ms, "the known migrations are still listed")
 	require.True(t, ms[len(ms)-1].Applied)
+}
+
+// Migration 00015 drops messages' unique id, feed_session and the trace's
+// primary key on id (now (session_id, id)): rows written before it read
+// back as before (an event's message reference, the trace in order, the
+// feed), a session delete still removes the session's feed entries, and
+// Down gives the indexes back with the rows.
+func TestMigrationFewerIndexes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.Schema(t)
+	db, err := sql.Open("pgx", url)
+	require.NoError(t, err)
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, os.DirFS("migrations"))
+	require.NoError(t, err)
+	_, err = p.UpTo(ctx, 14)
+	require.NoError(t, err)
+	for _, q := range []string{
+		`INSERT INTO sessions (id, owner, title, status, last_seq, created_at, updated_at) VALUES
+			('sess_a', 'o', 't', 'idle', 2, now(), now()), ('sess_b', 'o', 't', 'idle', 1, now(), now())`,
+		`INSERT INTO messages (id, session_id, role, content, created_at) VALUES
+			('msg_1', 'sess_a', 'assistant', 'hello', now()), ('msg_2', 'sess_b', 'assistant', 'other', now())`,
+		`INSERT INTO events (session_id, seq, name, data, ref, created_at) VALUES
+			('sess_a', 1, 'message', '{"messageId":"msg_1","content":""}', 'msg_1', now()),
+			('sess_a', 2, 'message', '{"messageId":"msg_2","content":""}', 'msg_2', now()),
+			('sess_b', 1, 'message', '{"messageId":"msg_2","content":""}', 'msg_2', now())`,
+		`INSERT INTO trace (session_id, kind, data, at) VALUES
+			('sess_a', 'model_call', '{"n":1}', now()), ('sess_b', 'model_call', '{"n":2}', now()), ('sess_a', 'tool_call', '{"n":3}', now())`,
+		`INSERT INTO principals (owner, last_seq) VALUES ('o', 2)`,
+		`INSERT INTO feed (owner, seq, session_id, session_seq, name, data, created_at) VALUES
+			('o', 1, 'sess_a', 1, 'done', '{}', now()), ('o', 2, 'sess_b', 1, 'done', '{}', now())`,
+	} {
+		_, err := db.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+	s, err := postgres.Open(ctx, url, nil) // applies 00015
+	require.NoError(t, err)
+	defer s.Close()
+	evs, err := s.EventList(ctx, &store.EventListParams{SessionID: "sess_a"})
+	require.NoError(t, err)
+	require.Len(t, evs, 2)
+	require.JSONEq(t, `{"messageId":"msg_1","content":"hello"}`, string(evs[0].Data))
+	// A reference to another session's message is not followed.
+	require.JSONEq(t, `{"messageId":"msg_2","content":""}`, string(evs[1].Data))
+	evs, err = s.EventList(ctx, &store.EventListParams{SessionID: "sess_b"})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"messageId":"msg_2","content":"other"}`, string(evs[0].Data))
+	require.NoError(t, s.TraceInsert(ctx, &store.TraceInsertParams{SessionID: "sess_a", Kind: "tool_result", Data: []byte(`{"n":4}`), Now: time.Now()}))
+	trace, err := s.TraceList(ctx, "sess_a")
+	require.NoError(t, err)
+	var datas []string
+	for _, e := range trace {
+		datas = append(datas, string(e.Data))
+	}
+	require.Equal(t, []string{`{"n":1}`, `{"n":3}`, `{"n":4}`}, datas)
+	require.NoError(t, s.SessionDelete(ctx, "sess_b"))
+	feed, err := s.FeedList(ctx, &store.FeedListParams{Owner: "o"})
+	require.NoError(t, err)
+	require.Len(t, feed, 1)
+	require.Equal(t, "sess_a", feed[0].SessionID)
+	require.NoError(t, s.Close())
+
+	_, err = p.DownTo(ctx, 14)
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM trace WHERE session_id = 'sess_a'`).Scan(&n))
+	require.Equal(t, 3, n)
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema()
+		AND indexname IN ('messages_id_key', 'feed_session', 'trace_session', 'trace_pkey')`).Scan(&n))
+	require.Equal(t, 4, n)
+	_, err = db.ExecContext(ctx, `INSERT INTO messages (id, session_id, role, created_at) VALUES ('msg_1', 'sess_a', 'user', now())`)
+	require.Error(t, err, "the message id is unique again")
 }

@@ -219,10 +219,11 @@ func (e executor) EventList(ctx context.Context, p *store.EventListParams) ([]*s
 		limit = 1000
 	}
 	// A reference names an interaction (the event is its request) or a
-	// message (the event carries its content or a call's arguments,
-	// store.SpliceMessage).
+	// message of the event's session (the event carries its content or a
+	// call's arguments, store.SpliceMessage; messages are found by
+	// session: their ids have no index of their own).
 	rows, err := e.q.Query(ctx, `SELECT e.seq, e.name, COALESCE(i.request, e.data), m.content, m.tool_calls, COALESCE(e.run_id, ''), e.created_at
-		FROM events e LEFT JOIN interactions i ON i.id = e.ref LEFT JOIN messages m ON m.id = e.ref AND i.id IS NULL
+		FROM events e LEFT JOIN interactions i ON i.id = e.ref LEFT JOIN messages m ON m.session_id = e.session_id AND m.id = e.ref AND i.id IS NULL
 		WHERE e.session_id = $1 AND e.seq > $2 ORDER BY e.seq LIMIT $3`, p.SessionID, p.AfterSeq, limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: event list: %w", err)
