@@ -641,9 +641,11 @@ func TestCycleCounts(t *testing.T) {
 	// 00025 (≈ 52.5 without); a message's ids as blobs without the
 	// message-id index, migration 00026 (≈ 50 without); the feed a rowid
 	// table keyed by its owner's key and number, appended without an
-	// index b-tree's rebalancing, migration 00028 (≈ 45 without). One
+	// index b-tree's rebalancing, migration 00028 (≈ 45 without);
+	// recovery finds runs through the index of open runs, which a pause
+	// and a resume leave alone, migration 00030 (≈ 43.5 without). One
 	// more page per commit of any table is 4 a cycle.
-	require.LessOrEqual(t, frames, 46.0, "WAL frames per cycle")
+	require.LessOrEqual(t, frames, 44.0, "WAL frames per cycle")
 	// The runner's reads: one, the answer's interaction with its session,
 	// run and messages (one statement); the driver reads nothing a
 	// transition committed. The client's: one, the pending question's id

@@ -85,7 +85,7 @@ var hotQueries = []struct{ name, sql, index string }{
 	{"InteractionGet", "FROM interactions WHERE id = ?", "PRIMARY KEY"},
 	{"RunGet", "FROM runs WHERE id = ?", "PRIMARY KEY"},
 	{"RunGetActive", "FROM runs WHERE id = (SELECT active_run FROM sessions WHERE id = ?)", "PRIMARY KEY"},
-	{"RunListRecoverable", "FROM runs WHERE status = 1 AND lease_until", "runs_recoverable"},
+	{"RunListRecoverable", "FROM runs WHERE open = 1 AND status = 1 AND lease_until", "runs_open"},
 	{"DeadlineListDue", "WHERE d.fired_at IS NULL AND d.due_at <= ?", "interaction_deadlines_due"},
 	{"DeadlineListDue (timeouts)", "FROM interactions i WHERE i.timeout_fired IS NULL AND i.expires_at <= ?1", "interactions_timeout"},
 	{"DeadlineNextDue (timeouts)", "FROM interactions WHERE timeout_fired IS NULL ORDER BY expires_at LIMIT 1", "interactions_timeout"},

@@ -628,13 +628,17 @@ func (e executor) RunLease(ctx context.Context, p *store.RunLeaseParams) (bool, 
 	return n == 1, err
 }
 
-// RunListRecoverable implements store.Executor.
+// RunListRecoverable implements store.Executor: the running runs whose
+// lease expired, oldest run first, found among the open runs through the
+// partial index runs_open (migration 00030), which changes only when a run
+// starts or ends, never at a pause or a resume; a paused run's row is read
+// and left out.
 func (e executor) RunListRecoverable(ctx context.Context, p *store.RunListRecoverableParams) ([]*store.Run, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := e.r.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE status = 1 AND lease_until < ? ORDER BY updated_at LIMIT ?`, ts(p.Now), limit)
+	rows, err := e.r.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE open = 1 AND status = 1 AND lease_until < ? ORDER BY created_at LIMIT ?`, ts(p.Now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: run list recoverable: %w", err)
 	}
