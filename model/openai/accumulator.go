@@ -32,7 +32,7 @@ type callAcc struct {
 }
 
 // add folds one chunk in. Only choice 0 counts (luban never asks for n > 1).
-func (a *accumulator) add(c oai.ChatCompletionChunk, onDelta func(string)) {
+func (a *accumulator) add(c *oai.ChatCompletionChunk, onDelta func(string)) {
 	if c.Model != "" {
 		a.model = c.Model
 	}

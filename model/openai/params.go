@@ -17,7 +17,8 @@ import (
 // their tool_call_id; an assistant message with tool calls and no text omits
 // "content" (OpenAI accepts that; some servers reject an empty string beside
 // tool_calls). An assistant tool-call turn carries its reasoning back in the
-// fields it came in (reasoningBack). The SDK adds "stream": true.
+// fields it came in (reasoningBack). It asks for a stream ("stream": true),
+// as the SDK's NewStreaming would add.
 func (p *Provider) requestBody(req *model.Request) ([]byte, error) {
 	msgs := make([]wireMessage, len(req.Messages))
 	for i, m := range req.Messages {
@@ -52,7 +53,7 @@ func (p *Provider) requestBody(req *model.Request) ([]byte, error) {
 		}
 		b = append(b, ']')
 	}
-	b = append(b, `,"stream_options":{"include_usage":true}}`...)
+	b = append(b, `,"stream":true,"stream_options":{"include_usage":true}}`...)
 	return b, nil
 }
 

@@ -11,14 +11,16 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/sjson"
 
 	"github.com/lubanhq/luban/internal/testkit/fakemodel"
 	"github.com/lubanhq/luban/internal/testkit/fakeopenai"
 	"github.com/lubanhq/luban/model"
 )
 
-// requestBody writes what the SDK's own parameters encode to: the same
-// JSON value for every kind of message, tool and reasoning carried back.
+// requestBody writes what the SDK's own parameters encode to, with
+// "stream": true set as its NewStreaming sets it: the same JSON value for
+// every kind of message, tool and reasoning carried back.
 func TestRequestBodyIsTheSDKs(t *testing.T) {
 	t.Parallel()
 	details := json.RawMessage(`{"details":[{"type":"reasoning.encrypted","data":"AAA","index":0}]}`)
@@ -47,6 +49,8 @@ func TestRequestBodyIsTheSDKs(t *testing.T) {
 	p := &Provider{opts: Options{Model: "gpt-x"}}
 	for _, r := range []*model.Request{req, {Messages: req.Messages[:2]}} {
 		want, err := json.Marshal(sdkParams("gpt-x", r))
+		require.NoError(t, err)
+		want, err = sjson.SetBytes(want, "stream", true)
 		require.NoError(t, err)
 		got, err := p.requestBody(r)
 		require.NoError(t, err)

@@ -20,7 +20,8 @@ import (
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/tidwall/gjson"
 
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/model/internal/retry"
@@ -104,6 +105,9 @@ func New(opts Options) (*Provider, error) {
 	}
 	ro := []option.RequestOption{
 		option.WithAPIKey(opts.APIKey),
+		// A request of this provider carries APIKey or no Authorization,
+		// never OPENAI_ADMIN_KEY (the SDK's generic Post would send it).
+		option.WithAdminAPIKey(""),
 		option.WithMaxRetries(0),
 		option.WithMiddleware(drainRest),
 	}
@@ -158,20 +162,23 @@ func (p *Provider) Generate(ctx context.Context, req *model.Request, onDelta fun
 }
 
 // attempt runs one streaming request with body (requestBody) and
-// accumulates its turn.
+// accumulates its turn. The request goes through the SDK's client (its
+// base URL, auth, headers, middleware and *oai.Error for an HTTP error
+// status), its body as requestBody wrote it (with "stream": true, so the
+// SDK neither encodes parameters nor sets the field by rewriting the
+// body), and the answer is read with the SDK's SSE decoder into its
+// ChatCompletionChunk with the chunk's own decoder (readChunks).
 func (p *Provider) attempt(ctx context.Context, body []byte, onDelta, onReasoning func(string)) (*model.Response, error) {
-	// The body goes as it is (a copy: the SDK adds "stream": true to the
-	// buffer it is given), not as parameters the SDK would encode or
-	// compact again; the parameters are an empty object it replaces.
-	var params oai.ChatCompletionNewParams
-	param.SetJSON(emptyObject, &params)
-	stream := p.client.Chat.Completions.NewStreaming(ctx, params, option.WithRequestBody("application/json", bytes.Clone(body)))
-	defer stream.Close()
-	acc := accumulator{onReasoning: onReasoning}
-	for stream.Next() {
-		acc.add(stream.Current(), onDelta)
+	var resp *http.Response
+	err := p.client.Post(ctx, "chat/completions", nil, &resp, option.WithRequestBody("application/json", body))
+	if err != nil {
+		if resp != nil && resp.Body != nil {
+			_ = resp.Body.Close()
+		}
+		return nil, err
 	}
-	if err := stream.Err(); err != nil {
+	acc := accumulator{onReasoning: onReasoning}
+	if err := readChunks(ssestream.NewDecoder(resp), func(c *oai.ChatCompletionChunk) { acc.add(c, onDelta) }); err != nil {
 		return nil, err
 	}
 	if acc.finish == "" {
@@ -180,6 +187,42 @@ func (p *Provider) attempt(ctx context.Context, body []byte, onDelta, onReasonin
 	acc.flush(onDelta)
 	return acc.response(), nil
 }
+
+// readChunks reads a Chat Completions stream from dec to its "[DONE]" or its
+// end and hands each chunk to add, then closes dec. It keeps the contract
+// of the SDK's ssestream.Stream: a chunk with an "error" member ends the
+// stream with an *ssestream.StreamError, a chunk that does not decode ends
+// it with the decoding's error; but a chunk is decoded once, by
+// ChatCompletionChunk's own decoder, where the Stream validates it with
+// encoding/json and scans it for "error" first. One chunk value is reused:
+// add must not keep it.
+func readChunks(dec ssestream.Decoder, add func(*oai.ChatCompletionChunk)) error {
+	if dec == nil {
+		return nil
+	}
+	defer dec.Close()
+	var c oai.ChatCompletionChunk
+	for dec.Next() {
+		data := dec.Event().Data
+		if bytes.HasPrefix(data, doneData) {
+			return nil
+		}
+		c = oai.ChatCompletionChunk{}
+		err := c.UnmarshalJSON(data)
+		if _, ok := c.JSON.ExtraFields["error"]; ok || err != nil {
+			if ep := gjson.GetBytes(data, "error"); ep.Exists() {
+				return &ssestream.StreamError{Message: "received error while streaming: " + ep.String(), Event: dec.Event()}
+			}
+			if err != nil {
+				return err
+			}
+		}
+		add(&c)
+	}
+	return dec.Err()
+}
+
+var doneData = []byte("[DONE]")
 
 // MaxIdleConnsPerHost is how many idle connections the default client
 // (Options.HTTPClient nil) keeps to one model host.
@@ -231,8 +274,6 @@ func (b *drainingBody) Close() error {
 	t.Stop()
 	return b.ReadCloser.Close()
 }
-
-var emptyObject = []byte("{}")
 
 // detail is the server's error message for an HTTP error (the SDK's Error()
 // gives only the status line), prefixed with ": "; "" otherwise.

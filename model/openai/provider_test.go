@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lubanhq/luban/internal/testkit/fakemodel"
@@ -357,4 +361,73 @@ func TestCallsReuseTheConnection(t *testing.T) {
 			return err
 		}
 	})
+}
+
+// streamServer answers each call with the next of bodies, as an SSE stream.
+func streamServer(t *testing.T, bodies ...string) *httptest.Server {
+	t.Helper()
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		body := "data: [DONE]\n\n"
+		if len(bodies) > 0 {
+			body, bodies = bodies[0], bodies[1:]
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+const textChunk = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"partial"},"finish_reason":null}]}` + "\n\n"
+
+// An error event inside a stream fails the attempt as the SDK's stream
+// does (*ssestream.StreamError, its message), and the attempt is retried;
+// so is a chunk that is not JSON.
+func TestStreamErrorEventFailsTheAttempt(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	srv := streamServer(t,
+		textChunk+`data: {"error":{"message":"overloaded","type":"server_error"}}`+"\n\n",
+		textChunk+"data: {not json\n\n",
+		`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+	p, err := openai.New(openai.Options{BaseURL: srv.URL, Model: "m", MaxRetries: -1})
+	require.NoError(t, err)
+	_, err = p.Generate(ctx, simpleRequest(), nil)
+	var se *ssestream.StreamError
+	require.ErrorAs(t, err, &se)
+	require.Contains(t, se.Message, "received error while streaming: ")
+	require.Contains(t, se.Message, `"overloaded"`)
+	_, err = p.Generate(ctx, simpleRequest(), nil)
+	require.Error(t, err)
+	require.False(t, errors.As(err, &se), "a chunk that is not JSON is not an error event: %v", err)
+
+	srv2 := streamServer(t,
+		textChunk+`data: {"error":"overloaded"}`+"\n\n",
+		`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+	retried, err := openai.New(openai.Options{BaseURL: srv2.URL, Model: "m", MaxRetries: 2, BaseBackoff: time.Millisecond})
+	require.NoError(t, err)
+	resp, err := retried.Generate(ctx, simpleRequest(), nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, resp.Retries)
+	require.Equal(t, "ok", resp.Message.Content)
+}
+
+// OPENAI_ADMIN_KEY, which the SDK reads from the environment, is never
+// sent to the model's endpoint: with no APIKey the request has no
+// Authorization at all.
+func TestAdminKeyNeverSent(t *testing.T) {
+	t.Setenv("OPENAI_ADMIN_KEY", "sk-admin-secret")
+	b := setup(t)
+	b.fake.Push(fakeopenai.Turn{Text: "ok"}, fakeopenai.Turn{Text: "ok"})
+	_, err := b.provider(t, openai.Options{}).Generate(b.ctx, simpleRequest(), nil)
+	require.NoError(t, err)
+	_, err = b.provider(t, openai.Options{APIKey: "sk-test"}).Generate(b.ctx, simpleRequest(), nil)
+	require.NoError(t, err)
+	reqs := b.fake.Requests()
+	require.Empty(t, reqs[0].Header.Get("Authorization"))
+	require.Equal(t, "Bearer sk-test", reqs[1].Header.Get("Authorization"))
 }
