@@ -54,13 +54,55 @@ func (r *Runner) driveFrom(id string, st *state) {
 	r.active[id] = cancel
 	r.wg.Add(1)
 	r.mu.Unlock()
-	go r.driveLoop(ctx, cancel, id, st)
+	j := driveJob{ctx: ctx, cancel: cancel, id: id, st: st}
+	select {
+	case r.drivers <- j:
+		// An idle driver took it; it is counted in r.wg already.
+		r.wg.Done()
+	default:
+		go r.driver(j)
+	}
 }
 
-// driveLoop is driveFrom's goroutine: it drives run id from st, and again
-// as long as a transition asks it to.
-func (r *Runner) driveLoop(ctx context.Context, cancel context.CancelFunc, id string, st *state) {
+// driveJob is one driveLoop a driver goroutine runs.
+type driveJob struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	id     string
+	st     *state
+}
+
+// maxIdleDrivers is how many driver goroutines wait for a next run once
+// theirs paused or ended; the others return.
+const maxIdleDrivers = 32
+
+// driver is the goroutine driveFrom hands run j to: it runs j's driveLoop,
+// then waits for the next run driveFrom hands it, until the Runner stops or
+// maxIdleDrivers others wait already. A goroutine that drives run after run
+// keeps the stack its first drive grew (a new one starts small and is copied
+// as it grows, three times in a drive: ≈ 35 K instructions). r.wg counts
+// the driver goroutines, idle or not.
+func (r *Runner) driver(j driveJob) {
 	defer r.wg.Done()
+	for {
+		r.driveLoop(j.ctx, j.cancel, j.id, j.st)
+		if r.idleDrivers.Add(1) > maxIdleDrivers {
+			r.idleDrivers.Add(-1)
+			return
+		}
+		select {
+		case j = <-r.drivers:
+			r.idleDrivers.Add(-1)
+		case <-r.baseCtx.Done():
+			r.idleDrivers.Add(-1)
+			return
+		}
+	}
+}
+
+// driveLoop drives run id from st, and again as long as a transition asks
+// it to.
+func (r *Runner) driveLoop(ctx context.Context, cancel context.CancelFunc, id string, st *state) {
 	defer cancel()
 	for {
 		r.drive(ctx, id, st)

@@ -401,7 +401,7 @@ func (r *Runner) finishRun(ctx context.Context, tx store.Tx, run *store.Run, p *
 		return false, err
 	}
 	// RunFinish set the session's status.
-	r.log.LogAttrs(context.Background(), slog.LevelInfo, "run ended", slog.String("sessionId", run.SessionID), slog.String("runId", run.ID), slog.String("status", string(to)))
+	r.info(&runEndedSite, "run ended", slog.String("sessionId", run.SessionID), slog.String("runId", run.ID), slog.String("status", string(to)))
 	return true, nil
 }
 
@@ -436,6 +436,10 @@ func (r *Runner) audit(ctx context.Context, ex store.Executor, it *store.Interac
 	}
 }
 
+// runEndedSite and interactionSite are the call sites of the "run ended"
+// and "interaction" log lines.
+var runEndedSite, interactionSite logSite
+
 // auditRow is the audit entry of interaction it (docs/design.md §5), also
 // written to the log.
 func (r *Runner) auditRow(it *store.Interaction, action, reason string, summary any) *store.AuditInsertParams {
@@ -443,7 +447,7 @@ func (r *Runner) auditRow(it *store.Interaction, action, reason string, summary 
 	if summary != nil {
 		sum, _ = json.Marshal(summary)
 	}
-	r.log.LogAttrs(context.Background(), slog.LevelInfo, "interaction", slog.String("sessionId", it.SessionID), slog.String("requestId", it.ID),
+	r.info(&interactionSite, "interaction", slog.String("sessionId", it.SessionID), slog.String("requestId", it.ID),
 		slog.String("toolCallId", it.ToolCallID), slog.String("runId", it.RunID), slog.String("action", action), slog.String("reason", reason),
 		slog.Any("summary", json.RawMessage(sum)))
 	return &store.AuditInsertParams{SessionID: it.SessionID, RequestID: it.ID, ToolCallID: it.ToolCallID, RunID: it.RunID,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lubanhq/luban/approval"
@@ -128,9 +129,13 @@ type Runner struct {
 
 	baseCtx context.Context
 	stop    context.CancelFunc
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	active  map[string]context.CancelFunc
+	wg      sync.WaitGroup // the driver goroutines (drive.go)
+	// drivers hands a run to a driver goroutine waiting for one (unbuffered:
+	// a send succeeds only when one waits); idleDrivers counts those waiting.
+	drivers     chan driveJob
+	idleDrivers atomic.Int32
+	mu          sync.Mutex
+	active      map[string]context.CancelFunc
 	// again marks runs asked to be driven while their driver here was
 	// finishing (an answer that arrives right after the pause committed);
 	// the driver then drives them once more instead of leaving them to the
@@ -184,7 +189,7 @@ func New(opts Options) (*Runner, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Runner{opts: opts, st: opts.Store, tools: opts.Tools, agents: map[string]*Agent{}, log: opts.Logger, active: map[string]context.CancelFunc{}, elicits: map[string]chan elicit.Answer{}, live: map[string]*liveTurn{}, toolRuns: map[string]*toolRun{}}
+	r := &Runner{opts: opts, st: opts.Store, tools: opts.Tools, agents: map[string]*Agent{}, log: opts.Logger, active: map[string]context.CancelFunc{}, elicits: map[string]chan elicit.Answer{}, live: map[string]*liveTurn{}, toolRuns: map[string]*toolRun{}, drivers: make(chan driveJob)}
 	r.decideTools = decideInput{registered: r.registered, spec: r.spec, check: r.tools.CheckArgs}
 	for _, a := range opts.Agents {
 		if a.Name == "" {
