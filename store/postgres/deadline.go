@@ -36,18 +36,18 @@ INSERT INTO interaction_deadlines (request_id, seq, session_id, kind, due_at, da
 SELECT i.id, d.seq, i.session_id, d.kind, d.due_at, NULLIF(d.data, '')
 FROM i, unnest($9::int[], $10::text[], $11::timestamptz[], $12::text[]) AS d(seq, kind, due_at, data)`
 
-// insertInteractionNew is insertInteraction for a MustWin insert: the
-// statement fails (luban_lost, SQLSTATE LB001) when the tool call had an
-// interaction already, so that, queued in a pipeline, it keeps the
-// statements after it, COMMIT included, from running.
+// insertInteractionNew is insertInteraction for a MustWin insert, without
+// ON CONFLICT (a speculative insertion's check and WAL record): the
+// statement fails (a unique violation of interactions_tool_call) when the
+// tool call had an interaction already, so that, queued in a pipeline, it
+// keeps the statements after it, COMMIT included, from running.
 const insertInteractionNew = `WITH i AS (
 	INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at, route)
-	VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $13) ON CONFLICT (session_id, tool_call_id) DO NOTHING
-	RETURNING id, session_id),
-d AS (INSERT INTO interaction_deadlines (request_id, seq, session_id, kind, due_at, data)
-	SELECT i.id, d.seq, i.session_id, d.kind, d.due_at, NULLIF(d.data, '')
-	FROM i, unnest($9::int[], $10::text[], $11::timestamptz[], $12::text[]) AS d(seq, kind, due_at, data))
-SELECT CASE WHEN count(*) = 1 THEN 1 ELSE luban_lost('') END FROM i`
+	VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $13)
+	RETURNING id, session_id)
+INSERT INTO interaction_deadlines (request_id, seq, session_id, kind, due_at, data)
+SELECT i.id, d.seq, i.session_id, d.kind, d.due_at, NULLIF(d.data, '')
+FROM i, unnest($9::int[], $10::text[], $11::timestamptz[], $12::text[]) AS d(seq, kind, due_at, data)`
 
 const deadlineCols = `request_id, seq, session_id, kind, due_at, fired_at, data`
 

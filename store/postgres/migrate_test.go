@@ -157,3 +157,45 @@ func TestMigrationFewerIndexes(t *testing.T) {
 	_, err = db.ExecContext(ctx, `INSERT INTO messages (id, session_id, role, created_at) VALUES ('msg_1', 'sess_a', 'user', now())`)
 	require.Error(t, err, "the message id is unique again")
 }
+
+// Migration 00016 drops interactions_resolved: a session's last resolved
+// interaction and the owner's resolved inbox read rows written before it
+// as before, and Down gives the index back.
+func TestMigrationInteractionsResolved(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.Schema(t)
+	db, err := sql.Open("pgx", url)
+	require.NoError(t, err)
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, os.DirFS("migrations"))
+	require.NoError(t, err)
+	_, err = p.UpTo(ctx, 15)
+	require.NoError(t, err)
+	for _, q := range []string{
+		`INSERT INTO sessions (id, owner, title, status, created_at, updated_at) VALUES ('sess_a', 'o', 't', 'idle', now(), now())`,
+		`INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at, resolved_at) VALUES
+			('ask_1', 'sess_a', 'run_1', 'call_1', 'ask_user', '{}', 'answered', now() - interval '3 minutes', now(), now() - interval '2 minutes'),
+			('ask_2', 'sess_a', 'run_1', 'call_2', 'ask_user', '{}', 'cancelled', now() - interval '2 minutes', now(), now() - interval '1 minute'),
+			('ask_3', 'sess_a', 'run_1', 'call_3', 'ask_user', '{}', 'pending', now() - interval '1 minute', now(), NULL)`,
+	} {
+		_, err := db.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+	s, err := postgres.Open(ctx, url, nil) // applies 00016
+	require.NoError(t, err)
+	defer s.Close()
+	last, err := s.InteractionGetLastResolved(ctx, "sess_a")
+	require.NoError(t, err)
+	require.Equal(t, "ask_2", last.ID)
+	inbox, err := s.InboxList(ctx, &store.InboxListParams{Owner: "o", Status: store.InboxResolved})
+	require.NoError(t, err)
+	require.Len(t, inbox, 2)
+	require.Equal(t, []string{"ask_2", "ask_1"}, []string{inbox[0].Interaction.ID, inbox[1].Interaction.ID})
+	require.NoError(t, s.Close())
+	_, err = p.DownTo(ctx, 15)
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'interactions_resolved'`).Scan(&n))
+	require.Equal(t, 1, n)
+}

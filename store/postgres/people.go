@@ -69,12 +69,18 @@ func appendFeed(ctx context.Context, q querier, p *store.EventAppendParams, seq 
 	return keys, nil
 }
 
-// feedSQLs are feedSQL's statements, by fanned and inTx.
+// feedSQLs are feedSQL's statements, by fanned and inTx. The owner's
+// number is bumped by an UPDATE, and inserted only for an owner without a
+// row (ON CONFLICT for two first entries racing): an INSERT … ON CONFLICT
+// DO UPDATE of an existing row takes a speculative check and a lock record
+// of its own before its update.
 var feedSQLs = func() (q [2][2]string) {
 	for i, fanned := range []string{"FALSE", "TRUE"} {
 		for j, sessionSeq := range []string{"$3", "(SELECT last_seq FROM sessions WHERE id = $2) - $3"} {
-			q[i][j] = `WITH p AS (INSERT INTO principals (owner, last_seq) VALUES ($1, 1)
-		ON CONFLICT (owner) DO UPDATE SET last_seq = principals.last_seq + 1 RETURNING last_seq)
+			q[i][j] = `WITH u AS (UPDATE principals SET last_seq = last_seq + 1 WHERE owner = $1 RETURNING last_seq),
+		n AS (INSERT INTO principals (owner, last_seq) SELECT $1, 1 WHERE NOT EXISTS (SELECT 1 FROM u)
+			ON CONFLICT (owner) DO UPDATE SET last_seq = principals.last_seq + 1 RETURNING last_seq),
+		p AS (SELECT last_seq FROM u UNION ALL SELECT last_seq FROM n)
 	INSERT INTO feed (owner, seq, session_id, session_seq, name, data, ref, created_at, fanned)
 	SELECT $1, p.last_seq, $2, ` + sessionSeq + `, $4, $5, $6, $7, ` + fanned + ` FROM p`
 		}

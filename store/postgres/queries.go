@@ -75,6 +75,12 @@ func isUnique(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
+// violates reports whether err is a unique violation of index.
+func violates(err error, index string) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == index
+}
+
 func notFound(err error, what string) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("%s: %w", what, store.ErrNotFound)
@@ -316,8 +322,7 @@ func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionIns
 		toolCall := p.ToolCallID
 		pipe.laterRead(func(br pgx.BatchResults) error {
 			_, err := br.Exec()
-			var pe *pgconn.PgError
-			if errors.As(err, &pe) && pe.Code == "LB001" {
+			if violates(err, "interactions_tool_call") {
 				return fmt.Errorf("interaction for tool call %s: %w", toolCall, store.ErrDuplicate)
 			}
 			if err != nil {
@@ -419,9 +424,17 @@ func (e executor) InteractionResolveRun(ctx context.Context, p *store.Interactio
 // insertMessageSQL inserts a message and returns its number; none for a
 // second ToolResult of a tool call (ON CONFLICT on the partial unique
 // index, so the surrounding transaction stays usable).
-const insertMessageSQL = `INSERT INTO messages (id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+const insertMessageSQL = insertNewMessageSQL + `
 	ON CONFLICT (session_id, tool_call_id) WHERE role = 'tool' DO NOTHING RETURNING seq`
+
+// insertNewMessageSQL inserts a message that cannot be a duplicate (any
+// but a tool result), or one whose duplicate fails the statement
+// (messages_one_result, SQLSTATE 23505), with no ON CONFLICT clause: an
+// insert with one is a speculative insertion, which costs the server a
+// check and a WAL record of its own. With " RETURNING seq" appended it
+// returns the message's number.
+const insertNewMessageSQL = `INSERT INTO messages (id, session_id, run_id, role, content, tool_calls, tool_call_id, name, is_error, metadata, parent_id, call_index, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`
 
 // MessageInsert: a second ToolResult for a tool call reports
 // store.ErrDuplicate. In a transaction a message that cannot be a
@@ -437,10 +450,14 @@ func (e executor) MessageInsert(ctx context.Context, p *store.MessageInsertParam
 				return fmt.Errorf("message insert: %w", err)
 			}
 			return nil
-		}, insertMessageSQL, args...)
+		}, insertNewMessageSQL+` RETURNING seq`, args...)
 		return m, nil
 	}
-	err := e.q.QueryRow(ctx, insertMessageSQL, args...).Scan(&m.Seq)
+	q := insertMessageSQL
+	if p.Role != "tool" {
+		q = insertNewMessageSQL + ` RETURNING seq`
+	}
+	err := e.q.QueryRow(ctx, q, args...).Scan(&m.Seq)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("tool result for %s: %w", p.ToolCallID, store.ErrDuplicate)
 	}
@@ -524,8 +541,9 @@ func (e executor) RunGetActive(ctx context.Context, sessionID string) (*store.Ru
 // (nobody else sees the session yet): its insert is queued, and should it
 // conflict all the same, the transaction fails with store.ErrRunActive.
 func (e executor) RunInsert(ctx context.Context, p *store.RunInsertParams) (*store.Run, error) {
-	const insert = `INSERT INTO runs (id, session_id, agent, status, lease_owner, lease_until, created_at, updated_at)
-		VALUES ($1, $2, $3, 'running', $4, $5, $6, $6)
+	const insertNew = `INSERT INTO runs (id, session_id, agent, status, lease_owner, lease_until, created_at, updated_at)
+		VALUES ($1, $2, $3, 'running', $4, $5, $6, $6)`
+	const insert = insertNew + `
 		ON CONFLICT (session_id) WHERE status IN ('running', 'waiting_input') DO NOTHING`
 	args := []any{p.ID, p.SessionID, p.Agent, p.LeaseOwner, ts(p.LeaseUntil), tstz(p.Now)}
 	run := &store.Run{ID: p.ID, SessionID: p.SessionID, Agent: p.Agent, Status: store.RunRunning,
@@ -534,16 +552,18 @@ func (e executor) RunInsert(ctx context.Context, p *store.RunInsertParams) (*sto
 		pipe.learn(p.ID, p.SessionID)
 		if held := pipe.held(p.SessionID); held != nil && held.created && held.runs == 0 {
 			held.runs++
+			// Without ON CONFLICT (a speculative insertion's check and
+			// WAL record): a conflict fails the statement.
 			pipe.laterRead(func(br pgx.BatchResults) error {
-				tag, err := br.Exec()
-				if err == nil && tag.RowsAffected() == 0 {
+				_, err := br.Exec()
+				if violates(err, "runs_one_active") {
 					err = store.ErrRunActive
 				}
 				if err != nil {
 					return fmt.Errorf("run insert: %w", err)
 				}
 				return nil
-			}, insert, args...)
+			}, insertNew, args...)
 			return run, nil // the session was created running, at Now
 		}
 	}
@@ -752,7 +772,8 @@ func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool
 // RowsInsert implements store.Executor. Inside InTx the writes whose
 // results nobody reads (traces, audits) ride the pipeline of the next
 // statement (pipeTx), and so does a tool result: a duplicate fails the
-// transaction (luban_lost) with an error wrapping store.ErrDuplicate, and
+// transaction (its insert violates messages_one_result) with an error
+// wrapping store.ErrDuplicate, and
 // its Seq is set when the statement comes back.
 func (e executor) RowsInsert(ctx context.Context, p *store.RowsInsertParams) (*store.RowsInserted, error) {
 	pipe, ok := e.q.(*pipeTx)
@@ -772,15 +793,14 @@ func (e executor) RowsInsert(ctx context.Context, p *store.RowsInsertParams) (*s
 		m := newMessage(mp)
 		pipe.laterRead(func(br pgx.BatchResults) error {
 			err := br.QueryRow().Scan(&m.Seq)
-			var pe *pgconn.PgError
-			if errors.As(err, &pe) && pe.Code == "LB001" {
+			if violates(err, "messages_one_result") {
 				return fmt.Errorf("tool result for %s: %w", mp.ToolCallID, store.ErrDuplicate)
 			}
 			if err != nil {
 				return fmt.Errorf("message insert: %w", err)
 			}
 			return nil
-		}, `WITH m AS (`+insertMessageSQL+`) SELECT CASE WHEN count(*) = 1 THEN max(seq) ELSE luban_lost('') END FROM m`, messageArgs(mp)...)
+		}, insertNewMessageSQL+` RETURNING seq`, messageArgs(mp)...)
 		msgs = append(msgs, m)
 	}
 	out, err := store.InsertRows(ctx, e, &store.RowsInsertParams{Events: p.Events, Traces: p.Traces, Audits: p.Audits})
