@@ -127,11 +127,12 @@ func (s *Server) handlePrincipalEvents(w http.ResponseWriter, r *http.Request) {
 	if err := rc.Flush(); err != nil {
 		return
 	}
+	var out frames
 	ssepump.Run(r.Context(), func(ctx context.Context) iter.Seq2[agent.FeedEvent, error] {
 		return s.opts.Runner.Feed(ctx, owner, after)
 	}, s.opts.Heartbeat, s.closing, ssepump.Writer[agent.FeedEvent]{
 		Item: func(f agent.FeedEvent) (bool, bool) {
-			return false, writeEvent(w, f.Seq, f.Name, withSessionID(f.Data, f.SessionID)) == nil
+			return false, out.write(w, f.Seq, f.Name, withSessionID(f.Data, f.SessionID)) == nil
 		},
 		Flush: func() bool { return rc.Flush() == nil },
 		Ping:  func() bool { return ping(w, rc) },

@@ -38,6 +38,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sessionID string
 		}
 	}
 	ending := false
+	var out frames
 	ssepump.Run(r.Context(), func(ctx context.Context) iter.Seq2[agent.Event, error] {
 		if follow != nil {
 			return follow.Events(ctx, sessionID, after)
@@ -45,7 +46,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, sessionID string
 		return s.opts.Runner.Events(ctx, sessionID, after)
 	}, s.opts.Heartbeat, s.closing, ssepump.Writer[agent.Event]{
 		Item: func(ev agent.Event) (bool, bool) {
-			if err := writeEvent(w, ev.Seq, ev.Name, ev.Data); err != nil {
+			if err := out.write(w, ev.Seq, ev.Name, ev.Data); err != nil {
 				return false, false
 			}
 			ending = stop != nil && stop(ev)
@@ -83,10 +84,6 @@ func (s *Server) runEnds(ctx context.Context, sessionID, runID string) func(agen
 			if ev.RunID() != runID {
 				return false
 			}
-			var req struct {
-				ID string `json:"id"`
-			}
-			_ = json.Unmarshal(ev.Data, &req)
 			if waiting == nil {
 				ids, err := s.opts.Runner.WaitingRequests(ctx, sessionID, runID)
 				if err != nil || len(ids) <= 1 {
@@ -97,6 +94,10 @@ func (s *Server) runEnds(ctx context.Context, sessionID, runID string) func(agen
 					waiting[id] = true
 				}
 			}
+			var req struct {
+				ID string `json:"id"`
+			}
+			_ = json.Unmarshal(ev.Data, &req)
 			delete(waiting, req.ID)
 			return len(waiting) == 0
 		}

@@ -22,7 +22,18 @@ import (
 // compact JSON, one line, so data normally fits one "data: " line. A name
 // is written without its line breaks.
 func writeEvent(w io.Writer, seq int64, name string, data []byte) error {
-	buf := make([]byte, 0, len(data)+len(name)+32)
+	var f frames
+	return f.write(w, seq, name, data)
+}
+
+// frames writes the frames of one stream (writeEvent's format) through one
+// buffer, kept from frame to frame: a stream allocates for its largest
+// frame, not for each. The Writer a frame goes to must not keep the bytes
+// it was given (net/http's ResponseWriter copies them).
+type frames struct{ buf []byte }
+
+func (f *frames) write(w io.Writer, seq int64, name string, data []byte) error {
+	buf := f.buf[:0]
 	buf = append(buf, "id: "...)
 	buf = strconv.AppendInt(buf, seq, 10)
 	buf = append(buf, "\nevent: "...)
@@ -47,6 +58,7 @@ func writeEvent(w io.Writer, seq int64, name string, data []byte) error {
 		data = data[i+1:]
 	}
 	buf = append(buf, '\n')
+	f.buf = buf
 	_, err := w.Write(buf)
 	return err
 }

@@ -88,3 +88,29 @@ func FuzzWriteEvent(f *testing.F) {
 		}, got, "frame %q", buf.String())
 	})
 }
+
+// A stream's frames share one buffer: each frame is exactly its own,
+// whatever the frames before it were (longer, with line breaks), and a
+// frame smaller than the largest before it is written from the same bytes.
+func TestFramesReuseTheirBuffer(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	var f frames
+	events := []specEvent{
+		{"1", "user_input_required", `{"title":"` + strings.Repeat("长", 200) + `"}`},
+		{"2", "message", "a\r\nb\rc\nd"},
+		{"3", "done", `{}`},
+	}
+	var first *byte
+	for _, ev := range events {
+		seq, _ := strconv.ParseInt(ev.id, 10, 64)
+		require.NoError(t, f.write(&out, seq, ev.name, []byte(ev.data)))
+		if first == nil {
+			first = &f.buf[0]
+		}
+		require.Same(t, first, &f.buf[0], "frame %s reuses the first frame's buffer", ev.id)
+	}
+	want := events
+	want[1].data = "a\nb\nc\nd"
+	require.Equal(t, want, parseSpec(out.String()))
+}

@@ -21,15 +21,27 @@ import (
 // WriteTimeout) may end it. Nothing is flushed yet.
 func Start(w http.ResponseWriter) *http.ResponseController {
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
-	h.Set("X-Accel-Buffering", "no")
+	for _, kv := range headers {
+		h[kv.key] = kv.value
+	}
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
 	return rc
+}
+
+// headers are Start's, their keys canonical. The value slices are shared
+// by every response, at full capacity: an Add to one of them copies it, and
+// net/http only reads them.
+var headers = [...]struct {
+	key   string
+	value []string
+}{
+	{"Content-Type", []string{"text/event-stream"}[:1:1]},
+	{"Cache-Control", []string{"no-cache"}[:1:1]},
+	{"Connection", []string{"keep-alive"}[:1:1]},
+	{"X-Accel-Buffering", []string{"no"}[:1:1]},
 }
 
 // Writer is what Run writes with. Every func returns false when the client
