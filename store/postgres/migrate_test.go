@@ -3,7 +3,10 @@ package postgres_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -198,4 +201,100 @@ func TestMigrationInteractionsResolved(t *testing.T) {
 	var n int
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'interactions_resolved'`).Scan(&n))
 	require.Equal(t, 1, n)
+}
+
+// Migration 00017 keeps an interaction's timeout in its row: the timeouts
+// stored before it (pending, fired, one not due at its expiry, one of a
+// resolved question) list, come due and fire as before, a new question's
+// timeout is in its row, and Down puts every timeout back into
+// interaction_deadlines.
+func TestMigrationInteractionTimeout(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.Schema(t)
+	db, err := sql.Open("pgx", url)
+	require.NoError(t, err)
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, os.DirFS("migrations"))
+	require.NoError(t, err)
+	_, err = p.UpTo(ctx, 16)
+	require.NoError(t, err)
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, q := range []string{
+		`INSERT INTO sessions (id, owner, title, status, created_at, updated_at) VALUES ('sess_a', 'o', 't', 'waiting_input', $1, $1)`,
+		`INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at, resolved_at) VALUES
+			('ask_p', 'sess_a', 'run_1', 'call_p', 'ask_user', '{}', 'pending', $1, $1::timestamptz + interval '1 hour', NULL),
+			('ask_f', 'sess_a', 'run_1', 'call_f', 'ask_user', '{}', 'pending', $1, $1::timestamptz + interval '2 hours', NULL),
+			('ask_x', 'sess_a', 'run_1', 'call_x', 'ask_user', '{}', 'pending', $1, $1::timestamptz + interval '3 hours', NULL),
+			('ask_r', 'sess_a', 'run_1', 'call_r', 'ask_user', '{}', 'answered', $1, $1::timestamptz + interval '1 hour', $1)`,
+		`INSERT INTO interaction_deadlines (request_id, seq, session_id, kind, due_at, fired_at, data) VALUES
+			('ask_p', 0, 'sess_a', 'timeout', $1::timestamptz + interval '1 hour', NULL, '{"onTimeout":"reject"}'),
+			('ask_p', 1, 'sess_a', 'remind', $1::timestamptz + interval '10 minutes', NULL, NULL),
+			('ask_f', 0, 'sess_a', 'timeout', $1::timestamptz + interval '2 hours', $1::timestamptz + interval '2 hours', NULL),
+			('ask_x', 0, 'sess_a', 'timeout', $1::timestamptz + interval '30 minutes', NULL, NULL),
+			('ask_r', 0, 'sess_a', 'timeout', $1::timestamptz + interval '1 hour', NULL, NULL)`,
+	} {
+		var args []any
+		if strings.Contains(q, "$1") {
+			args = append(args, t0)
+		}
+		_, err := db.ExecContext(ctx, q, args...)
+		require.NoError(t, err, q)
+	}
+	s, err := postgres.Open(ctx, url, nil) // applies 00017
+	require.NoError(t, err)
+	defer s.Close()
+	var inRow int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM interactions WHERE timeout IS NOT NULL`).Scan(&inRow))
+	require.Equal(t, 2, inRow, "the pending questions' timeouts due at their expiry moved into their rows")
+	ds, err := s.DeadlineList(ctx, "ask_p")
+	require.NoError(t, err)
+	require.Equal(t, []store.Deadline{
+		{RequestID: "ask_p", SessionID: "sess_a", Seq: 0, Kind: store.DeadlineTimeout, DueAt: t0.Add(time.Hour), Data: json.RawMessage(`{"onTimeout":"reject"}`)},
+		{RequestID: "ask_p", SessionID: "sess_a", Seq: 1, Kind: store.DeadlineRemind, DueAt: t0.Add(10 * time.Minute)},
+	}, []store.Deadline{*ds[0], *ds[1]})
+	ds, err = s.DeadlineList(ctx, "ask_f")
+	require.NoError(t, err)
+	require.Len(t, ds, 1)
+	require.Equal(t, t0.Add(2*time.Hour), ds[0].FiredAt)
+	next, err := s.DeadlineNextDue(ctx)
+	require.NoError(t, err)
+	require.Equal(t, t0.Add(10*time.Minute), next)
+	due, err := s.DeadlineListDue(ctx, &store.DeadlineListDueParams{Now: t0.Add(3 * time.Hour)})
+	require.NoError(t, err)
+	var got []string
+	for _, d := range due {
+		got = append(got, fmt.Sprintf("%s/%d", d.RequestID, d.Seq))
+	}
+	require.Equal(t, []string{"ask_p/1", "ask_x/0", "ask_p/0", "ask_r/0"}, got, "earliest first; the fired one is not due")
+	won, err := s.DeadlineFire(ctx, &store.DeadlineFireParams{RequestID: "ask_p", Seq: 0, Pending: true, Now: t0.Add(time.Hour)})
+	require.NoError(t, err)
+	require.True(t, won)
+	won, err = s.DeadlineFire(ctx, &store.DeadlineFireParams{RequestID: "ask_x", Seq: 0, Pending: true, Now: t0.Add(time.Hour)})
+	require.NoError(t, err)
+	require.True(t, won, "a timeout left in interaction_deadlines fires there")
+	won, err = s.DeadlineFire(ctx, &store.DeadlineFireParams{RequestID: "ask_r", Seq: 0, Pending: true, Now: t0.Add(time.Hour)})
+	require.NoError(t, err)
+	require.False(t, won, "a resolved question's timeout does not fire")
+	// A new question's timeout is in its row; its resolution closes it.
+	_, err = s.InteractionInsert(ctx, &store.InteractionInsertParams{ID: "ask_n", SessionID: "sess_a", RunID: "run_1", ToolCallID: "call_n", Tool: "ask_user",
+		Request: json.RawMessage(`{}`), Now: t0, ExpiresAt: t0.Add(time.Hour)})
+	require.NoError(t, err)
+	won, err = s.InteractionResolve(ctx, &store.InteractionResolveParams{ID: "ask_n", SessionID: "sess_a", Status: "answered", Now: t0.Add(time.Minute)})
+	require.NoError(t, err)
+	require.True(t, won)
+	ds, err = s.DeadlineList(ctx, "ask_n")
+	require.NoError(t, err)
+	require.Len(t, ds, 1)
+	require.Equal(t, t0.Add(time.Minute), ds[0].FiredAt, "closed when its question was resolved")
+	require.NoError(t, s.Close())
+
+	_, err = p.DownTo(ctx, 16)
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT count(*) FROM interaction_deadlines WHERE seq = 0`).Scan(&n))
+	require.Equal(t, 5, n, "every timeout is a row again")
+	var fired sql.NullTime
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT fired_at FROM interaction_deadlines WHERE request_id = 'ask_p' AND seq = 0`).Scan(&fired))
+	require.True(t, fired.Valid)
 }

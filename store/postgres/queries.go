@@ -313,12 +313,19 @@ func (e executor) InteractionGetLastResolved(ctx context.Context, sessionID stri
 // surrounding transaction (as in SQLite).
 //
 // A MustWin insert inside InTx is queued (pipeTx) as a statement that
-// fails the transaction on a duplicate (insertInteractionNew): InTx then
+// fails the transaction on a duplicate (no ON CONFLICT): InTx then
 // returns an error wrapping store.ErrDuplicate.
 func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionInsertParams) (*store.Interaction, error) {
-	seqs, kinds, dues, data := deadlineArgs(p)
-	args := []any{p.ID, p.SessionID, p.RunID, p.ToolCallID, p.Tool, string(p.Request), tstz(p.Now), tstz(p.ExpiresAt), seqs, kinds, dues, data, nullJSON(p.Route)}
+	args := []any{p.ID, p.SessionID, p.RunID, p.ToolCallID, p.Tool, string(p.Request), tstz(p.Now), tstz(p.ExpiresAt), nullJSON(p.Route), string(p.TimeoutData)}
+	if len(p.Deadlines) > 0 {
+		seqs, kinds, dues, data := deadlineArgs(p)
+		args = append(args, seqs, kinds, dues, data)
+	}
 	if pipe, ok := e.q.(*pipeTx); ok && p.MustWin {
+		q := insertInteractionRow
+		if len(p.Deadlines) > 0 {
+			q = withDeadlines(q)
+		}
 		toolCall := p.ToolCallID
 		pipe.laterRead(func(br pgx.BatchResults) error {
 			_, err := br.Exec()
@@ -329,13 +336,21 @@ func (e executor) InteractionInsert(ctx context.Context, p *store.InteractionIns
 				return fmt.Errorf("interaction insert: %w", err)
 			}
 			return nil
-		}, insertInteractionNew, args...)
+		}, q, args...)
 	} else {
-		tag, err := e.q.Exec(ctx, insertInteraction, args...)
+		var n int64
+		var err error
+		if len(p.Deadlines) > 0 {
+			err = e.q.QueryRow(ctx, withDeadlines(insertInteractionRow+onConflictNothing), args...).Scan(&n)
+		} else {
+			var tag pgconn.CommandTag
+			tag, err = e.q.Exec(ctx, insertInteractionRow+onConflictNothing, args...)
+			n = tag.RowsAffected()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("postgres: interaction insert: %w", err)
 		}
-		if tag.RowsAffected() == 0 {
+		if n == 0 {
 			return nil, fmt.Errorf("interaction for tool call %s: %w", p.ToolCallID, store.ErrDuplicate)
 		}
 	}
@@ -376,7 +391,7 @@ func (e executor) InteractionResolve(ctx context.Context, p *store.InteractionRe
 	if p.Status == "expired" {
 		cmp = `expires_at <= $6`
 	}
-	update := `UPDATE interactions SET status = $1, answer = $2, resolved_at = $3, receipt_jws = $7, decided_by = $8
+	update := `UPDATE interactions SET status = $1, answer = $2, resolved_at = $3, receipt_jws = $7, decided_by = $8, ` + closeTimeout + `
 		WHERE id = $4 AND session_id = $5 AND status = 'pending' AND ` + cmp
 	args := []any{p.Status, nullJSON(p.Answer), tstz(p.Now), p.ID, p.SessionID, tstz(p.Now), p.ReceiptJWS, nullJSON(p.DecidedBy)}
 	if pipe, ok := e.q.(*pipeTx); ok && p.MustWin {
@@ -400,7 +415,7 @@ func (e executor) InteractionSign(ctx context.Context, p *store.InteractionSignP
 
 // InteractionResolveRun implements store.Executor.
 func (e executor) InteractionResolveRun(ctx context.Context, p *store.InteractionResolveRunParams) ([]*store.Interaction, error) {
-	rows, err := e.q.Query(ctx, `UPDATE interactions SET status = $1, answer = $2, resolved_at = $3
+	rows, err := e.q.Query(ctx, `UPDATE interactions SET status = $1, answer = $2, resolved_at = $3, `+closeTimeout+`
 		WHERE session_id = $4 AND run_id = $5 AND status = 'pending' RETURNING `+interactionCols,
 		p.Status, nullJSON(p.Answer), tstz(p.Now), p.SessionID, p.RunID)
 	if err != nil {
