@@ -109,7 +109,7 @@ func New(opts Options) (*Provider, error) {
 		// never OPENAI_ADMIN_KEY (the SDK's generic Post would send it).
 		option.WithAdminAPIKey(""),
 		option.WithMaxRetries(0),
-		option.WithMiddleware(drainRest),
+		option.WithMiddleware(inMemoryBody, drainRest),
 	}
 	if opts.BaseURL != "" {
 		ro = append(ro, option.WithBaseURL(opts.BaseURL))
@@ -240,6 +240,22 @@ func pooledTransport() http.RoundTripper {
 	t = t.Clone()
 	t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
 	return t
+}
+
+// inMemoryBody is a client middleware: a request whose body can be had
+// again (GetBody: the SDK's for a body of bytes) is sent with that body,
+// an in-memory reader net/http knows, instead of the SDK's close-once
+// wrapper of it. net/http writes a body it knows to be in memory right
+// after the headers, through the connection's buffer; any other body gets
+// the headers flushed alone first (one more write(2) a call) and is copied
+// through a buffer of its own size allocated for the call.
+func inMemoryBody(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	if req.GetBody != nil && req.ContentLength > 0 {
+		if b, err := req.GetBody(); err == nil {
+			req.Body = b
+		}
+	}
+	return next(req)
 }
 
 // Bounds of drainingBody.Close.

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -430,4 +432,36 @@ func TestAdminKeyNeverSent(t *testing.T) {
 	reqs := b.fake.Requests()
 	require.Empty(t, reqs[0].Header.Get("Authorization"))
 	require.Equal(t, "Bearer sk-test", reqs[1].Header.Get("Authorization"))
+}
+
+// writeCounter counts the writes of the connections it dialed.
+type writeCounter struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c writeCounter) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
+}
+
+// A model request goes out in one write, its headers with its body (a
+// body net/http does not know to be in memory gets its headers flushed
+// alone first).
+func TestRequestIsOneWrite(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var writes atomic.Int64
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		return writeCounter{Conn: c, writes: &writes}, err
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	p := b.provider(t, openai.Options{HTTPClient: &http.Client{Transport: tr}})
+	for i := range 3 {
+		b.fake.Push(fakeopenai.Turn{Text: "ok"})
+		_, err := p.Generate(b.ctx, &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}}, nil)
+		require.NoError(t, err)
+		require.Equal(t, int64(i+1), writes.Load(), "call %d", i+1)
+	}
 }
