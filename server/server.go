@@ -82,6 +82,8 @@ type Server struct {
 	routes    []string // patterns of the /api routes
 	loginKey  []byte
 	sso       *sso // nil without Options.OIDC
+	// tokenPrincipals[i] is principalOf(opts.Tokens[i]), made once.
+	tokenPrincipals []string
 }
 
 // New returns a Server.
@@ -108,6 +110,9 @@ func New(opts Options) (*Server, error) {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), closing: make(chan struct{}), loginKey: loginKey(opts.allTokens())}
+	for _, t := range opts.Tokens {
+		s.tokenPrincipals = append(s.tokenPrincipals, principalOf(t))
+	}
 	// Slack signs its requests instead of sending a token
 	// (handleSlackInteractions): the route is outside requireAuth.
 	slackRoute := "POST " + api.SlackInteractionsPath
