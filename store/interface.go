@@ -94,11 +94,12 @@ type Executor interface {
 	RunInsert(ctx context.Context, p *RunInsertParams) (*Run, error)
 	RunLease(ctx context.Context, p *RunLeaseParams) (bool, error)
 	RunListRecoverable(ctx context.Context, p *RunListRecoverableParams) ([]*Run, error)
-	// RunPause also sets the run's session waiting_input (its status and
-	// updated_at, as SessionSetStatus would) when it wins.
+	// RunPause also sets the run's session waiting_input (its status,
+	// not its updated_at: Session.UpdatedAt) when it wins.
 	RunPause(ctx context.Context, p *RunPauseParams) (bool, error)
-	// RunResume also sets the run's session running when it wins; with
-	// Settled it wins only when the run waits on no other interaction.
+	// RunResume also sets the run's session running (its status, not its
+	// updated_at) when it wins; with Settled it wins only when the run
+	// waits on no other interaction.
 	RunResume(ctx context.Context, p *RunResumeParams) (bool, error)
 
 	// RowsInsert writes the rows of one transition in one call

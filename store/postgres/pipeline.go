@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lubanhq/luban/store"
@@ -170,7 +171,8 @@ type eventRows struct {
 	// set when the statement comes back.
 	evs []*store.Event
 	// status, when not empty, is the session's new status, written with
-	// updated_at = statusAt by the events' own UPDATE of the session row
+	// updated_at = statusAt (unless statusAt is zero: a pause or a resume
+	// leaves updated_at) by the events' own UPDATE of the session row
 	// (queueStatus).
 	status   string
 	statusAt time.Time
@@ -184,9 +186,10 @@ type eventRows struct {
 
 // appendEventsSQL appends the events of arrays $3.. to session $1, which
 // has $2 of them, numbered after its last_seq, sets its status to $8 and
-// updated_at to $9 unless $8 is empty, and returns each number.
+// updated_at to $9 (when not NULL) unless $8 is empty, and returns each
+// number.
 const appendEventsSQL = `WITH s AS (UPDATE sessions SET last_seq = last_seq + $2,
-		status = CASE WHEN $8 = '' THEN status ELSE $8 END, updated_at = CASE WHEN $8 = '' THEN updated_at ELSE $9::timestamptz END
+		status = CASE WHEN $8 = '' THEN status ELSE $8 END, updated_at = CASE WHEN $8 = '' THEN updated_at ELSE COALESCE($9::timestamptz, updated_at) END
 		WHERE id = $1 RETURNING last_seq)
 	INSERT INTO events (session_id, seq, name, data, ref, run_id, created_at)
 	SELECT $1, s.last_seq - $2 + u.n, u.name, u.data, NULLIF(u.ref, ''), NULLIF(u.run_id, ''), u.at
@@ -226,8 +229,10 @@ func (p *pipeTx) queueEvent(ev *store.Event, data, ref string) {
 
 // queueStatus sets the status of a session the transaction holds (and so
 // updates its row with its events anyway) in the statement of its queued
-// events: no statement of its own. It reports false, having done
-// nothing, when p is nil or does not hold the session.
+// events: no statement of its own. A zero at leaves the session's
+// updated_at as it is (or as a status queued before in the transaction
+// set it). It reports false, having done nothing, when p is nil or does
+// not hold the session.
 func (p *pipeTx) queueStatus(session, status string, at time.Time) bool {
 	if p != nil {
 		delete(p.running, session)
@@ -237,8 +242,22 @@ func (p *pipeTx) queueStatus(session, status string, at time.Time) bool {
 		return false
 	}
 	g := p.group(session)
+	if at.IsZero() && g.status != "" {
+		at = g.statusAt
+	}
 	g.status, g.statusAt = status, at
 	return true
+}
+
+// startedAt is the time of the run that RunInsert started in session in
+// this transaction (pipeTx.running), zero when none did or p is nil: a
+// pause or a resume in the same transaction keeps it as the session's
+// updated_at.
+func (p *pipeTx) startedAt(session string) time.Time {
+	if p == nil {
+		return time.Time{}
+	}
+	return p.running[session]
 }
 
 // flushEvents moves the queued trace rows (one statement) and events to
@@ -262,7 +281,7 @@ func (p *pipeTx) flushEvents() {
 		held := p.sess[g.session]
 		deferred := held.deferred
 		p.queue = append(p.queue, queued{sql: appendEventsSQL,
-			args: encodeArgs([]any{g.session, n, textArray(g.names), textArray(g.datas), textArray(g.refs), textArray(g.runIDs), g.ats, g.status, tstz(g.statusAt)}),
+			args: encodeArgs([]any{g.session, n, textArray(g.names), textArray(g.datas), textArray(g.refs), textArray(g.runIDs), g.ats, g.status, pgtype.Timestamptz{Time: g.statusAt.UTC(), Valid: !g.statusAt.IsZero()}}),
 			read: func(br pgx.BatchResults) error {
 				rows, err := br.Query()
 				if err != nil {

@@ -732,13 +732,17 @@ func (e executor) RunPause(ctx context.Context, p *store.RunPauseParams) (bool, 
 	if err != nil || !ok {
 		return ok, err
 	}
+	// The session's updated_at moves when a run starts or ends, not here
+	// (store.Executor's RunPause and RunResume); a run started in this
+	// transaction keeps its time.
 	pipe, _ := e.q.(*pipeTx)
+	started := pipe.startedAt(session)
 	switch {
-	case pipe.queueStatus(session, "waiting_input", p.Now.UTC()):
+	case pipe.queueStatus(session, "waiting_input", started):
 	case session != "":
-		err = e.execLater(ctx, `UPDATE sessions SET status = 'waiting_input', updated_at = $1 WHERE id = $2`, tstz(p.Now), session)
+		err = e.execLater(ctx, `UPDATE sessions SET status = 'waiting_input', updated_at = COALESCE($1, updated_at) WHERE id = $2`, ts(started), session)
 	default:
-		err = e.execLater(ctx, `UPDATE sessions SET status = 'waiting_input', updated_at = $1 WHERE id = (SELECT session_id FROM runs WHERE id = $2)`, tstz(p.Now), p.ID)
+		err = e.execLater(ctx, `UPDATE sessions SET status = 'waiting_input' WHERE id = (SELECT session_id FROM runs WHERE id = $1)`, p.ID)
 	}
 	if err != nil {
 		return false, fmt.Errorf("postgres: run pause: session status: %w", err)
@@ -770,13 +774,17 @@ func (e executor) RunResume(ctx context.Context, p *store.RunResumeParams) (bool
 	if err != nil || !ok {
 		return ok, err
 	}
+	// The session's updated_at moves when a run starts or ends, not here
+	// (store.Executor's RunPause and RunResume); a run started in this
+	// transaction keeps its time.
 	pipe, _ := e.q.(*pipeTx)
+	started := pipe.startedAt(session)
 	switch {
-	case pipe.queueStatus(session, "running", p.Now.UTC()):
+	case pipe.queueStatus(session, "running", started):
 	case session != "":
-		err = e.execLater(ctx, `UPDATE sessions SET status = 'running', updated_at = $1 WHERE id = $2`, tstz(p.Now), session)
+		err = e.execLater(ctx, `UPDATE sessions SET status = 'running', updated_at = COALESCE($1, updated_at) WHERE id = $2`, ts(started), session)
 	default:
-		err = e.execLater(ctx, `UPDATE sessions SET status = 'running', updated_at = $1 WHERE id = (SELECT session_id FROM runs WHERE id = $2)`, tstz(p.Now), p.ID)
+		err = e.execLater(ctx, `UPDATE sessions SET status = 'running' WHERE id = (SELECT session_id FROM runs WHERE id = $1)`, p.ID)
 	}
 	if err != nil {
 		return false, fmt.Errorf("postgres: run resume: session status: %w", err)

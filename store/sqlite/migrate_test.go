@@ -721,14 +721,16 @@ func TestMigrationRows(t *testing.T) {
 	sa, err := s.SessionGet(ctx, "sess_a")
 	require.NoError(t, err)
 	require.Equal(t, "running", sa.Status)
-	require.Equal(t, time.UnixMicro(7).UTC(), sa.UpdatedAt)
+	// A resume and a pause set the status, not updated_at (migration
+	// 00031: the session's last run started or ended).
+	require.Equal(t, time.UnixMicro(5).UTC(), sa.UpdatedAt)
 	won, err = s.RunPause(ctx, &store.RunPauseParams{ID: "run_a", LeaseOwner: "i", Now: time.UnixMicro(8)})
 	require.NoError(t, err)
 	require.True(t, won)
 	sa, err = s.SessionGet(ctx, "sess_a")
 	require.NoError(t, err)
 	require.Equal(t, "waiting_input", sa.Status)
-	require.Equal(t, time.UnixMicro(8).UTC(), sa.UpdatedAt)
+	require.Equal(t, time.UnixMicro(5).UTC(), sa.UpdatedAt)
 	require.NoError(t, s.SessionDelete(ctx, "sess_b"))
 	msgs, err = s.MessageList(ctx, "sess_a")
 	require.NoError(t, err)

@@ -756,8 +756,16 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 
 // sessionCols reads last_seq as the session's last event number: the
 // larger of the events' last and the column (what Prune keeps of deleted
-// events; EventAppend no longer updates it).
-var sessionCols = `id, owner, title, status, MAX(last_seq, ` + lastEventSeq("sessions.k") + `), created_at, updated_at, agent`
+// events; EventAppend no longer updates it), and the status as
+// sessionStatus has it.
+var sessionCols = `id, owner, title, ` + sessionStatus + `, MAX(last_seq, ` + lastEventSeq("sessions.k") + `), created_at, updated_at, agent`
+
+// sessionStatus is the status of the session whose row is sessions':
+// waiting_input while its active run waits, else the row's. A run's pause
+// and resume leave the session's row alone (the trigger
+// runs_session_status, migration 00031): its start and end write it.
+const sessionStatus = `CASE WHEN sessions.active_run IS NOT NULL
+		AND (SELECT r.status FROM runs r WHERE r.id = sessions.active_run) = 2 THEN 'waiting_input' ELSE sessions.status END`
 
 // sessionKey is the key (sessions.k) of the session whose id is the
 // statement's next parameter: the session's rows in messages, events,
