@@ -20,52 +20,74 @@ import (
 // fields it came in (reasoningBack). It asks for a stream ("stream": true),
 // as the SDK's NewStreaming would add.
 func (p *Provider) requestBody(req *model.Request) ([]byte, error) {
-	msgs := make([]wireMessage, len(req.Messages))
-	for i, m := range req.Messages {
-		msgs[i] = messageWire(m)
-	}
-	mb, err := json.Marshal(msgs)
-	if err != nil {
-		return nil, err
-	}
 	name, err := json.Marshal(p.opts.Model)
 	if err != nil {
 		return nil, err
 	}
-	size := len(mb) + len(name) + 96
+	size := len(name) + 128
+	for _, m := range req.Messages {
+		size += len(m.Content) + 64
+		for _, tc := range m.ToolCalls {
+			size += len(tc.ID) + len(tc.Name) + len(tc.Arguments) + 96
+		}
+	}
 	defs := make([][]byte, len(req.Tools))
 	for i, t := range req.Tools {
 		defs[i] = p.defs.get(t)
 		size += len(defs[i]) + 1
 	}
-	b := make([]byte, 0, size)
-	b = append(b, `{"model":`...)
-	b = append(b, name...)
-	b = append(b, `,"messages":`...)
-	b = append(b, mb...)
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	buf.WriteString(`{"model":`)
+	buf.Write(name)
+	buf.WriteString(`,"messages":[`)
+	// Each message is encoded into buf directly (an Encoder's buffer is
+	// pooled), not marshalled alone and copied.
+	enc := json.NewEncoder(buf)
+	for i, m := range req.Messages {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		w := messageWire(m)
+		if err := enc.Encode(w.wire); err != nil {
+			return nil, err
+		}
+		buf.Truncate(buf.Len() - 1) // Encode's newline
+		if len(w.extra) > 2 {
+			buf.Truncate(buf.Len() - 1) // the object's "}": extra's members follow
+			buf.WriteByte(',')
+			buf.Write(w.extra[1:])
+		}
+	}
+	buf.WriteByte(']')
 	if len(defs) > 0 {
-		b = append(b, `,"tools":[`...)
+		buf.WriteString(`,"tools":[`)
 		for i, d := range defs {
 			if i > 0 {
-				b = append(b, ',')
+				buf.WriteByte(',')
 			}
-			b = append(b, d...)
+			buf.Write(d)
 		}
-		b = append(b, ']')
+		buf.WriteByte(']')
 	}
-	b = append(b, `,"stream":true,"stream_options":{"include_usage":true}}`...)
-	return b, nil
+	buf.WriteString(`,"stream":true,"stream_options":{"include_usage":true}}`)
+	return buf.Bytes(), nil
 }
 
-// wireMessage is one message of the request. Content is a pointer so that
-// an assistant tool-call turn without text leaves it out while every other
-// message carries it, empty or not; tool_call_id is on tool messages only.
+// wireMessage is one message of the request: its fields (wire) and an
+// object whose members are added after them (extra, reasoningBack).
 type wireMessage struct {
-	Role       string          `json:"role"`
-	Content    *string         `json:"content,omitempty"`
-	ToolCallID *string         `json:"tool_call_id,omitempty"`
-	ToolCalls  []wireToolCall  `json:"tool_calls,omitempty"`
-	extra      json.RawMessage // an object whose members are added (reasoningBack)
+	wire  wireFields
+	extra json.RawMessage
+}
+
+// wireFields are a message's own fields. Content is a pointer so that an
+// assistant tool-call turn without text leaves it out while every other
+// message carries it, empty or not; tool_call_id is on tool messages only.
+type wireFields struct {
+	Role       string         `json:"role"`
+	Content    *string        `json:"content,omitempty"`
+	ToolCallID *string        `json:"tool_call_id,omitempty"`
+	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
 }
 
 type wireToolCall struct {
@@ -79,34 +101,21 @@ type wireFunction struct {
 	Arguments string `json:"arguments"`
 }
 
-// MarshalJSON is the message's object with extra's members after its own.
-func (m wireMessage) MarshalJSON() ([]byte, error) {
-	type plain wireMessage
-	b, err := json.Marshal(plain(m))
-	if err != nil || len(m.extra) <= 2 {
-		return b, err
-	}
-	out := make([]byte, 0, len(b)+len(m.extra))
-	out = append(out, b[:len(b)-1]...)
-	out = append(out, ',')
-	return append(out, m.extra[1:]...), nil
-}
-
 func messageWire(m model.Message) wireMessage {
 	switch m.Role {
 	case model.RoleSystem:
-		return wireMessage{Role: "system", Content: &m.Content}
+		return wireMessage{wire: wireFields{Role: "system", Content: &m.Content}}
 	case model.RoleTool:
-		return wireMessage{Role: "tool", Content: &m.Content, ToolCallID: &m.ToolCallID}
+		return wireMessage{wire: wireFields{Role: "tool", Content: &m.Content, ToolCallID: &m.ToolCallID}}
 	case model.RoleAssistant:
-		w := wireMessage{Role: "assistant"}
+		w := wireMessage{wire: wireFields{Role: "assistant"}}
 		if m.Content != "" || len(m.ToolCalls) == 0 {
-			w.Content = &m.Content
+			w.wire.Content = &m.Content
 		}
 		if len(m.ToolCalls) > 0 {
-			w.ToolCalls = make([]wireToolCall, len(m.ToolCalls))
+			w.wire.ToolCalls = make([]wireToolCall, len(m.ToolCalls))
 			for i, tc := range m.ToolCalls {
-				w.ToolCalls[i] = wireToolCall{ID: tc.ID, Type: "function", Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments}}
+				w.wire.ToolCalls[i] = wireToolCall{ID: tc.ID, Type: "function", Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments}}
 			}
 		}
 		if extra := reasoningBack(m); len(extra) > 0 {
@@ -114,7 +123,7 @@ func messageWire(m model.Message) wireMessage {
 		}
 		return w
 	default:
-		return wireMessage{Role: "user", Content: &m.Content}
+		return wireMessage{wire: wireFields{Role: "user", Content: &m.Content}}
 	}
 }
 
