@@ -69,7 +69,14 @@ func journalLimit(walLimit int64) int64 {
 type walIndex struct {
 	f *os.File
 	b [48]byte
+	// m maps the first shmMapBytes of the file, where the platform allows
+	// (walindex_unix.go): a read is then a copy, not a system call.
+	m []byte
 }
+
+// shmMapBytes is how much of the -shm file walIndex maps: one page, which
+// holds the header. SQLite grows the file in 32 KB regions.
+const shmMapBytes = 4096
 
 // header returns mxFrame and the salts, and iChange, which every commit
 // of any connection to the database adds one to; ok is false when the -shm file
@@ -83,7 +90,7 @@ func (w *walIndex) header(path string) (mxFrame uint32, salts uint64, iChange ui
 		}
 		w.f = f
 	}
-	if n, err := w.f.ReadAt(w.b[:], 0); n < len(w.b) || err != nil {
+	if !w.read() {
 		return 0, 0, 0, false
 	}
 	e := binary.NativeEndian
@@ -94,6 +101,7 @@ func (w *walIndex) header(path string) (mxFrame uint32, salts uint64, iChange ui
 }
 
 func (w *walIndex) close() {
+	w.unmap()
 	if w.f != nil {
 		w.f.Close()
 		w.f = nil
