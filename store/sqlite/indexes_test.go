@@ -58,11 +58,13 @@ var fullScan = regexp.MustCompile(`^SCAN \w+$`)
 // scansAllowed are the queries that may read a whole table: maintenance
 // (retention, deleting a session), never a run's step.
 var scansAllowed = []string{
-	"DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE at < ?",            // Prune: oldest rows first, by rowid
-	"END, MAX(id) FROM (SELECT id FROM audit WHERE at < ?",                        // Prune: the largest id it deletes of each range
-	"SELECT id FROM sessions s WHERE updated_at < ?",                              // Prune: sessions idle since
-	"DELETE FROM runs WHERE session_id = ?",                                       // SessionDelete
-	"DELETE FROM feed WHERE sk = (SELECT k FROM sessions WHERE id = ?) RETURNING", // SessionDelete: no index by session
+	"DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE at < ?",               // Prune: oldest rows first, by rowid
+	"END, MAX(id) FROM (SELECT id FROM audit WHERE at < ?",                           // Prune: the largest id it deletes of each range
+	"DELETE FROM trace WHERE id IN (SELECT id FROM trace WHERE kind = -1 AND at < ?", // Prune: a session's audit entries in trace
+	"END, MAX(id) FROM (SELECT id FROM trace WHERE kind = -1 AND at < ?",             // Prune: the largest id it deletes of each range
+	"SELECT id FROM sessions s WHERE updated_at < ?",                                 // Prune: sessions idle since
+	"DELETE FROM runs WHERE session_id = ?",                                          // SessionDelete
+	"DELETE FROM feed WHERE sk = (SELECT k FROM sessions WHERE id = ?) RETURNING",    // SessionDelete: no index by session
 }
 
 // hotQueries are the queries of every cycle (and of every replay), each
@@ -94,7 +96,8 @@ var hotQueries = []struct{ name, sql, index string }{
 	{"TraceList", "FROM trace WHERE id BETWEEN (SELECT k FROM sessions WHERE id = ?1) << 32", "PRIMARY KEY"},
 	{"AuditList", "FROM audit WHERE id BETWEEN (SELECT k FROM sessions WHERE id = ?2) << 32", "PRIMARY KEY"},
 	{"AuditList (entries stored before 00025)", "FROM audit WHERE session_id = ?1 AND id < 4294967296", "audit_session"},
-	{"group commit's next trace id", "SELECT s.k, COALESCE((SELECT MAX(t.id) FROM trace t WHERE id BETWEEN s.k << 32", "PRIMARY KEY"},
+	{"AuditList (a session's entries in trace)", "FROM trace\n\t\tWHERE id BETWEEN (SELECT k FROM sessions WHERE id = ?2) << 32", "PRIMARY KEY"},
+	{"group commit's next trace or audit number", "SELECT s.k, (MAX(COALESCE((SELECT MAX(t.id) FROM trace t WHERE t.id BETWEEN s.k << 32", "PRIMARY KEY"},
 	{"FeedList", "WHERE f.k > (SELECT k << 32 FROM principals WHERE owner = ?1)", "PRIMARY KEY"},
 	{"FeedListUnfanned", "WHERE f.fanned = 0 ORDER BY", "feed_unfanned"},
 }

@@ -109,11 +109,13 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 			return fmt.Errorf("sqlite: session delete: %w", err)
 		}
 	}
-	// The audit entries are kept: those of the session's range
-	// (rowbuf.go, auditOf) become entries of no session, numbered on in
-	// their order, so AuditList still finds them (audit_session), and the
-	// range starts empty, without its mark, for a session that takes the
-	// key later (the writer numbers a session it creates from 1).
+	// The audit entries are kept: those of the session's range, in audit
+	// and in trace (rowbuf.go, auditOf), become rows of audit of no
+	// session, numbered on in their order, so AuditList still finds them
+	// (audit_session), and the range starts empty, without its mark, for
+	// a session that takes the key later (the writer numbers a session it
+	// creates from 1). A number of the range is given once, to a trace or
+	// an audit entry, so the renumbered ids are distinct.
 	var base int64
 	if err := tx.QueryRowContext(ctx, `SELECT `+nextAuditID+` - 1`).Scan(&base); err != nil {
 		return fmt.Errorf("sqlite: session delete: %w", err)
@@ -122,6 +124,12 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 		return fmt.Errorf("sqlite: session delete: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE audit SET id = ?1 + (id & 4294967295) WHERE `+auditOf(`(SELECT k FROM sessions WHERE id = ?2)`)+` AND session_id = ?3`,
+		base, id, idSession.enc(id)); err != nil {
+		return fmt.Errorf("sqlite: session delete: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO audit (id, session_id, request_id, tool_call_id, run_id, action, reason, summary, at)
+		SELECT ?1 + (id & 4294967295), ?3, request_id, tool_call_id, run_id, action, reason, NULLIF(data, ''), at FROM trace
+		WHERE `+traceOf(`(SELECT k FROM sessions WHERE id = ?2)`)+` AND kind = `+auditKind+` ORDER BY id`,
 		base, id, idSession.enc(id)); err != nil {
 		return fmt.Errorf("sqlite: session delete: %w", err)
 	}
@@ -178,7 +186,7 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 	if !p.EventsBefore.IsZero() {
 		rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions s WHERE updated_at < ?
 			AND s.active_run IS NULL
-			AND (EXISTS (SELECT 1 FROM events e WHERE `+eventsOf("s.k")+`) OR EXISTS (SELECT 1 FROM trace WHERE `+traceOf("s.k")+`))
+			AND (EXISTS (SELECT 1 FROM events e WHERE `+eventsOf("s.k")+`) OR EXISTS (SELECT 1 FROM trace WHERE `+traceOf("s.k")+` AND kind IS NOT `+auditKind+`))
 			LIMIT ?`, ts(p.EventsBefore), limit)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: prune: %w", err)
@@ -210,7 +218,9 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 			}
 			res.Events, _ = r.RowsAffected()
 			for _, id := range ids {
-				r, err = tx.ExecContext(ctx, `DELETE FROM trace WHERE `+traceOf(`(SELECT k FROM sessions WHERE id = ?1)`), id)
+				// A session's audit entries in trace stay (their own
+				// retention, AuditBefore).
+				r, err = tx.ExecContext(ctx, `DELETE FROM trace WHERE `+traceOf(`(SELECT k FROM sessions WHERE id = ?1)`)+` AND kind IS NOT `+auditKind, id)
 				if err != nil {
 					return nil, fmt.Errorf("sqlite: prune trace: %w", err)
 				}
@@ -234,16 +244,21 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 		// log_seqs keeps the largest id deleted of each range (rowbuf.go,
 		// auditMark): the next id of the range is one past it, so an id is
 		// never given twice.
-		prunable := `(SELECT id FROM audit WHERE at < ? ORDER BY id LIMIT ?)`
-		if _, err := tx.ExecContext(ctx, `INSERT INTO log_seqs (name, last) SELECT `+auditMark("id")+`, MAX(id) FROM `+prunable+`
-			WHERE true GROUP BY 1 ON CONFLICT (name) DO UPDATE SET last = MAX(last, excluded.last)`, ts(p.AuditBefore), limit*100); err != nil {
-			return nil, fmt.Errorf("sqlite: prune audit: %w", err)
+		// A session's entries in trace (rowbuf.go, auditOf) are read
+		// with the trace entries: Prune is maintenance, not a run's step.
+		for _, t := range []struct{ table, where string }{{"audit", ""}, {"trace", "kind = " + auditKind + " AND "}} {
+			prunable := `(SELECT id FROM ` + t.table + ` WHERE ` + t.where + `at < ? ORDER BY id LIMIT ?)`
+			if _, err := tx.ExecContext(ctx, `INSERT INTO log_seqs (name, last) SELECT `+auditMark("id")+`, MAX(id) FROM `+prunable+`
+				WHERE true GROUP BY 1 ON CONFLICT (name) DO UPDATE SET last = MAX(last, excluded.last)`, ts(p.AuditBefore), limit*100); err != nil {
+				return nil, fmt.Errorf("sqlite: prune audit: %w", err)
+			}
+			r, err := tx.ExecContext(ctx, `DELETE FROM `+t.table+` WHERE id IN `+prunable, ts(p.AuditBefore), limit*100)
+			if err != nil {
+				return nil, fmt.Errorf("sqlite: prune audit: %w", err)
+			}
+			n, _ := r.RowsAffected()
+			res.Audit += n
 		}
-		r, err := tx.ExecContext(ctx, `DELETE FROM audit WHERE id IN `+prunable, ts(p.AuditBefore), limit*100)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: prune audit: %w", err)
-		}
-		res.Audit, _ = r.RowsAffected()
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("sqlite: commit: %w", err)
@@ -408,7 +423,7 @@ func migrationStatus(ctx context.Context, p *goose.Provider) ([]store.Migration,
 // migrationName is a migration's file name; a migration written in Go
 // (compactMigration, sessionKeyMigration, logsMigration, eventsMigration,
 // rowsMigration, timeoutsMigration, eventRefsMigration,
-// messageIDsMigration) is named after what it does.
+// messageIDsMigration, auditTraceMigration) is named after what it does.
 func migrationName(version int64, path string) string {
 	if path == "" {
 		switch version {
@@ -426,6 +441,8 @@ func migrationName(version int64, path string) string {
 			return fmt.Sprintf("%05d_event_refs.go", version)
 		case messageIDsVersion:
 			return fmt.Sprintf("%05d_message_ids.go", version)
+		case auditTraceVersion:
+			return fmt.Sprintf("%05d_audit_in_trace.go", version)
 		default:
 			return fmt.Sprintf("%05d_compact_runs_interactions.go", version)
 		}

@@ -99,7 +99,12 @@ func TestMigrationAuditRange(t *testing.T) {
 	require.Equal(t, []string{fmt.Sprint(1<<32|3, " ask_8 requested  11")}, list(sessA))
 	require.Equal(t, []string{`6 ask_9 rejected  12`}, list("sess_none"))
 	require.NoError(t, s.Close())
+	// Down of 00033 (auditInTrace) moves sessA's new entries back into
+	// audit; 00025's Down changes no row.
+	_, err = p.DownTo(ctx, v)
+	require.NoError(t, err)
 	after := dump()
+	require.Len(t, after, 2)
 
 	_, err = p.DownTo(ctx, v-1)
 	require.NoError(t, err)

@@ -42,7 +42,7 @@ func compactMigration() *goose.Migration {
 // migrationOptions are the goose options every provider of this store's
 // migrations takes.
 func migrationOptions() []goose.ProviderOption {
-	return []goose.ProviderOption{goose.WithGoMigrations(compactMigration(), sessionKeyMigration(), logsMigration(), eventsMigration(), rowsMigration(), timeoutsMigration(), eventRefsMigration(), messageIDsMigration()), goose.WithDisableGlobalRegistry(true)}
+	return []goose.ProviderOption{goose.WithGoMigrations(compactMigration(), sessionKeyMigration(), logsMigration(), eventsMigration(), rowsMigration(), timeoutsMigration(), eventRefsMigration(), messageIDsMigration(), auditTraceMigration()), goose.WithDisableGlobalRegistry(true)}
 }
 
 // compactTables are the tables the migration rebuilds, children first.

@@ -551,12 +551,14 @@ func TestMigrationLogs(t *testing.T) {
 		}
 		return out
 	}
-	require.Equal(t, []int64{5, 9, 10, 11}, ids(trace(sessA)))
+	// Since migration 00033 a session's new audit entries are rows of
+	// trace numbered with its trace entries (11 is sessA's "answered").
+	require.Equal(t, []int64{5, 9, 10, 12}, ids(trace(sessA)))
 	require.Equal(t, []int64{6, 7}, ids(trace("sess_b")))
 	// Since migration 00025 a session's new entries are a range of ids
 	// (its key << 32 plus a number).
-	require.Equal(t, int64(3<<32|1), audit(sessA)[2].ID)
-	require.Equal(t, int64(4<<32|1), audit("sess_b")[0].ID)
+	require.Equal(t, int64(3<<32|11), audit(sessA)[2].ID)
+	require.Equal(t, int64(4<<32|8), audit("sess_b")[0].ID)
 	// Prune deletes every audit row; the next id still comes after them.
 	res, err := s.Prune(ctx, &store.PruneParams{AuditBefore: at(100)})
 	require.NoError(t, err)
@@ -567,10 +569,10 @@ func TestMigrationLogs(t *testing.T) {
 	summary := `{"mode":"single","selections":["safe"],"selectionCount":1,"customInputLen":0}`
 	require.NoError(t, s.AuditInsert(ctx, &store.AuditInsertParams{SessionID: sessA, RequestID: askA, Action: "expired", Summary: []byte(summary), Now: at(7)}))
 	require.Equal(t, summary, string(audit(sessA)[1].Summary), "packed, read back byte for byte")
-	require.Equal(t, []int64{3<<32 | 2, 3<<32 | 3}, []int64{audit(sessA)[0].ID, audit(sessA)[1].ID})
-	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM trace WHERE typeof(data) = 'blob'`).Scan(&blobs))
+	require.Equal(t, []int64{3<<32 | 13, 3<<32 | 14}, []int64{audit(sessA)[0].ID, audit(sessA)[1].ID})
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM trace WHERE kind IS NOT -1 AND typeof(data) = 'blob'`).Scan(&blobs))
 	require.Equal(t, 1, blobs, "the tool_call entry's data is packed")
-	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM audit WHERE typeof(summary) = 'blob'`).Scan(&blobs))
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT COUNT(*) FROM trace WHERE kind = -1 AND typeof(data) = 'blob'`).Scan(&blobs))
 	require.Equal(t, 1, blobs, "the summary is packed")
 	require.NoError(t, s.Close())
 
@@ -586,17 +588,17 @@ func TestMigrationLogs(t *testing.T) {
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT data FROM trace WHERE sk = 3 AND kind = 'tool_call'`).Scan(&data))
 	require.Equal(t, toolCall, data, "Down unpacks the data")
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'audit'`).Scan(&seq))
-	require.Equal(t, int64(4<<32|1), seq, "the largest id given: sess_b's, pruned")
+	require.Equal(t, int64(4<<32|8), seq, "the largest id given: sess_b's, pruned")
 	var sess, action string
-	require.NoError(t, db.QueryRowContext(ctx, `SELECT session_id, action FROM audit WHERE id = ?`, 3<<32|3).Scan(&sess, &action))
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT session_id, action FROM audit WHERE id = ?`, 3<<32|14).Scan(&sess, &action))
 	require.Equal(t, []string{sessA, "expired"}, []string{sess, action})
 	var sum string
-	require.NoError(t, db.QueryRowContext(ctx, `SELECT summary FROM audit WHERE id = ?`, 3<<32|3).Scan(&sum))
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT summary FROM audit WHERE id = ?`, 3<<32|14).Scan(&sum))
 	require.Equal(t, summary, sum, "Down unpacks the summary")
 	_, err = db.ExecContext(ctx, `INSERT INTO audit (session_id, request_id, action, at) VALUES ('s', 'a', 'x', 1)`)
 	require.NoError(t, err)
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT MAX(id) FROM audit`).Scan(&n))
-	require.Equal(t, int64(4<<32|2), n)
+	require.Equal(t, int64(4<<32|9), n)
 }
 
 // Migration 00018 drops feed_session: a session delete still removes the

@@ -77,12 +77,26 @@ func (e executor) AuditInsert(ctx context.Context, p *store.AuditInsertParams) e
 	if e.buf != nil {
 		return e.buf.appendAudit(ctx, p)
 	}
-	// The next id of the session's range (rowbuf.go, auditOf), or of no
-	// session's.
-	_, err := e.w.ExecContext(ctx, `INSERT INTO audit (id, session_id, request_id, tool_call_id, run_id, action, reason, summary, at)
-		VALUES (COALESCE((SELECT (s.k << 32) + `+nextAuditOf("s.k")+` + 1 FROM sessions s WHERE s.id = ?), `+nextAuditID+`),
-		?, ?, ?, ?, ?, ?, ?, ?)`, p.SessionID, idSession.enc(p.SessionID), idAsk.enc(p.RequestID), idCall.enc(p.ToolCallID), idRun.enc(p.RunID),
-		auditActions.enc(p.Action), auditReasons.enc(p.Reason), packSummary(p.Summary), ts(p.Now))
+	// A session's entry is a row of trace with the next number of the
+	// session's range (rowbuf.go, nextLogOf); an entry of no session a
+	// row of audit with the next id of no session's.
+	sum := packSummary(p.Summary)
+	data := sum
+	if data == nil {
+		data = ""
+	}
+	res, err := e.w.ExecContext(ctx, `INSERT INTO trace (id, run_id, kind, data, at, request_id, tool_call_id, action, reason)
+		SELECT (s.k << 32) + `+nextLogOf("s.k")+` + 1, ?, `+auditKind+`, ?, ?, ?, ?, ?, ? FROM sessions s WHERE s.id = ?`,
+		idRun.enc(p.RunID), data, ts(p.Now), idAsk.enc(p.RequestID), idCall.enc(p.ToolCallID), auditActions.enc(p.Action), auditReasons.enc(p.Reason), p.SessionID)
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
+	}
+	if err == nil && n == 0 {
+		_, err = e.w.ExecContext(ctx, `INSERT INTO audit (id, session_id, request_id, tool_call_id, run_id, action, reason, summary, at)
+			VALUES (`+nextAuditID+`, ?, ?, ?, ?, ?, ?, ?, ?)`, idSession.enc(p.SessionID), idAsk.enc(p.RequestID), idCall.enc(p.ToolCallID), idRun.enc(p.RunID),
+			auditActions.enc(p.Action), auditReasons.enc(p.Reason), sum, ts(p.Now))
+	}
 	if err != nil {
 		return fmt.Errorf("sqlite: audit insert: %w", err)
 	}
@@ -91,10 +105,12 @@ func (e executor) AuditInsert(ctx context.Context, p *store.AuditInsertParams) e
 
 // AuditList implements store.Executor.
 func (e executor) AuditList(ctx context.Context, sessionID string) ([]*store.AuditEntry, error) {
-	// The session's range (rowbuf.go, auditOf) and the entries stored
-	// before it had one (audit_session).
+	// The session's range in trace and in audit (rowbuf.go, auditOf) and
+	// the entries stored before it had one (audit_session).
 	const cols = `SELECT id, session_id, request_id, tool_call_id, run_id, action, reason, summary, at FROM audit`
-	rows, err := e.r.QueryContext(ctx, cols+` WHERE `+auditOf(`(SELECT k FROM sessions WHERE id = ?2)`)+` AND session_id = ?1
+	rows, err := e.r.QueryContext(ctx, `SELECT id, ?1, request_id, tool_call_id, run_id, action, reason, data, at FROM trace
+		WHERE `+traceOf(`(SELECT k FROM sessions WHERE id = ?2)`)+` AND kind = `+auditKind+`
+		UNION ALL `+cols+` WHERE `+auditOf(`(SELECT k FROM sessions WHERE id = ?2)`)+` AND session_id = ?1
 		UNION ALL `+cols+` WHERE session_id = ?1 AND `+auditOld+` ORDER BY id`, idSession.enc(sessionID), sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: audit list: %w", err)
@@ -868,7 +884,7 @@ func (e executor) TraceInsert(ctx context.Context, p *store.TraceInsertParams) e
 		return e.buf.appendTrace(ctx, p)
 	}
 	res, err := e.w.ExecContext(ctx, `INSERT INTO trace (id, run_id, kind, data, at)
-		SELECT COALESCE((SELECT MAX(t.id) FROM trace t WHERE `+traceOf("s.k")+`), s.k << 32) + 1, ?, ?, ?, ? FROM sessions s WHERE s.id = ?`,
+		SELECT (s.k << 32) + `+nextLogOf("s.k")+` + 1, ?, ?, ?, ? FROM sessions s WHERE s.id = ?`,
 		idRun.enc(p.RunID), traceKinds.enc(p.Kind), packTrace(p.Data), ts(p.Now), p.SessionID)
 	var n int64
 	if err == nil {
@@ -885,7 +901,8 @@ func (e executor) TraceInsert(ctx context.Context, p *store.TraceInsertParams) e
 
 // TraceList implements store.Executor.
 func (e executor) TraceList(ctx context.Context, sessionID string) ([]*store.TraceEntry, error) {
-	rows, err := e.r.QueryContext(ctx, `SELECT id & 4294967295, ?1, run_id, kind, data, at FROM trace WHERE `+traceOf(`(SELECT k FROM sessions WHERE id = ?1)`)+` ORDER BY id`, sessionID)
+	rows, err := e.r.QueryContext(ctx, `SELECT id & 4294967295, ?1, run_id, kind, data, at FROM trace WHERE `+traceOf(`(SELECT k FROM sessions WHERE id = ?1)`)+`
+		AND kind IS NOT `+auditKind+` ORDER BY id`, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: trace list: %w", err)
 	}

@@ -75,20 +75,52 @@ type rawStmt struct {
 }
 
 // manyKey names a multi-row INSERT: its head, one row's placeholders, the
-// number of rows.
+// number of rows, and for a mixed one (manyQueryMixed) the other row's
+// placeholders and which rows take them.
 type manyKey struct {
-	head, row string
-	n         int
+	head, row, alt string
+	n              int
+	mask           uint64
 }
 
 // manyQuery returns head + " VALUES " + n copies of row, separated by
 // ", ", built once per connection.
 func (r *rawConn) manyQuery(head, row string, n int) string {
-	k := manyKey{head, row, n}
+	k := manyKey{head: head, row: row, n: n}
 	if q, ok := r.many[k]; ok {
 		return q
 	}
 	q := head + " VALUES " + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+	if r.many == nil {
+		r.many = map[manyKey]string{}
+	}
+	r.many[k] = q
+	return q
+}
+
+// manyQueryMixed is manyQuery with row i (< 64) written as alt when bit i
+// of mask is set.
+func (r *rawConn) manyQueryMixed(head, row, alt string, n int, mask uint64) string {
+	if mask == 0 {
+		return r.manyQuery(head, row, n)
+	}
+	k := manyKey{head: head, row: row, alt: alt, n: n, mask: mask}
+	if q, ok := r.many[k]; ok {
+		return q
+	}
+	var b strings.Builder
+	b.WriteString(head + " VALUES ")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if i < 64 && mask&(1<<i) != 0 {
+			b.WriteString(alt)
+		} else {
+			b.WriteString(row)
+		}
+	}
+	q := b.String()
 	if r.many == nil {
 		r.many = map[manyKey]string{}
 	}

@@ -44,21 +44,20 @@ const maxRowsPerInsert = 200
 
 // seqs are the numbers the writer goroutine knows: the last event number
 // of a session, a session's owner and key (sessions.k), the key of the
-// last feed entry of an owner (feedKey), the last trace entry and the
-// last audit entry of a session, the last audit id of no session (0 when
-// not known).
+// last feed entry of an owner (feedKey), the last number given in a
+// session's range of trace and audit entries (one counter, nextLog), the
+// last audit id of no session (0 when not known).
 type seqs struct {
-	ev     map[string]int64
-	owner  map[string]string
-	key    map[string]int64
-	feed   map[string]int64
-	trace  map[string]int64
-	audits map[string]int64
-	audit  int64
+	ev    map[string]int64
+	owner map[string]string
+	key   map[string]int64
+	feed  map[string]int64
+	logs  map[string]int64
+	audit int64
 }
 
 func newSeqs() *seqs {
-	return &seqs{ev: map[string]int64{}, owner: map[string]string{}, key: map[string]int64{}, feed: map[string]int64{}, trace: map[string]int64{}, audits: map[string]int64{}}
+	return &seqs{ev: map[string]int64{}, owner: map[string]string{}, key: map[string]int64{}, feed: map[string]int64{}, logs: map[string]int64{}}
 }
 
 func (q *seqs) reset() {
@@ -66,8 +65,7 @@ func (q *seqs) reset() {
 	clear(q.owner)
 	clear(q.key)
 	clear(q.feed)
-	clear(q.trace)
-	clear(q.audits)
+	clear(q.logs)
 	q.audit = 0
 }
 
@@ -85,11 +83,8 @@ func (q *seqs) merge(o *seqs) {
 	for k, v := range o.feed {
 		q.feed[k] = v
 	}
-	for k, v := range o.trace {
-		q.trace[k] = v
-	}
-	for k, v := range o.audits {
-		q.audits[k] = v
+	for k, v := range o.logs {
+		q.logs[k] = v
 	}
 	if o.audit > 0 {
 		q.audit = o.audit
@@ -102,9 +97,13 @@ type eventRow struct {
 	k, at           int64
 }
 
+// traceRow is a trace entry, or an audit entry of a session (kind
+// auditKindValue; request, call, action and reason set).
 type traceRow struct {
-	runID, kind, data any
-	id, at            int64
+	runID, kind, data             any
+	request, call, action, reason any
+	id, at                        int64
+	audit                         bool
 }
 
 type auditRow struct {
@@ -279,57 +278,72 @@ func (b *rowBuf) nextFeed(ctx context.Context, owner string) (int64, error) {
 // created notes a session this member created, with key k: no events,
 // no trace and no audit entries yet.
 func (b *rowBuf) created(id, owner string, k int64) {
-	b.learnt.ev[id], b.learnt.owner[id], b.learnt.key[id], b.learnt.trace[id], b.learnt.audits[id] = 0, owner, k, 0, 0
+	b.learnt.ev[id], b.learnt.owner[id], b.learnt.key[id], b.learnt.logs[id] = 0, owner, k, 0
 }
 
-// nextTrace returns the key of session id and the number of its next
-// trace entry: one past its last (a session's entries are deleted only
-// all at once, with the session or by Prune, so a number is not given
-// twice while a reader could still hold the entry it numbered).
-func (b *rowBuf) nextTrace(ctx context.Context, id string) (sk, n int64, err error) {
-	if v, ok := b.learnt.trace[id]; ok {
-		if k, ok := b.learnt.key[id]; ok {
-			return k, v + 1, nil
+// nextLog returns the key of session id and the next number of its range
+// of trace and audit entries (traceID, nextLogOf); ok is false when there
+// is no such session.
+func (b *rowBuf) nextLog(ctx context.Context, id string) (sk, n int64, ok bool, err error) {
+	for _, q := range []*seqs{b.learnt, b.known} {
+		if v, ok := q.logs[id]; ok {
+			if k, ok := q.key[id]; ok {
+				return k, v + 1, true, nil
+			}
 		}
 	}
-	if v, ok := b.known.trace[id]; ok {
-		if k, ok := b.known.key[id]; ok {
-			return k, v + 1, nil
-		}
+	err = b.query(ctx, `SELECT s.k, `+nextLogOf("s.k")+` FROM sessions s WHERE s.id = ?`, id).Scan(&sk, &n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, false, nil
 	}
-	if err := b.query(ctx, `SELECT s.k, COALESCE((SELECT MAX(t.id) FROM trace t WHERE `+traceOf("s.k")+`), s.k << 32) & 4294967295 FROM sessions s WHERE s.id = ?`, id).Scan(&sk, &n); err != nil {
-		return 0, 0, notFound(err, "trace insert: session "+id)
+	if err != nil {
+		return 0, 0, false, err
 	}
 	b.learnt.key[id] = sk
-	return sk, n + 1, nil
+	return sk, n + 1, true, nil
 }
 
 // appendTrace holds back p's trace entry.
 func (b *rowBuf) appendTrace(ctx context.Context, p *store.TraceInsertParams) error {
-	sk, n, err := b.nextTrace(ctx, p.SessionID)
+	sk, n, ok, err := b.nextLog(ctx, p.SessionID)
 	if err != nil {
-		return err
+		return fmt.Errorf("sqlite: trace insert: %w", err)
 	}
-	b.learnt.trace[p.SessionID], b.learnt.key[p.SessionID] = n, sk
+	if !ok {
+		return fmt.Errorf("sqlite: trace insert: session %s: %w", p.SessionID, store.ErrNotFound)
+	}
 	if n > traceMax {
-		return fmt.Errorf("sqlite: trace insert: session %s has %d entries", p.SessionID, traceMax)
+		return fmt.Errorf("sqlite: trace insert: session %s has %d entries", p.SessionID, int64(traceMax))
 	}
+	b.learnt.logs[p.SessionID], b.learnt.key[p.SessionID] = n, sk
 	b.trace = append(b.trace, traceRow{id: traceID(sk, n), runID: b.r.ids.enc(idRun, p.RunID), kind: traceKinds.enc(p.Kind), data: packTrace(p.Data), at: ts(p.Now)})
 	return nil
 }
 
 // An audit entry's id is its session's key (sessions.k) in the high 32
 // bits and its number in the session's range in the low 32 (auditOf), as
-// a trace entry's: a session's entries are one range of the table's own
-// b-tree, read without an index. The next number is one past the larger
-// of the range's last entry and its mark in log_seqs ('audit:' and the
-// key, auditMark), which Prune raises to the largest id it deletes of the
-// range: a session is never given an id twice. An entry of no session,
-// every entry stored before migration 00025 and the entries of a deleted
-// session (SessionDelete renumbers them, and its range starts empty for a
-// session that takes the key later) have ids below 2³² (auditOld), read
-// through the partial index audit_session.
+// a trace entry's: a session's entries are one range, read without an
+// index. A session's new entries are rows of trace (migration 00033,
+// auditInTrace), numbered with its trace entries from one counter: one
+// past the largest of the range's last trace entry, its last audit entry
+// in audit (stored before the migration) and its mark in log_seqs
+// ('audit:' and the key, auditMark), which Prune raises to the largest
+// audit id it deletes of the range: no audit id is given twice, and a
+// trace entry's number is not given twice while its session's entries
+// are not all deleted. An entry of no session, every entry stored before
+// migration 00025 and the entries of a deleted session (SessionDelete
+// renumbers them into audit, and its range starts empty for a session
+// that takes the key later) have ids below 2³² (auditOld), read from
+// audit through the partial index audit_session.
 const auditOld = `id < 4294967296`
+
+// auditKind is, in a statement, the kind of an audit entry stored in
+// trace (auditKindValue); no trace entry's kind is a negative integer
+// (traceKinds).
+const auditKind = `-1`
+
+// auditKindValue is auditKind bound as a parameter.
+const auditKindValue = int64(-1)
 
 // auditOf is the condition, on audit, that selects the ids of the range
 // of the session key the SQL expression k gives.
@@ -337,10 +351,12 @@ func auditOf(k string) string {
 	return `id BETWEEN ` + k + ` << 32 AND (` + k + ` << 32) + 4294967295`
 }
 
-// nextAuditOf is, in a statement, the last number given in the range of
-// the session key the SQL expression k gives (0: none).
-func nextAuditOf(k string) string {
-	return `(MAX(COALESCE((SELECT MAX(a.id) FROM audit a WHERE a.` + auditOf(k) + `), 0),
+// nextLogOf is, in a statement, the last number given in the range of
+// trace and audit entries of the session key the SQL expression k gives
+// (0: none).
+func nextLogOf(k string) string {
+	return `(MAX(COALESCE((SELECT MAX(t.id) FROM trace t WHERE t.` + traceOf(k) + `), 0),
+		COALESCE((SELECT MAX(a.id) FROM audit a WHERE a.` + auditOf(k) + `), 0),
 		COALESCE((SELECT last FROM log_seqs WHERE name = 'audit:' || ` + k + `), 0)) & 4294967295)`
 }
 
@@ -372,24 +388,28 @@ func feedOf(k string) string {
 const nextAuditID = `(SELECT MAX(COALESCE((SELECT MAX(id) FROM audit WHERE ` + auditOld + `), 0),
 	COALESCE((SELECT last FROM log_seqs WHERE name = 'audit'), 0)) + 1)`
 
-// nextAudit returns the key of session id and the number of its next
-// audit entry; for a session that does not exist, key -1 and the next id
-// of no session (nextAuditID, read once and then kept).
-func (b *rowBuf) nextAudit(ctx context.Context, id string) (sk, n int64, err error) {
-	for _, q := range []*seqs{b.learnt, b.known} {
-		if v, ok := q.audits[id]; ok {
-			if k, ok := q.key[id]; ok {
-				return k, v + 1, nil
-			}
+// appendAudit holds back p's audit entry: a session's as a row of trace
+// with the next number of its range (nextLog), an entry of no session as
+// a row of audit with the next id of no session (nextAuditID, read once
+// and then kept).
+func (b *rowBuf) appendAudit(ctx context.Context, p *store.AuditInsertParams) error {
+	sk, n, ok, err := b.nextLog(ctx, p.SessionID)
+	if err != nil {
+		return fmt.Errorf("sqlite: audit insert: %w", err)
+	}
+	ids := &b.r.ids
+	if ok {
+		if n > traceMax {
+			return fmt.Errorf("sqlite: audit insert: session %s has %d entries", p.SessionID, int64(traceMax))
 		}
-	}
-	err = b.query(ctx, `SELECT s.k, `+nextAuditOf("s.k")+` FROM sessions s WHERE s.id = ?`, id).Scan(&sk, &n)
-	if err == nil {
-		b.learnt.key[id] = sk
-		return sk, n + 1, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return 0, 0, fmt.Errorf("sqlite: audit insert: %w", err)
+		b.learnt.logs[p.SessionID], b.learnt.key[p.SessionID] = n, sk
+		data := packSummary(p.Summary)
+		if data == nil {
+			data = ""
+		}
+		b.trace = append(b.trace, traceRow{id: traceID(sk, n), runID: ids.enc(idRun, p.RunID), kind: auditKindValue, data: data, at: ts(p.Now), audit: true,
+			request: ids.enc(idAsk, p.RequestID), call: ids.enc(idCall, p.ToolCallID), action: auditActions.enc(p.Action), reason: auditReasons.enc(p.Reason)})
+		return nil
 	}
 	last := b.learnt.audit
 	if last == 0 {
@@ -397,30 +417,11 @@ func (b *rowBuf) nextAudit(ctx context.Context, id string) (sk, n int64, err err
 	}
 	if last == 0 {
 		if err := b.query(ctx, `SELECT `+nextAuditID+` - 1`).Scan(&last); err != nil {
-			return 0, 0, fmt.Errorf("sqlite: audit insert: %w", err)
+			return fmt.Errorf("sqlite: audit insert: %w", err)
 		}
 	}
-	return -1, last + 1, nil
-}
-
-// appendAudit holds back p's audit entry with the next id of its session
-// (nextAudit).
-func (b *rowBuf) appendAudit(ctx context.Context, p *store.AuditInsertParams) error {
-	sk, n, err := b.nextAudit(ctx, p.SessionID)
-	if err != nil {
-		return err
-	}
-	id := n
-	if sk < 0 {
-		b.learnt.audit = n
-	} else {
-		if n > traceMax {
-			return fmt.Errorf("sqlite: audit insert: session %s has %d entries", p.SessionID, int64(traceMax))
-		}
-		b.learnt.audits[p.SessionID], id = n, traceID(sk, n)
-	}
-	ids := &b.r.ids
-	b.audit = append(b.audit, auditRow{id: id, session: ids.enc(idSession, p.SessionID), request: ids.enc(idAsk, p.RequestID), call: ids.enc(idCall, p.ToolCallID),
+	b.learnt.audit = last + 1
+	b.audit = append(b.audit, auditRow{id: last + 1, session: ids.enc(idSession, p.SessionID), request: ids.enc(idAsk, p.RequestID), call: ids.enc(idCall, p.ToolCallID),
 		run: ids.enc(idRun, p.RunID), action: auditActions.enc(p.Action), reason: auditReasons.enc(p.Reason), sum: packSummary(p.Summary), at: ts(p.Now)})
 	return nil
 }
@@ -525,6 +526,39 @@ func (b *rowBuf) insertMany(ctx context.Context, head, row string, cols, n int, 
 	return nil
 }
 
+// insertTrace writes trace rows, a session's audit entries among them,
+// one INSERT per maxRowsPerInsert rows: a trace entry's row binds 5
+// values (the audit's columns NULL), an audit entry's 9.
+func (b *rowBuf) insertTrace(ctx context.Context, tr []traceRow) error {
+	const head, row, alt = `INSERT INTO trace (id, run_id, kind, data, at, request_id, tool_call_id, action, reason)`,
+		`(?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)`, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	for start := 0; start < len(tr); start += maxRowsPerInsert {
+		end := min(len(tr), start+maxRowsPerInsert)
+		args := b.r.manyArgs[:0]
+		var mask uint64
+		allAudit := end-start > 64
+		for i := start; i < end; i++ {
+			t := &tr[i]
+			args = append(args, t.id, t.runID, t.kind, t.data, t.at)
+			if t.audit || allAudit {
+				args = append(args, t.request, t.call, t.action, t.reason)
+				mask |= 1 << (i - start)
+			}
+		}
+		q := b.r.manyQueryMixed(head, row, alt, end-start, mask)
+		if allAudit {
+			q = b.r.manyQuery(head, alt, end-start)
+		}
+		_, err := (rawTx{r: b.r}).ExecContext(ctx, q, args...)
+		clear(args) // hold no row's values
+		b.r.manyArgs = args[:0]
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // flush writes the held rows, one statement per table.
 func (b *rowBuf) flush() error {
 	if !b.pending() {
@@ -552,10 +586,7 @@ func (b *rowBuf) flush() error {
 	}); err != nil {
 		return fmt.Errorf("sqlite: feed append: %w", err)
 	}
-	if err := b.insertMany(ctx, `INSERT INTO trace (id, run_id, kind, data, at)`, `(?, ?, ?, ?, ?)`, 5, len(tr), func(i int, a []any) []any {
-		t := &tr[i]
-		return append(a, t.id, t.runID, t.kind, t.data, t.at)
-	}); err != nil {
+	if err := b.insertTrace(ctx, tr); err != nil {
 		return fmt.Errorf("sqlite: trace insert: %w", err)
 	}
 	if err := b.insertMany(ctx, `INSERT INTO audit (id, session_id, request_id, tool_call_id, run_id, action, reason, summary, at)`, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`, 9, len(au), func(i int, a []any) []any {
