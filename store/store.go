@@ -126,11 +126,10 @@ func DecodeCalls(raw json.RawMessage) []ToolCall {
 	if len(raw) == 0 {
 		return nil
 	}
-	var calls []ToolCall
-	if json.Unmarshal(raw, &calls) != nil {
-		return nil
+	if calls, ok := decodeCallsFast(raw); ok {
+		return calls
 	}
-	return calls
+	return decodeCallsJSON(raw)
 }
 
 // Interaction is one question put to a person (docs/design.md §A.2 pendingInteraction).
