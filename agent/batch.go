@@ -196,13 +196,13 @@ func (r *Runner) ResolveBatch(ctx context.Context, p ResolveBatchParams) (*Conti
 // several questions at once (docs/design.md §32). A stream that reached
 // the run's pause ends once it has shown the user_input_required of each.
 func (r *Runner) WaitingRequests(ctx context.Context, sessionID, runID string) ([]string, error) {
-	its, err := r.st.InteractionList(ctx, sessionID)
+	its, err := r.st.InteractionListPending(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	var ids []string
 	for _, it := range its {
-		if it.RunID == runID && it.Status == string(api.StatusPending) {
+		if it.RunID == runID {
 			ids = append(ids, it.ID)
 		}
 	}
@@ -219,12 +219,12 @@ func (r *Runner) mayAnswerSession(ctx context.Context, by, sessionID string) err
 	if s.Owner == by {
 		return nil
 	}
-	its, err := r.st.InteractionList(ctx, sessionID)
+	its, err := r.st.InteractionListPending(ctx, sessionID)
 	if err != nil {
 		return err
 	}
 	for _, it := range its {
-		if it.Status == string(api.StatusPending) && routeOf(it) != nil {
+		if routeOf(it) != nil {
 			rows, err := r.st.AssigneeList(ctx, it.ID)
 			if err != nil {
 				return err

@@ -64,6 +64,14 @@ type Executor interface {
 	InteractionGetPending(ctx context.Context, sessionID string) (*Interaction, error)
 	InteractionInsert(ctx context.Context, p *InteractionInsertParams) (*Interaction, error)
 	InteractionList(ctx context.Context, sessionID string) ([]*Interaction, error)
+	// InteractionListPending is the pending interactions of session
+	// sessionID (status "pending", whatever their expiresAt), in creation
+	// order (createdAt, then id: the order InteractionList gives them, which
+	// is call order for the questions one model message asked). It reads
+	// them through the session's pending index, so its cost follows the
+	// number pending, not the session's length. An unknown session, or one
+	// with none pending, gives an empty list and no error.
+	InteractionListPending(ctx context.Context, sessionID string) ([]*Interaction, error)
 	InteractionListExpired(ctx context.Context, p *InteractionListExpiredParams) ([]*Interaction, error)
 	InteractionResolve(ctx context.Context, p *InteractionResolveParams) (bool, error)
 	// InteractionResolveRun resolves every interaction of a run that is still

@@ -374,6 +374,12 @@ func (e executor) InteractionList(ctx context.Context, sessionID string) ([]*sto
 	return e.interactionMany(ctx, `WHERE session_id = $1 ORDER BY created_at, id`, sessionID)
 }
 
+// InteractionListPending implements store.Executor: through
+// interactions_session_pending.
+func (e executor) InteractionListPending(ctx context.Context, sessionID string) ([]*store.Interaction, error) {
+	return e.interactionMany(ctx, `WHERE session_id = $1 AND status = 'pending' ORDER BY created_at, id`, sessionID)
+}
+
 // InteractionListExpired implements store.Executor.
 func (e executor) InteractionListExpired(ctx context.Context, p *store.InteractionListExpiredParams) ([]*store.Interaction, error) {
 	limit := p.Limit

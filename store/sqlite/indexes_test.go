@@ -82,6 +82,7 @@ var hotQueries = []struct{ name, sql, index string }{
 	{"InteractionGetPending", "WHERE session_id = ? AND status = 0 ORDER BY created_at LIMIT 1", "interactions_session_pending"},
 	{"InboxList (pending)", "WHERE s.owner = ? AND i.status = 0", "interactions_session_pending"},
 	{"InteractionList", "FROM interactions WHERE session_id = ? ORDER BY created_at, id", "interactions_tool_call"},
+	{"InteractionListPending", "FROM interactions WHERE session_id = ? AND status = 0 ORDER BY created_at, id", "interactions_session_pending"},
 	{"InteractionGetByToolCall", "FROM interactions WHERE session_id = ? AND tool_call_id = ?", "interactions_tool_call"},
 	{"InteractionListExpired", "WHERE status = 0 AND expires_at", "interactions_session_pending"},
 	{"InteractionGet", "FROM interactions WHERE id = ?", "PRIMARY KEY"},

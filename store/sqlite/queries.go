@@ -407,6 +407,13 @@ func (e executor) InteractionList(ctx context.Context, sessionID string) ([]*sto
 	return e.interactionMany(ctx, `WHERE session_id = ? ORDER BY created_at, id`, sessionID)
 }
 
+// InteractionListPending implements store.Executor: through
+// interactions_session_pending, whose entries end with the primary key, so
+// the order needs no sort.
+func (e executor) InteractionListPending(ctx context.Context, sessionID string) ([]*store.Interaction, error) {
+	return e.interactionMany(ctx, `WHERE session_id = ? AND status = 0 ORDER BY created_at, id`, sessionID)
+}
+
 // InteractionListExpired implements store.Executor.
 func (e executor) InteractionListExpired(ctx context.Context, p *store.InteractionListExpiredParams) ([]*store.Interaction, error) {
 	limit := p.Limit

@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -260,6 +261,69 @@ func exerciseInteractions(t *testing.T, newStore func(t *testing.T) store.Store)
 			return won, err
 		})
 		require.Equal(t, 1, wins)
+	})
+	t.Run("ListPending", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, newStore)
+		r1 := b.run(t)
+		askAt := func(r *store.Run, at, exp time.Time) *store.Interaction {
+			t.Helper()
+			it, err := b.st.InteractionInsert(b.ctx, &store.InteractionInsertParams{ID: b.id("ask"), SessionID: r.SessionID, RunID: r.ID,
+				ToolCallID: b.id("call"), Tool: "ask_user", Request: json.RawMessage(`{"title":"t"}`), Now: at, ExpiresAt: exp})
+			require.NoError(t, err)
+			return it
+		}
+		// Inserted out of creation order; two created at the same instant
+		// (one model message's questions); one past expiresAt but pending.
+		third := askAt(r1, T0.Add(3*time.Minute), T0.Add(time.Hour))
+		first := askAt(r1, T0.Add(time.Minute), T0.Add(time.Hour))
+		answered := askAt(r1, T0.Add(2*time.Minute), T0.Add(time.Hour))
+		late := askAt(r1, T0.Add(2*time.Minute), T0.Add(-time.Hour))
+		same := askAt(r1, T0.Add(2*time.Minute), T0.Add(time.Hour))
+		other := b.ask(t, b.run(t), T0.Add(time.Hour))
+		won, err := b.st.InteractionResolve(b.ctx, &store.InteractionResolveParams{ID: answered.ID, SessionID: r1.SessionID, Status: "answered", Answer: []byte(`{}`), Now: T0.Add(4 * time.Minute)})
+		require.NoError(t, err)
+		require.True(t, won)
+
+		all, err := b.st.InteractionList(b.ctx, r1.SessionID)
+		require.NoError(t, err)
+		require.Len(t, all, 5)
+		var want []*store.Interaction
+		for _, it := range all {
+			if it.Status == "pending" {
+				want = append(want, it)
+			}
+		}
+		got, err := b.st.InteractionListPending(b.ctx, r1.SessionID)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "InteractionList's pending rows, whole and in its order")
+		ids := make([]string, len(got))
+		for i, it := range got {
+			ids[i] = it.ID
+		}
+		require.Len(t, ids, 4, "the pending questions, past expiresAt or not; not the answered one")
+		require.Equal(t, first.ID, ids[0], "creation order")
+		require.ElementsMatch(t, []string{late.ID, same.ID}, ids[1:3])
+		require.Equal(t, third.ID, ids[3])
+		cur, err := b.st.InteractionGet(b.ctx, late.ID)
+		require.NoError(t, err)
+		require.Equal(t, cur, got[slices.Index(ids, late.ID)])
+
+		got, err = b.st.InteractionListPending(b.ctx, other.SessionID)
+		require.NoError(t, err)
+		require.Equal(t, []*store.Interaction{other}, got, "another session's only")
+		got, err = b.st.InteractionListPending(b.ctx, "sess_missing")
+		require.NoError(t, err)
+		require.Empty(t, got)
+
+		// Once the run closes what it left open nothing is pending.
+		require.NoError(t, b.st.InTx(b.ctx, func(tx store.Tx) error {
+			_, err := tx.InteractionResolveRun(b.ctx, &store.InteractionResolveRunParams{SessionID: r1.SessionID, RunID: r1.ID, Status: "cancelled", Now: T0.Add(5 * time.Minute)})
+			return err
+		}))
+		got, err = b.st.InteractionListPending(b.ctx, r1.SessionID)
+		require.NoError(t, err)
+		require.Empty(t, got)
 	})
 	t.Run("ListExpiredAndOrder", func(t *testing.T) {
 		t.Parallel()
