@@ -91,8 +91,8 @@ type Executor interface {
 	// transitions (docs/design.md §4), each one conditional write that reports
 	// whether it won. Pausing or ending a run releases its lease.
 	RunCheckpoint(ctx context.Context, p *RunCheckpointParams) (bool, error)
-	// RunFinish also sets the run's session's status to p.To (and its
-	// updated_at to p.Now, as SessionSetStatus would) when it wins.
+	// RunFinish also sets the run's session's status to p.To (not its
+	// updated_at: Session.UpdatedAt) when it wins.
 	RunFinish(ctx context.Context, p *RunFinishParams) (bool, error)
 	RunGet(ctx context.Context, id string) (*Run, error)
 	// RunHold writes a waiting run's row and leaves it waiting

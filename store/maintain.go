@@ -25,8 +25,9 @@ type Maintainer interface {
 	SessionSetTitle(ctx context.Context, id, title string) error
 	// Prune deletes, in one call, at most Limit sessions' worth of old rows
 	// (call it again while the result is not zero): the events and trace
-	// entries of sessions without an active run whose last activity
-	// (updated_at) is before EventsBefore; principal feed entries (GET
+	// entries of sessions without an active run whose last activity (the
+	// later of updated_at and their last run's end) is before
+	// EventsBefore; principal feed entries (GET
 	// /api/events) written before EventsBefore that the webhook dispatcher
 	// already fanned out (an entry not fanned out yet is an outbox row and
 	// is kept whatever its age); webhook deliveries that ended (delivered or

@@ -67,10 +67,10 @@ type Session struct {
 	LastSeq   int64  // the last event sequence number used
 	Agent     string // the agent its runs use (docs/design.md §9); "" for the default agent
 	CreatedAt time.Time
-	// UpdatedAt is when the session's last run started or ended, or its
-	// status was set (SessionSetStatus), or it was created: a run's pause
-	// and resume change its Status, not UpdatedAt. GET /api/sessions
-	// orders by it (docs/design.md §33).
+	// UpdatedAt is when the session's last run started, or its status
+	// was set (SessionSetStatus), or it was created: a run's pause, resume
+	// and end change its Status, not UpdatedAt. GET /api/sessions orders
+	// by it (docs/design.md §33); retention counts from the last run's end.
 	UpdatedAt time.Time
 }
 

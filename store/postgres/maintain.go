@@ -96,7 +96,7 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 	res := &store.PruneResult{}
 	if !p.EventsBefore.IsZero() {
 		rows, err := tx.Query(ctx, `SELECT id FROM sessions s WHERE updated_at < $1
-			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.status IN ('running', 'waiting_input'))
+			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND (r.status IN ('running', 'waiting_input') OR r.updated_at >= $1))
 			AND (EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id) OR EXISTS (SELECT 1 FROM trace t WHERE t.session_id = s.id))
 			LIMIT $2`, p.EventsBefore.UTC(), limit)
 		if err != nil {

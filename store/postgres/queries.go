@@ -915,9 +915,10 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 	args := []any{string(p.To), tstz(p.Now), p.Error, p.ID, fs, p.LeaseOwner, p.Steps, p.InvalidStreak}
 	pipe, inTx := e.q.(*pipeTx)
 	if !inTx {
-		// One statement: the run's row and its session's status.
+		// One statement: the run's row and its session's status (not its
+		// updated_at: store.Session.UpdatedAt).
 		return won("run finish")(e.q.Exec(ctx, `WITH r AS (`+finish+` RETURNING session_id)
-			UPDATE sessions s SET status = $1, updated_at = $2 FROM r WHERE s.id = r.session_id`, args...))
+			UPDATE sessions s SET status = $1 FROM r WHERE s.id = r.session_id`, args...))
 	}
 	if p.To != store.RunCompleted {
 		// Not runWrite: a run that ends otherwise closes its pending
@@ -931,15 +932,18 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 		if err != nil || !ok {
 			return ok, err
 		}
-		pipe.atEnd(nil, `UPDATE sessions SET status = $1, updated_at = $2 WHERE id = (SELECT session_id FROM runs WHERE id = $3)`, string(p.To), tstz(p.Now), p.ID)
+		pipe.atEnd(nil, `UPDATE sessions SET status = $1 WHERE id = (SELECT session_id FROM runs WHERE id = $2)`, string(p.To), p.ID)
 		return true, nil
 	}
 	ok, session, err := e.runWrite(ctx, "run finish", p.ID, p.MustWin, finish, args...)
 	if err != nil || !ok {
 		return ok, err
 	}
-	if !pipe.queueStatus(session, string(p.To), p.Now.UTC()) {
-		err = e.execLater(ctx, `UPDATE sessions SET status = $1, updated_at = $2 WHERE id = $3`, string(p.To), tstz(p.Now), session)
+	// A run started in this transaction keeps its time as the session's
+	// updated_at.
+	started := pipe.startedAt(session)
+	if !pipe.queueStatus(session, string(p.To), started) {
+		err = e.execLater(ctx, `UPDATE sessions SET status = $1, updated_at = COALESCE($2, updated_at) WHERE id = $3`, string(p.To), ts(started), session)
 	}
 	if err != nil {
 		return false, fmt.Errorf("postgres: run finish: session status: %w", err)

@@ -77,7 +77,7 @@ func (s *Store) SessionDelete(ctx context.Context, id string) error {
 	if n == 0 {
 		return fmt.Errorf("sqlite: session %s: %w", id, store.ErrNotFound)
 	}
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions WHERE id = ? AND active_run IS NOT NULL`, id).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions s JOIN runs r ON r.id = s.active_run WHERE s.id = ? AND r.open = 1`, id).Scan(&n); err != nil {
 		return fmt.Errorf("sqlite: session delete: %w", err)
 	}
 	if n > 0 {
@@ -184,8 +184,10 @@ func (s *Store) Prune(ctx context.Context, p *store.PruneParams) (*store.PruneRe
 	defer tx.Rollback()
 	res := &store.PruneResult{}
 	if !p.EventsBefore.IsZero() {
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions s WHERE updated_at < ?
-			AND s.active_run IS NULL
+		// Idle since the cutoff: no run open, and the last one (whose
+		// end no longer moves updated_at) ended before it.
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions s WHERE updated_at < ?1
+			AND (s.active_run IS NULL OR (SELECT r.open IS NULL AND r.updated_at < ?1 FROM runs r WHERE r.id = s.active_run))
 			AND (EXISTS (SELECT 1 FROM events e WHERE `+eventsOf("s.k")+`) OR EXISTS (SELECT 1 FROM trace WHERE `+traceOf("s.k")+` AND kind IS NOT `+auditKind+`))
 			LIMIT ?`, ts(p.EventsBefore), limit)
 		if err != nil {

@@ -3,11 +3,8 @@ package sqlite
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/lubanhq/luban/store"
 )
 
 // Migration 00031 (session_status_ends): a run's pause and resume leave
@@ -20,7 +17,7 @@ func TestMigrationSessionStatusEnds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	v := sqlMigration(t, "session_status_ends")
-	db, p, path := migratedTo(t, v-1)
+	db, p, _ := migratedTo(t, v-1)
 	for _, q := range []string{
 		`INSERT INTO sessions (id, owner, title, status, created_at, updated_at) VALUES
 			('sess_a', 'o', 'a', 'idle', 1, 1), ('sess_b', 'o', 'b', 'idle', 2, 2), ('sess_c', 'o', 'c', 'idle', 3, 3)`,
@@ -45,51 +42,43 @@ func TestMigrationSessionStatusEnds(t *testing.T) {
 	require.Equal(t, "completed@8@-", row("sess_c"))
 	sessions := dumpTable(t, db, "sessions")
 
-	s, err := Open(ctx, path, nil) // applies the migration
+	_, err := p.UpTo(ctx, v)
 	require.NoError(t, err)
 	require.Equal(t, sessions, dumpTable(t, db, "sessions"), "the migration changes no row")
+	exec := func(q string) {
+		t.Helper()
+		_, err := db.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+	// What the store reads (sessionStatus) and when the row moved.
 	read := func(id string) string {
 		t.Helper()
-		got, err := s.SessionGet(ctx, id)
-		require.NoError(t, err)
-		return got.Status + "@" + got.UpdatedAt.Format(time.RFC3339Nano)
+		var s string
+		require.NoError(t, db.QueryRowContext(ctx, `SELECT `+sessionStatus+` || '@' || updated_at FROM sessions WHERE id = ?`, id).Scan(&s))
+		return s
 	}
-	at := func(us int64) string { return time.UnixMicro(us).UTC().Format(time.RFC3339Nano) }
-	require.Equal(t, "waiting_input@"+at(7), read("sess_a"), "a session stored while its run waited")
-	require.Equal(t, "running@"+at(5), read("sess_b"))
-	require.Equal(t, "completed@"+at(8), read("sess_c"))
+	require.Equal(t, "waiting_input@7", read("sess_a"), "a session stored while its run waited")
+	require.Equal(t, "running@5", read("sess_b"))
+	require.Equal(t, "completed@8", read("sess_c"))
 
 	// sess_b's run pauses: the session reads waiting_input, its row and
 	// its place in the listing stay; the resume reads running; the end
 	// writes the row.
-	won, err := s.RunPause(ctx, &store.RunPauseParams{ID: "run_b", LeaseOwner: "inst_a", Now: time.UnixMicro(9)})
-	require.NoError(t, err)
-	require.True(t, won)
-	require.Equal(t, "waiting_input@"+at(5), read("sess_b"))
+	exec(`UPDATE runs SET status = 2, lease_owner = '', lease_until = 0, updated_at = 9 WHERE id = 'run_b'`)
+	require.Equal(t, "waiting_input@5", read("sess_b"))
 	require.Equal(t, "running@5@run_b", row("sess_b"))
-	list, err := s.SessionList(ctx, &store.SessionListParams{Owner: "o"})
-	require.NoError(t, err)
-	require.Equal(t, []string{"sess_c", "sess_a", "sess_b"}, []string{list[0].ID, list[1].ID, list[2].ID})
-	require.Equal(t, string(store.RunWaitingInput), list[2].Status)
-	won, err = s.RunResume(ctx, &store.RunResumeParams{ID: "run_b", LeaseOwner: "inst_a", LeaseUntil: time.UnixMicro(100), Now: time.UnixMicro(10)})
-	require.NoError(t, err)
-	require.True(t, won)
-	require.Equal(t, "running@"+at(5), read("sess_b"))
+	exec(`UPDATE runs SET status = 1, lease_owner = 'inst_a', lease_until = 100, updated_at = 10 WHERE id = 'run_b'`)
+	require.Equal(t, "running@5", read("sess_b"))
+	require.Equal(t, "running@5@run_b", row("sess_b"))
 	// sess_a's run, paused before the migration, resumes: its row said
 	// waiting_input, the resume sets it running (updated_at stays).
-	won, err = s.RunResume(ctx, &store.RunResumeParams{ID: "run_a", LeaseOwner: "inst_a", LeaseUntil: time.UnixMicro(100), Now: time.UnixMicro(11)})
-	require.NoError(t, err)
-	require.True(t, won)
-	require.Equal(t, "running@"+at(7), read("sess_a"))
-	won, err = s.RunFinish(ctx, &store.RunFinishParams{ID: "run_b", To: store.RunCompleted, Now: time.UnixMicro(12)})
-	require.NoError(t, err)
-	require.True(t, won)
-	require.Equal(t, "completed@12@-", row("sess_b"), "the end writes the row and frees the session")
-	won, err = s.RunPause(ctx, &store.RunPauseParams{ID: "run_a", LeaseOwner: "inst_a", Now: time.UnixMicro(13)})
-	require.NoError(t, err)
-	require.True(t, won)
+	exec(`UPDATE runs SET status = 1, lease_owner = 'inst_a', lease_until = 100, updated_at = 11 WHERE id = 'run_a'`)
 	require.Equal(t, "running@7@run_a", row("sess_a"))
-	require.NoError(t, s.Close())
+	exec(`UPDATE runs SET status = 3, open = NULL, lease_owner = '', lease_until = 0, updated_at = 12 WHERE id = 'run_b'`)
+	require.Equal(t, "completed@12@-", row("sess_b"), "the end writes the row and frees the session")
+	exec(`UPDATE runs SET status = 2, lease_owner = '', lease_until = 0, updated_at = 13 WHERE id = 'run_a'`)
+	require.Equal(t, "running@7@run_a", row("sess_a"))
+	require.Equal(t, "waiting_input@7", read("sess_a"))
 
 	_, err = p.DownTo(ctx, v-1)
 	require.NoError(t, err)

@@ -612,10 +612,10 @@ func (e executor) RunGet(ctx context.Context, id string) (*store.Run, error) {
 }
 
 // RunGetActive implements store.Executor: the run the session's row names
-// (sessions.active_run, set and cleared by the triggers runs_one_active
-// and runs_session_status).
+// (sessions.active_run, the session's last run, set by the trigger
+// runs_one_active), while it is open.
 func (e executor) RunGetActive(ctx context.Context, sessionID string) (*store.Run, error) {
-	r, err := scanRun(e.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = (SELECT active_run FROM sessions WHERE id = ?)`, sessionID))
+	r, err := scanRun(e.r.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = (SELECT active_run FROM sessions WHERE id = ?) AND open = 1`, sessionID))
 	if err != nil {
 		return nil, notFound(err, "active run")
 	}
@@ -784,11 +784,14 @@ func (e executor) RunFinish(ctx context.Context, p *store.RunFinishParams) (bool
 var sessionCols = `id, owner, title, ` + sessionStatus + `, MAX(last_seq, ` + lastEventSeq("sessions.k") + `), created_at, updated_at, agent`
 
 // sessionStatus is the status of the session whose row is sessions':
-// waiting_input while its active run waits, else the row's. A run's pause
-// and resume leave the session's row alone (the trigger
-// runs_session_status, migration 00031): its start and end write it.
-const sessionStatus = `CASE WHEN sessions.active_run IS NOT NULL
-		AND (SELECT r.status FROM runs r WHERE r.id = sessions.active_run) = 2 THEN 'waiting_input' ELSE sessions.status END`
+// once its last run (sessions.active_run) ended, that run's status;
+// waiting_input while the run waits; else the row's. A run's pause,
+// resume and end leave the session's row alone (the trigger
+// runs_session_status, migrations 00031 and 00034): its start writes it,
+// as SessionSetStatus does.
+const sessionStatus = `COALESCE((SELECT CASE WHEN r.open IS NULL THEN CASE r.status WHEN 3 THEN 'completed' WHEN 4 THEN 'cancelled'
+		WHEN 5 THEN 'expired' WHEN 6 THEN 'failed' WHEN 1 THEN 'running' WHEN 2 THEN 'waiting_input' ELSE r.status END
+		WHEN r.status = 2 THEN 'waiting_input' END FROM runs r WHERE r.id = sessions.active_run), sessions.status)`
 
 // sessionKey is the key (sessions.k) of the session whose id is the
 // statement's next parameter: the session's rows in messages, events,
@@ -863,7 +866,10 @@ func (e executor) SessionList(ctx context.Context, p *store.SessionListParams) (
 
 // SessionSetStatus implements store.Executor.
 func (e executor) SessionSetStatus(ctx context.Context, p *store.SessionSetStatusParams) error {
-	if _, err := e.w.ExecContext(ctx, `UPDATE sessions SET status = ?, updated_at = ? WHERE id = ?`, p.Status, ts(p.Now), p.ID); err != nil {
+	// A session whose last run ended reads its status from the run
+	// (sessionStatus): the row's status is read again once it names none.
+	if _, err := e.w.ExecContext(ctx, `UPDATE sessions SET status = ?, updated_at = ?,
+		active_run = CASE WHEN (SELECT r.open FROM runs r WHERE r.id = active_run) = 1 THEN active_run END WHERE id = ?`, p.Status, ts(p.Now), p.ID); err != nil {
 		return fmt.Errorf("sqlite: session set status: %w", err)
 	}
 	return nil

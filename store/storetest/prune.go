@@ -155,6 +155,12 @@ func exercisePrune(t *testing.T, newStore func(t *testing.T) store.Store) {
 	oldEnded, _ := b.filled(t, store.RunCompleted, old)
 	oldWaiting, _ := b.filled(t, store.RunWaitingInput, old)
 	recent, _ := b.filled(t, store.RunCompleted, T0)
+	// A run started long ago that ended after the cutoff: the session's
+	// last activity is the run's end, though its updatedAt is the start.
+	endedLate, endedLateRun := b.filled(t, store.RunWaitingInput, old)
+	won, err := b.st.RunFinish(b.ctx, &store.RunFinishParams{ID: endedLateRun, To: store.RunExpired, Now: T0})
+	require.NoError(t, err)
+	require.True(t, won)
 	// Many old ended sessions: more than one call's Limit.
 	var many []string
 	for range 5 {
@@ -190,6 +196,8 @@ func exercisePrune(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.NoError(t, err)
 		return len(evs), len(tr), len(au), len(ms)
 	}
+	e, tr, _, _ := count(endedLate)
+	require.Equal(t, []int{1, 1}, []int{e, tr}, "a session whose run ended after the cutoff keeps its events and trace")
 	for _, sid := range append(many, oldEnded) {
 		e, tr, a, ms := count(sid)
 		require.Equal(t, []int{0, 0, 1, 1}, []int{e, tr, a, ms}, "an old ended session keeps its transcript and audit, loses events and trace")
@@ -197,7 +205,7 @@ func exercisePrune(t *testing.T, newStore func(t *testing.T) store.Store) {
 		require.NoError(t, err)
 		require.Equal(t, int64(1), s.LastSeq, "sequence numbers go on from where they were")
 	}
-	e, tr, _, _ := count(oldWaiting)
+	e, tr, _, _ = count(oldWaiting)
 	require.Equal(t, []int{1, 1}, []int{e, tr}, "a session whose run waits for an answer keeps everything")
 	e, tr, _, _ = count(recent)
 	require.Equal(t, []int{1, 1}, []int{e, tr}, "a recent session keeps everything")
@@ -205,7 +213,7 @@ func exercisePrune(t *testing.T, newStore func(t *testing.T) store.Store) {
 	// Audit has its own, longer retention.
 	res, err = m.Prune(b.ctx, &store.PruneParams{AuditBefore: cutoff})
 	require.NoError(t, err)
-	require.Equal(t, store.PruneResult{Audit: 7}, *res)
+	require.Equal(t, store.PruneResult{Audit: 8}, *res)
 	_, _, a, _ := count(recent)
 	require.Equal(t, 1, a)
 	_, _, a, _ = count(oldEnded)
