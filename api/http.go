@@ -125,6 +125,9 @@ type SessionView struct {
 	Title     string    `json:"title"`
 	Status    string    `json:"status"`
 	CreatedAt time.Time `json:"createdAt"`
+	// UpdatedAt is when the session's last run started (or the session was
+	// made, before its first run); a pause, a resume and the run's end
+	// leave it (docs/design.md §33).
 	UpdatedAt time.Time `json:"updatedAt"`
 	// Agent is the name of the agent the session keeps (docs/design.md §9).
 	Agent string `json:"agent"`

@@ -420,6 +420,11 @@ export interface SessionView {
   title: string
   status: string
   createdAt: string
+  /**
+   * UpdatedAt is when the session's last run started (or the session was
+   * made, before its first run); a pause, a resume and the run's end
+   * leave it (docs/design.md §33).
+   */
   updatedAt: string
   /** Agent is the name of the agent the session keeps (docs/design.md §9). */
   agent: string
