@@ -51,15 +51,21 @@ func TestCrashDeadline(t *testing.T) {
 			cfg := deadlineConfig(t)
 			b.fake.Push(askTurn("call_d"), endTurn())
 			p1 := startProc(t, procOptions{Name: "p1", DB: b.db, Fake: b.fake, Config: cfg, Fault: tc.fault})
-			a, _ := chatUntilAsk(t, p1)
+			var seen []lubantest.Event
 			if tc.fault == "" {
+				_, seen = chatUntilAsk(t, p1)
 				p1.Kill9()
 			} else {
+				// p1 kills itself once the reminder committed, 2s after
+				// the question: a client a loaded machine held back that
+				// long may have read little of the stream, or none of it.
+				seen, _ = chatMayDie(p1)
 				p1.WaitFault()
 			}
 
 			p2 := startProc(t, procOptions{Name: "p2", DB: b.db, Fake: b.fake, Config: cfg})
-			evs := p2.API.EventsUntil(a.SessionID, 0, "done", waitEvents)
+			sessionID := sessionAfterCrash(t, seen, p2)
+			evs := p2.API.EventsUntil(sessionID, 0, "done", waitEvents)
 			require.Equal(t, 1, count(evs, "user_input_reminder"), "one reminder: %v", lubantest.Names(evs))
 			require.Equal(t, 1, count(evs, "user_input_resolved"), "%v", lubantest.Names(evs))
 			var rc struct {

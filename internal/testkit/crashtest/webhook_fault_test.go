@@ -106,9 +106,13 @@ func TestWebhookKill9AfterCommitBeforeSend(t *testing.T) {
 			require.NoError(t, os.WriteFile(cfg, []byte("webhooks:\n  - url: "+url+"/hook\n    secret: "+secret+
 				"\n    events: [interaction.requested]\n"), 0o600))
 			db := filepath.Join(dir, "luban.db")
-			env := []string{"LUBAN_CONFIG=" + cfg, "LUBAN_WEBHOOK_TIMEOUT=1s"}
+			// p1's attempt timeout of 1s makes the lease it dies holding
+			// (3 × the timeout) run out soon; p2 keeps the default (10s),
+			// so that a receiver a loaded machine slows down is not a
+			// failed attempt and a second request.
+			env := []string{"LUBAN_CONFIG=" + cfg}
 			opts := lubantest.ProcOptions{Bin: lubanBin, Name: "p1", DB: db, ModelURL: fake.URL(),
-				Env: append(env, "LUBAN_FAULT="+point)}
+				Env: append(env, "LUBAN_WEBHOOK_TIMEOUT=1s", "LUBAN_FAULT="+point)}
 			p1 := lubantest.StartProc(t, opts)
 			// The process may die before the client reads the question,
 			// or before the stream's first write reached it.
