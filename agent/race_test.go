@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/lubanhq/luban/agent"
 	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/internal/testkit/lubantest"
 	"github.com/lubanhq/luban/model"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/postgres"
@@ -114,12 +114,13 @@ func (t hookTx) MessageInsert(ctx context.Context, p *store.MessageInsertParams)
 	return t.Tx.MessageInsert(ctx, p)
 }
 
-// raceDrivers returns a fresh store per driver: SQLite always, PostgreSQL
-// when LUBAN_TEST_POSTGRES is set.
+// raceDrivers returns a fresh store per driver: SQLite always (a copy of
+// the migrated database, lubantest.MigratedDB), PostgreSQL when
+// LUBAN_TEST_POSTGRES is set.
 func raceDrivers(t *testing.T) map[string]func(t *testing.T) store.Store {
 	out := map[string]func(t *testing.T) store.Store{
 		"sqlite": func(t *testing.T) store.Store {
-			st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "race.db"), nil)
+			st, err := sqlite.Open(context.Background(), lubantest.MigratedDB(t), nil)
 			require.NoError(t, err)
 			return st
 		},

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -74,7 +73,7 @@ func TestRequestPacking(t *testing.T) {
 func TestCompactIDsEndToEnd(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "ids.db"), nil)
+	s, err := Open(ctx, MigratedPath(t), nil)
 	require.NoError(t, err)
 	defer s.Close()
 	now := time.Date(2026, 12, 4, 23, 45, 1, 0, time.UTC)

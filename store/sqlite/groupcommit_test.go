@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -45,7 +44,7 @@ func waitQueued(t *testing.T, s *Store, n int64) {
 
 func openTemp(t *testing.T) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "gc.db"), nil)
+	s, err := Open(context.Background(), MigratedPath(t), nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s

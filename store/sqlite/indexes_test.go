@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -113,7 +112,7 @@ func TestIndexesServeQueries(t *testing.T) {
 	var mu sync.Mutex
 	queries := map[string]bool{}
 	newStore := func(t *testing.T) store.Store {
-		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "luban.db"), nil)
+		s, err := Open(context.Background(), MigratedPath(t), nil)
 		require.NoError(t, err)
 		return collecting{s, func(qs []string) {
 			mu.Lock()
@@ -131,7 +130,7 @@ func TestIndexesServeQueries(t *testing.T) {
 	})
 	require.NotEmpty(t, queries)
 
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "plans.db"), nil)
+	s, err := Open(context.Background(), MigratedPath(t), nil)
 	require.NoError(t, err)
 	defer s.Close()
 	db, err := sql.Open(DriverName, "file:"+s.Path()+"?_pragma=query_only(1)")

@@ -27,8 +27,8 @@ func TestMaintainerConformance(t *testing.T) {
 func TestBackupDuringLoadIsConsistent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir := t.TempDir()
-	db := filepath.Join(dir, "luban.db")
+	db := sqlite.MigratedPath(t)
+	dir := filepath.Dir(db)
 	st, err := sqlite.Open(ctx, db, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -41,7 +40,7 @@ func feedSeqs(t *testing.T, s *Store, owner string) []int64 {
 func TestHeldRowsNumbersAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "two.db")
+	path := MigratedPath(t)
 	a, err := Open(ctx, path, nil)
 	require.NoError(t, err)
 	defer a.Close()

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +52,7 @@ func fileHas(t *testing.T, path, s string) bool {
 func TestDeletedContentLeavesTheFile(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "luban.db")
+	path := sqlite.MigratedPath(t)
 	st, err := sqlite.Open(ctx, path, nil)
 	require.NoError(t, err)
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

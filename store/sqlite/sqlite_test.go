@@ -15,9 +15,11 @@ import (
 var _ store.Store = (*sqlite.Store)(nil)
 
 // openFile opens a new store in a SQLite file of the test (the
-// conformance suites' constructor).
+// conformance suites' constructor): a copy of the migrated database
+// (sqlite.MigratedPath). TestConformanceMemory's stores, the migration
+// tests and the tests of Open run the migrations from empty.
 func openFile(t *testing.T) store.Store {
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "luban.db"), nil)
+	st, err := sqlite.Open(context.Background(), sqlite.MigratedPath(t), nil)
 	require.NoError(t, err)
 	return st
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,7 +46,7 @@ func TestWALStaysBounded(t *testing.T) {
 		txs     = 60 // per writer
 		readers = 4
 	)
-	path := filepath.Join(t.TempDir(), "luban.db")
+	path := sqlite.MigratedPath(t)
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, path, &sqlite.Options{WALLimit: limit})
 	require.NoError(t, err)
@@ -141,7 +140,7 @@ func TestWALStaysBounded(t *testing.T) {
 func TestCheckpointsKeepTheLogSmall(t *testing.T) {
 	t.Parallel()
 	const limit = 4 << 20 // WALLimit of this test: rounds every 254 frames
-	path := filepath.Join(t.TempDir(), "luban.db")
+	path := sqlite.MigratedPath(t)
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, path, &sqlite.Options{WALLimit: limit})
 	require.NoError(t, err)

@@ -7,7 +7,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -29,6 +31,7 @@ import (
 	"github.com/lubanhq/luban/signing"
 	"github.com/lubanhq/luban/store"
 	"github.com/lubanhq/luban/store/sqlite"
+	"github.com/lubanhq/luban/store/sqlite/sqlitetest"
 	"github.com/lubanhq/luban/tool"
 )
 
@@ -36,6 +39,9 @@ import (
 type Options struct {
 	Provider model.Provider
 	// DB is a SQLite path ("memory" allowed). Default: a file in t.TempDir().
+	// A path where no file exists yet gets a copy of a database migrated
+	// once per test binary (sqlitetest.Template): what sqlite.Open leaves in
+	// a new file, without running every migration again.
 	DB string
 	// Store, when set, is used instead of opening DB (e.g. PostgreSQL).
 	Store store.Store
@@ -86,6 +92,24 @@ type Options struct {
 	Routes []agent.Route
 }
 
+// migrated is the database Start copies to a new DB path
+// (sqlitetest.Template).
+var migrated = &sqlitetest.Template{Make: func(ctx context.Context, path string) error {
+	st, err := sqlite.Open(ctx, path, nil)
+	if err != nil {
+		return err
+	}
+	return st.Close()
+}}
+
+// MigratedDB returns the path of a new SQLite database file in a
+// directory of t, at the current schema: a copy of the database migrated
+// once per test binary (what sqlite.Open leaves in a new file).
+func MigratedDB(t testing.TB) string {
+	t.Helper()
+	return migrated.Path(t)
+}
+
 // Server is a running luban on loopback.
 type Server struct {
 	t      testing.TB
@@ -123,6 +147,12 @@ func Start(t testing.TB, o Options) *Server {
 	}
 	st := o.Store
 	if st == nil {
+		if o.DB != "memory" {
+			if _, err := os.Stat(o.DB); errors.Is(err, fs.ErrNotExist) {
+				require.NoError(t, os.MkdirAll(filepath.Dir(o.DB), 0o700))
+				require.NoError(t, migrated.CopyTo(o.DB))
+			}
+		}
 		var err error
 		st, err = sqlite.Open(context.Background(), o.DB, nil)
 		require.NoError(t, err)
