@@ -557,14 +557,11 @@ func (r *Runner) Pending(ctx context.Context, owner, sessionID string) (*api.Pen
 		return nil, err
 	}
 	out := &api.PendingResponse{Requests: []*api.InputRequest{}}
-	its, err := r.st.InteractionList(ctx, sessionID)
+	its, err := r.st.InteractionListPending(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	for _, it := range its {
-		if it.Status != string(api.StatusPending) {
-			continue
-		}
 		req, err := r.inputRequest(ctx, it)
 		if err != nil {
 			return nil, err
