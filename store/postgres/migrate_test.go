@@ -26,14 +26,7 @@ import (
 func TestMigrationEventRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.Schema(t)
-	db, err := sql.Open("pgx", url)
-	require.NoError(t, err)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, os.DirFS("migrations"))
-	require.NoError(t, err)
-	_, err = p.UpTo(ctx, 7)
-	require.NoError(t, err)
+	db, p, url := migratedTo(t, 7)
 	for _, q := range []string{
 		`INSERT INTO sessions (id, owner, title, status, created_at, updated_at) VALUES ('sess_a', 'o', 't', 'idle', now(), now())`,
 		`INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, created_at, expires_at) VALUES ('ask_1', 'sess_a', 'run_i', 'call_1', 'ask_user', '{"id":"ask_1"}', now(), now())`,
@@ -96,14 +89,7 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 func TestMigrationFewerIndexes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.Schema(t)
-	db, err := sql.Open("pgx", url)
-	require.NoError(t, err)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, os.DirFS("migrations"))
-	require.NoError(t, err)
-	_, err = p.UpTo(ctx, 14)
-	require.NoError(t, err)
+	db, p, url := migratedTo(t, 14)
 	for _, q := range []string{
 		`INSERT INTO sessions (id, owner, title, status, last_seq, created_at, updated_at) VALUES
 			('sess_a', 'o', 't', 'idle', 2, now(), now()), ('sess_b', 'o', 't', 'idle', 1, now(), now())`,
@@ -167,14 +153,7 @@ func TestMigrationFewerIndexes(t *testing.T) {
 func TestMigrationInteractionsResolved(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.Schema(t)
-	db, err := sql.Open("pgx", url)
-	require.NoError(t, err)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, os.DirFS("migrations"))
-	require.NoError(t, err)
-	_, err = p.UpTo(ctx, 15)
-	require.NoError(t, err)
+	db, p, url := migratedTo(t, 15)
 	for _, q := range []string{
 		`INSERT INTO sessions (id, owner, title, status, created_at, updated_at) VALUES ('sess_a', 'o', 't', 'idle', now(), now())`,
 		`INSERT INTO interactions (id, session_id, run_id, tool_call_id, tool, request, status, created_at, expires_at, resolved_at) VALUES
@@ -211,14 +190,7 @@ func TestMigrationInteractionsResolved(t *testing.T) {
 func TestMigrationInteractionTimeout(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.Schema(t)
-	db, err := sql.Open("pgx", url)
-	require.NoError(t, err)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, os.DirFS("migrations"))
-	require.NoError(t, err)
-	_, err = p.UpTo(ctx, 16)
-	require.NoError(t, err)
+	db, p, url := migratedTo(t, 16)
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, q := range []string{
 		`INSERT INTO sessions (id, owner, title, status, created_at, updated_at) VALUES ('sess_a', 'o', 't', 'waiting_input', $1, $1)`,
@@ -297,4 +269,20 @@ func TestMigrationInteractionTimeout(t *testing.T) {
 	var fired sql.NullTime
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT fired_at FROM interaction_deadlines WHERE request_id = 'ask_p' AND seq = 0`).Scan(&fired))
 	require.True(t, fired.Valid)
+}
+
+// migratedTo opens a fresh schema of LUBAN_TEST_POSTGRES (skipped when
+// unset) migrated up to version, closed when t ends: the database, the
+// goose provider of the migrations and the schema's URL.
+func migratedTo(t *testing.T, version int64) (*sql.DB, *goose.Provider, string) {
+	t.Helper()
+	url := pgtest.Schema(t)
+	db, err := sql.Open("pgx", url)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	p, err := goose.NewProvider(goose.DialectPostgres, db, os.DirFS("migrations"))
+	require.NoError(t, err)
+	_, err = p.UpTo(context.Background(), version)
+	require.NoError(t, err)
+	return db, p, url
 }
