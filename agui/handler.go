@@ -135,7 +135,7 @@ func resumeBody(e ResumeEntry, field string) (api.ContinueRequest, *api.FieldErr
 	}
 	if p := bytes.TrimSpace(e.Payload); len(p) > 0 && string(p) != "null" {
 		if err := json.Unmarshal(p, &body); err != nil {
-			fe := schemaerr.Decode(err, field)
+			fe := schemaerr.DecodeText(err, field, p, &body)
 			if fe.Field == field && fe.Code == api.DetailInvalidType {
 				fe.Message = "must be an object such as {\"selections\": [...], \"customInput\": \"...\"} or {\"decision\": \"approve\"}"
 			}

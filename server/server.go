@@ -221,14 +221,19 @@ func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closing) }) }
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	// The body is JSON whatever Content-Type says (curl -d sends a form
 	// type); cross-site forms are stopped by the Origin check in requireAuth.
-	body := http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
-	dec := json.NewDecoder(body)
+	// It is read whole first: a field error names its place in the text
+	// (schemaerr.DecodeText), which encoding/json's errors do not.
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	if err != nil && s.bodyFailed(w, r, err) {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		if s.bodyFailed(w, r, err) {
-			return false
-		}
-		fe := schemaerr.Decode(err, "")
+	if err == nil {
+		err = dec.Decode(v)
+	}
+	if err != nil {
+		fe := schemaerr.DecodeText(err, "", data, v)
 		msg := "malformed JSON body: " + fe.Message
 		switch fe.Code {
 		case api.DetailUnknownField:
@@ -240,9 +245,6 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		if s.bodyFailed(w, r, err) {
-			return false
-		}
 		writeError(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalidRequest, Message: "malformed JSON body: trailing data after the object",
 			Details: []api.FieldError{{Field: "", Code: api.DetailInvalidJSON, Message: "trailing data after the object"}}})
 		return false

@@ -93,3 +93,30 @@ func TestEveryJSONBodyRefusesAnUnknownFieldByName(t *testing.T) {
 	sessions.Body.Close()
 	require.NotContains(t, string(b), "typo", "a refused chat must start no session")
 }
+
+// A body's field errors name the place as docs/design.md §3 writes paths:
+// with array indices, and an unknown field below its object (what
+// encoding/json reports names neither).
+func TestBodyFieldErrorsNameThePlace(t *testing.T) {
+	t.Parallel()
+	srv := setup(t)
+	for _, c := range []struct {
+		body  string
+		field string
+		code  api.FieldCode
+	}{
+		{`{"sessionId":"s","answers":[{"requestId":5}]}`, "answers[0].requestId", api.DetailInvalidType},
+		{`{"sessionId":"s","requestId":"r","selections":[1]}`, "selections[0]", api.DetailInvalidType},
+		{`{"sessionId":"s","answers":[{"requestId":"r","bogus":1}]}`, "answers[0].bogus", api.DetailUnknownField},
+		{`{"sessionId":"s","answers":[1]}`, "answers[0]", api.DetailInvalidType},
+	} {
+		resp := srv.Request("POST", "/api/chat/continue", c.body, "")
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, c.body)
+		e := errorBody(t, resp)
+		require.Equal(t, api.CodeInvalidRequest, e.Code, c.body)
+		require.Len(t, e.Details, 1, c.body)
+		require.Equal(t, c.field, e.Details[0].Field, c.body)
+		require.Equal(t, c.code, e.Details[0].Code, c.body)
+		require.Contains(t, e.Message, c.field, c.body)
+	}
+}
