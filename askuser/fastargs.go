@@ -2,10 +2,10 @@ package askuser
 
 import (
 	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/lubanhq/luban/api"
+	"github.com/lubanhq/luban/internal/jsonstr"
 )
 
 // decodeAskUser reads ask_user arguments of the shape models send in one
@@ -255,121 +255,15 @@ func (d *argScanner) strLen(min, max int) (string, bool) {
 	return s, true
 }
 
-// str reads a string: without escapes it is a slice of the text. It is not
-// ok for invalid UTF-8 and lone surrogates, which encoding/json would read
-// as U+FFFD.
+// str reads a string (jsonstr.Read): without escapes it is a slice of the
+// text. It is not ok for invalid UTF-8 and lone surrogates, which
+// encoding/json would read as U+FFFD.
 func (d *argScanner) str() (string, bool) {
 	d.ws()
-	if d.i >= len(d.s) || d.s[d.i] != '"' {
+	s, next, ok := jsonstr.Read(d.s, d.i)
+	if !ok {
 		return "", false
 	}
-	d.i++
-	start := d.i
-	ascii := true
-	for d.i < len(d.s) {
-		switch c := d.s[d.i]; {
-		case c == '"':
-			s := d.s[start:d.i]
-			d.i++
-			if !ascii && !utf8.ValidString(s) {
-				return "", false
-			}
-			return s, true
-		case c == '\\':
-			return d.escaped(start)
-		case c < 0x20:
-			return "", false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-		d.i++
-	}
-	return "", false
-}
-
-// escaped reads the rest of a string from its first backslash at d.i; the
-// string began at start.
-func (d *argScanner) escaped(start int) (string, bool) {
-	b := make([]byte, 0, d.i-start+16)
-	b = append(b, d.s[start:d.i]...)
-	for d.i < len(d.s) {
-		c := d.s[d.i]
-		switch {
-		case c == '"':
-			d.i++
-			if !utf8.Valid(b) {
-				return "", false
-			}
-			return string(b), true
-		case c < 0x20:
-			return "", false
-		case c != '\\':
-			b = append(b, c)
-			d.i++
-			continue
-		}
-		if d.i+1 >= len(d.s) {
-			return "", false
-		}
-		e := d.s[d.i+1]
-		d.i += 2
-		switch e {
-		case '"', '\\', '/':
-			b = append(b, e)
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			r, ok := d.hex4()
-			if !ok {
-				return "", false
-			}
-			if utf16.IsSurrogate(r) {
-				if !d.word(`\u`) {
-					return "", false
-				}
-				r2, ok := d.hex4()
-				if !ok {
-					return "", false
-				}
-				if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
-					return "", false
-				}
-			}
-			b = utf8.AppendRune(b, r)
-		default:
-			return "", false
-		}
-	}
-	return "", false
-}
-
-// hex4 reads the four hex digits of a \u escape.
-func (d *argScanner) hex4() (rune, bool) {
-	if len(d.s)-d.i < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(d.s[d.i : d.i+4]) {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	d.i += 4
-	return r, true
+	d.i = next
+	return s, true
 }
