@@ -31,7 +31,9 @@ type rule struct {
 // that whatever sends links (notifications) may import it. An answer
 // crosses from the HTTP side to agent as the one api.ContinueRequest and
 // is validated by its interaction's kind inside agent (docs/design.md
-// §15), so the HTTP side imports neither approval nor elicit.
+// §15), so the HTTP side imports neither approval nor elicit. store stands
+// on nothing of luban's but internal/jsonstr, a leaf (the standard library
+// alone) its one-pass decoder shares with askuser's.
 var rules = map[string]rule{
 	"api":       {allow: []string{}},
 	"client":    {allow: []string{"api"}},
@@ -41,7 +43,7 @@ var rules = map[string]rule{
 	"people":    {allow: []string{"api", "approval", "askuser", "elicit", "store"}},
 	"principal": {allow: []string{}},
 	"signing":   {allow: []string{"api"}},
-	"store":     {allow: []string{}},
+	"store":     {allow: []string{"internal/jsonstr"}},
 	"store/...": {allow: []string{"store"}},
 	"agent":     {deny: []string{"store/sqlite", "store/postgres", "server", "agui", "mcp", "client", "telemetry"}},
 }
